@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` runs it (and .ci/run calls `make test`).
+# Installs what the tests compare against and drive: PyTorch (pinned CPU build) and
+# Debian's Chromium for the browser tests (when we are root and apt works).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+
+if ! $PY -c 'import torch' 2>/dev/null; then
+    $PY -m pip install -q torch==2.13.0 || echo "note: torch==2.13.0 could not be installed; PyTorch comparisons will skip"
+fi
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+        || echo "note: chromium could not be installed; browser tests will skip"
+fi
+
+echo "== ruff"
+.venv/bin/ruff check workbench tests bench scripts
+.venv/bin/ruff format --check workbench tests bench scripts
+echo "== pytest"
+exec $PY -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,136 @@
+"""Registry-driven checks: every op has samples; gradcheck, gradgradcheck and PyTorch agree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from tests.samples import all_samples
+from workbench.ops.registry import OPS
+
+torch = pytest.importorskip("torch") if False else None
+try:
+    import torch
+except ImportError:
+    torch = None
+
+SAMPLES = all_samples()
+
+
+def test_every_registered_op_has_a_sample():
+    covered = {op for s in SAMPLES for op in s.ops}
+    missing = sorted(set(OPS) - covered)
+    assert not missing, f"ops without samples in tests/samples: {missing}"
+
+
+def test_every_differentiable_op_has_a_gradient_rule_with_formula():
+    for op in OPS.values():
+        if op.differentiable:
+            assert op.gradient is not None, f"op '{op.name}' has no gradient rule"
+            assert "Forward" in op.formula and "Backward" in op.formula, (
+                f"the rule of '{op.name}' needs a 'Forward: ... Backward: ...' docstring"
+            )
+
+
+def _wb_inputs(sample):
+    tensors = []
+    for array, req in zip(sample.arrays(), sample.requires()):
+        if isinstance(array, np.ndarray):
+            tensors.append(wb.tensor(array, requires_grad=req))
+        else:
+            tensors.append(array)
+    return tensors
+
+
+def _differentiable(sample) -> bool:
+    return any(OPS[name].differentiable for name in sample.ops) and any(sample.requires())
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)
+def test_gradcheck(sample):
+    if not _differentiable(sample):
+        out = sample.fn(*_wb_inputs(sample))
+        assert not getattr(out, "requires_grad", False)
+        return
+    inputs = _wb_inputs(sample)
+    assert wb.autograd.gradcheck(sample.fn, tuple(inputs), atol=sample.atol, rtol=sample.rtol)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)
+def test_gradgradcheck(sample):
+    if not _differentiable(sample) or not sample.gradgrad:
+        assert sample.gradgrad or sample.note, f"{sample.name}: gradgrad=False needs a note"
+        return
+    inputs = _wb_inputs(sample)
+    assert wb.autograd.gradgradcheck(sample.fn, tuple(inputs), atol=sample.atol, rtol=sample.rtol)
+
+
+def _torch_inputs(sample):
+    out = []
+    for array, req in zip(sample.arrays(), sample.requires()):
+        if isinstance(array, np.ndarray):
+            out.append(torch.tensor(array, requires_grad=req))
+        else:
+            out.append(array)
+    return out
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize(
+    "sample", [s for s in SAMPLES if s.torch_fn is not None], ids=lambda s: s.name
+)
+def test_matches_torch(sample):
+    ours_in, theirs_in = _wb_inputs(sample), _torch_inputs(sample)
+    ours, theirs = sample.fn(*ours_in), sample.torch_fn(*theirs_in)
+    np.testing.assert_allclose(
+        ours.detach().numpy(), theirs.detach().numpy(), atol=1e-8, rtol=1e-6, err_msg="value"
+    )
+    if not _differentiable(sample):
+        return
+    rng = np.random.default_rng(7)
+    cotangent = rng.standard_normal(ours.shape)
+    wanted = [i for i, r in enumerate(sample.requires()) if r]
+    ours_g = wb.autograd.grad(
+        ours,
+        [ours_in[i] for i in wanted],
+        wb.tensor(cotangent),
+        create_graph=True,
+        allow_unused=True,
+    )
+    theirs_g = torch.autograd.grad(
+        theirs,
+        [theirs_in[i] for i in wanted],
+        torch.tensor(cotangent),
+        create_graph=True,
+        allow_unused=True,
+    )
+    for a, b in zip(ours_g, theirs_g):
+        if b is None:
+            assert a is None or not np.any(a.detach().numpy())
+            continue
+        np.testing.assert_allclose(
+            a.detach().numpy(), b.detach().numpy(), atol=1e-7, rtol=1e-5, err_msg="gradient"
+        )
+    if not sample.gradgrad:
+        return
+    # second order: differentiate <grads, w> with a random w
+    pairs = [
+        (a, b)
+        for a, b in zip(ours_g, theirs_g)
+        if a is not None and b is not None and a.requires_grad and b.requires_grad
+    ]
+    if not pairs:
+        return
+    ws = [rng.standard_normal(a.shape) for a, _ in pairs]
+    ours_s = sum((a * wb.tensor(w)).sum() for (a, _), w in zip(pairs, ws))
+    theirs_s = sum((b * torch.tensor(w)).sum() for (_, b), w in zip(pairs, ws))
+    ours_gg = wb.autograd.grad(ours_s, [ours_in[i] for i in wanted], allow_unused=True)
+    theirs_gg = torch.autograd.grad(theirs_s, [theirs_in[i] for i in wanted], allow_unused=True)
+    for a, b in zip(ours_gg, theirs_gg):
+        if b is None or a is None:
+            assert (a is None or not np.any(a.numpy())) and (b is None or not torch.any(b))
+            continue
+        np.testing.assert_allclose(
+            a.numpy(), b.numpy(), atol=1e-7, rtol=1e-5, err_msg="second-order gradient"
+        )

@@ -1,0 +1,169 @@
+"""In-place ops: write into the tensor's own memory, bump its version, rebase its history.
+
+When nothing needs recording, an in-place op just writes. When it does, the op is
+computed out of place on an *alias* of the tensor (same memory and history, another
+object), the result is written back into the tensor's memory (so views see it), and
+the tensor's ``grad_fn`` moves to the new node: its history now ends with the op.
+The version counter catches any saved tensor that the write made stale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .autograd import grad_mode
+from .tensor import Tensor
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's refusals: leaves that require grad, their views, inference tensors."""
+    if t._is_inference and not grad_mode._state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed"
+        )
+    if not grad_mode._state.enabled:
+        return
+    if t._grad_fn is None and t._requires_grad:
+        base = t._base
+        if base is not None and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def alias(t: Tensor) -> Tensor:
+    """Another tensor object with the same memory, version counter and history."""
+    a = Tensor._make(t._data, t._requires_grad, t._grad_fn, t._output_nr)
+    a._version_ref = t._version_ref
+    return a
+
+
+def _recording(t: Tensor, others) -> bool:
+    if not grad_mode._state.enabled:
+        return False
+    return t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+
+
+def _write(t: Tensor, result: Tensor, op_name: str) -> None:
+    if result.shape != t.shape:
+        raise RuntimeError(
+            f"{op_name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if not np.can_cast(result.dtype, t.dtype, casting="same_kind"):
+        raise RuntimeError(
+            f"{op_name}: result type {result.dtype} can't be cast to the desired output type "
+            f"{t.dtype}"
+        )
+    try:
+        np.copyto(t._data, result._data, casting="same_kind")
+    except ValueError as err:
+        raise RuntimeError(f"{op_name}: cannot write into this tensor in place: {err}") from err
+    t._version_ref[0] += 1
+
+
+def _rebase(t: Tensor, result: Tensor) -> None:
+    """``t``'s history now ends with the node that produced ``result``."""
+    node = result._grad_fn
+    if node is None:
+        return
+    t._grad_fn = node
+    t._output_nr = result._output_nr
+    t._requires_grad = True
+    if hasattr(node, "_output_ref"):
+        import weakref
+
+        node._output_ref = weakref.ref(t)
+    if t._retains_grad:
+        node._retain(t)
+
+
+def _through_view(t: Tensor, new_values: Tensor) -> Tensor:
+    """An in-place change of ``base[key]`` made through the view: rebase base, then the view."""
+    from . import ops
+
+    base, key = t._view_key
+    setitem(base, key, new_values)
+    fresh = ops.getitem(base, key, keep_raw=True)
+    t._grad_fn, t._output_nr, t._requires_grad = fresh._grad_fn, 0, fresh._requires_grad
+    return t
+
+
+def _refuse_view(t: Tensor, op_name: str) -> None:
+    raise RuntimeError(
+        f"{op_name}: in-place operation on a view made by {_view_kind(t)} of a tensor that takes "
+        "part in autograd is not supported by workbench; use the out-of-place form (for example "
+        "y = y + 1) or index the base tensor directly"
+    )
+
+
+def _view_kind(t: Tensor) -> str:
+    return "reshape/transpose/expand" if t._view_key is None else "indexing"
+
+
+def apply(t: Tensor, fn, *args, **kwargs) -> Tensor:
+    """``t.op_(*args)``: run ``fn(t, *args)`` and write the result into ``t``."""
+    name = getattr(fn, "__name__", "op") + "_"
+    check_inplace(t)
+    if not _recording(t, args):
+        with grad_mode.no_grad():
+            result = fn(t, *args, **kwargs)
+        _write(t, result, name)
+        return t
+    if t._view_key is not None:
+        return _through_view(t, fn(alias(t), *args, **kwargs))
+    if t._base is not None:
+        _refuse_view(t, name)
+    result = fn(alias(t), *args, **kwargs)
+    _write(t, result, name)
+    _rebase(t, result)
+    return t
+
+
+def setitem(t: Tensor, key, value) -> None:
+    """``t[key] = value``; records an index_put node when gradients are involved."""
+    from . import ops
+
+    check_inplace(t)
+    if not _recording(t, (value,)):
+        array = value._data if isinstance(value, Tensor) else value
+        try:
+            t._data[ops.shape._index_key(key)] = array
+        except (ValueError, IndexError, TypeError) as err:
+            raise RuntimeError(
+                f"setitem: cannot assign a value of shape {np.shape(array)} into a tensor of "
+                f"shape {tuple(t.shape)} at {key!r}: {err}"
+            ) from err
+        t._version_ref[0] += 1
+        return
+    new = ops.index_put(alias(t), key, value)
+    if t._view_key is not None:
+        _through_view(t, new)
+        return
+    if t._base is not None:
+        _refuse_view(t, "setitem")
+    _write(t, new, "setitem")
+    _rebase(t, new)
+
+
+def fill(t: Tensor, value) -> Tensor:
+    """``t.fill_(value)`` / ``t.zero_()``: the gradient to the old values is zero."""
+    from . import ops
+
+    return apply(t, lambda a, v: ops.where(Tensor(True), v, a), value)
+
+
+def copy(t: Tensor, src) -> Tensor:
+    """``t.copy_(src)``: the gradient flows to ``src`` only (broadcast, cast)."""
+    from . import ops
+
+    src = src if isinstance(src, Tensor) else Tensor(src)
+
+    def copy_values(a, s):
+        return ops.astype(ops.expand(s, a.shape), a.dtype)
+
+    return apply(t, copy_values, src)

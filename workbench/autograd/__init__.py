@@ -1,0 +1,48 @@
+"""Reverse-mode automatic differentiation: graph nodes, the engine, grad modes, Function.
+
+``workbench.autograd`` mirrors ``torch.autograd``: ``backward``, ``grad``,
+``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
+"""
+
+from . import graph as graph
+from .anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
+from .engine import GraphTask, Step, backward, grad, make_backward_task
+from .function import Function, once_differentiable
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = [
+    "Function",
+    "GradcheckError",
+    "GraphTask",
+    "Step",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "graph",
+    "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "make_backward_task",
+    "no_grad",
+    "once_differentiable",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+]

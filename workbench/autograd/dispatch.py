@@ -1,0 +1,158 @@
+"""Calling an op: run its kernel, wrap the result, and record a node when needed.
+
+This is the hot path of the whole engine, so it is written plainly and does
+nothing it can skip: no node when nothing requires grad, no event object when
+nobody listens.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .. import events
+from ..tensor import Tensor
+from . import grad_mode
+from .graph import NOT_SAVED, Node, OpNode, SavedMemory, SavedTensor, edge_of, forward_stack
+
+
+class OpError(RuntimeError):
+    """An op was called with inputs it cannot take; the message names the op and shapes."""
+
+
+def describe_inputs(inputs) -> str:
+    parts = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            parts.append(f"{tuple(x.shape)} {x.dtype}")
+        else:
+            parts.append(repr(x))
+    return ", ".join(parts)
+
+
+def op_error(op, inputs, err: Exception) -> OpError:
+    message = str(err)
+    if "could not be broadcast" in message:
+        message = "shapes cannot be broadcast together"
+    return OpError(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
+
+
+def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
+    """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor."""
+    arrays = []
+    requires_grad = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            arrays.append(x._data)
+            if x._requires_grad:
+                requires_grad = True
+        else:
+            arrays.append(x)
+    try:
+        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
+    except (ValueError, IndexError, TypeError) as err:
+        raise op_error(op, inputs, err) from err
+    result = Tensor._make(out)
+    state = grad_mode._state
+    if requires_grad and state.enabled and op.differentiable:
+        _record_node(op, inputs, attrs, result)
+    elif state.inference:
+        result._is_inference = True
+    if op.view:
+        base = inputs[0]
+        result._version_ref = base._version_ref
+        result._base = base if base._base is None else base._base
+    if events.listening:
+        _publish_op(op, inputs, attrs, result)
+    return result
+
+
+def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
+    needs = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    node = OpNode.__new__(OpNode)
+    Node.__init__(node)
+    node.op = op
+    node.attrs = attrs if attrs is not None else {}
+    node.needs_input_grad = needs
+    node.next_functions = tuple(edge_of(x) if isinstance(x, Tensor) else (None, 0) for x in inputs)
+    node.input_meta = tuple(
+        (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
+    )
+    slots = [NOT_SAVED if isinstance(x, Tensor) else x for x in inputs]
+    saved_bytes = 0
+    for index, needed_by in op.save_inputs:
+        if not isinstance(inputs[index], Tensor):
+            continue
+        if needed_by is None or any(needs[j] for j in needed_by):
+            saved = SavedTensor(inputs[index], is_output=False)
+            slots[index] = saved
+            saved_bytes += saved.nbytes
+    node.inputs = tuple(slots)
+    node.saved_out = None
+    node._output_ref = weakref.ref(result)
+    result._requires_grad = True
+    result._grad_fn = node
+    save_out = op.save_out
+    if save_out is True or (save_out and any(needs[j] for j in save_out)):
+        node.saved_out = SavedTensor(result, is_output=True)
+        saved_bytes += node.saved_out.nbytes
+    if saved_bytes:
+        SavedMemory.current += saved_bytes
+        if SavedMemory.current > SavedMemory.peak:
+            SavedMemory.peak = SavedMemory.current
+        if events.listening:
+            events.publish(
+                events.SavedTensorPacked(
+                    node=node.uid,
+                    slot="*",
+                    tensor=result.uid,
+                    nbytes=saved_bytes,
+                    total_bytes=SavedMemory.current,
+                )
+            )
+    if _anomaly.enabled:
+        node._forward_stack = forward_stack()
+    return node
+
+
+def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor) -> None:
+    node = result._grad_fn
+    events.publish(
+        events.OpRecorded(
+            op=op.name,
+            output=result.uid,
+            inputs=tuple(x.uid if isinstance(x, Tensor) else None for x in inputs),
+            input_shapes=tuple(tuple(x.shape) if isinstance(x, Tensor) else () for x in inputs),
+            output_shape=tuple(result.shape),
+            dtype=str(result.dtype),
+            node=None if node is None or node.op is not op else node.uid,
+            attrs=_plain_attrs(attrs, inputs),
+            name=result.name,
+            in_backward=_in_backward.depth > 0,
+            value=result._data,
+        )
+    )
+
+
+def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:
+    """Attributes (and Python-number inputs) in a JSON-friendly form."""
+    plain = {}
+    for key, value in (attrs or {}).items():
+        plain[key] = (
+            value if isinstance(value, (int, float, str, bool, type(None))) else repr(value)
+        )
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor):
+            plain[f"input{i}"] = x if isinstance(x, (int, float, bool)) else repr(x)
+    return plain
+
+
+class _AnomalyFlag:
+    enabled = False
+
+
+class _BackwardDepth:
+    depth = 0
+
+
+_anomaly = _AnomalyFlag
+_in_backward = _BackwardDepth

@@ -1,0 +1,627 @@
+"""The backward engine: a generator of steps over the graph, never recursion.
+
+``backward()`` and ``grad()`` build a :class:`GraphTask` and run its :meth:`steps`
+generator to the end; a widget can run the same generator one node at a time.
+
+How one backward runs:
+
+1. Walk the graph from the roots (with a stack) and count, for every node, how
+   many edges lead into it: its dependencies.
+2. A node is ready when all its dependencies have delivered their gradients.
+   Ready nodes wait in a heap ordered by creation (latest first), as PyTorch does.
+3. Running a node: tensor hooks → node pre-hooks → its gradient rule (or, for a
+   leaf, accumulation into ``.grad``) → node post-hooks → the gradients go into
+   the buffers of the next nodes, summed where several edges meet.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import events
+from ..tensor import Tensor
+from . import dispatch, grad_mode
+from .graph import AccumulateGrad, Node, OpNode, edge_of
+
+_accumulate_lock = threading.Lock()
+
+
+@dataclass
+class Step:
+    """One node run by the engine, as a widget or a test sees it."""
+
+    index: int
+    node: Node
+    grads_in: tuple  # the gradients that arrived, one per output of the node
+    grads_out: tuple  # the gradients sent on, one per input edge (None where none)
+    accumulated: Tensor | None = None  # the leaf whose .grad was updated
+
+
+class GraphTask:
+    """Everything one call of backward()/grad() needs, and its step generator."""
+
+    def __init__(
+        self,
+        roots: Sequence[Tensor],
+        grad_roots: Sequence[Tensor],
+        keep_graph: bool,
+        create_graph: bool,
+        inputs: Sequence[Tensor] | None = None,
+        accumulate: bool = True,
+    ) -> None:
+        self.roots = list(roots)
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.accumulate = accumulate
+        self.buffers: dict[Node, list] = {}
+        self.dependencies: dict[Node, int] = {}
+        self.owned: dict[int, object] = {}  # arrays already stored in some .grad
+        self.targets: dict[tuple, list[int]] = {}  # (node, output_nr) -> input indices
+        self.captured: list = [] if inputs is None else [None] * len(inputs)
+        self.needed: set | None = None
+        self.steps_run = 0
+        root_nodes = []
+        for root, grad in zip(self.roots, grad_roots):
+            node, nr = edge_of(root)
+            self._add_to_buffer(node, nr, grad)
+            root_nodes.append(node)
+            self.owned[id(grad._data)] = grad._data
+        self.root_nodes = root_nodes
+        self._count_dependencies(root_nodes)
+        if inputs is not None:
+            self._set_targets(inputs)
+
+    # --------------------------------------------------------------- set-up
+    def _count_dependencies(self, root_nodes: list) -> None:
+        deps = self.dependencies
+        seen = set(root_nodes)
+        stack = list(seen)
+        while stack:
+            node = stack.pop()
+            for child, _ in node.next_functions:
+                if child is None:
+                    continue
+                deps[child] = deps.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+        self.all_nodes = seen
+
+    def _set_targets(self, inputs: Sequence[Tensor]) -> None:
+        """Only nodes on a path to an input run; gradients are captured at the inputs."""
+        for i, t in enumerate(inputs):
+            if t._grad_fn is not None:
+                edge = (t._grad_fn, t._output_nr)
+            elif t._grad_acc is not None and t._grad_acc() is not None:
+                edge = (t._grad_acc(), 0)
+            else:
+                continue  # a leaf that no graph uses
+            self.targets.setdefault(edge, []).append(i)
+        target_nodes = {node for node, _ in self.targets}
+        needed = set()
+        for node in self._reverse_topological_order():
+            if node in target_nodes or any(
+                child in needed for child, _ in node.next_functions if child is not None
+            ):
+                needed.add(node)
+        self.needed = needed
+
+    def _reverse_topological_order(self) -> list:
+        deps = dict(self.dependencies)
+        order = []
+        ready = [n for n in self.root_nodes if deps.get(n, 0) == 0]
+        seen = set(ready)
+        while ready:
+            node = ready.pop()
+            order.append(node)
+            for child, _ in node.next_functions:
+                if child is None:
+                    continue
+                deps[child] -= 1
+                if deps[child] == 0 and child not in seen:
+                    seen.add(child)
+                    ready.append(child)
+        order.reverse()
+        return order
+
+    def _add_to_buffer(self, node: Node, nr: int, grad) -> None:
+        slots = self.buffers.get(node)
+        if slots is None:
+            slots = [None] * node.num_outputs
+            self.buffers[node] = slots
+        if grad is None:
+            return
+        if slots[nr] is None:
+            slots[nr] = grad
+        else:
+            slots[nr] = slots[nr] + grad  # recorded only when create_graph is on
+
+    # ---------------------------------------------------------------- running
+    def steps(self) -> Iterator[Step]:
+        """Run the backward pass, yielding one :class:`Step` per node that ran."""
+        if events.listening:
+            events.publish(
+                events.BackwardStarted(
+                    roots=tuple(r.uid for r in self.roots),
+                    root_nodes=tuple(n.uid for n in self.root_nodes),
+                    grad_outputs=tuple(self.buffers[n][0]._data for n in self.root_nodes),
+                    create_graph=self.create_graph,
+                    retain_graph=self.keep_graph,
+                    inputs=None if self.needed is None else tuple(self.targets),
+                )
+            )
+        ready = []
+        for node in dict.fromkeys(self.root_nodes):
+            if self.dependencies.get(node, 0) == 0:
+                heapq.heappush(ready, (-node._seq, id(node), node))
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            step = self._run_node(node, ready)
+            if step is not None:
+                yield step
+        if events.listening:
+            events.publish(
+                events.BackwardFinished(
+                    steps=self.steps_run, roots=tuple(r.uid for r in self.roots)
+                )
+            )
+
+    def _run_node(self, node: Node, ready: list) -> Step | None:
+        grads = self.buffers.pop(node, None) or [None] * node.num_outputs
+        runs = self.needed is None or node in self.needed
+        step = None
+        if runs and any(g is not None for g in grads):
+            state = grad_mode._state
+            previous = state.enabled
+            state.enabled = self.create_graph
+            dispatch._in_backward.depth += 1
+            try:
+                step = self._execute(node, grads)
+            finally:
+                state.enabled = previous
+                dispatch._in_backward.depth -= 1
+        grads_out = step.grads_out if step is not None else ()
+        for i, (child, nr) in enumerate(node.next_functions):
+            if child is None:
+                continue
+            grad = grads_out[i] if i < len(grads_out) else None
+            if grad is not None:
+                self._add_to_buffer(child, nr, grad)
+            left = self.dependencies[child] - 1
+            self.dependencies[child] = left
+            if left == 0:
+                heapq.heappush(ready, (-child._seq, id(child), child))
+        return step
+
+    def _execute(self, node: Node, grads: list) -> Step:
+        grads = self._tensor_hooks(node, grads)
+        for nr, g in enumerate(grads):
+            for index in self.targets.get((node, nr), ()):
+                self.captured[index] = g
+        if node._pre_hooks:
+            grads = _call_pre_hooks(node, grads)
+        leaf = None
+        if isinstance(node, AccumulateGrad):
+            grads_out = ()
+            wanted = self.needed is None or (node, 0) in self.targets
+            if self.accumulate and wanted and grads[0] is not None:
+                leaf = node.variable
+                self._accumulate(leaf, grads[0])
+        elif self.needed is not None and not any(
+            child in self.needed for child, _ in node.next_functions if child is not None
+        ):
+            grads_out = ()  # only captured: nothing beyond this node is wanted
+        else:
+            grads_out = self._apply(node, grads)
+        if node._post_hooks:
+            grads_out = _call_post_hooks(node, grads_out, grads)
+        if not self.keep_graph:
+            node.release()
+        self.steps_run += 1
+        step = Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
+        if events.listening:
+            _publish_step(step)
+        return step
+
+    def _tensor_hooks(self, node: Node, grads: list) -> list:
+        """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
+        if node._tensor_hooks is None and node._retained is None:
+            if not isinstance(node, AccumulateGrad) or node.variable._hooks is None:
+                return grads
+        grads = list(grads)
+        for nr in range(len(grads)):
+            hooks = node._tensor_hooks_for(nr)
+            if hooks and grads[nr] is not None:
+                for hook in list(hooks.values()):
+                    grads[nr] = _run_tensor_hook(hook, grads[nr], node)
+            if node._retained and nr in node._retained and grads[nr] is not None:
+                tensor = node._retained[nr]()
+                if tensor is not None and tensor._grad_fn is node:
+                    self._store_grad(tensor, grads[nr])
+        return grads
+
+    def _apply(self, node: Node, grads: list) -> list:
+        if isinstance(node, OpNode):
+            if node.op.gradient is None:
+                raise RuntimeError(f"op '{node.op.name}' has no gradient rule registered")
+            grads = [g if g is not None else _zeros_like_output(node) for g in grads]
+        try:
+            grads_out = node.apply(grads, self.create_graph)
+        except Exception as err:
+            _note_forward_stack(err, node)
+            raise
+        grads_out = _validate_outputs(node, list(grads_out))
+        if _anomaly_checks_nan():
+            _check_nan(node, grads_out)
+        return grads_out
+
+    # ---------------------------------------------------------- accumulation
+    def _owned_copy(self, grad: Tensor) -> Tensor:
+        """A gradient array that no other .grad shares, so in-place updates stay private."""
+        array = grad._data
+        if getattr(array, "base", None) is not None or id(array) in self.owned:
+            array = array.copy()
+        self.owned[id(array)] = array
+        return Tensor._make(array)
+
+    def _store_grad(self, tensor: Tensor, grad: Tensor) -> None:
+        """Add ``grad`` into ``tensor.grad`` (a leaf, or a non-leaf that retains it)."""
+        with _accumulate_lock:
+            old = tensor._grad
+            before = None if old is None or not events.listening else old._data.copy()
+            if old is None:
+                new = grad if self.create_graph else self._owned_copy(grad)
+                if new.dtype != tensor.dtype:
+                    new = Tensor._make(new._data.astype(tensor.dtype))
+                tensor._grad = new
+            elif self.create_graph or old._requires_grad or grad._requires_grad:
+                tensor._grad = old + grad
+            elif old._data.flags.writeable and old.shape == grad.shape:
+                np.add(old._data, grad._data, out=old._data, casting="unsafe")
+                old._version_ref[0] += 1
+            else:
+                tensor._grad = Tensor._make(old._data + grad._data)
+        if events.listening:
+            events.publish(
+                events.GradAccumulated(
+                    tensor=tensor.uid,
+                    before=before,
+                    contribution=grad._data,
+                    after=tensor._grad._data,
+                )
+            )
+
+    def _accumulate(self, leaf: Tensor, grad: Tensor) -> None:
+        self._store_grad(leaf, grad)
+        if leaf._post_acc_hooks:
+            for hook in list(leaf._post_acc_hooks.values()):
+                if hook(leaf) is not None:
+                    raise RuntimeError("hooks should return None.")
+                if events.listening:
+                    events.publish(
+                        events.HookFired(hook="post_accumulate", target=leaf.uid, replaced=False)
+                    )
+
+
+# ------------------------------------------------------------------ helpers
+def _zeros_like_output(node: OpNode) -> Tensor:
+    out = node.output()
+    if out is None:
+        raise RuntimeError(f"{node.name()}: a gradient is missing and the output is gone")
+    return Tensor._make(np.zeros_like(out._data))
+
+
+def _run_tensor_hook(hook, grad: Tensor, node: Node) -> Tensor:
+    result = hook(grad)
+    if events.listening:
+        target = node.variable.uid if isinstance(node, AccumulateGrad) else node.uid
+        events.publish(events.HookFired(hook="tensor", target=target, replaced=result is not None))
+    if result is None:
+        return grad
+    if not isinstance(result, Tensor):
+        raise TypeError(
+            f"expected a Tensor or None from hook '{_hook_name(hook)}', but the hook returned "
+            f"{type(result).__name__}"
+        )
+    if result.shape != grad.shape:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the size of value: expected "
+            f"{tuple(grad.shape)}, got {tuple(result.shape)}"
+        )
+    if result.dtype != grad.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value: expected {grad.dtype}, "
+            f"got {result.dtype}"
+        )
+    return result
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _call_pre_hooks(node: Node, grads: list) -> list:
+    for hook in list(node._pre_hooks.values()):
+        result = hook(tuple(grads))
+        if events.listening:
+            events.publish(
+                events.HookFired(hook="node_pre", target=node.uid, replaced=result is not None)
+            )
+        if result is not None:
+            grads = list(result)
+    return grads
+
+
+def _call_post_hooks(node: Node, grads_out, grads_in) -> list:
+    for hook in list(node._post_hooks.values()):
+        result = hook(tuple(grads_out), tuple(grads_in))
+        if events.listening:
+            events.publish(
+                events.HookFired(hook="node_post", target=node.uid, replaced=result is not None)
+            )
+        if result is not None:
+            grads_out = list(result)
+    return list(grads_out)
+
+
+def _validate_outputs(node: Node, grads_out: list) -> list:
+    """One gradient per input edge, each of the input's shape and dtype."""
+    expected = len(node.next_functions)
+    if len(grads_out) != expected:
+        raise RuntimeError(
+            f"Function {node.name()} returned an incorrect number of gradients "
+            f"(expected {expected}, got {len(grads_out)})"
+        )
+    for i, grad in enumerate(grads_out):
+        child = node.next_functions[i][0]
+        if grad is None:
+            continue
+        if child is None:
+            grads_out[i] = None
+            continue
+        if not isinstance(grad, Tensor):
+            raise TypeError(
+                f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}; "
+                "gradients must be Tensors or None"
+            )
+        shape, dtype = node.input_meta[i]
+        if grad.shape != shape:
+            grad = _fit_custom_grad(node, i, grad, shape)
+        if grad.dtype != dtype and dtype is not None:
+            grad = grad.to(dtype)
+        grads_out[i] = grad
+    return grads_out
+
+
+def _fit_custom_grad(node: Node, index: int, grad: Tensor, shape: tuple) -> Tensor:
+    """Custom Functions may return a broadcastable gradient (PyTorch sums it); rules may not."""
+    from .. import ops
+
+    if not isinstance(node, OpNode) and _expandable(shape, grad.shape):
+        return ops.collapse_sum_like(grad, ops.TensorShape(shape))
+    raise RuntimeError(
+        f"Function {node.name()} returned an invalid gradient at index {index} - got "
+        f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
+    )
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    for a, b in zip(reversed(shape), reversed(target)):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def _anomaly_checks_nan() -> bool:
+    return dispatch._anomaly.enabled and _anomaly_state().check_nan
+
+
+def _anomaly_state():
+    from . import anomaly
+
+    return anomaly._state
+
+
+def _check_nan(node: Node, grads_out: list) -> None:
+    from . import anomaly
+
+    anomaly.check_outputs(node, grads_out)
+
+
+def _note_forward_stack(err: Exception, node: Node) -> None:
+    from . import anomaly
+
+    anomaly.warn_forward_stack(node)
+
+
+def _publish_step(step: Step) -> None:
+    node = step.node
+    events.publish(
+        events.NodeStep(
+            index=step.index,
+            node=node.uid,
+            name=node.name(),
+            op=node.op.name if isinstance(node, OpNode) else None,
+            formula=node.formula,
+            grads_in=tuple(None if g is None else g._data for g in step.grads_in),
+            grads_out=tuple(None if g is None else g._data for g in step.grads_out),
+            next_nodes=tuple(None if c is None else c.uid for c, _ in node.next_functions),
+            leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
+        )
+    )
+
+
+# ------------------------------------------------------------- public API
+def _tensor_list(value, what: str) -> list:
+    if isinstance(value, Tensor):
+        return [value]
+    if value is None:
+        return []
+    return list(value)
+
+
+def _make_grads(outputs: list, grad_outputs: list | None, allow_none_roots: bool) -> list:
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+    grads = []
+    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if grad is None:
+            if out._requires_grad and out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._requires_grad and out.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
+            grad = Tensor._make(np.ones_like(out._data))
+        elif not isinstance(grad, Tensor):
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(grad).__name__}"
+            )
+        elif grad.shape != out.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(grad.shape)} and "
+                f"output[{i}] has a shape of {tuple(out.shape)}."
+            )
+        grads.append(grad)
+    return grads
+
+
+def _check_roots(outputs: list) -> None:
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+
+
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs=None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
+
+    As ``torch.autograd.backward``: ``grad_tensors`` are the vectors of the
+    vector-Jacobian product (implicit ones for scalar outputs); ``inputs`` limits
+    which tensors receive ``.grad``.
+    """
+    task = make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    for _ in task.steps():
+        pass
+    if inputs is not None:
+        _store_nonleaf_inputs(task, _tensor_list(inputs, "inputs"))
+
+
+def make_backward_task(
+    tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
+) -> GraphTask:
+    """The GraphTask of a ``backward()`` call, not yet run (widgets step through it)."""
+    outputs = _tensor_list(tensors, "tensors")
+    if grad_tensors is not None and isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    if create_graph:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if inputs is not None:
+        inputs = _tensor_list(inputs, "inputs")
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), False)
+    _check_roots(outputs)
+    keep = create_graph if retain_graph is None else retain_graph
+    return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
+
+
+def _store_nonleaf_inputs(task: GraphTask, inputs: list) -> None:
+    """``backward(inputs=[m])`` with a non-leaf ``m`` fills ``m.grad`` like retain_grad."""
+    for i, t in enumerate(inputs):
+        if t._grad_fn is not None and task.captured[i] is not None:
+            task._store_grad(t, task.captured[i])
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned rather than accumulated."""
+    outputs = _tensor_list(outputs, "outputs")
+    inputs_list = _tensor_list(inputs, "inputs")
+    if not inputs_list:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for t in inputs_list:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if grad_outputs is not None and isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if is_grads_batched:
+        return _batched_grad(
+            outputs, inputs_list, grad_outputs, retain_graph, create_graph, allow_unused
+        )
+    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs), True)
+    _check_roots(outputs)
+    keep = create_graph if retain_graph is None else retain_graph
+    task = GraphTask(outputs, grads, keep, create_graph, inputs_list, accumulate=False)
+    for _ in task.steps():
+        pass
+    result = []
+    for i, (t, g) in enumerate(zip(inputs_list, task.captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                g = Tensor._make(np.zeros_like(t._data))
+        elif not create_graph and g._requires_grad:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    """``is_grads_batched=True``: the first dimension of each grad_output is a batch of vectors."""
+    from .. import ops
+
+    batch = grad_outputs[0].shape[0]
+    rows = []
+    for b in range(batch):
+        rows.append(
+            grad(
+                outputs,
+                inputs,
+                [g[b] for g in grad_outputs],
+                retain_graph=True if retain_graph is None else retain_graph,
+                create_graph=create_graph,
+                allow_unused=allow_unused,
+            )
+        )
+    return tuple(ops.stack([row[i] for row in rows]) for i in range(len(inputs)))

@@ -1,0 +1,312 @@
+"""Custom autograd Functions, with PyTorch's API.
+
+::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+
+    Exp.apply(x)
+
+The ``ctx`` a Function sees is its backward node (:class:`BackwardFunction`), so
+what it saves lives exactly as long as the graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+import weakref
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import grad_mode
+from .graph import FREED, Node, SavedTensor, _saved_memory_add, edge_of
+
+
+class BackwardFunction(Node):
+    """The node a custom Function records; also the ``ctx`` its forward/backward receive."""
+
+    __slots__ = (
+        "_cls",
+        "to_save",
+        "_saved",
+        "needs_input_grad",
+        "non_differentiable",
+        "materialize_grads",
+        "dirty_tensors",
+        "input_meta",
+        "output_meta",
+        "num_outputs",
+        "__dict__",
+    )
+
+    def __init__(self, cls) -> None:
+        super().__init__()
+        self._cls = cls
+        self.to_save = ()
+        self._saved = None
+        self.needs_input_grad = ()
+        self.non_differentiable = ()
+        self.materialize_grads = True
+        self.dirty_tensors = ()
+        self.input_meta = ()
+        self.output_meta = ()
+        self.num_outputs = 1
+
+    def name(self) -> str:
+        return f"{self._cls.__name__}Backward"
+
+    @property
+    def formula(self) -> str:
+        return (self._cls.__doc__ or "").strip().splitlines()[0] if self._cls.__doc__ else ""
+
+    # ctx API
+    def save_for_backward(self, *tensors) -> None:
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._saved is None:
+            return tuple(self.to_save)  # inside forward, before outputs are wrapped
+        return tuple(
+            None if s is None else s.unpack(self, f"saved tensor {i}")
+            for i, s in enumerate(self._saved)
+        )
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self.non_differentiable = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        self.dirty_tensors = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+    # engine API
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        if self.materialize_grads:
+            grad_outputs = [
+                Tensor._make(np.zeros(shape, dtype)) if g is None and shape is not None else g
+                for g, (shape, dtype) in zip(grad_outputs, self.output_meta)
+            ]
+        result = self._cls.backward(self, *grad_outputs)
+        if not isinstance(result, tuple):
+            result = (result,)
+        return self._check_count(list(result))
+
+    def _check_count(self, grads: list) -> list:
+        expected = len(self.next_functions)
+        if len(grads) < expected:
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {expected}, got {len(grads)})"
+            )
+        extra = grads[expected:]
+        if any(g is not None for g in extra):
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {expected}, got {len(grads)})"
+            )
+        grads = grads[:expected]
+        for i, g in enumerate(grads):
+            if g is not None and self.input_meta[i] is None:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable"
+                )
+        return grads
+
+    def release(self) -> None:
+        if self._saved:
+            self._saved = tuple(None if s is None else FREED for s in self._saved)
+
+
+class FunctionMeta(type):
+    def __init__(cls, name, bases, attrs) -> None:
+        super().__init__(name, bases, attrs)
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class of custom differentiable operations: subclass, then call ``.apply``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are "
+            "all static, so you should invoke them on the class itself. Instantiating an "
+            "autograd function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        return _NO_SETUP
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise RuntimeError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = BackwardFunction(cls)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
+        with grad_mode.no_grad():
+            if cls.setup_context is Function.setup_context:
+                outputs = cls.forward(ctx, *args, **kwargs)
+            else:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        outs = _wrap_outputs(ctx, args, outs, recording)
+        return outs[0] if single else outs
+
+
+_NO_SETUP = object()
+
+
+def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording: bool):
+    dirty = {id(t) for t in ctx.dirty_tensors}
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    for t in ctx.dirty_tensors:
+        if not any(t is o for o in outputs):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the "
+                "Function."
+            )
+    non_diff = {id(t) for t in ctx.non_differentiable}
+    wrapped = []
+    for nr, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            wrapped.append(out)
+            continue
+        if id(out) in input_ids and id(out) not in dirty:
+            alias = Tensor._make(out._data)
+            alias._version_ref = out._version_ref
+            out = alias
+        elif id(out) in dirty:
+            _check_dirty_leaf(out)
+            out._version_ref[0] += 1
+        if recording and id(out) not in non_diff and out.dtype.kind in "fc":
+            out._grad_fn = ctx
+            out._output_nr = nr
+            out._requires_grad = True
+        elif id(out) in non_diff:
+            out._requires_grad = False
+        wrapped.append(out)
+    if recording:
+        _record(ctx, args, wrapped)
+    return tuple(wrapped)
+
+
+def _check_dirty_leaf(t: Tensor) -> None:
+    if t._grad_fn is None and t._requires_grad and grad_mode.is_grad_enabled():
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def _record(ctx: BackwardFunction, args: tuple, outputs: list) -> None:
+    ctx.next_functions = tuple(
+        edge_of(a) if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in args
+    )
+    ctx.input_meta = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
+    ctx.num_outputs = len(outputs)
+    ctx.output_meta = tuple(
+        (o.shape, o.dtype) if isinstance(o, Tensor) else (None, None) for o in outputs
+    )
+    output_index = {id(o): i for i, o in enumerate(outputs) if isinstance(o, Tensor)}
+    saved = []
+    total = 0
+    for t in ctx.to_save:
+        if t is None:
+            saved.append(None)
+            continue
+        nr = output_index.get(id(t))
+        is_output = nr is not None and t._grad_fn is ctx
+        s = SavedTensor(t, is_output=is_output, output_nr=nr or 0)
+        total += s.nbytes
+        saved.append(s)
+    ctx._saved = tuple(saved)
+    ctx.to_save = ()
+    if total:
+        _saved_memory_add(ctx, total)
+    first = next((o for o in outputs if isinstance(o, Tensor)), None)
+    if first is not None:
+        ctx.metadata["output"] = weakref.ref(first)
+
+
+class _OnceDifferentiableBackward(Node):
+    """Stands in the graph of a gradient computed by a @once_differentiable backward."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, next_functions: tuple, name: str) -> None:
+        super().__init__()
+        self.next_functions = next_functions
+        self._name = name
+
+    def name(self) -> str:
+        return "DelayedError"
+
+    def apply(self, grad_outputs, create_graph):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(backward):
+    """Mark a custom backward as not differentiable itself (it may use raw arrays)."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with grad_mode.no_grad():
+            outputs = backward(ctx, *grads)
+        if not grad_mode.is_grad_enabled():
+            return outputs
+        if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
+            return outputs
+        edges = tuple(edge_of(g) for g in grads if isinstance(g, Tensor) and g._requires_grad)
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        for out in outs:
+            if isinstance(out, Tensor):
+                out._grad_fn = _OnceDifferentiableBackward(edges, ctx.name())
+                out._requires_grad = True
+        return outs[0] if single else outs
+
+    return wrapper

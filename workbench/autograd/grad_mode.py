@@ -1,0 +1,157 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+The mode is thread-local, as in PyTorch: a thread started inside ``no_grad`` still
+records graphs. Each mode works as a context manager and as a decorator, with or
+without parentheses (``@no_grad`` and ``@no_grad()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+
+class _ModeState(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+_state = _ModeState()
+
+
+def is_grad_enabled() -> bool:
+    return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """Base for modes usable as ``with mode():`` and as ``@mode()``."""
+
+    def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, func):
+        """Each step of the generator runs in this mode; the caller's mode between steps."""
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self.clone():
+                    request = gen.send(None)
+                while True:
+                    try:
+                        response = yield request
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as err:  # forward throw() into the generator
+                        with self.clone():
+                            request = gen.throw(err)
+                    else:
+                        with self.clone():
+                            request = gen.send(response)
+            except StopIteration as stop:
+                return stop.value
+
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Allows ``@no_grad`` without parentheses: ``no_grad(f)`` returns the wrapped ``f``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
+    """Ops inside record no graph; factories given ``requires_grad=True`` still make leaves."""
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+
+class enable_grad(_NoParamDecoratorContextManager):
+    """Turn recording back on inside ``no_grad``."""
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set the mode now (plain call), for a block (``with``), or for a function (decorator).
+
+    As a plain call it takes effect at once; as a decorator it leaves the caller's
+    mode unchanged.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled expects a bool, got {type(mode).__name__}")
+        self.prev = _state.enabled
+        self.mode = mode
+        _state.enabled = mode
+
+    def __call__(self, func):
+        _state.enabled = self.prev
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _state.enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and tensors made inside are inference tensors (never saved for backward)."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self.prev = (_state.enabled, _state.inference)
+        # As in PyTorch, inference_mode(False) turns recording back on inside the mode.
+        _state.enabled = not self.mode
+        _state.inference = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled, _state.inference = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

@@ -1,0 +1,244 @@
+"""gradcheck and gradgradcheck: compare the engine's gradients with finite differences.
+
+The numerical Jacobian uses central differences, ``(f(x + ε) − f(x − ε)) / 2ε``, one
+input element at a time. The analytical Jacobian is built one row at a time with
+vector-Jacobian products (one ``grad()`` call per output element). Both are laid
+out as PyTorch does: rows are input elements, columns are output elements.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import engine, grad_mode
+
+
+class GradcheckError(RuntimeError):
+    """The analytical and numerical gradients disagree."""
+
+
+def _as_tuple(x) -> tuple:
+    return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
+
+
+def _differentiable_outputs(func, inputs) -> tuple:
+    outputs = _as_tuple(func(*inputs))
+    return tuple(o for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc")
+
+
+def _numerical_jacobians(func, inputs, eps: float) -> list:
+    """``jac[j][i]`` for input j and output i: shape (input.numel, output.numel)."""
+    with grad_mode.no_grad():
+        base = _differentiable_outputs(func, inputs)
+    jacobians = []
+    for x in inputs:
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            jacobians.append(None)
+            continue
+        columns = [np.zeros((x.numel(), o.numel())) for o in base]
+        flat = x._data.reshape(-1)
+        if not np.shares_memory(flat, x._data):
+            raise RuntimeError("gradcheck needs inputs whose memory can be perturbed in place")
+        for k in range(flat.size):
+            original = flat[k].copy()
+            flat[k] = original + eps
+            with grad_mode.no_grad():
+                plus = _differentiable_outputs(func, inputs)
+            flat[k] = original - eps
+            with grad_mode.no_grad():
+                minus = _differentiable_outputs(func, inputs)
+            flat[k] = original
+            for i, (p, m, b) in enumerate(zip(plus, minus, base)):
+                if p.shape != b.shape or m.shape != b.shape:
+                    raise AssertionError(
+                        "gradcheck: functions must return outputs with the same shape when "
+                        "inputs are perturbed"
+                    )
+                columns[i][k] = ((p._data - m._data) / (2 * eps)).reshape(-1)
+        jacobians.append(columns)
+    return jacobians
+
+
+def _analytical_jacobians(func, inputs, zero_grad_check: bool) -> tuple[list, list]:
+    outputs = _differentiable_outputs(func, inputs)
+    wanted = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    jacobians = [
+        [np.zeros((x.numel(), o.numel())) for o in outputs] if any(x is w for w in wanted) else None
+        for x in inputs
+    ]
+    reentrant = []
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            continue
+        for m in range(out.numel()):
+            unit = np.zeros(out.shape, dtype=out.dtype)
+            unit.reshape(-1)[m] = 1
+            first = engine.grad(
+                out, wanted, Tensor._make(unit), retain_graph=True, allow_unused=True
+            )
+            again = engine.grad(
+                out, wanted, Tensor._make(unit), retain_graph=True, allow_unused=True
+            )
+            reentrant.append((first, again))
+            w = 0
+            for j in range(len(inputs)):
+                if jacobians[j] is None:
+                    continue
+                g = first[w]
+                w += 1
+                if g is not None:
+                    jacobians[j][i][:, m] = g._data.reshape(-1)
+        if zero_grad_check:
+            zeros = Tensor._make(np.zeros(out.shape, dtype=out.dtype))
+            got = engine.grad(out, wanted, zeros, retain_graph=True, allow_unused=True)
+            if any(g is not None and np.any(g._data != 0) for g in got):
+                raise GradcheckError(
+                    "Gradcheck: backward not multiplied by grad_output: a zero grad_output gave "
+                    "a non-zero gradient"
+                )
+    return jacobians, reentrant
+
+
+def _mismatch_message(i: int, j: int, numerical, analytical, atol, rtol) -> str:
+    bad = ~np.isclose(analytical, numerical, rtol=rtol, atol=atol)
+    where = [tuple(int(v) for v in idx) for idx in np.argwhere(bad)[:10]]
+    return (
+        f"Jacobian mismatch for output {i} with respect to input {j},\n"
+        f"numerical:{numerical}\nanalytical:{analytical}\n"
+        f"elements that differ (input element, output element): {where}"
+    )
+
+
+def gradcheck(
+    func: Callable,
+    inputs,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    fast_mode: bool = False,
+    **_ignored,
+) -> bool:
+    """Check ``func``'s gradients at ``inputs`` against central finite differences."""
+    inputs = _as_tuple(inputs)
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    for j, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
+            warnings.warn(
+                f"Input #{j} requires gradient and is not a double precision floating point. "
+                "This check will likely fail if all the inputs are not of double precision "
+                "floating point.",
+                UserWarning,
+                stacklevel=2,
+            )
+    try:
+        _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode) -> None:
+    analytical, reentrant = _analytical_jacobians(func, inputs, check_undefined_grad)
+    for first, again in reentrant:
+        for a, b in zip(first, again):
+            if a is None or b is None:
+                continue
+            if not np.allclose(a._data, b._data, rtol=0, atol=nondet_tol):
+                raise GradcheckError(
+                    "Backward is not reentrant, i.e., running backward with same input and "
+                    "grad_output multiple times gives different values, although analytical "
+                    "gradient matches numerical gradient. The tolerance for nondeterminism "
+                    f"was {nondet_tol}."
+                )
+    numerical = _numerical_jacobians(func, inputs, eps)
+    if fast_mode:
+        _compare_fast(analytical, numerical, atol, rtol)
+        return
+    for j, (num_j, ana_j) in enumerate(zip(numerical, analytical)):
+        if num_j is None:
+            continue
+        for i, (num, ana) in enumerate(zip(num_j, ana_j)):
+            if not np.allclose(ana, num, rtol=rtol, atol=atol):
+                raise GradcheckError(_mismatch_message(i, j, num, ana, atol, rtol))
+
+
+def _compare_fast(analytical, numerical, atol, rtol) -> None:
+    """Fast mode compares vᵀ J u for random u, v; on failure it shows the full Jacobians."""
+    rng = np.random.default_rng(0)
+    for j, (num_j, ana_j) in enumerate(zip(numerical, analytical)):
+        if num_j is None:
+            continue
+        for i, (num, ana) in enumerate(zip(num_j, ana_j)):
+            u = rng.standard_normal(num.shape[0])
+            v = rng.standard_normal(num.shape[1])
+            if not np.isclose(u @ ana @ v, u @ num @ v, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    "Jacobian mismatch (fast mode: uᵀJv differs). Slow mode would show:\n"
+                    + _mismatch_message(i, j, num, ana, atol, rtol)
+                )
+
+
+def gradgradcheck(
+    func: Callable,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    fast_mode: bool = False,
+    **_ignored,
+) -> bool:
+    """Check second derivatives: gradcheck of the function ``(x, v) ↦ vᵀ ∂f/∂x``."""
+    inputs = _as_tuple(inputs)
+    outputs = _differentiable_outputs(func, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(1234)
+        grad_outputs = tuple(
+            Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
+            for o in outputs
+        )
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    n_inputs = len(inputs)
+    wanted_idx = [j for j, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivative(*args):
+        xs, vs = args[:n_inputs], args[n_inputs:]
+        outs = _differentiable_outputs(func, xs)
+        pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
+        grads = engine.grad(
+            [o for o, _ in pairs],
+            [xs[j] for j in wanted_idx],
+            [v for _, v in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(
+        first_derivative,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        fast_mode=fast_mode,
+    )

@@ -1,0 +1,408 @@
+"""Graph nodes: what ``grad_fn`` points at, and how an op call becomes one.
+
+Every differentiable op call creates one :class:`OpNode` holding what its gradient
+rule needs (the saved tensors, the attributes, the input shapes) and one edge per
+input: ``next_functions[i] == (node, output_nr)``, where a leaf's node is its
+:class:`AccumulateGrad`. The node holds its output weakly, so a graph never keeps
+itself alive through a cycle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+import weakref
+from collections.abc import Callable
+
+from .. import events
+from ..tensor import RemovableHandle, Tensor, add_hook
+from . import grad_mode
+
+_sequence = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class Node:
+    """A function of the backward graph: gradients in, one gradient per input edge out."""
+
+    __slots__ = (
+        "next_functions",
+        "_seq",
+        "_uid",
+        "_pre_hooks",
+        "_post_hooks",
+        "_tensor_hooks",
+        "_retained",
+        "_forward_stack",
+        "metadata",
+        "__weakref__",
+    )
+
+    num_outputs = 1
+
+    def __init__(self) -> None:
+        self.next_functions: tuple = ()
+        self._seq = next(_sequence)
+        self._uid = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_hooks = None  # {output_nr: {key: hook}}
+        self._retained = None  # {output_nr: weakref to a tensor that retains its grad}
+        self._forward_stack = None
+        self.metadata = {}
+
+    @property
+    def uid(self) -> str:
+        if self._uid is None:
+            self._uid = events.new_node_id()
+        return self._uid
+
+    def name(self) -> str:
+        raise NotImplementedError  # abstract: each kind of node names itself
+
+    @property
+    def formula(self) -> str:
+        """The rule's *Forward / Backward* text, for pictures and widgets."""
+        return ""
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} {self.uid}>"
+
+    # hooks, with PyTorch's signatures
+    def register_prehook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad_outputs) -> tuple | None`` runs before the node's rule."""
+        self._pre_hooks, handle = add_hook(self._pre_hooks, hook)
+        return handle
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad_inputs, grad_outputs) -> tuple | None`` runs after the node's rule."""
+        self._post_hooks, handle = add_hook(self._post_hooks, hook)
+        return handle
+
+    def _add_tensor_hook(self, output_nr: int, hook: Callable) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        hooks, handle = add_hook(self._tensor_hooks.get(output_nr), hook)
+        self._tensor_hooks[output_nr] = hooks
+        return handle
+
+    def _retain(self, tensor: Tensor) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[tensor._output_nr] = weakref.ref(tensor)
+
+    def _tensor_hooks_for(self, output_nr: int) -> dict | None:
+        return None if self._tensor_hooks is None else self._tensor_hooks.get(output_nr)
+
+    # what the engine calls
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        raise NotImplementedError  # abstract: each kind of node computes its gradients
+
+    def release(self) -> None:
+        """Free saved tensors after a backward that does not retain the graph."""
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf: adds the gradient that reaches it into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    @property
+    def formula(self) -> str:
+        return "x.grad += x̄"
+
+    def _tensor_hooks_for(self, output_nr: int) -> dict | None:
+        return self.variable._hooks
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        return []  # the engine accumulates; see engine._accumulate
+
+
+def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, made on first use and shared while alive."""
+    node = leaf._grad_acc() if leaf._grad_acc is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._grad_acc = weakref.ref(node)
+    return node
+
+
+def edge_of(t: Tensor) -> tuple:
+    """The (node, output_nr) a gradient for ``t`` flows into."""
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+# ------------------------------------------------------------------ saved tensors
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    Saved inputs keep the input tensor. A saved *output* keeps only its array and
+    version counter (the node already owns the output's history; keeping the
+    tensor would make a cycle) and is rebuilt, attached to the node, when unpacked.
+    """
+
+    __slots__ = (
+        "tensor",
+        "array",
+        "version_ref",
+        "version",
+        "packed",
+        "unpack_hook",
+        "nbytes",
+        "output_nr",
+    )
+
+    def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
+        self.output_nr = output_nr
+        if tensor._is_inference and not grad_mode._state.inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. To work around you can make "
+                "a clone to get a normal tensor and use it in autograd."
+            )
+        self.version_ref = tensor._version_ref
+        self.version = tensor._version_ref[0]
+        self.nbytes = tensor._data.nbytes
+        self.packed = None
+        self.unpack_hook = None
+        hooks = _saved_tensor_hooks_stack()
+        if hooks:
+            pack, unpack = hooks[-1]
+            self.tensor = None
+            self.array = None
+            self.packed = pack(tensor)
+            self.unpack_hook = unpack
+        elif is_output:
+            self.tensor = None
+            self.array = tensor._data
+        else:
+            self.tensor = tensor
+            self.array = None
+
+    def unpack(self, node: Node, what: str) -> Tensor:
+        if self.unpack_hook is not None:
+            value = self.unpack_hook(self.packed)
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"Output of saved tensor unpack_hook expected to be a Tensor but got "
+                    f"result of type {type(value).__name__}"
+                )
+            return value
+        if self.version_ref[0] != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{what} of {node.name()}] is at version "
+                f"{self.version_ref[0]}; expected version {self.version} instead. Hint: the "
+                "backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. "
+                + (
+                    "Good luck!"
+                    if _anomaly_enabled()
+                    else "Hint: enable anomaly detection to find the operation that failed to "
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+                )
+            )
+        if self.tensor is not None:
+            return self.tensor
+        out = Tensor._make(self.array, node is not None, node, self.output_nr)
+        out._version_ref = self.version_ref
+        return out
+
+
+class _Freed:
+    """Stands in for a saved tensor after the graph was freed."""
+
+    __slots__ = ()
+
+    def unpack(self, node, what):
+        raise RuntimeError(FREED_MESSAGE)
+
+
+FREED = _Freed()
+
+
+class _SavedHooksState:
+    stack: list = []
+
+
+def _saved_tensor_hooks_stack() -> list:
+    return _SavedHooksState.stack
+
+
+def _anomaly_enabled() -> bool:
+    from . import anomaly
+
+    return anomaly.is_anomaly_enabled()
+
+
+# ---------------------------------------------------------------------- op nodes
+NOT_SAVED = object()  # an input slot whose tensor the op did not need to keep
+
+
+class TensorMeta:
+    """Shape and dtype of an op input that was not saved (enough for collapse_sum_like)."""
+
+    __slots__ = ("shape", "dtype", "op", "slot")
+
+    def __init__(self, shape, dtype, op, slot) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.op = op
+        self.slot = slot
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getattr__(self, name):
+        raise RuntimeError(
+            f"the gradient rule of '{self.op}' used input {self.slot}, which the op does not "
+            f"save for backward: add it to saves= in register_op('{self.op}')"
+        )
+
+
+class OpNode(Node):
+    """The backward node of one registered op call (``MulBackward0``, ``SumBackward0``...)."""
+
+    __slots__ = (
+        "op",
+        "inputs",
+        "attrs",
+        "needs_input_grad",
+        "input_meta",
+        "saved_out",
+        "_output_ref",
+    )
+
+    def name(self) -> str:
+        return self.op.node_name
+
+    @property
+    def formula(self) -> str:
+        return self.op.formula
+
+    @property
+    def saved_tensors(self) -> dict:
+        """The saved values by slot name, as tensors (raises once the graph was freed)."""
+        saved = {}
+        for i, slot in enumerate(self.inputs):
+            if isinstance(slot, (SavedTensor, _Freed)):
+                saved[self.op.input_names[i]] = slot.unpack(self, f"input {i}")
+        if self.saved_out is not None:
+            saved["out"] = self.saved_out.unpack(self, "output 0")
+        return saved
+
+    def input_shape(self, i: int) -> tuple | None:
+        meta = self.input_meta[i]
+        return None if meta is None else meta[0]
+
+    def saved_nbytes(self) -> int:
+        total = sum(s.nbytes for s in self.inputs if type(s) is SavedTensor)
+        if type(self.saved_out) is SavedTensor:
+            total += self.saved_out.nbytes
+        return total
+
+    def unpack_args(self) -> tuple:
+        args = []
+        for i, slot in enumerate(self.inputs):
+            if isinstance(slot, (SavedTensor, _Freed)):
+                args.append(slot.unpack(self, f"input {i} ({self.op.input_names[i]})"))
+            elif slot is NOT_SAVED:
+                shape, dtype = self.input_meta[i]
+                args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
+            else:
+                args.append(slot)
+        return tuple(args)
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        call = OrigCall(self)
+        return self.op.gradient(call, grad_outputs[0])
+
+    def release(self) -> None:
+        if self.saved_out is not None or any(type(s) is SavedTensor for s in self.inputs):
+            freed = self.saved_nbytes()
+            self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
+            if self.saved_out is not None:
+                self.saved_out = FREED
+            _saved_memory_release(self, freed)
+
+    def output(self) -> Tensor | None:
+        return None if self._output_ref is None else self._output_ref()
+
+
+class OrigCall:
+    """What a gradient rule sees of the original call: Relay's ``orig``.
+
+    ``args`` are the inputs: saved tensors, Python numbers, or a :class:`TensorMeta`
+    carrying only shape and dtype when the op did not need to save that input.
+    ``out`` is the forward output (when saved), ``attrs`` the op's attributes and
+    ``needs_input_grad`` says which inputs want a gradient.
+    """
+
+    __slots__ = ("node", "args", "attrs", "needs_input_grad")
+
+    def __init__(self, node: OpNode) -> None:
+        self.node = node
+        self.args = node.unpack_args()
+        self.attrs = node.attrs
+        self.needs_input_grad = node.needs_input_grad
+
+    @property
+    def out(self) -> Tensor:
+        saved = self.node.saved_out
+        if saved is None:
+            name = self.node.op.name
+            raise RuntimeError(
+                f"the gradient rule of '{name}' used the output, which the op does not save: "
+                f"add 'out' to saves= in register_op('{name}')"
+            )
+        return saved.unpack(self.node, "output 0")
+
+
+# -------------------------------------------------------------- saved memory
+class SavedMemory:
+    """Bytes held by saved tensors of live graphs: now and at the peak.
+
+    Arrays saved by several nodes are counted once per save (an upper bound, as the
+    engine sees it); checkpointing reports its own drops through the same counter.
+    """
+
+    current = 0
+    peak = 0
+
+
+def _saved_memory_add(node: Node, nbytes: int) -> None:
+    SavedMemory.current += nbytes
+    if SavedMemory.current > SavedMemory.peak:
+        SavedMemory.peak = SavedMemory.current
+
+
+def _saved_memory_release(node: Node, nbytes: int) -> None:
+    SavedMemory.current -= nbytes
+    if events.listening and nbytes:
+        events.publish(
+            events.SavedTensorFreed(
+                node=node.uid, slot="*", nbytes=nbytes, total_bytes=SavedMemory.current
+            )
+        )
+
+
+def forward_stack() -> str:
+    return "".join(traceback.format_stack()[:-3])

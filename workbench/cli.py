@@ -1,0 +1,54 @@
+"""The ``workbench`` command: ``workbench lab`` opens the lessons in JupyterLab."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lab_command(lessons: Path, port: int | None, open_browser: bool) -> list:
+    """The JupyterLab command line; as root JupyterLab refuses to start without --allow-root."""
+    cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={lessons}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    if port is not None:
+        cmd.append(f"--port={port}")
+    if not open_browser:
+        cmd.append("--no-browser")
+    return cmd
+
+
+def cmd_lab(args) -> int:
+    lessons = Path(args.lessons).resolve()
+    if not lessons.is_dir():
+        print(f"workbench lab: no lessons folder at {lessons}", file=sys.stderr)
+        return 2
+    cmd = lab_command(lessons, args.port, not args.no_browser)
+    print("starting:", " ".join(cmd), flush=True)
+    return subprocess.call(cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    lab = sub.add_parser("lab", help="open the lesson notebooks in JupyterLab")
+    lab.add_argument("--lessons", default=str(ROOT / "lessons"))
+    lab.add_argument("--port", type=int, default=None)
+    lab.add_argument("--no-browser", action="store_true")
+    lab.set_defaults(func=cmd_lab)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,542 @@
+"""Elementwise ops: arithmetic, math functions, activations, comparisons.
+
+Each op is its forward kernel (numpy arrays in, array out), its gradient rule
+(tensor ops, so it can itself be differentiated) and the public function. Binary
+rules pass each partial through ``collapse_sum_like`` to undo broadcasting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor, get_default_dtype
+from .registry import register_gradient, register_op
+from .shape import collapse_sum_like
+
+
+# ----------------------------------------------------------- dtype promotion
+def _as_operand(x):
+    """Python numbers stay numbers (they get no gradient); arrays become constant tensors."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (int, float, bool, complex)):
+        return x
+    return Tensor(x)
+
+
+def _cast_constant(t: Tensor, dtype) -> Tensor:
+    """Cast a tensor that never requires grad (ints, bools) to a float dtype."""
+    return Tensor._make(t._data.astype(dtype))
+
+
+def promote(a, b):
+    """PyTorch's promotion: a float operand wins over an integer one, whatever its width."""
+    a, b = _as_operand(a), _as_operand(b)
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        da, db = a._data.dtype, b._data.dtype
+        if da != db:
+            if da.kind in "fc" and db.kind not in "fc":
+                b = _cast_constant(b, da)
+            elif db.kind in "fc" and da.kind not in "fc":
+                a = _cast_constant(a, db)
+        return a, b
+    if ta and isinstance(b, float) and a._data.dtype.kind in "biu":
+        a = _cast_constant(a, get_default_dtype())
+    elif tb and isinstance(a, float) and b._data.dtype.kind in "biu":
+        b = _cast_constant(b, get_default_dtype())
+    return a, b
+
+
+def _binary(op, a, b) -> Tensor:
+    a, b = promote(a, b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(a)
+    return apply_op(op, (a, b))
+
+
+def _float_operands(a, b):
+    """Division and powers of integers give floats (default dtype), as in PyTorch."""
+    a, b = promote(a, b)
+    for_a = isinstance(a, Tensor) and a._data.dtype.kind in "biu"
+    for_b = isinstance(b, Tensor) and b._data.dtype.kind in "biu"
+    if for_a and (for_b or not isinstance(b, Tensor)):
+        a = _cast_constant(a, get_default_dtype())
+    if for_b and (for_a or not isinstance(a, Tensor)):
+        b = _cast_constant(b, get_default_dtype())
+    return a, b
+
+
+# --------------------------------------------------------------- arithmetic
+@register_op("add", inputs=("x", "y"))
+def _add(x, y):
+    return x + y
+
+
+@register_gradient("add")
+def add_grad(orig, grad):
+    """Forward: z = x + y
+    Backward: x̄ = collapse_sum_like(z̄, x), ȳ = collapse_sum_like(z̄, y)"""
+    x, y = orig.args
+    return [collapse_sum_like(grad, x), collapse_sum_like(grad, y)]
+
+
+@register_op("sub", inputs=("x", "y"))
+def _sub(x, y):
+    return x - y
+
+
+@register_gradient("sub")
+def sub_grad(orig, grad):
+    """Forward: z = x − y
+    Backward: x̄ = collapse_sum_like(z̄, x), ȳ = collapse_sum_like(−z̄, y)"""
+    x, y = orig.args
+    need_x, need_y = orig.needs_input_grad
+    return [
+        collapse_sum_like(grad, x) if need_x else None,
+        collapse_sum_like(-grad, y) if need_y else None,
+    ]
+
+
+@register_op("mul", inputs=("x", "y"), saves={"x": "y", "y": "x"})
+def _mul(x, y):
+    return x * y
+
+
+@register_gradient("mul")
+def mul_grad(orig, grad):
+    """Forward: z = x · y
+    Backward: x̄ = collapse_sum_like(z̄ · y, x), ȳ = collapse_sum_like(z̄ · x, y)"""
+    x, y = orig.args
+    need_x, need_y = orig.needs_input_grad
+    return [
+        collapse_sum_like(grad * y, x) if need_x else None,
+        collapse_sum_like(grad * x, y) if need_y else None,
+    ]
+
+
+@register_op("div", inputs=("x", "y"), saves={"y": ("x", "y"), "out": "y"})
+def _div(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return x / y
+
+
+@register_gradient("div")
+def div_grad(orig, grad):
+    """Forward: z = x / y
+    Backward: x̄ = collapse_sum_like(z̄ / y, x), ȳ = collapse_sum_like(−z̄ · z / y, y)"""
+    x, y = orig.args
+    need_x, need_y = orig.needs_input_grad
+    return [
+        collapse_sum_like(grad / y, x) if need_x else None,
+        collapse_sum_like(-grad * orig.out / y, y) if need_y else None,
+    ]
+
+
+@register_op("neg")
+def _neg(x):
+    return -x
+
+
+@register_gradient("neg")
+def neg_grad(orig, grad):
+    """Forward: y = −x
+    Backward: x̄ = −ȳ"""
+    return [-grad]
+
+
+@register_op("pow", inputs=("x", "p"), saves={"x": ("x", "p"), "p": "x", "out": "p"})
+def _pow(x, p):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return x**p
+
+
+@register_gradient("pow")
+def pow_grad(orig, grad):
+    """Forward: z = x ** p
+    Backward: x̄ = z̄ · p · x ** (p − 1) (0 where p = 0), p̄ = z̄ · z · ln x (0 where x = 0, p ≥ 0)"""
+    x, p = orig.args
+    need_x, need_p = orig.needs_input_grad
+    grad_x = grad_p = None
+    if need_x and not isinstance(p, Tensor):
+        grad_x = zeros_like_grad(grad) if p == 0 else grad * p * x ** (p - 1)
+    elif need_x:
+        grad_x = collapse_sum_like(where(p == 0, 0.0, grad * p * x ** (p - 1)), x)
+    if need_p:
+        z = orig.out
+        grad_p = collapse_sum_like(where((x == 0) & (p >= 0), 0.0, grad * z * log(x)), p)
+    return [grad_x, grad_p]
+
+
+def add(input, other, *, alpha=1) -> Tensor:
+    """``input + alpha · other``."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(_add, input, other)
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input − alpha · other``."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(_sub, input, other)
+
+
+def mul(input, other) -> Tensor:
+    return _binary(_mul, input, other)
+
+
+def div(input, other) -> Tensor:
+    """True division; integers divide to floats, as in PyTorch."""
+    a, b = _float_operands(input, other)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(a)
+    return apply_op(_div, (a, b))
+
+
+def neg(input: Tensor) -> Tensor:
+    return apply_op(_neg, (input,))
+
+
+def pow(input, exponent) -> Tensor:
+    a, b = _float_operands(input, exponent) if _is_float(exponent) else promote(input, exponent)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(a)
+    return apply_op(_pow, (a, b))
+
+
+def _is_float(x) -> bool:
+    if isinstance(x, Tensor):
+        return x._data.dtype.kind in "fc"
+    return isinstance(x, float)
+
+
+true_divide = divide = div
+multiply = mul
+subtract = sub
+negative = neg
+
+
+# ---------------------------------------------------------------- unary math
+def _unary(name: str, kernel, saves=()):
+    op = register_op(name, saves=saves)(kernel)
+    return op
+
+
+def _float_input(x: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = Tensor(x)
+    if x._data.dtype.kind not in "fc":
+        x = _cast_constant(x, get_default_dtype())
+    return x
+
+
+@register_op("exp", saves=("out",))
+def _exp(x):
+    with np.errstate(over="ignore"):
+        return np.exp(x)
+
+
+@register_gradient("exp")
+def exp_grad(orig, grad):
+    """Forward: y = exp(x)
+    Backward: x̄ = ȳ · y"""
+    return [grad * orig.out]
+
+
+@register_op("log", saves=("x",))
+def _log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
+
+
+@register_gradient("log")
+def log_grad(orig, grad):
+    """Forward: y = ln x
+    Backward: x̄ = ȳ / x"""
+    (x,) = orig.args
+    return [grad / x]
+
+
+@register_op("sqrt", saves=("out",))
+def _sqrt(x):
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(x)
+
+
+@register_gradient("sqrt")
+def sqrt_grad(orig, grad):
+    """Forward: y = √x
+    Backward: x̄ = ȳ / (2 · y)"""
+    return [grad / (2 * orig.out)]
+
+
+@register_op("sign", differentiable=True)
+def _sign(x):
+    return np.sign(x)
+
+
+@register_gradient("sign")
+def sign_grad(orig, grad):
+    """Forward: y = sign(x)
+    Backward: x̄ = 0"""
+    return [zeros_like_grad(grad)]
+
+
+@register_op("abs", saves=("x",))
+def _abs(x):
+    return np.abs(x)
+
+
+@register_gradient("abs")
+def abs_grad(orig, grad):
+    """Forward: y = |x|
+    Backward: x̄ = ȳ · sign(x)   (0 at x = 0, as PyTorch)"""
+    (x,) = orig.args
+    return [grad * sign(x)]
+
+
+@register_op("sin", saves=("x",))
+def _sin(x):
+    return np.sin(x)
+
+
+@register_gradient("sin")
+def sin_grad(orig, grad):
+    """Forward: y = sin x
+    Backward: x̄ = ȳ · cos x"""
+    (x,) = orig.args
+    return [grad * cos(x)]
+
+
+@register_op("cos", saves=("x",))
+def _cos(x):
+    return np.cos(x)
+
+
+@register_gradient("cos")
+def cos_grad(orig, grad):
+    """Forward: y = cos x
+    Backward: x̄ = −ȳ · sin x"""
+    (x,) = orig.args
+    return [-grad * sin(x)]
+
+
+@register_op("tanh", saves=("out",))
+def _tanh(x):
+    return np.tanh(x)
+
+
+@register_gradient("tanh")
+def tanh_grad(orig, grad):
+    """Forward: y = tanh x
+    Backward: x̄ = ȳ · (1 − y²)"""
+    y = orig.out
+    return [grad * (1 - y * y)]
+
+
+@register_op("sigmoid", saves=("out",))
+def _sigmoid(x):
+    # Split by sign so that exp never overflows.
+    out = np.empty_like(x)
+    positive = x >= 0
+    out[positive] = 1 / (1 + np.exp(-x[positive]))
+    e = np.exp(x[~positive])
+    out[~positive] = e / (1 + e)
+    return out
+
+
+@register_gradient("sigmoid")
+def sigmoid_grad(orig, grad):
+    """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
+    Backward: x̄ = ȳ · y · (1 − y)"""
+    y = orig.out
+    return [grad * y * (1 - y)]
+
+
+@register_op("relu", saves=("out",))
+def _relu(x):
+    return np.maximum(x, 0)
+
+
+@register_gradient("relu")
+def relu_grad(orig, grad):
+    """Forward: y = max(x, 0)
+    Backward: x̄ = ȳ · [y > 0]   (0 at x = 0, as PyTorch)"""
+    y = orig.out
+    return [where(y > 0, grad, 0.0)]
+
+
+def exp(input) -> Tensor:
+    return apply_op(_exp, (_float_input(input),))
+
+
+def log(input) -> Tensor:
+    return apply_op(_log, (_float_input(input),))
+
+
+def sqrt(input) -> Tensor:
+    return apply_op(_sqrt, (_float_input(input),))
+
+
+def sign(input) -> Tensor:
+    return apply_op(_sign, (input,))
+
+
+def abs(input) -> Tensor:
+    return apply_op(_abs, (input,))
+
+
+def sin(input) -> Tensor:
+    return apply_op(_sin, (_float_input(input),))
+
+
+def cos(input) -> Tensor:
+    return apply_op(_cos, (_float_input(input),))
+
+
+def tanh(input) -> Tensor:
+    return apply_op(_tanh, (_float_input(input),))
+
+
+def sigmoid(input) -> Tensor:
+    return apply_op(_sigmoid, (_float_input(input),))
+
+
+def relu(input) -> Tensor:
+    return apply_op(_relu, (input,))
+
+
+absolute = abs
+
+
+def zeros_like_grad(grad: Tensor) -> Tensor:
+    """A zero gradient shaped like ``grad`` (constant: no history)."""
+    return Tensor._make(np.zeros_like(grad._data))
+
+
+# ----------------------------------------------------- maximum, minimum, where
+@register_op("maximum", inputs=("x", "y"), saves=("x", "y"))
+def _maximum(x, y):
+    return np.maximum(x, y)
+
+
+@register_gradient("maximum")
+def maximum_grad(orig, grad):
+    """Forward: z = max(x, y)
+    Backward: x̄ = z̄ · ([x > y] + ½[x = y]), ȳ = z̄ · ([y > x] + ½[x = y])"""
+    x, y = orig.args
+    return [
+        collapse_sum_like(grad * where(x > y, 1.0, where(x == y, 0.5, 0.0)), x),
+        collapse_sum_like(grad * where(y > x, 1.0, where(x == y, 0.5, 0.0)), y),
+    ]
+
+
+@register_op("minimum", inputs=("x", "y"), saves=("x", "y"))
+def _minimum(x, y):
+    return np.minimum(x, y)
+
+
+@register_gradient("minimum")
+def minimum_grad(orig, grad):
+    """Forward: z = min(x, y)
+    Backward: x̄ = z̄ · ([x < y] + ½[x = y]), ȳ = z̄ · ([y < x] + ½[x = y])"""
+    x, y = orig.args
+    return [
+        collapse_sum_like(grad * where(x < y, 1.0, where(x == y, 0.5, 0.0)), x),
+        collapse_sum_like(grad * where(y < x, 1.0, where(x == y, 0.5, 0.0)), y),
+    ]
+
+
+@register_op("where", inputs=("condition", "x", "y"), saves=("condition",))
+def _where(condition, x, y):
+    out = np.where(condition, x, y)
+    if not isinstance(x, np.ndarray) and not isinstance(y, np.ndarray):
+        if out.dtype.kind == "f":
+            out = out.astype(get_default_dtype())
+    return out
+
+
+@register_gradient("where")
+def where_grad(orig, grad):
+    """Forward: z = where(c, x, y)
+    Backward: c̄ = none, x̄ = collapse_sum_like(where(c, z̄, 0), x), ȳ = … where(c, 0, z̄)"""
+    condition, x, y = orig.args
+    need_c, need_x, need_y = orig.needs_input_grad
+    return [
+        None,
+        collapse_sum_like(where(condition, grad, 0.0), x) if need_x else None,
+        collapse_sum_like(where(condition, 0.0, grad), y) if need_y else None,
+    ]
+
+
+def maximum(input, other) -> Tensor:
+    return _binary(_maximum, input, other)
+
+
+def minimum(input, other) -> Tensor:
+    return _binary(_minimum, input, other)
+
+
+def where(condition, input, other) -> Tensor:
+    """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
+    condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+    x, y = promote(input, other)
+    return apply_op(_where, (condition, x, y))
+
+
+def clamp(input: Tensor, min=None, max=None) -> Tensor:
+    """Limit values to [min, max]; the gradient passes where min ≤ x ≤ max (inclusive)."""
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    out = input
+    if min is not None:
+        out = where(input < min, min, out)
+    if max is not None:
+        out = where(input > max, max, out)
+    return out
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min) -> Tensor:
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max) -> Tensor:
+    return clamp(input, max=max)
+
+
+# ----------------------------------------------------------------- comparisons
+def _comparison(name: str, ufunc):
+    op = register_op(name, inputs=("x", "y"), differentiable=False)(lambda x, y: ufunc(x, y))
+
+    def compare(input, other) -> Tensor:
+        return _binary(op, input, other)
+
+    compare.__name__ = name
+    compare.__doc__ = f"Elementwise ``{name}``: a bool tensor that never requires grad."
+    return compare
+
+
+lt = _comparison("lt", np.less)
+le = _comparison("le", np.less_equal)
+gt = _comparison("gt", np.greater)
+ge = _comparison("ge", np.greater_equal)
+eq = _comparison("eq", np.equal)
+ne = _comparison("ne", np.not_equal)
+logical_and = _comparison("logical_and", np.logical_and)
+logical_or = _comparison("logical_or", np.logical_or)
+logical_xor = _comparison("logical_xor", np.logical_xor)
+_logical_not = register_op("logical_not", differentiable=False)(np.logical_not)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return apply_op(_logical_not, (input,))
+
+
+less, less_equal, greater, greater_equal, equal_elementwise, not_equal = lt, le, gt, ge, eq, ne

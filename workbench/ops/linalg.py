@@ -1,0 +1,85 @@
+"""Matrix multiplication, with numpy's (and PyTorch's) rules for 1-D and batched operands."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .registry import register_gradient, register_op
+from .shape import reshape, sum_to, transpose, unsqueeze
+
+
+@register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"})
+def _matmul(a, b):
+    return np.matmul(a, b)
+
+
+def _mT(x: Tensor) -> Tensor:
+    return transpose(x, -1, -2)
+
+
+@register_gradient("matmul")
+def matmul_grad(orig, grad):
+    """Forward: C = A @ B
+    Backward: Ā = C̄ @ Bᵀ, B̄ = Aᵀ @ C̄   (batch dims collapse-summed back)"""
+    a, b = orig.args
+    need_a, need_b = orig.needs_input_grad
+    if a.ndim == 1 and b.ndim == 1:
+        return [grad * b if need_a else None, grad * a if need_b else None]
+    a_shape, b_shape = a.shape, b.shape
+    # Treat 1-D operands as matrices: a row vector on the left, a column on the right.
+    if a.ndim == 1:
+        grad = unsqueeze(grad, -2)
+        a = reshape(a, (1,) + a_shape) if need_b else a
+    if b.ndim == 1:
+        grad = unsqueeze(grad, -1)
+        b = reshape(b, b_shape + (1,)) if need_a else b
+    grad_a = grad_b = None
+    if need_a:
+        grad_a = _fit(grad @ _mT(b), a_shape, left=True)
+    if need_b:
+        grad_b = _fit(_mT(a) @ grad, b_shape, left=False)
+    return [grad_a, grad_b]
+
+
+def _fit(grad: Tensor, shape: tuple, left: bool) -> Tensor:
+    """Sum away broadcast batch dims, then drop the unit dim a 1-D operand was given."""
+    if len(shape) > 1:
+        return sum_to(grad, shape)
+    matrix = (1,) + shape if left else shape + (1,)
+    return reshape(sum_to(grad, matrix), shape)
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    from .elementwise import promote
+
+    a, b = promote(input, other)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError("matmul: both operands must be tensors")
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(
+            f"matmul: both arguments to matmul need to be at least 1D, but they are {a.ndim}D "
+            f"and {b.ndim}D"
+        )
+    inner_a = a.shape[-1]
+    inner_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if inner_a != inner_b:
+        rows = a.shape[-2] if a.ndim > 1 else 1
+        cols = b.shape[-1] if b.ndim > 1 else 1
+        raise RuntimeError(
+            f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
+            f"({rows}x{inner_a} and {inner_b}x{cols})"
+        )
+    return apply_op(_matmul, (a, b))
+
+
+mm = matmul
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(
+            f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
+        )
+    return matmul(input, other)

@@ -1,0 +1,131 @@
+"""One registry: each op is a forward kernel on raw arrays plus a gradient rule.
+
+Registering an op, Relay style::
+
+    @register_op("sigmoid", saves=("out",))
+    def sigmoid(x):                     # forward kernel: arrays in, array out
+        return 1 / (1 + np.exp(-x))
+
+    @register_gradient("sigmoid")
+    def sigmoid_grad(orig, grad):
+        \"\"\"Forward: y = sigmoid(x)
+        Backward: x̄ = ȳ · y · (1 − y)\"\"\"
+        y = orig.out
+        return [grad * y * (1 - y)]
+
+A rule gets ``orig`` (the original call: ``orig.args``, ``orig.out``, ``orig.attrs``,
+``orig.needs_input_grad``) and ``grad`` (ȳ, a Tensor) and returns one gradient per
+input (``None`` where an input has none). Rules use differentiable tensor ops only,
+so gradients of gradients come for free.
+
+``saves`` says what the rule needs kept for backward: input names and ``"out"``. A
+dict form ``{"a": ("b",)}`` saves ``a`` only when input ``b`` needs a gradient (mul
+needs ``a`` only to differentiate w.r.t. ``b``), so memory and in-place checks stay
+as tight as PyTorch's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+OPS: dict[str, OpDef] = {}
+
+
+@dataclass(eq=False)
+class OpDef:
+    name: str
+    forward: Callable
+    input_names: tuple
+    save_inputs: tuple  # (index, needed_by) pairs; needed_by None means always
+    save_out: tuple | bool  # True, False, or input indices whose grads need it
+    view: bool = False
+    differentiable: bool = True
+    gradient: Callable | None = None
+    formula: str = ""
+    node_name: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def _node_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
+
+
+def _conditions(needed_by, input_names) -> tuple | None:
+    if needed_by is None:
+        return None
+    if isinstance(needed_by, str):
+        needed_by = (needed_by,)
+    return tuple(input_names.index(n) if isinstance(n, str) else n for n in needed_by)
+
+
+def register_op(
+    name: str,
+    inputs: tuple = ("x",),
+    saves=(),
+    view: bool = False,
+    differentiable: bool = True,
+) -> Callable[[Callable], OpDef]:
+    """Register a forward kernel under ``name``; returns the op's :class:`OpDef`."""
+
+    def decorate(forward: Callable) -> OpDef:
+        if name in OPS:
+            raise ValueError(f"op '{name}' is already registered")
+        wanted = dict(saves) if isinstance(saves, dict) else {s: None for s in saves}
+        save_inputs = []
+        for slot, needed_by in wanted.items():
+            if slot == "out":
+                continue
+            if slot not in inputs:
+                raise ValueError(f"register_op('{name}'): saves names unknown input '{slot}'")
+            save_inputs.append((inputs.index(slot), _conditions(needed_by, inputs)))
+        save_out = False
+        if "out" in wanted:
+            save_out = _conditions(wanted["out"], inputs) or True
+        op = OpDef(
+            name=name,
+            forward=forward,
+            input_names=tuple(inputs),
+            save_inputs=tuple(save_inputs),
+            save_out=save_out,
+            view=view,
+            differentiable=differentiable,
+            node_name=_node_name(name),
+        )
+        OPS[name] = op
+        return op
+
+    return decorate
+
+
+def register_gradient(name: str) -> Callable[[Callable], Callable]:
+    """Attach a gradient rule ``rule(orig, grad) -> list`` to the op ``name``."""
+
+    def decorate(rule: Callable) -> Callable:
+        op = OPS[name]
+        if op.gradient is not None:
+            raise ValueError(f"op '{name}' already has a gradient rule")
+        op.gradient = rule
+        op.formula = formula_of(rule)
+        return rule
+
+    return decorate
+
+
+def formula_of(rule: Callable) -> str:
+    """The 'Forward: ... / Backward: ...' lines of a rule's docstring, tidied."""
+    doc = rule.__doc__ or ""
+    lines = [ln.strip() for ln in doc.strip().splitlines()]
+    keep = [ln for ln in lines if re.match(r"(Forward|Backward)\b", ln)]
+    return "\n".join(keep)
+
+
+def get_op(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"no op named '{name}' is registered") from None

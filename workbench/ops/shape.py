@@ -1,0 +1,455 @@
+"""Shape ops: views, broadcasting, indexing, and broadcasting's one home, collapse_sum_like.
+
+View ops (reshape, transpose, permute, unsqueeze, squeeze, expand, basic indexing)
+return numpy views that share memory and the version counter with their input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import events
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .registry import register_gradient, register_op
+
+
+def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
+    """A dim in [0, ndim), accepting negatives; a clear error otherwise."""
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
+            f"but got {dim})"
+        )
+    return dim % size
+
+
+def _shape_arg(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+# ------------------------------------------------------------ collapse_sum_like
+def summed_axes(from_shape: tuple, to_shape: tuple) -> tuple:
+    """The axes of ``from_shape`` that broadcasting added or stretched from ``to_shape``."""
+    lead = len(from_shape) - len(to_shape)
+    axes = list(range(lead))
+    for i, size in enumerate(to_shape):
+        if size == 1 and from_shape[lead + i] != 1:
+            axes.append(lead + i)
+    return tuple(axes)
+
+
+@register_op("collapse_sum_like", inputs=("grad",))
+def _collapse_sum(grad, shape):
+    axes = summed_axes(grad.shape, shape)
+    return np.sum(grad, axis=axes).reshape(shape) if axes else grad.reshape(shape)
+
+
+@register_gradient("collapse_sum_like")
+def collapse_sum_grad(orig, grad):
+    """Forward: y = collapse_sum_like(x, like)   (sum over the broadcast axes)
+    Backward: x̄ = broadcast_to(ȳ, x.shape)"""
+    (x,) = orig.args
+    return [expand(grad, x.shape)]
+
+
+def sum_to(grad: Tensor, shape: tuple) -> Tensor:
+    """Sum ``grad`` over broadcast axes so that it has ``shape`` (TVM's collapse_sum_to)."""
+    shape = tuple(shape)
+    if grad.shape == shape:
+        return grad
+    if not _broadcastable_to(shape, grad.shape):
+        raise RuntimeError(
+            f"collapse_sum_like: cannot sum a gradient of shape {tuple(grad.shape)} to shape "
+            f"{shape}: the shapes are not broadcast-compatible"
+        )
+    out = apply_op(_collapse_sum, (grad,), {"shape": shape})
+    if events.listening:
+        events.publish(
+            events.CollapseSum(
+                input_shape=tuple(grad.shape),
+                output_shape=shape,
+                axes=summed_axes(grad.shape, shape),
+                output=out.uid,
+                node=None if out.grad_fn is None else out.grad_fn.uid,
+            )
+        )
+    return out
+
+
+def collapse_sum_like(grad: Tensor, like) -> Tensor | None:
+    """Relay's ``collapse_sum_like``: sum ``grad`` back to the shape of ``like``.
+
+    ``like`` is the input that was broadcast (a tensor, or anything with ``.shape``).
+    A Python number gets no gradient, so for one this returns None.
+    """
+    shape = getattr(like, "shape", None)
+    if shape is None:
+        return None
+    return sum_to(grad, tuple(shape))
+
+
+def _broadcastable_to(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(target)))
+
+
+# ------------------------------------------------------------------- views
+@register_op("reshape", view=True)
+def _reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+@register_gradient("reshape")
+def reshape_grad(orig, grad):
+    """Forward: y = reshape(x, shape)
+    Backward: x̄ = reshape(ȳ, x.shape)"""
+    (x,) = orig.args
+    return [reshape(grad, x.shape)]
+
+
+@register_op("view", view=True)
+def _view(x, shape):
+    return np.reshape(x, shape, copy=False)
+
+
+@register_gradient("view")
+def view_grad(orig, grad):
+    """Forward: y = x.view(shape)
+    Backward: x̄ = ȳ.reshape(x.shape)"""
+    (x,) = orig.args
+    return [reshape(grad, x.shape)]
+
+
+def reshape(input: Tensor, *shape) -> Tensor:
+    shape = _resolve_shape(_shape_arg(shape), input.numel(), input.shape, "reshape")
+    return apply_op(_reshape, (input,), {"shape": shape})
+
+
+def view(input: Tensor, *shape) -> Tensor:
+    shape = _resolve_shape(_shape_arg(shape), input.numel(), input.shape, "view")
+    try:
+        return apply_op(_view, (input,), {"shape": shape})
+    except RuntimeError as err:
+        raise RuntimeError(
+            f"view: view size is not compatible with input tensor's size and stride (input "
+            f"shape {tuple(input.shape)}, requested {shape}): at least one dimension spans "
+            "across two contiguous subspaces. Use .reshape(...) instead."
+        ) from err
+
+
+def _resolve_shape(shape: tuple, numel: int, old: tuple, op: str) -> tuple:
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred (shape {shape})")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1]))
+        if known == 0 or numel % known:
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    if int(np.prod(shape)) != numel:
+        raise RuntimeError(
+            f"{op}: shape '{list(shape)}' is invalid for input of size {numel} "
+            f"(input shape {tuple(old)})"
+        )
+    return shape
+
+
+@register_op("permute", view=True)
+def _permute(x, dims):
+    return np.transpose(x, dims)
+
+
+@register_gradient("permute")
+def permute_grad(orig, grad):
+    """Forward: y = permute(x, dims)
+    Backward: x̄ = permute(ȳ, inverse(dims))"""
+    dims = orig.attrs["dims"]
+    inverse = tuple(int(i) for i in np.argsort(dims))
+    return [permute(grad, inverse)]
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    dims = _shape_arg(dims)
+    ndim = input.ndim
+    if len(dims) != ndim:
+        raise RuntimeError(
+            f"permute: number of dims don't match in permute (input shape "
+            f"{tuple(input.shape)}, dims {dims})"
+        )
+    dims = tuple(normalize_dim(d, ndim, "permute") for d in dims)
+    if sorted(dims) != list(range(ndim)):
+        raise RuntimeError(f"permute: repeated dim in permute (dims {dims})")
+    return apply_op(_permute, (input,), {"dims": dims})
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = input.ndim
+    if ndim == 0:
+        return input
+    dim0, dim1 = normalize_dim(dim0, ndim, "transpose"), normalize_dim(dim1, ndim, "transpose")
+    dims = list(range(ndim))
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return apply_op(_permute, (input,), {"dims": tuple(dims)})
+
+
+swapaxes = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    """Transpose of a matrix (a 0-d or 1-d tensor is returned as is)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return input if input.ndim < 2 else transpose(input, 0, 1)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    shape = input.shape[:dim] + (1,) + input.shape[dim:]
+    return apply_op(_reshape, (input,), {"shape": shape})
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    shape = input.shape
+    if dim is None:
+        dims = {i for i, s in enumerate(shape) if s == 1}
+    else:
+        dims_in = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = {normalize_dim(d, input.ndim, "squeeze") for d in dims_in}
+        dims = {d for d in dims if shape[d] == 1}
+    new_shape = tuple(s for i, s in enumerate(shape) if i not in dims)
+    return apply_op(_reshape, (input,), {"shape": new_shape})
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if input.ndim == 0:
+        return reshape(input, 1)
+    start = normalize_dim(start_dim, input.ndim, "flatten")
+    end = normalize_dim(end_dim, input.ndim, "flatten")
+    shape = input.shape[:start] + (-1,) + input.shape[end + 1 :]
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    return reshape(input, shape)
+
+
+@register_op("expand", view=True)
+def _expand(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+@register_gradient("expand")
+def expand_grad(orig, grad):
+    """Forward: y = broadcast_to(x, shape)
+    Backward: x̄ = collapse_sum_like(ȳ, x)"""
+    (x,) = orig.args
+    return [collapse_sum_like(grad, x)]
+
+
+def expand(input: Tensor, *sizes) -> Tensor:
+    sizes = _shape_arg(sizes)
+    lead = len(sizes) - input.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({input.ndim})"
+        )
+    shape = tuple(
+        input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes)
+    )
+    for i, size in enumerate(input.shape):
+        if size != 1 and size != shape[lead + i]:
+            raise RuntimeError(
+                f"expand: the expanded size of the tensor ({shape[lead + i]}) must match the "
+                f"existing size ({size}) at non-singleton dimension {lead + i}. Target sizes: "
+                f"{list(sizes)}. Tensor sizes: {list(input.shape)}"
+            )
+    if shape == input.shape:
+        return input
+    return apply_op(_expand, (input,), {"shape": shape})
+
+
+broadcast_to = expand
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, other.shape)
+
+
+# ----------------------------------------------------------------- indexing
+def _index_key(key):
+    """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it."""
+    if isinstance(key, tuple):
+        return tuple(_index_key(k) for k in key)
+    if isinstance(key, Tensor):
+        return key._data
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def is_basic_key(key) -> bool:
+    """Basic indexing (ints, slices, None, Ellipsis) returns a view."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis for k in parts)
+
+
+@register_op("getitem", view=True)
+def _getitem_view(x, key):
+    return x[key]
+
+
+@register_op("index")
+def _getitem_copy(x, key):
+    return x[key]
+
+
+@register_gradient("getitem")
+def getitem_grad(orig, grad):
+    """Forward: y = x[key]   (a view)
+    Backward: x̄ = zeros(x.shape) with x̄[key] = ȳ"""
+    (x,) = orig.args
+    return [getitem_backward(grad, x.shape, orig.attrs["key"])]
+
+
+@register_gradient("index")
+def index_grad(orig, grad):
+    """Forward: y = x[indices]   (gather; indices may repeat)
+    Backward: x̄ = scatter-add of ȳ into zeros(x.shape): repeated indices accumulate"""
+    (x,) = orig.args
+    return [getitem_backward(grad, x.shape, orig.attrs["key"])]
+
+
+@register_op("getitem_backward", inputs=("grad",))
+def _getitem_backward(grad, shape, key):
+    out = np.zeros(shape, dtype=grad.dtype)
+    if is_basic_key(key):
+        out[key] = grad
+    else:
+        np.add.at(out, key, grad)
+    return out
+
+
+@register_gradient("getitem_backward")
+def getitem_backward_grad(orig, grad):
+    """Forward: y = scatter_add(zeros(shape), key, x)
+    Backward: x̄ = ȳ[key]"""
+    return [getitem(grad, orig.attrs["key"], keep_raw=True)]
+
+
+def getitem_backward(grad: Tensor, shape: tuple, key) -> Tensor:
+    """The gradient of ``x[key]``: zeros of ``shape`` with ``grad`` added at ``key``."""
+    return apply_op(_getitem_backward, (grad,), {"shape": tuple(shape), "key": key})
+
+
+def getitem(input: Tensor, key, keep_raw: bool = False) -> Tensor:
+    key = key if keep_raw else _index_key(key)
+    if is_basic_key(key):
+        out = apply_op(_getitem_view, (input,), {"key": key})
+        out._view_key = (input, key)
+        return out
+    return apply_op(_getitem_copy, (input,), {"key": key})
+
+
+# ---------------------------------------------------------- index_put (setitem)
+@register_op("index_put", inputs=("x", "values"))
+def _index_put(x, values, key):
+    out = x.copy()
+    out[key] = values
+    return out
+
+
+@register_gradient("index_put")
+def index_put_grad(orig, grad):
+    """Forward: y = x, then y[key] = v
+    Backward: x̄ = ȳ with x̄[key] = 0, v̄ = collapse_sum_like(ȳ[key], v)"""
+    x, values = orig.args
+    key = orig.attrs["key"]
+    need_x, need_v = orig.needs_input_grad
+    grad_x = index_put(grad, key, 0.0) if need_x else None
+    grad_v = collapse_sum_like(getitem(grad, key, keep_raw=True), values) if need_v else None
+    return [grad_x, grad_v]
+
+
+def index_put(input: Tensor, key, values) -> Tensor:
+    """Out-of-place ``input[key] = values``: a new tensor."""
+    from .elementwise import promote
+
+    if not isinstance(values, Tensor):
+        values = Tensor(np.asarray(values, dtype=input.dtype))
+    else:
+        _, values = promote(input, values)
+    return apply_op(_index_put, (input, values), {"key": _index_key(key)})
+
+
+# ----------------------------------------------------------------- copies
+@register_op("clone")
+def _clone(x):
+    return x.copy()
+
+
+@register_gradient("clone")
+def clone_grad(orig, grad):
+    """Forward: y = x (a copy)
+    Backward: x̄ = ȳ"""
+    return [grad]
+
+
+def clone(input: Tensor) -> Tensor:
+    return apply_op(_clone, (input,))
+
+
+def contiguous(input: Tensor) -> Tensor:
+    if input._data.flags.c_contiguous:
+        return input
+    return clone(input)
+
+
+@register_op("astype")
+def _astype(x, dtype):
+    return x.astype(dtype)
+
+
+@register_gradient("astype")
+def astype_grad(orig, grad):
+    """Forward: y = x.to(dtype)
+    Backward: x̄ = ȳ.to(x.dtype)"""
+    (x,) = orig.args
+    return [astype(grad, x.dtype)]
+
+
+def astype(input: Tensor, dtype) -> Tensor:
+    dtype = np.dtype(dtype)
+    if input.dtype == dtype:
+        return input
+    return apply_op(_astype, (input,), {"dtype": dtype})
+
+
+@register_op("to_device")
+def _to_device(x, device, source):
+    from ..backend import to_device
+
+    return to_device(x, device)
+
+
+@register_gradient("to_device")
+def to_device_grad(orig, grad):
+    """Forward: y = x.to(device)
+    Backward: x̄ = ȳ.to(x.device)"""
+    from ..backend import device_of
+
+    source = orig.attrs["source"]
+    return [grad if device_of(grad._data) == source else to_device(grad, source)]
+
+
+def to_device(input: Tensor, device: str) -> Tensor:
+    return apply_op(_to_device, (input,), {"device": device, "source": input.device})
+
+
+class TensorShape:
+    """Something with just a ``.shape``, for collapse_sum_like when only the shape is known."""
+
+    def __init__(self, shape) -> None:
+        self.shape = tuple(shape)

@@ -1,0 +1,692 @@
+"""Tensor: an array plus the autograd metadata that ties it into a graph.
+
+The array lives in ``_data`` (numpy, or CuPy on a GPU). Everything differentiable a
+tensor does goes through an op in :mod:`workbench.ops`; this module only holds the
+data, the bookkeeping (leaf or not, grad, hooks, version counter) and the Python
+operators, each of which calls an op.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import backend, events
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
+
+_default_float = [float32]
+
+
+def get_default_dtype() -> np.dtype:
+    return _default_float[0]
+
+
+def set_default_dtype(dtype) -> None:
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
+    _default_float[0] = dtype
+
+
+def is_differentiable_dtype(dtype) -> bool:
+    return dtype.kind in "fc"
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` takes the hook away."""
+
+    _next_key = 0
+
+    def __init__(self, hooks: dict) -> None:
+        self.hooks = hooks
+        self.key = RemovableHandle._next_key
+        RemovableHandle._next_key += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.key, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def add_hook(hooks: dict | None, fn: Callable) -> tuple[dict, RemovableHandle]:
+    hooks = {} if hooks is None else hooks
+    handle = RemovableHandle(hooks)
+    hooks[handle.key] = fn
+    return hooks, handle
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it.
+
+    Build one with :func:`workbench.tensor`; the constructor here takes the same
+    arguments.
+    """
+
+    # Hot fields are slots; rarely-set ones live in the instance dict with class defaults.
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad_fn",
+        "_output_nr",
+        "_version_ref",
+        "__dict__",
+        "__weakref__",
+    )
+
+    _grad = None
+    _base = None  # the tensor this one is a view of
+    _view_key = None  # (base, index) when made by basic indexing
+    _grad_acc = None  # weakref to the leaf's AccumulateGrad node
+    _retains_grad = False
+    _hooks = None  # leaf: tensor hooks; non-leaf hooks live on the grad_fn
+    _post_acc_hooks = None
+    _uid = None
+    _is_inference = False
+    name = None
+
+    __array_priority__ = 1000  # numpy scalars defer to Tensor operators
+
+    def __init__(
+        self,
+        data: Any,
+        dtype=None,
+        requires_grad: bool = False,
+        name: str | None = None,
+        device=None,
+    ) -> None:
+        array = _to_array(data, dtype, device)
+        self._data = array
+        self._requires_grad = False
+        self._grad_fn = None
+        self._output_nr = 0
+        self._version_ref = [0]
+        if name is not None:
+            self.name = name
+        if grad_mode._state.inference:
+            self._is_inference = True
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _make(cls, array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
+        """Wrap an array without copying or checking (the ops' fast path)."""
+        t = object.__new__(cls)
+        t._data = array
+        t._requires_grad = requires_grad
+        t._grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._version_ref = [0]
+        return t
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    def size(self, dim: int | None = None):
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def device(self) -> str:
+        return backend.device_of(self._data)
+
+    @property
+    def uid(self) -> str:
+        """This tensor's stable id (``t17``), used in events, traces and pictures."""
+        if self._uid is None:
+            self._uid = events.new_tensor_id()
+        return self._uid
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self._set_requires_grad(
+            flag, "only Tensors of floating point and complex dtype can require gradients"
+        )
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self._set_requires_grad(
+            requires_grad, "only Tensors of floating point dtype can require gradients"
+        )
+        return self
+
+    def _set_requires_grad(self, flag: bool, dtype_message: str) -> None:
+        if self._grad_fn is not None:
+            if flag:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if flag and not is_differentiable_dtype(self.dtype):
+            raise RuntimeError(dtype_message + f" (got dtype {self.dtype})")
+        if flag and self._is_inference and not grad_mode._state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
+        self._requires_grad = bool(flag)
+
+    @property
+    def _version(self) -> int:
+        if self._is_inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return self._version_ref[0]
+
+    def is_inference(self) -> bool:
+        return self._is_inference
+
+    # --------------------------------------------------------------------- grad
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size {list(value.shape)} to a tensor "
+                    f"of size {list(self.shape)}. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype {value.dtype} to a tensor "
+                    f"with dtype {self.dtype}. Please ensure that the gradient and the tensor "
+                    "have the same dtype"
+                )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None:
+            return
+        if not self._retains_grad:
+            self._retains_grad = True
+            self._grad_fn._retain(self)
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed.
+
+        A hook that returns a tensor replaces the gradient; hooks chain in the order
+        they were registered.
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            self._hooks, handle = add_hook(self._hooks, hook)
+            return handle
+        return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(tensor)`` after the gradient has been accumulated into ``.grad``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        self._post_acc_hooks, handle = add_hook(self._post_acc_hooks, hook)
+        return handle
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves; see ``autograd.backward``."""
+        from .autograd import engine
+
+        engine.backward(
+            self,
+            None if gradient is None else [gradient],
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            inputs=inputs,
+        )
+
+    # ----------------------------------------------------------- data access
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return backend.to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return backend.to_numpy(self._data).tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous"
+            )
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    __hash__ = object.__hash__
+
+    @property
+    def data(self) -> Tensor:
+        """The same memory with no history; writes through ``.data`` bypass the version counter."""
+        out = Tensor._make(self._data)
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing this tensor's memory and version counter, with no history."""
+        out = Tensor._make(self._data)
+        out._version_ref = self._version_ref
+        if self._is_inference:
+            out._is_inference = True
+        return out
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. This view was created "
+                "from a tensor that requires grad."
+            )
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(dtype)``, ``to(device)`` or ``to(device, dtype)``: a differentiable copy."""
+        from . import ops
+
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        for arg in args:
+            if isinstance(arg, str):
+                device = arg
+            else:
+                dtype = arg
+        out = self
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            out = ops.astype(out, np.dtype(dtype))
+        if device is not None and backend.normalize_device(device) != self.device:
+            out = ops.to_device(out, backend.normalize_device(device))
+        return out
+
+    def float(self) -> Tensor:
+        return self.to(float32)
+
+    def double(self) -> Tensor:
+        return self.to(float64)
+
+    def long(self) -> Tensor:
+        return self.to(int64)
+
+    def int(self) -> Tensor:
+        return self.to(int32)
+
+    def bool(self) -> Tensor:
+        return self.to(bool_)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self) -> Tensor:
+        return self.to("cuda")
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    # ---------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        body = np.array2string(
+            backend.to_numpy(self._data),
+            separator=", ",
+            prefix="tensor(",
+            precision=4,
+            threshold=200,
+            edgeitems=3,
+        )
+        extras = []
+        if self._data.dtype not in (_default_float[0], int64, bool_) or (
+            self._data.size == 0 and self._data.dtype != _default_float[0]
+        ):
+            extras.append(f"dtype={self._data.dtype}")
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self._grad_fn is not None:
+            extras.append(f"grad_fn=<{self._grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        if self.name is not None:
+            extras.append(f"name='{self.name}'")
+        return "tensor(" + ", ".join([body, *extras]) + ")"
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    # ------------------------------------------------- operators (each calls an op)
+    def __add__(self, other):
+        return _ops.add(self, other)
+
+    def __radd__(self, other):
+        return _ops.add(other, self)
+
+    def __sub__(self, other):
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other):
+        return _ops.sub(other, self)
+
+    def __mul__(self, other):
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other):
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other):
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops.div(other, self)
+
+    def __pow__(self, other):
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other):
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other):
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops.matmul(Tensor(other), self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    # comparisons: bool tensors that never require grad
+    def __lt__(self, other):
+        return _ops.lt(self, other)
+
+    def __le__(self, other):
+        return _ops.le(self, other)
+
+    def __gt__(self, other):
+        return _ops.gt(self, other)
+
+    def __ge__(self, other):
+        return _ops.ge(self, other)
+
+    def __eq__(self, other):
+        return _ops.eq(self, other)
+
+    def __ne__(self, other):
+        return _ops.ne(self, other)
+
+    def __and__(self, other):
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other):
+        return _ops.logical_or(self, other)
+
+    def __xor__(self, other):
+        return _ops.logical_xor(self, other)
+
+    def __invert__(self):
+        return _ops.logical_not(self)
+
+    def __getitem__(self, key):
+        return _ops.getitem(self, key)
+
+    # ------------------------------------------------------------ in-place ops
+    def __setitem__(self, key, value) -> None:
+        _inplace.setitem(self, key, value)
+
+    def add_(self, other, *, alpha=1) -> Tensor:
+        return _inplace.apply(self, _ops.add, other, alpha=alpha)
+
+    def sub_(self, other, *, alpha=1) -> Tensor:
+        return _inplace.apply(self, _ops.sub, other, alpha=alpha)
+
+    def mul_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.mul, other)
+
+    def div_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.div, other)
+
+    def pow_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.pow, other)
+
+    def clamp_(self, min=None, max=None) -> Tensor:
+        return _inplace.apply(self, _ops.clamp, min, max)
+
+    def zero_(self) -> Tensor:
+        return _inplace.fill(self, 0)
+
+    def fill_(self, value) -> Tensor:
+        return _inplace.fill(self, value)
+
+    def copy_(self, src) -> Tensor:
+        return _inplace.copy(self, src)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    # -------------------------------------------------------- shape shortcuts
+    @property
+    def T(self) -> Tensor:
+        return _ops.permute(self, tuple(reversed(range(self.ndim))))
+
+    @property
+    def mT(self) -> Tensor:
+        return _ops.transpose(self, -2, -1)
+
+    def reshape(self, *shape) -> Tensor:
+        return _ops.reshape(self, *shape)
+
+    def view(self, *shape) -> Tensor:
+        return _ops.view(self, *shape)
+
+    def permute(self, *dims) -> Tensor:
+        return _ops.permute(self, *dims)
+
+    def expand(self, *sizes) -> Tensor:
+        return _ops.expand(self, *sizes)
+
+    def clone(self) -> Tensor:
+        return _ops.clone(self)
+
+    def where(self, condition, other) -> Tensor:
+        return _ops.where(condition, self, other)
+
+
+# Methods that are exactly the op of the same name: x.exp() is ops.exp(x).
+METHOD_OPS = (
+    "abs",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "clamp",
+    "clip",
+    "contiguous",
+    "cos",
+    "div",
+    "eq",
+    "exp",
+    "expand_as",
+    "flatten",
+    "ge",
+    "gt",
+    "le",
+    "log",
+    "lt",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mul",
+    "ne",
+    "neg",
+    "pow",
+    "relu",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sqrt",
+    "squeeze",
+    "sub",
+    "sum",
+    "t",
+    "tanh",
+    "transpose",
+    "unsqueeze",
+    "add",
+    "logical_not",
+    "logical_and",
+    "logical_or",
+    "dot",
+)
+
+
+def install_method_ops(names, namespace) -> None:
+    """Make ``namespace.name`` available as the method ``Tensor.name`` for each name."""
+    for op_name in names:
+        setattr(Tensor, op_name, getattr(namespace, op_name))
+
+
+def _to_array(data: Any, dtype, device):
+    """Turn Python data, a numpy/CuPy array or a Tensor into an array of the right dtype.
+
+    Python floats become the default float dtype (float32), as in PyTorch; numpy arrays
+    keep theirs.
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    xp = backend.xp(data)
+    if dtype is not None:
+        array = xp.asarray(data, dtype=np.dtype(dtype))
+    else:
+        array = xp.asarray(data)
+        if array.dtype == float64 and not isinstance(data, (np.ndarray, np.generic)):
+            if xp is np or not isinstance(data, xp.ndarray):
+                array = array.astype(_default_float[0])
+        elif array.dtype.kind == "i" and array.dtype != int64 and not hasattr(data, "dtype"):
+            array = array.astype(int64)
+    if array is data and isinstance(data, np.ndarray):
+        array = array.copy()  # wb.tensor(array) copies, as torch.tensor does
+    if device is not None:
+        array = backend.to_device(array, backend.normalize_device(device))
+    return array
+
+
+# Imported last: these modules build on Tensor (and call back into it).
+from . import _inplace  # noqa: E402
+from . import ops as _ops  # noqa: E402
+from .autograd import grad_mode  # noqa: E402
+
+install_method_ops(METHOD_OPS, _ops)
