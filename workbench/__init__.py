@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 
 from . import autograd, events
-from . import tensor as _tensor_module  # noqa: I001  (first: everything builds on Tensor)
 from .autograd import (
     enable_grad,
     inference_mode,

@@ -684,9 +684,9 @@ def _to_array(data: Any, dtype, device):
     return array
 
 
-# Imported last: these modules build on Tensor (and call back into it).
+# Imported last: these modules build on Tensor (and call back into it). The op
+# library binds itself as ``_ops`` when it loads (see workbench/ops/__init__.py).
 from . import _inplace  # noqa: E402
-from . import ops as _ops  # noqa: E402
 from .autograd import grad_mode  # noqa: E402
 
-install_method_ops(METHOD_OPS, _ops)
+_ops = None

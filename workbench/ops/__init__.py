@@ -80,3 +80,16 @@ from .shape import (
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+
+
+def _bind_tensor_methods() -> None:
+    """Give Tensor its operators (``_ops``) and the methods that are plain ops (``x.exp()``)."""
+    import sys
+
+    from .. import tensor
+
+    tensor._ops = sys.modules[__name__]
+    tensor.install_method_ops(tensor.METHOD_OPS, tensor._ops)
+
+
+_bind_tensor_methods()
