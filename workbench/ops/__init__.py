@@ -84,12 +84,12 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 
 def _bind_tensor_methods() -> None:
     """Give Tensor its operators (``_ops``) and the methods that are plain ops (``x.exp()``)."""
+    import importlib
     import sys
 
-    from .. import tensor
-
-    tensor._ops = sys.modules[__name__]
-    tensor.install_method_ops(tensor.METHOD_OPS, tensor._ops)
+    tensor_module = importlib.import_module("workbench.tensor")
+    tensor_module._ops = sys.modules[__name__]
+    tensor_module.install_method_ops(tensor_module.METHOD_OPS, tensor_module._ops)
 
 
 _bind_tensor_methods()
