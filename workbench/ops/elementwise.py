@@ -7,6 +7,8 @@ rules pass each partial through ``collapse_sum_like`` to undo broadcasting.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd.dispatch import apply_op
@@ -173,14 +175,18 @@ def _pow_base_grad(grad, x, p):
 
 
 def _pow_exponent_grad(grad, x, p, z):
-    """z̄ · z · ln x, except where x = 0 and p ≥ 0: there z = 0 is flat in p (PyTorch's choice)."""
+    """z̄ · z · ln x, except where x = 0 and p ≥ 0: there z is flat in p (PyTorch's choice).
+
+    Those points take ln 1 = 0 instead of ln 0, so no 0 · ∞ is ever computed.
+    """
     if isinstance(x, Tensor):
-        return collapse_sum_like(where((x == 0) & (p >= 0), 0.0, grad * z * log(x)), p)
+        flat = (x == 0) & (p >= 0)
+        return collapse_sum_like(grad * z * log(where(flat, 1.0, x)), p)
     # A Python-number base: ln x is a constant.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_x = float(np.log(x))
-    slope = grad * z * log_x
-    return collapse_sum_like(where(p >= 0, 0.0, slope) if x == 0 else slope, p)
+    if x == 0:
+        return grad * z * where(p >= 0, 0.0, -math.inf)
+    with np.errstate(invalid="ignore"):
+        return grad * z * float(np.log(x))
 
 
 def add(input, other, *, alpha=1) -> Tensor:
