@@ -15,23 +15,26 @@ from .autograd import grad_mode
 from .tensor import Tensor
 
 
-def check_inplace(t: Tensor) -> None:
-    """PyTorch's refusals: leaves that require grad, their views, inference tensors."""
+def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
+    """PyTorch's refusals: leaves that require grad, their views, inference tensors.
+
+    ``x[i] = v`` writes through the view ``x[i]``, so on a leaf it gets the view message.
+    """
     if t._is_inference and not grad_mode._state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed"
         )
     if not grad_mode._state.enabled:
         return
-    if t._grad_fn is None and t._requires_grad:
-        base = t._base
-        if base is not None and base._grad_fn is None and base._requires_grad:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
+    base = t._base
+    leaf_view = base is not None and base._grad_fn is None and base._requires_grad
+    if t._grad_fn is None and t._requires_grad and not writes_through_view and not leaf_view:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if leaf_view or (t._grad_fn is None and t._requires_grad):
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
 
 
@@ -128,7 +131,7 @@ def setitem(t: Tensor, key, value) -> None:
     """``t[key] = value``; records an index_put node when gradients are involved."""
     from . import ops
 
-    check_inplace(t)
+    check_inplace(t, writes_through_view=True)
     if not _recording(t, (value,)):
         array = value._data if isinstance(value, Tensor) else value
         try:

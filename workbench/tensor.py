@@ -121,7 +121,9 @@ class Tensor:
         if grad_mode._state.inference:
             self._is_inference = True
         if requires_grad:
-            self.requires_grad = True
+            self._set_requires_grad(
+                True, "Only Tensors of floating point and complex dtype can require gradients"
+            )
 
     @classmethod
     def _make(cls, array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
