@@ -19,6 +19,14 @@ class OpError(RuntimeError):
     """An op was called with inputs it cannot take; the message names the op and shapes."""
 
 
+class OpIndexError(OpError, IndexError):
+    """An index out of range: still an IndexError, as Python (and PyTorch) code expects."""
+
+
+class OpTypeError(OpError, TypeError):
+    """An argument of the wrong type."""
+
+
 def describe_inputs(inputs) -> str:
     parts = []
     for x in inputs:
@@ -29,11 +37,32 @@ def describe_inputs(inputs) -> str:
     return ", ".join(parts)
 
 
+def broadcast_mismatch(shapes) -> str | None:
+    """PyTorch's sentence for the first dimension where two of ``shapes`` cannot broadcast."""
+    names = "abcdefgh"
+    for i, a in enumerate(shapes):
+        for j in range(i + 1, len(shapes)):
+            b = shapes[j]
+            ndim = max(len(a), len(b))
+            for back in range(1, min(len(a), len(b)) + 1):
+                size_a, size_b = a[-back], b[-back]
+                if size_a != size_b and 1 not in (size_a, size_b):
+                    return (
+                        f"the size of tensor {names[i]} ({size_a}) must match the size of "
+                        f"tensor {names[j]} ({size_b}) at non-singleton dimension {ndim - back}"
+                    )
+    return None
+
+
 def op_error(op, inputs, err: Exception) -> OpError:
     message = str(err)
     if "could not be broadcast" in message:
-        message = "shapes cannot be broadcast together"
-    return OpError(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
+        shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
+        message = broadcast_mismatch(shapes) or "shapes cannot be broadcast together"
+    kind = OpIndexError if isinstance(err, IndexError) else OpError
+    if isinstance(err, TypeError):
+        kind = OpTypeError
+    return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
