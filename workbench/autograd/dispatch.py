@@ -74,6 +74,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x._data)
             if x._requires_grad:
                 requires_grad = True
+            elif x._view_of is not None:  # a view whose base may have gained a history
+                x._refresh_view()
+                requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
     try:
@@ -90,9 +93,32 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         base = inputs[0]
         result._version_ref = base._version_ref
         result._base = base if base._base is None else base._base
+        result._view_of = (op, inputs, attrs, state.enabled)
+        result._view_version = base._version_ref[0]
     if events.listening:
         _publish_op(op, inputs, attrs, result)
     return result
+
+
+def replay_view(view: Tensor) -> None:
+    """Record the view op of ``view`` again on its (possibly changed) parent (see _refresh_view)."""
+    op, inputs, attrs, _ = view._view_of
+    parent = inputs[0]
+    parent._refresh_view()
+    old_node = view._grad_fn
+    with grad_mode.enable_grad():
+        fresh = apply_op(op, (parent,) + tuple(inputs[1:]), attrs)
+    node = fresh._grad_fn
+    view._grad_fn, view._output_nr, view._requires_grad = node, 0, fresh._requires_grad
+    view._view_version = view._version_ref[0]
+    if node is None:
+        return
+    node._output_ref = weakref.ref(view)
+    hooks = old_node._tensor_hooks_for(0) if old_node is not None else None
+    if hooks:  # hooks registered on the view stay with it
+        node._tensor_hooks = {0: hooks}
+    if view._retains_grad:
+        node._retain(view)
 
 
 def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
