@@ -7,6 +7,7 @@ nobody listens.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 from .. import events
@@ -205,9 +206,11 @@ class _AnomalyFlag:
     enabled = False
 
 
-class _BackwardDepth:
+class _BackwardDepth(threading.local):
+    """How deep this thread is inside backward passes (ops run by rules are 'in backward')."""
+
     depth = 0
 
 
 _anomaly = _AnomalyFlag
-_in_backward = _BackwardDepth
+_in_backward = _BackwardDepth()
