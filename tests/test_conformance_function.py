@@ -284,7 +284,7 @@ def test_d14_110_once_differentiable_refuses_a_second_differentiation():
         @once_differentiable
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
-            return Tensor_from_array(2 * a.detach().numpy() * g.detach().numpy())
+            return constant(2 * a.detach().numpy() * g.detach().numpy())
 
     x = T([3.0], requires_grad=True)
     Square.apply(x).sum().backward()
@@ -300,7 +300,7 @@ def test_d14_110_once_differentiable_refuses_a_second_differentiation():
         g.sum().backward()
 
 
-def Tensor_from_array(array) -> wb.Tensor:
+def constant(array) -> wb.Tensor:
     return wb.tensor(array, dtype=wb.float64)
 
 
