@@ -261,7 +261,7 @@ class saved_tensors_hooks:
     another device, compressed, or dropped and recomputed (checkpointing)::
 
         def pack(x):
-            return x.numpy().copy()          # keep a plain copy instead of the tensor
+            return x.detach().numpy().copy()  # keep a plain copy instead of the tensor
 
         def unpack(array):
             return wb.tensor(array)
