@@ -55,6 +55,28 @@ def walk(root_nodes: list) -> list:
     return order
 
 
+def assign_ids(edges: list, nodes: list) -> None:
+    """Give ids in creation order, as events would have: inputs, then outputs, then roots.
+
+    Ids are handed out on first use, so without this the picture drawn first would
+    decide the numbering; this way forward and backward pictures agree.
+    """
+    for node in sorted(nodes, key=lambda n: n._seq):
+        node.uid  # noqa: B018  (touching .uid assigns the id)
+        if isinstance(node, AccumulateGrad):
+            node.variable.uid  # noqa: B018
+        elif isinstance(node, OpNode):
+            for slot, (child, _) in zip(node.inputs, node.next_functions):
+                if isinstance(child, AccumulateGrad):
+                    child.variable.uid  # noqa: B018
+                elif type(slot) is SavedTensor and slot.tensor is not None:
+                    slot.tensor.uid  # noqa: B018
+            if node.output() is not None:
+                node.output().uid  # noqa: B018
+    for tensor, _ in edges:
+        tensor.uid  # noqa: B018
+
+
 def engine_order(root_nodes: list, nodes: list) -> list:
     """The order the engine will run the nodes in, without running anything.
 
@@ -103,6 +125,7 @@ def backward_model(roots: list) -> GraphModel:
     edges = root_edges(roots)
     root_nodes = [node for _, node in edges]
     nodes = walk(root_nodes)
+    assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("backward", title="backward graph")
     for tensor, node in edges:
@@ -195,6 +218,7 @@ def forward_model(roots: list) -> GraphModel:
     edges = root_edges(roots)
     root_nodes = [node for _, node in edges]
     nodes = walk(root_nodes)
+    assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("forward", title="forward graph")
     outputs = {edge_of(t): t for t, _ in edges}
