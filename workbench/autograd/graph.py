@@ -439,9 +439,16 @@ class SavedMemory:
 
 
 def _saved_memory_add(node: Node, nbytes: int) -> None:
+    """Count ``nbytes`` saved by ``node`` at once (custom Functions, checkpointing)."""
     SavedMemory.current += nbytes
     if SavedMemory.current > SavedMemory.peak:
         SavedMemory.peak = SavedMemory.current
+    if events.listening and nbytes:
+        events.publish(
+            events.SavedTensorPacked(
+                node=node.uid, slot="*", tensor=None, nbytes=nbytes, total_bytes=SavedMemory.current
+            )
+        )
 
 
 def _saved_memory_release(node: Node, nbytes: int, slots: list | None = None) -> None:

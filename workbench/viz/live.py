@@ -155,7 +155,12 @@ def _node_vertex(model: GraphModel, node: Node) -> None:
         return
     lines = [node.name(), *formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
-    model.add(Vertex(node.uid, "backward", lines, members=(node.uid,), tooltip=tooltip))
+    model.add(Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip))
+
+
+def scope_of(node: Node) -> tuple:
+    """The name scope a node was recorded in, when the recorder kept it in its metadata."""
+    return tuple(node.metadata.get("scope") or ())
 
 
 def _saved_vertices(model: GraphModel, node: OpNode) -> None:
@@ -244,11 +249,11 @@ def _leaf_vertex(model: GraphModel, node: AccumulateGrad) -> str:
 
 
 def _op_vertex(model: GraphModel, node: Node) -> None:
-    name = node.op.name if isinstance(node, OpNode) else node.name()
+    name = node.op.name if isinstance(node, OpNode) else node.name().removesuffix("Backward")
     lines = [name]
     if isinstance(node, OpNode):
         lines += attr_lines(node.attrs)
-    model.add(Vertex(node.uid, "op", lines, members=(node.uid,), tooltip=node.name()))
+    model.add(Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name()))
 
 
 def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -> str:
