@@ -195,3 +195,13 @@ def test_subscribers_are_called_in_subscription_order():
         with events.subscribe(lambda e: calls.append("second")):
             wb.tensor([1.0], requires_grad=True) * 2
     assert calls == ["first", "second"]
+
+
+def test_reference_d1_7_building_b_emits_a_node_created_event():
+    a = wb.tensor([1.0, 2.0], requires_grad=True)
+    with events.collect("op_recorded") as got:
+        b = a * 2
+    (e,) = got.events
+    assert (e.op, e.inputs, e.output_shape) == ("mul", (a.uid, None), (2,))
+    assert e.node == b.grad_fn.uid and e.output == b.uid
+    assert e.next_names == ("AccumulateGrad", None) and e.attrs == {"input1": 2}

@@ -302,3 +302,16 @@ def test_importing_workbench_loads_no_drawing_libraries():
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_trace_of_a_partial_grad_names_the_nodes_that_did_not_run():
+    x = wb.tensor([1.0, 2.0], requires_grad=True)
+    y = wb.tensor([3.0, 4.0], requires_grad=True)
+    loss = (x * y).sum()
+    with wb.trace() as tr:
+        wb.autograd.grad(loss, [x])
+    vertices = wb.viz.draw(tr).model.vertices
+    accumulate_y = loss.grad_fn.next_functions[0][0].next_functions[1][0]
+    assert vertices[accumulate_y.uid].lines == [accumulate_y.uid, "(did not run)"]
+    with pytest.raises(ValueError, match="no forward op"):
+        wb.viz.draw(tr, kind="forward")
