@@ -198,7 +198,7 @@ class Trace:
 
     def __init__(self, records: list | None = None, small: int = SMALL_ARRAY) -> None:
         self._records: list[dict] = list(records or [])
-        self._pending: list = []  # (event, its arrays' summaries), not yet made records
+        self._pending: list = []  # (kind, field values with arrays summarized), not yet records
         self.small = small
         self._subscription: events.Subscription | None = None
 
