@@ -190,3 +190,15 @@ def test_pool_second_derivatives_are_linear_in_the_output_gradient():
     assert_close(back, [[[[0, 2], [0, 0]]]])
     (gg,) = wb.autograd.grad(back, g, t64([[[[10.0, 20.0], [30.0, 40.0]]]]))
     assert_close(gg, [[[[20.0]]]])
+
+
+def test_max_pool_propagates_nan_like_pytorch():
+    torch = pytest.importorskip("torch")
+    values = np.array([[[[1.0, np.nan, 2.0, 0.0], [3.0, 4.0, 8.0, 1.0]]]])
+    x, xt = t64(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    out, ref = F.max_pool2d(x, 2), torch.nn.functional.max_pool2d(xt, 2)
+    assert_close(out, ref)
+    g = np.array([[[[1.0, np.inf]]]])  # an infinite gradient must stay at its own argmax
+    out.backward(wb.tensor(g))
+    ref.backward(torch.tensor(g))
+    assert_close(x.grad, xt.grad)
