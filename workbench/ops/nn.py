@@ -354,9 +354,11 @@ def nll_loss_grad(orig, grad):
     """Forward: ℓₙ = −w[tₙ] · p[n, tₙ]; mean: Σℓₙ / Σ w[tₙ]   (ignore_index rows count 0)
     Backward: p̄ = nll_loss_backward(ℓ̄, p, t, w); t, w: none"""
     predictions, targets, weights = orig.args
-    attrs = orig.attrs
-    back = apply_op(grad_ops._nll_loss_backward, (grad, predictions, targets, weights), dict(attrs))
-    return [back, None, None]
+    return [
+        grad_ops.nll_loss_backward(grad, predictions, targets, weights, **orig.attrs),
+        None,
+        None,
+    ]
 
 
 def nll_loss_op(predictions, targets, weights, reduction: str, ignore_index: int) -> Tensor:
