@@ -13,10 +13,15 @@ import numpy as np
 from .steps import CollapseInfo, GradFlow, NodeInfo, StepRecord
 
 
-def format_array(value: np.ndarray | None) -> str:
-    """A short, readable rendering of an array: 4 decimals, long arrays abbreviated."""
+def format_array(value: np.ndarray | str | None) -> str:
+    """A short, readable rendering of an array: 4 decimals, long arrays abbreviated.
+
+    A string is a trace's description of an array it did not keep, shown as is.
+    """
     if value is None:
         return "None"
+    if isinstance(value, str):
+        return value
     value = np.asarray(value)
     text = np.array2string(
         value, precision=4, separator=", ", threshold=40, edgeitems=2, suppress_small=True

@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from .graphview import GraphView
 from .panel import STYLE, inspect_html, message_html, step_html
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
+from .trace_steps import is_trace, trace_source
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -33,6 +34,8 @@ def source_for(target, retain_graph: bool = False) -> StepSource:
         if not target.requires_grad:
             raise ValueError(NO_GRAPH)
         return LiveSteps(target, retain_graph=retain_graph)
+    if is_trace(target):
+        return trace_source(target)
     raise TypeError(
         f"BackwardStepper needs a loss Tensor or a saved Trace, not {type(target).__name__}."
     )

@@ -58,7 +58,11 @@ class LeafUpdate:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One node run by the engine, summarised for display (arrays are copies)."""
+    """One node run by the engine, summarised for display.
+
+    Arrays are private copies. From a trace, an array too large to keep in full is a
+    string describing its shape and statistics.
+    """
 
     index: int
     node: str
