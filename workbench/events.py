@@ -65,6 +65,7 @@ class OpRecorded(Event):
     scope: tuple = ()
     next_nodes: tuple = ()  # the node's edges: ids of the nodes its input grads flow to
     next_names: tuple = ()  # and their names (AccumulateGrad for a leaf input)
+    input_names: tuple = ()  # the inputs' .name (None where unnamed), for pictures
 
 
 @dataclass

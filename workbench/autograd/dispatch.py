@@ -123,6 +123,7 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
             value=result._data,
             next_nodes=() if node is None else _edge_ids(node),
             next_names=() if node is None else _edge_names(node),
+            input_names=tuple(x.name if isinstance(x, Tensor) else None for x in inputs),
         )
     )
     if node is not None:
