@@ -48,8 +48,8 @@ def test_first_step_is_the_root_and_next_moves_the_highlight_and_panel():
     stepper = BackwardStepper(loss)
     assert stepper.error is None
     assert stepper.step == 0
-    assert stepper.active == loss.grad_fn.uid
-    assert f'id="{stepper.active}"' in stepper.graph.svg
+    assert stepper.active == loss.grad_fn.uid == stepper.graph.active
+    assert f'<g id="{stepper.active}" class="node' in stepper.graph.svg
     first_panel = stepper.panel.value
     assert "SumBackward0" in first_panel
     assert stepper.next() is True
@@ -187,6 +187,16 @@ def test_clicking_a_node_inspects_its_data_grad_and_saved_tensors():
     assert stepper.node_picker.value == sigmoid_node.uid
 
 
+def test_clicking_a_saved_tensor_inspects_the_node_that_saved_it():
+    loss, x, w, b = small_graph()
+    stepper = BackwardStepper(loss)
+    mul_node = loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    assert f'<g id="{mul_node.uid}.x"' in stepper.graph.svg  # viz draws saved x as its own box
+    stepper.graph.selected = f"{mul_node.uid}.x"
+    assert "MulBackward0" in stepper.inspector.value and "saved x" in stepper.inspector.value
+    assert stepper.node_picker.value == mul_node.uid
+
+
 @pytest.mark.parametrize(
     ("target", "words"),
     [
@@ -245,6 +255,8 @@ def test_a_two_hundred_node_chain_steps_to_the_end():
     stepper = BackwardStepper(loss)
     stepper.continue_()
     assert len(stepper.cursor.source.records) == 201
+    # the picture is folded (too big to read): the lit vertex is the box holding the node
+    assert f'<g id="{stepper.graph.active}" class="node' in stepper.graph.svg
     np.testing.assert_allclose(x.grad.numpy(), [1.01**199], rtol=1e-5)
 
 

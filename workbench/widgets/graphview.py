@@ -12,6 +12,8 @@ it only toggles CSS classes on those ``<g>`` elements.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import anywidget
 import traitlets
 
@@ -37,8 +39,17 @@ function render({ model, el }) {
     }
     const selected = model.get("selected");
     if (selected) box.querySelector(`g[id="${selected}"]`)?.classList.add("selected");
-    const active = (model.get("step_nodes") || [])[model.get("step")];
-    if (active) box.querySelector(`g[id="${active}"]`)?.classList.add("active");
+    const order = model.get("step_nodes") || [];
+    const step = model.get("step");
+    for (const id of order.slice(0, Math.max(step, 0))) {
+      box.querySelector(`g[id="${id}"]`)?.classList.add("done");
+    }
+    const active = order[step];
+    if (active) {
+      const g = box.querySelector(`g[id="${active}"]`);
+      g?.classList.remove("done");
+      g?.classList.add("active");
+    }
     box.dataset.active = active || "";
   }
 
@@ -70,6 +81,8 @@ _CSS = """
 .wb-graph g.node { cursor: pointer; }
 .wb-graph g.node.active > polygon, .wb-graph g.node.active > ellipse,
 .wb-graph g.node.active > path { stroke: #d62728; stroke-width: 3px; fill: #ffe08a; }
+.wb-graph g.node.done > polygon, .wb-graph g.node.done > ellipse,
+.wb-graph g.node.done > path { fill: #e8e8e8; }
 .wb-graph g.node.selected > polygon, .wb-graph g.node.selected > ellipse,
 .wb-graph g.node.selected > path { stroke: #1f77b4; stroke-width: 3px; }
 .wb-graph g.node.breakpoint > polygon, .wb-graph g.node.breakpoint > ellipse,
@@ -79,6 +92,42 @@ _CSS = """
 .wb-graph g.node.new > polygon, .wb-graph g.node.new > ellipse,
 .wb-graph g.node.new > path { fill: #e0ecff; }
 """
+
+
+@dataclass
+class Picture:
+    """A laid-out graph: its SVG and, per SVG vertex, the engine node ids it stands for."""
+
+    svg: str
+    members: dict  # vertex id -> tuple of node ids (a folded box stands for many)
+    kinds: dict  # vertex id -> what it draws: backward, accumulate, saved, fold, ...
+
+    def vertex_of(self, node_id: str) -> str:
+        """The vertex that lights up for ``node_id``: its own, else the box it was folded into."""
+        if node_id in self.members:
+            return node_id
+        for vid, members in self.members.items():
+            if node_id in members and self.kinds[vid] not in ("saved", "collapse", "root"):
+                return vid
+        return node_id
+
+    def node_of(self, vertex_id: str) -> str | None:
+        """The engine node a clicked vertex is about (a saved tensor: the node that saved it)."""
+        members = self.members.get(vertex_id, ())
+        if vertex_id in members:
+            return vertex_id
+        return members[0] if members else None
+
+
+def draw(target, kind: str = "backward") -> Picture:
+    """Lay ``target`` (a Tensor or a Trace) out once with ``wb.viz`` (Graphviz)."""
+    from .. import viz
+
+    graph = viz.draw(target, kind=kind)
+    vertices = graph.model.vertices.values()
+    return Picture(
+        graph.svg(), {v.id: tuple(v.members) for v in vertices}, {v.id: v.kind for v in vertices}
+    )
 
 
 class GraphView(anywidget.AnyWidget):

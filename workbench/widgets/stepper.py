@@ -16,7 +16,7 @@ import ipywidgets as widgets
 
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from .graphview import GraphView
+from .graphview import GraphView, Picture, draw
 from .panel import STYLE, inspect_html, message_html, step_html
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
@@ -41,13 +41,6 @@ def source_for(target, retain_graph: bool = False) -> StepSource:
     )
 
 
-def backward_svg(target) -> str:
-    """The backward graph as SVG, laid out once by ``wb.viz``."""
-    from .. import viz
-
-    return viz.draw(target, kind="backward").svg()
-
-
 class BackwardStepper(widgets.VBox):
     """Step through ``loss.backward()`` (or a saved Trace) node by node.
 
@@ -60,6 +53,7 @@ class BackwardStepper(widgets.VBox):
         super().__init__()
         self.retain_graph = retain_graph
         self.cursor: StepCursor | None = None
+        self.picture: Picture | None = None
         self.error: str | None = None
         self._syncing = False
         self.message = widgets.HTML()
@@ -69,7 +63,8 @@ class BackwardStepper(widgets.VBox):
         self._build_controls(interval_ms)
         try:
             self.cursor = StepCursor(source_for(target, retain_graph))
-            self.graph.svg = backward_svg(target)
+            self.picture = draw(target, kind="backward")
+            self.graph.svg = self.picture.svg
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
@@ -143,8 +138,8 @@ class BackwardStepper(widgets.VBox):
 
     @property
     def active(self) -> str:
-        """The id of the node that ran at the step on show (highlighted ``active``)."""
-        return self.graph.active
+        """The id of the node that ran at the step on show (its vertex is lit ``active``)."""
+        return self.cursor.record.node if self.cursor else ""
 
     # ----------------------------------------------------------- moves
     def next(self) -> bool:
@@ -176,7 +171,8 @@ class BackwardStepper(widgets.VBox):
         if self.cursor is None:
             return False
         is_set = self.cursor.toggle_breakpoint(self.node_id(node))
-        self.graph.classes = {uid: "breakpoint" for uid in sorted(self.cursor.breakpoints)}
+        marks = sorted(self.cursor.breakpoints)
+        self.graph.classes = {self.picture.vertex_of(uid): "breakpoint" for uid in marks}
         return is_set
 
     def _move(self, action) -> bool:
@@ -207,7 +203,7 @@ class BackwardStepper(widgets.VBox):
         try:
             self.slider.max = self.play.max = last
             self.slider.value = cursor.position
-            self.graph.step_nodes = [r.node for r in source.records]
+            self.graph.step_nodes = [self.picture.vertex_of(r.node) for r in source.records]
             self.graph.step = cursor.position
         finally:
             self._syncing = False
@@ -215,7 +211,7 @@ class BackwardStepper(widgets.VBox):
         self.next_button.disabled = source.finished and cursor.position == last
         self.prev_button.disabled = cursor.position == 0
         if self.graph.selected:
-            self.inspect(self.graph.selected)
+            self._on_select({"new": self.graph.selected})
 
     # ----------------------------------------------------------- inspecting
     def node_id(self, node) -> str:
@@ -243,13 +239,18 @@ class BackwardStepper(widgets.VBox):
         ran = {r.node: r for r in self.cursor.source.records[: self.step + 1]}
         record = ran.get(uid)
         grads = record.grads_in if record is not None else None
-        freed = record is not None and not self.retain_graph
+        freed = record is not None and isinstance(self.cursor.source, LiveSteps)
+        freed = freed and not self.retain_graph
         self.inspector.value = inspect_html(info, grads, freed)
-        if self.graph.selected != uid:
-            self.graph.selected = uid
+        vertex = self.picture.vertex_of(uid)
+        if self.graph.selected != vertex and self.picture.node_of(self.graph.selected) != uid:
+            self.graph.selected = vertex
 
     def _on_select(self, change) -> None:
-        if change["new"]:
-            if change["new"] in dict(self.node_picker.options).values():
-                self.node_picker.value = change["new"]
-            self.inspect(change["new"])
+        """A click in the picture: inspect the node the vertex is about."""
+        uid = self.picture.node_of(change["new"]) if change["new"] else None
+        if uid is None:
+            return
+        if uid in dict(self.node_picker.options).values():
+            self.node_picker.value = uid
+        self.inspect(uid)
