@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -176,18 +178,32 @@ def chromium_page(profile: Path, width: int = 1500, height: int = 1100):
             context.close()
 
 
+_ALL_RUN = (
+    "() => { const p = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];"
+    " return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent)); }"
+)
+_ANY_STARTED = (
+    "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]"
+    ".some(e => /\\[(\\d+|\\*)\\]/.test(e.textContent))"
+)
+
+
 def run_all_cells(page, lab: Lab, notebook: str, timeout_ms: int = 120_000) -> None:
-    """Open ``notebook`` in JupyterLab, wait for its kernel, and run every cell."""
+    """Open ``notebook`` in JupyterLab, wait for its kernel, and run every cell.
+
+    The Run menu is clicked again if no cell started (a click can land while the
+    menu is still opening on a busy machine).
+    """
     page.goto(lab.page_url(notebook), timeout=timeout_ms)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout_ms)
-    page.wait_for_selector(
-        ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout_ms
-    )
-    page.locator(".jp-Notebook").first.click()
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.locator(".lm-Menu [data-command='runmenu:run-all']").click()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]"
-        ".every(p => /\\[\\d+\\]/.test(p.textContent))",
-        timeout=timeout_ms,
-    )
+    page.get_by_text(re.compile(r"\| Idle")).first.wait_for(timeout=timeout_ms)
+    for _ in range(3):
+        page.locator(".jp-Notebook").first.click()
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator(".lm-Menu [data-command='runmenu:run-all']").click()
+        try:
+            page.wait_for_function(_ANY_STARTED, timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    page.wait_for_function(_ALL_RUN, timeout=timeout_ms)

@@ -76,21 +76,19 @@ export default { render };
 """
 
 _CSS = """
-.wb-graph { overflow: auto; max-height: 560px; }
+.wb-graph { overflow: auto; max-height: 800px; }
 .wb-graph svg { max-width: 100%; height: auto; }
 .wb-graph g.node { cursor: pointer; }
-.wb-graph g.node.active > polygon, .wb-graph g.node.active > ellipse,
-.wb-graph g.node.active > path { stroke: #d62728; stroke-width: 3px; fill: #ffe08a; }
-.wb-graph g.node.done > polygon, .wb-graph g.node.done > ellipse,
-.wb-graph g.node.done > path { fill: #e8e8e8; }
-.wb-graph g.node.selected > polygon, .wb-graph g.node.selected > ellipse,
-.wb-graph g.node.selected > path { stroke: #1f77b4; stroke-width: 3px; }
-.wb-graph g.node.breakpoint > polygon, .wb-graph g.node.breakpoint > ellipse,
-.wb-graph g.node.breakpoint > path { stroke-dasharray: 4 2; stroke: #9467bd; stroke-width: 2px; }
-.wb-graph g.node.recomputed > polygon, .wb-graph g.node.recomputed > ellipse,
-.wb-graph g.node.recomputed > path { fill: #d7f0d0; }
-.wb-graph g.node.new > polygon, .wb-graph g.node.new > ellipse,
-.wb-graph g.node.new > path { fill: #e0ecff; }
+.wb-graph g.node.done :is(path, polygon, ellipse) { fill: #ececec; }
+.wb-graph g.node.recomputed :is(path, polygon, ellipse) { fill: #d7f0d0; }
+.wb-graph g.node.new :is(path, polygon, ellipse) { fill: #e0ecff; }
+.wb-graph g.node.breakpoint :is(path, polygon, ellipse) {
+  stroke: #9467bd; stroke-width: 2.5px; stroke-dasharray: 5 2;
+}
+.wb-graph g.node.selected :is(path, polygon, ellipse) { stroke: #1f77b4; stroke-width: 3px; }
+.wb-graph g.node.active :is(path, polygon, ellipse) {
+  fill: #ffd54f; stroke: #d62728; stroke-width: 3px;
+}
 """
 
 

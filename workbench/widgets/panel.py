@@ -55,7 +55,7 @@ def collapse_text(c: CollapseInfo) -> str:
 
 def step_html(record: StepRecord, total: int, finished: bool, note: str = "") -> str:
     """The panel of the active step: op, rule, gradient in, gradients out, leaf update."""
-    of = f"{total}" if finished else f"{total} (expected)"
+    of = f"{total}" if finished else f"~{total}"  # exact once the pass has finished
     title = f"Step {record.index} of {of}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))

@@ -57,8 +57,8 @@ class BackwardStepper(widgets.VBox):
         self.error: str | None = None
         self._syncing = False
         self.message = widgets.HTML()
-        self.graph = GraphView(layout=widgets.Layout(width="50%"))
-        self.panel = widgets.HTML(layout=widgets.Layout(width="50%"))
+        self.graph = GraphView(layout=widgets.Layout(width="58%"))
+        self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
         self.inspector = widgets.HTML()
         self._build_controls(interval_ms)
         try:
