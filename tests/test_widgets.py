@@ -266,3 +266,37 @@ def test_events_heard_by_the_stepper_are_still_published_to_others():
         stepper = BackwardStepper(loss)
         stepper.next()
     assert [e.name for e in got.events] == ["SumBackward0", "SigmoidBackward0"]
+
+
+def test_live_graph_grows_with_each_refresh_and_marks_new_vertices():
+    live = wb.widgets.LiveGraph(auto=False)
+    assert "No ops yet" in live.status.value
+    x = wb.tensor([1.0, 2.0], requires_grad=True, name="x")
+    y = (x * 3).exp()
+    live.refresh()
+    assert f'<g id="{y.grad_fn.uid}" class="node' in live.view.svg
+    z = y.sum()
+    live.refresh()
+    assert live.view.classes == {z.grad_fn.uid: "new", z.uid: "new"}
+    assert "3 ops recorded" in live.status.value
+    live.stop()
+    (z * 2).sum()
+    live.refresh()
+    assert "3 ops recorded" in live.status.value  # stopped: nothing more heard
+    live.clear()
+    assert live.view.svg == "" and "No ops yet" in live.status.value
+
+
+def test_live_graph_keeps_no_tensor_alive():
+    import gc
+    import weakref
+
+    live = wb.widgets.LiveGraph(auto=False)
+    x = wb.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    ref = weakref.ref(y)
+    live.refresh()
+    del y
+    gc.collect()
+    assert ref() is None
+    live.stop()
