@@ -19,8 +19,8 @@ Records are plain dicts shaped like the event dataclasses of :mod:`workbench.eve
 with :func:`json.loads` only (no pickle, no eval) and checks every record against the
 fields of its event class before anything uses it.
 
-``wb.trace`` is the function; to import from this module write
-``from workbench.trace import Trace, TraceReplay``.
+``wb.trace`` is this module, made callable: ``wb.trace()`` is :func:`trace`, and
+``import workbench.trace`` or ``from workbench.trace import Trace`` work as usual.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -546,3 +548,13 @@ _JSON_NAMES = {
 
 def _json_type(value: Any) -> str:
     return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``wb.trace()`` start a recording while ``wb.trace`` stays this module."""
+
+    def __call__(self, small: int = SMALL_ARRAY) -> Trace:
+        return trace(small)
+
+
+sys.modules[__name__].__class__ = _CallableModule

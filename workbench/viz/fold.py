@@ -83,12 +83,16 @@ def short_name(vertex: Vertex) -> str:
 
 
 def summary_text(names: list) -> str:
-    """``"40 × [A → B]"`` for a repeating run, else the most common names with counts."""
-    period = repeating_period(names)
-    if period is not None:
-        times, rest = divmod(len(names), period)
-        text = f"{times} × [{' → '.join(names[:period])}]"
-        return text + (f" + {rest}" if rest else "")
+    """``"A → 40 × [B → C]"`` for a run that repeats, else the commonest names with counts."""
+    for start in range(min(3, len(names))):
+        period = repeating_period(names[start:])
+        if period is not None:
+            body = names[start:]
+            times, rest = divmod(len(body), period)
+            text = f"{times} × [{' → '.join(body[:period])}]"
+            head = " → ".join(names[:start])
+            tail = " → ".join(body[times * period :])
+            return " → ".join(part for part in (head, text, tail) if part)
     counts = Counter(names).most_common(3)
     text = ", ".join(f"{n} {name}" for name, n in counts)
     others = len(names) - sum(n for _, n in counts)
@@ -96,7 +100,10 @@ def summary_text(names: list) -> str:
 
 
 def repeating_period(names: list, longest: int = 8) -> int | None:
-    """The shortest p such that ``names`` is one block of p names repeated (2+ times)."""
+    """The shortest p such that ``names`` is a block of p names repeated (at least twice).
+
+    A last, incomplete block is allowed: ``A B A B A`` has period 2.
+    """
     for p in range(1, min(longest, len(names) // 2) + 1):
         if all(names[i] == names[i + p] for i in range(len(names) - p)):
             return p

@@ -27,7 +27,7 @@ from .model import (
 
 @dataclass
 class TensorInfo:
-    shape: tuple = ()
+    shape: tuple | None = None  # None: the trace never saw it
     dtype: str = ""
     name: str | None = None
     value: dict | None = None  # a summary
@@ -66,6 +66,9 @@ class TraceGraph:
         for record in trace.records:
             self._read(record)
         if self.backward is not None:
+            started = self.backward.started
+            for tid, grad in zip(started["roots"], started["grad_outputs"]):
+                self._learn_from_grad(tid, grad)
             for step in self.backward.steps:
                 self._read_step(step)
 
@@ -105,14 +108,21 @@ class TraceGraph:
 
     def _read_step(self, step) -> None:
         r = step.record
-        if r.get("leaf") and r["grads_in"] and r["grads_in"][0] is not None:
-            info = self.tensors.setdefault(r["leaf"], TensorInfo())
-            info.dtype = info.dtype or r["grads_in"][0]["dtype"]  # a leaf's grad has its dtype
+        if r.get("leaf") and r["grads_in"]:
+            self._learn_from_grad(r["leaf"], r["grads_in"][0])
         node = self._node(r["node"])
         node.name, node.formula, node.step = r["name"], r["formula"], step
         node.next = list(r["next_nodes"])
         node.leaf = r.get("leaf") or node.leaf
         node.op = r.get("op") or node.op
+
+    def _learn_from_grad(self, tid: str, grad: dict | None) -> None:
+        """A gradient has its tensor's shape and dtype: fill them in if the trace lacks them."""
+        if grad is None:
+            return
+        info = self.tensors.setdefault(tid, TensorInfo())
+        info.shape = tuple(grad["shape"]) if info.shape is None else info.shape
+        info.dtype = info.dtype or grad["dtype"]
 
     def _node(self, nid: str) -> NodeInfo:
         if nid not in self.nodes:
@@ -196,7 +206,7 @@ def backward_model(trace: Trace, which: int = -1, upto_step: int | None = None) 
     model = GraphModel("backward", title="backward graph (from a trace)")
     for tid, nid in graph.root_tensors():
         model.add(Vertex(tid, "root", graph.tensor_lines(tid), members=(nid,)))
-        model.connect(tid, nid, "1" if not graph.tensors.get(tid, TensorInfo()).shape else "ȳ")
+        model.connect(tid, nid, "1" if graph.tensors.get(tid, TensorInfo()).shape == () else "ȳ")
     for nid in reachable:
         node = graph.nodes[nid]
         _node_vertex(model, graph, node, grads)
@@ -245,6 +255,8 @@ def _node_edges(model: GraphModel, graph: TraceGraph, node: NodeInfo) -> None:
     for i, child in enumerate(node.next):
         if child is None:
             continue
+        if child not in graph.nodes:  # made before the trace began, and it did not run
+            model.add(Vertex(child, "backward", [child, "(did not run)"], (child,)))
         shape = _edge_shape(node, i)
         label = "" if shape is None else shape_text(shape)
         found = collapsed.get(i)

@@ -21,7 +21,7 @@ from . import from_trace, live
 from .dot import mark_step, to_dot
 from .fold import FOLD_LIMIT, fold
 from .model import GraphModel
-from .render import render
+from .renderers import render
 
 KINDS = ("forward", "backward")
 

@@ -55,6 +55,28 @@ def walk(root_nodes: list) -> list:
     return order
 
 
+def assign_ids(edges: list, nodes: list) -> None:
+    """Give ids in creation order, as events would have: inputs, then outputs, then roots.
+
+    Ids are handed out on first use, so without this the picture drawn first would
+    decide the numbering; this way forward and backward pictures agree.
+    """
+    for node in sorted(nodes, key=lambda n: n._seq):
+        node.uid  # noqa: B018  (touching .uid assigns the id)
+        if isinstance(node, AccumulateGrad):
+            node.variable.uid  # noqa: B018
+        elif isinstance(node, OpNode):
+            for slot, (child, _) in zip(node.inputs, node.next_functions):
+                if isinstance(child, AccumulateGrad):
+                    child.variable.uid  # noqa: B018
+                elif type(slot) is SavedTensor and slot.tensor is not None:
+                    slot.tensor.uid  # noqa: B018
+            if node.output() is not None:
+                node.output().uid  # noqa: B018
+    for tensor, _ in edges:
+        tensor.uid  # noqa: B018
+
+
 def engine_order(root_nodes: list, nodes: list) -> list:
     """The order the engine will run the nodes in, without running anything.
 
@@ -103,6 +125,7 @@ def backward_model(roots: list) -> GraphModel:
     edges = root_edges(roots)
     root_nodes = [node for _, node in edges]
     nodes = walk(root_nodes)
+    assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("backward", title="backward graph")
     for tensor, node in edges:
@@ -132,7 +155,12 @@ def _node_vertex(model: GraphModel, node: Node) -> None:
         return
     lines = [node.name(), *formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
-    model.add(Vertex(node.uid, "backward", lines, members=(node.uid,), tooltip=tooltip))
+    model.add(Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip))
+
+
+def scope_of(node: Node) -> tuple:
+    """The name scope a node was recorded in, when the recorder kept it in its metadata."""
+    return tuple(node.metadata.get("scope") or ())
 
 
 def _saved_vertices(model: GraphModel, node: OpNode) -> None:
@@ -195,6 +223,7 @@ def forward_model(roots: list) -> GraphModel:
     edges = root_edges(roots)
     root_nodes = [node for _, node in edges]
     nodes = walk(root_nodes)
+    assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("forward", title="forward graph")
     outputs = {edge_of(t): t for t, _ in edges}
@@ -220,11 +249,11 @@ def _leaf_vertex(model: GraphModel, node: AccumulateGrad) -> str:
 
 
 def _op_vertex(model: GraphModel, node: Node) -> None:
-    name = node.op.name if isinstance(node, OpNode) else node.name()
+    name = node.op.name if isinstance(node, OpNode) else node.name().removesuffix("Backward")
     lines = [name]
     if isinstance(node, OpNode):
         lines += attr_lines(node.attrs)
-    model.add(Vertex(node.uid, "op", lines, members=(node.uid,), tooltip=node.name()))
+    model.add(Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name()))
 
 
 def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -> str:

@@ -87,7 +87,9 @@ def values_text(array) -> str | None:
 def tensor_lines(tid: str, name: str | None, shape, dtype, values=None, grad=None) -> list:
     """Label lines of a tensor: name (or id), shape and dtype, small values, its grad."""
     head = f"{name} ({tid})" if name else tid
-    lines = [head, f"{shape_text(shape)} {dtype}".strip()]
+    lines = [head]
+    if shape is not None:
+        lines.append(f"{shape_text(shape)} {dtype}".strip())
     shown = values_text(values)
     if shown is not None:
         lines.append(shown)
