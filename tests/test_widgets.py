@@ -300,3 +300,44 @@ def test_live_graph_keeps_no_tensor_alive():
     gc.collect()
     assert ref() is None
     live.stop()
+
+
+def test_sigmoid_explorer_slope_comes_from_backward_and_matches_the_rule():
+    explorer = wb.widgets.SigmoidExplorer(x=0.0)
+    assert explorer.point.slope == 0.25
+    first_png = explorer.image.value
+    explorer.slider.value = 2.0
+    p = explorer.point
+    assert p.x == 2.0
+    assert p.slope == pytest.approx(p.value * (1 - p.value), abs=1e-12)
+    assert p.slope == pytest.approx(p.finite_difference, abs=1e-8)
+    assert bytes(explorer.image.value) != bytes(first_png)
+    assert bytes(explorer.image.value).startswith(b"\x89PNG")
+    assert f"{p.slope:.6f}" in explorer.readout.value
+
+
+def test_broadcast_explorer_shows_the_collapse_sum_of_each_input():
+    explorer = wb.widgets.BroadcastExplorer("2, 1", "1, 3", op="mul")
+    a, b = explorer.result.inputs
+    assert explorer.result.out_shape == (2, 3)
+    assert a.axes == (1,) and b.axes == (0,)
+    assert a.grad_before.shape == b.grad_before.shape == (2, 3)
+    np.testing.assert_allclose(a.grad_after, a.grad_before.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(b.grad_after, b.grad_before.sum(axis=0, keepdims=True))
+    weights = np.arange(1, 7).reshape(2, 3)
+    np.testing.assert_allclose(b.grad_before, weights * np.broadcast_to(a.value, (2, 3)))
+    assert "collapse-sum over axes (1,)" in explorer.readout.value
+
+
+def test_broadcast_explorer_scalar_and_add():
+    explorer = wb.widgets.BroadcastExplorer("", "2, 3", op="add")
+    a, b = explorer.result.inputs
+    assert a.shape == () and a.axes == (0, 1) and b.axes == ()
+    assert float(a.grad_after) == pytest.approx(21.0)  # the weights 1..6 summed
+
+
+@pytest.mark.parametrize(("a", "b", "words"), [("2, 3", "4", "(4,)"), ("2, x", "3", "not a shape")])
+def test_broadcast_explorer_bad_shapes_show_a_message(a, b, words):
+    explorer = wb.widgets.BroadcastExplorer(a, b)
+    assert explorer.result is None and words in explorer.error
+    assert "wb-message" in explorer.readout.value and bytes(explorer.image.value) == b""

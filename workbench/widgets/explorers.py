@@ -130,7 +130,7 @@ class BroadcastResult:
 
 def parse_shape(text: str) -> tuple:
     """``"2, 3"`` or ``"(2, 3)"`` → ``(2, 3)``; ``""`` or ``"()"`` → ``()`` (a scalar)."""
-    cleaned = text.strip().strip("()[]").replace("×", ",").replace("x", ",")
+    cleaned = text.strip().strip("()[]").replace("×", ",")
     parts = [p.strip() for p in cleaned.split(",") if p.strip()]
     try:
         shape = tuple(int(p) for p in parts)
