@@ -92,4 +92,7 @@ def test_stepper_next_moves_the_highlight_and_shows_the_gradient(tmp_path):
             SCREENSHOT.parent.mkdir(exist_ok=True)
             widget = page.locator(".jp-OutputArea-output", has=page.locator(".wb-graph"))
             widget.screenshot(path=str(SCREENSHOT))
+            page.locator(".widget-play button").first.click()  # Play drives the slider
+            lit = "document.querySelector('.wb-graph').dataset.active"
+            page.wait_for_function(f"() => !['', '{now}'].includes({lit})", timeout=30_000)
     assert lab.process.poll() is not None  # JupyterLab has shut down

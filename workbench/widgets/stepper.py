@@ -62,8 +62,9 @@ class BackwardStepper(widgets.VBox):
         self.inspector = widgets.HTML()
         self._build_controls(interval_ms)
         try:
-            self.cursor = StepCursor(source_for(target, retain_graph))
-            self.picture = draw(target, kind="backward")
+            source = source_for(target, retain_graph)
+            self.picture = draw(target, kind="backward")  # before any node runs and frees
+            self.cursor = StepCursor(source)  # runs step 0
             self.graph.svg = self.picture.svg
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
