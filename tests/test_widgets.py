@@ -52,7 +52,7 @@ def test_first_step_is_the_root_and_next_moves_the_highlight_and_panel():
     assert f'<g id="{stepper.active}" class="node' in stepper.graph.svg
     first_panel = stepper.panel.value
     assert "SumBackward0" in first_panel
-    assert stepper.next() is True
+    stepper.next_button.click()
     assert stepper.step == 1 and stepper.slider.value == 1 and stepper.graph.step == 1
     assert stepper.active == loss.grad_fn.next_functions[0][0].uid
     assert stepper.panel.value != first_panel
@@ -64,6 +64,7 @@ def test_prev_at_step_zero_stays():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
     assert stepper.prev() is False
+    stepper.prev_button.click()
     assert stepper.step == 0
     assert stepper.prev_button.disabled
     assert "first step" in stepper.panel.value
@@ -104,7 +105,7 @@ def test_reset_shows_step_zero_and_keeps_grads():
     loss, x, w, b = small_graph()
     stepper = BackwardStepper(loss)
     stepper.go(4)
-    stepper.reset()
+    stepper.reset_button.click()
     assert stepper.step == 0 and stepper.active == loss.grad_fn.uid
     assert b.grad is not None  # the engine never un-runs a node
 
@@ -130,6 +131,19 @@ def test_leaf_grad_before_and_after_accumulation():
     leaf = stepper.record.leaf
     assert float(leaf.before) == 10.0
     assert float(leaf.after) == pytest.approx(10.0 + reference_grads()["b"])
+
+
+def test_run_to_node_button_uses_the_picked_node():
+    loss, x, w, b = small_graph()
+    stepper = BackwardStepper(loss)
+    order = [uid for _, uid in stepper.node_picker.options]
+    assert stepper.node_picker.value == order[0] == loss.grad_fn.uid
+    stepper.node_picker.value = node_of(w).uid
+    stepper.run_to_button.click()
+    assert stepper.active == node_of(w).uid
+    stepper.continue_()
+    ran = [r.node for r in stepper.cursor.source.records]
+    assert order == ran  # the picker lists nodes in the order they run
 
 
 def test_run_to_a_node_that_already_ran_goes_back_to_it():

@@ -81,7 +81,7 @@ _CSS = """
 .wb-graph g.node { cursor: pointer; }
 .wb-graph g.node.done :is(path, polygon, ellipse) { fill: #ececec; }
 .wb-graph g.node.recomputed :is(path, polygon, ellipse) { fill: #d7f0d0; }
-.wb-graph g.node.new :is(path, polygon, ellipse) { fill: #e0ecff; }
+.wb-graph g.node.new :is(path, polygon, ellipse) { fill: #fff1b8; stroke: #2ca02c; }
 .wb-graph g.node.breakpoint :is(path, polygon, ellipse) {
   stroke: #9467bd; stroke-width: 2.5px; stroke-dasharray: 5 2;
 }
@@ -99,6 +99,7 @@ class Picture:
     svg: str
     members: dict  # vertex id -> tuple of node ids (a folded box stands for many)
     kinds: dict  # vertex id -> what it draws: backward, accumulate, saved, fold, ...
+    order: list  # backward node ids in the order their steps run (as wb.viz predicts it)
 
     def vertex_of(self, node_id: str) -> str:
         """The vertex that lights up for ``node_id``: its own, else the box it was folded into."""
@@ -123,9 +124,8 @@ def draw(target, kind: str = "backward") -> Picture:
 
     graph = viz.draw(target, kind=kind)
     vertices = graph.model.vertices.values()
-    return Picture(
-        graph.svg(), {v.id: tuple(v.members) for v in vertices}, {v.id: v.kind for v in vertices}
-    )
+    members = {v.id: tuple(v.members) for v in vertices}
+    return Picture(graph.svg(), members, {v.id: v.kind for v in vertices}, list(graph.order))
 
 
 class GraphView(anywidget.AnyWidget):

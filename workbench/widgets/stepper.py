@@ -105,8 +105,12 @@ class BackwardStepper(widgets.VBox):
         ]
 
     def _fill_node_picker(self) -> None:
-        nodes = self.cursor.source.nodes.values()
-        self.node_picker.options = [(info.label, info.uid) for info in nodes]
+        """All nodes, in the order their steps run; the first one picked."""
+        nodes = self.cursor.source.nodes
+        ordered = [uid for uid in self.picture.order if uid in nodes]
+        ordered += [uid for uid in nodes if uid not in ordered]
+        self.node_picker.options = [(nodes[uid].label, uid) for uid in ordered]
+        self.node_picker.value = ordered[0]
 
     def _fail(self, err: Exception) -> None:
         self.error = str(err)
