@@ -9,6 +9,11 @@ Prints one JSON line:
 - ``step_ms``: one training step of a 784-256-256-10 MLP (batch 128, matmul/+/relu,
   mean squared error, plain SGD) with no subscriber; ``torch_step_ms`` the same step
   in PyTorch when it is installed.
+
+Times are the CPU time of this process (``time.process_time``), medians over steps
+run alternately with and without tracing, with BLAS on one thread: on a machine shared
+with other jobs, wall-clock time and idle BLAS threads spinning measure the neighbours
+more than the code.
 - ``idle_publish_pct``: the share of that step spent on the ``events.listening``
   checks. It is counted, not guessed: the checks of one step are counted, and one
   check is timed on its own (an A/B of two whole steps could not resolve a cost this
@@ -20,12 +25,17 @@ Prints one JSON line:
 
 from __future__ import annotations
 
-import json
-import statistics
-import sys
-import time
-import timeit
-from pathlib import Path
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy loads its BLAS
+
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import timeit  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,7 +48,7 @@ from workbench.ops import shape  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
-REPEATS = 15
+REPEATS = 40
 
 
 def make_mlp(lib, seed: int = 0) -> tuple:
@@ -67,13 +77,14 @@ def train_step(lib, params: list, x, y, lr: float = 0.01) -> None:
             p.grad = None
 
 
+def cpu_ms(run) -> float:
+    start = time.process_time()
+    run()
+    return (time.process_time() - start) * 1000
+
+
 def median_ms(run, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return statistics.median(cpu_ms(run) for _ in range(repeats))
 
 
 class CountingEvents:
@@ -120,7 +131,7 @@ def torch_step_ms() -> float | None:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)
     params, x, y = make_mlp(torch)
     train_step(torch, params, x, y)
     return median_ms(lambda: train_step(torch, params, x, y))
@@ -135,6 +146,7 @@ def deep_graph(layers: int):
 
 
 def render_seconds(loss, fold_limit) -> float:
+    """Wall-clock seconds to draw and render (a system ``dot`` would run in a subprocess)."""
     start = time.perf_counter()
     wb.viz.draw(loss, kind="backward", fold_limit=fold_limit).svg()
     return time.perf_counter() - start
@@ -146,9 +158,10 @@ def main() -> dict:
         train_step(wb, params, x, y)
     plain, traced = [], []
     for _ in range(REPEATS):  # interleaved, so drift on a shared machine hits both alike
-        plain.append(median_ms(lambda: train_step(wb, params, x, y), 1))
-        with wb.trace():
-            traced.append(median_ms(lambda: train_step(wb, params, x, y), 1))
+        plain.append(cpu_ms(lambda: train_step(wb, params, x, y)))
+        with wb.trace() as recording:
+            traced.append(cpu_ms(lambda: train_step(wb, params, x, y)))
+    events_per_step = len(recording)
     step_ms = statistics.median(plain)
     checks = checks_per_step(params, x, y)
     per_check = seconds_per_check()
@@ -161,6 +174,7 @@ def main() -> dict:
         "batch": BATCH,
         "step_ms": round(step_ms, 3),
         "torch_step_ms": None if (t := torch_step_ms()) is None else round(t, 3),
+        "events_per_step": events_per_step,
         "listening_checks_per_step": checks,
         "ns_per_check": round(per_check * 1e9, 1),
         "idle_publish_pct": round(100 * checks * per_check / (step_ms / 1000), 4),

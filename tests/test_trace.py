@@ -181,3 +181,22 @@ def test_wb_trace_is_both_the_recorder_and_the_module():
     assert module is wb.trace
     assert isinstance(wb.trace(), Trace) and isinstance(module.trace(), Trace)
     assert module.Trace is Trace is wb.Trace
+
+
+def test_each_record_summarizes_arrays_as_they_were_at_that_moment():
+    """A hook that writes in place changes what later records show, not earlier ones."""
+    x = wb.ones(100, requires_grad=True)
+
+    def double_in_place(p):
+        p.grad.mul_(2.0)
+
+    x.register_post_accumulate_grad_hook(double_in_place)
+    with wb.trace() as tr:
+        (x * 3.0).sum().backward()
+    (accumulated,) = tr.of_kind("grad_accumulated")
+    assert accumulated["after"]["stats"]["max"] == 3.0  # before the hook ran
+    step = tr.backward_steps[-1]
+    assert step.name == "AccumulateGrad"
+    # the step's record comes after the hook: its grads_in array was doubled in place
+    assert step.grads_in[0]["stats"]["max"] == 6.0
+    assert x.grad.numpy().max() == 6.0

@@ -268,6 +268,17 @@ class collect(Subscription):
         return [event.kind for event in self.events]
 
 
+_DTYPE_NAMES: dict = {}
+
+
+def dtype_name(dtype) -> str:
+    """``str(dtype)``, remembered: numpy works it out in Python on every call."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
 # Stable ids: short, readable, never id(obj).
 _tensor_ids = itertools.count(1)
 _node_ids = itertools.count(1)
