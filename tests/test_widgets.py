@@ -299,6 +299,7 @@ def test_live_graph_grows_with_each_refresh_and_marks_new_vertices():
     assert "3 ops recorded" in live.status.value  # stopped: nothing more heard
     live.clear()
     assert live.view.svg == "" and "No ops yet" in live.status.value
+    assert not events.listening  # stopped stays stopped: no subscriber left behind
 
 
 def test_live_graph_keeps_no_tensor_alive():

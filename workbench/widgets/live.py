@@ -33,6 +33,7 @@ class LiveGraph(widgets.VBox):
     def __init__(self, auto: bool = True) -> None:
         super().__init__()
         self.trace = Trace().start()
+        self.listening = True
         self.view = GraphView()
         self.status = widgets.HTML()
         self.clear_button = widgets.Button(description="Clear", tooltip="forget the ops so far")
@@ -76,7 +77,8 @@ class LiveGraph(widgets.VBox):
 
     def clear(self) -> None:
         """Forget everything recorded so far; the next cell starts a fresh picture."""
-        self.trace.records.clear()
+        self.trace.stop()
+        self.trace = Trace().start() if self.listening else Trace()
         self._drawn = set()
         self._seen_ops = 0
         self.view.svg = ""
@@ -85,6 +87,7 @@ class LiveGraph(widgets.VBox):
 
     def stop(self) -> None:
         """Stop listening to the event bus and to cell runs; the last picture stays."""
+        self.listening = False
         self.trace.stop()
         if self._shell is not None:
             self._shell.events.unregister("post_run_cell", self._after_cell)
