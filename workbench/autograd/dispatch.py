@@ -12,7 +12,16 @@ import weakref
 from .. import events
 from ..tensor import Tensor
 from . import grad_mode
-from .graph import NOT_SAVED, Node, OpNode, SavedMemory, SavedTensor, edge_of, forward_stack
+from .graph import (
+    NOT_SAVED,
+    Node,
+    OpNode,
+    SavedMemory,
+    SavedTensor,
+    _saved_memory_packed,
+    edge_of,
+    forward_stack,
+)
 
 
 class OpError(RuntimeError):
@@ -78,14 +87,14 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
         (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
     )
     slots = [NOT_SAVED if isinstance(x, Tensor) else x for x in inputs]
-    saved_bytes = 0
+    held_before = SavedMemory.current
+    saved_any = False
     for index, needed_by in op.save_inputs:
         if not isinstance(inputs[index], Tensor):
             continue
         if needed_by is None or any(needs[j] for j in needed_by):
-            saved = SavedTensor(inputs[index], is_output=False)
-            slots[index] = saved
-            saved_bytes += saved.nbytes
+            slots[index] = SavedTensor(inputs[index], is_output=False)
+            saved_any = True
     node.inputs = tuple(slots)
     node.saved_out = None
     node._output_ref = weakref.ref(result)
@@ -94,21 +103,9 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     save_out = op.save_out
     if save_out is True or (save_out and any(needs[j] for j in save_out)):
         node.saved_out = SavedTensor(result, is_output=True)
-        saved_bytes += node.saved_out.nbytes
-    if saved_bytes:
-        SavedMemory.current += saved_bytes
-        if SavedMemory.current > SavedMemory.peak:
-            SavedMemory.peak = SavedMemory.current
-        if events.listening:
-            events.publish(
-                events.SavedTensorPacked(
-                    node=node.uid,
-                    slot="*",
-                    tensor=result.uid,
-                    nbytes=saved_bytes,
-                    total_bytes=SavedMemory.current,
-                )
-            )
+        saved_any = True
+    if saved_any and events.listening:
+        _saved_memory_packed(node, SavedMemory.current - held_before, tensor=result)
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node

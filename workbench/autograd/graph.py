@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from .. import events
 from ..tensor import RemovableHandle, Tensor, add_hook
-from . import grad_mode
+from . import grad_mode, memory
 
 _sequence = itertools.count()
 
@@ -157,6 +157,10 @@ class SavedTensor:
     Saved inputs keep the input tensor. A saved *output* keeps only its array and
     version counter (the node already owns the output's history; keeping the
     tensor would make a cycle) and is rebuilt, attached to the node, when unpacked.
+
+    While it keeps an array, the saved tensor *holds* it in the saved-memory
+    counters (:mod:`.memory`); it lets go when backward frees it (:meth:`drop`) or,
+    if the graph is dropped without a backward, when it is deallocated.
     """
 
     __slots__ = (
@@ -168,10 +172,12 @@ class SavedTensor:
         "unpack_hook",
         "nbytes",
         "output_nr",
+        "held",
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
         self.output_nr = output_nr
+        self.held = None
         if tensor._is_inference and not grad_mode._state.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
@@ -187,14 +193,33 @@ class SavedTensor:
             pack, unpack = hooks[-1]
             self.tensor = None
             self.array = None
-            self.packed = pack(tensor)
+            self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
             self.unpack_hook = unpack
-        elif is_output:
+            return
+        if is_output:
             self.tensor = None
             self.array = tensor._data
         else:
             self.tensor = tensor
             self.array = None
+        self.held = tensor._data
+        memory.hold(self.held)
+
+    def drop(self) -> int:
+        """Let go of the saved array in the memory counters; returns the bytes that freed."""
+        held = self.held
+        if held is None:
+            return 0
+        self.held = None
+        return memory.let_go(held)
+
+    def __del__(self) -> None:
+        # A graph dropped without backward: its saved tensors let go as they die.
+        if self.held is not None:
+            try:
+                _saved_memory_release(None, self.drop(), "dropped")
+            except (AttributeError, TypeError):  # module globals torn down at exit
+                pass
 
     def unpack(self, node: Node, what: str) -> Tensor:
         if self.unpack_hook is not None:
@@ -336,11 +361,15 @@ class OpNode(Node):
         return self.op.gradient(call, grad_outputs[0])
 
     def release(self) -> None:
-        if self.saved_out is not None or any(type(s) is SavedTensor for s in self.inputs):
-            freed = self.saved_nbytes()
+        freed = 0
+        if any(type(s) is SavedTensor for s in self.inputs):
+            freed = sum(s.drop() for s in self.inputs if type(s) is SavedTensor)
             self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
-            if self.saved_out is not None:
-                self.saved_out = FREED
+        if self.saved_out is not None:
+            if type(self.saved_out) is SavedTensor:
+                freed += self.saved_out.drop()
+            self.saved_out = FREED
+        if freed:
             _saved_memory_release(self, freed)
 
     def output(self) -> Tensor | None:
@@ -377,29 +406,32 @@ class OrigCall:
 
 
 # -------------------------------------------------------------- saved memory
-class SavedMemory:
-    """Bytes held by saved tensors of live graphs: now and at the peak.
-
-    Arrays saved by several nodes are counted once per save (an upper bound, as the
-    engine sees it); checkpointing reports its own drops through the same counter.
-    """
-
-    current = 0
-    peak = 0
+SavedMemory = memory.SavedMemory  # the counters; see workbench/autograd/memory.py
 
 
-def _saved_memory_add(node: Node, nbytes: int) -> None:
-    SavedMemory.current += nbytes
-    if SavedMemory.current > SavedMemory.peak:
-        SavedMemory.peak = SavedMemory.current
+def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
+    """Tell listeners that ``node`` (or a checkpoint) now holds ``nbytes`` more."""
+    if events.listening:
+        events.publish(
+            events.SavedTensorPacked(
+                node="" if node is None else node.uid,
+                slot=slot,
+                tensor=None if tensor is None else tensor.uid,
+                nbytes=nbytes,
+                total_bytes=SavedMemory.current,
+            )
+        )
 
 
-def _saved_memory_release(node: Node, nbytes: int) -> None:
-    SavedMemory.current -= nbytes
+def _saved_memory_release(node: Node | None, nbytes: int, slot: str = "*") -> None:
+    """Tell listeners that ``nbytes`` were let go (``node`` None: the graph was dropped)."""
     if events.listening and nbytes:
         events.publish(
             events.SavedTensorFreed(
-                node=node.uid, slot="*", nbytes=nbytes, total_bytes=SavedMemory.current
+                node="" if node is None else node.uid,
+                slot=slot,
+                nbytes=nbytes,
+                total_bytes=SavedMemory.current,
             )
         )
 
