@@ -63,7 +63,10 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(out)
     state = grad_mode._state
     if requires_grad and state.enabled and op.differentiable:
-        _record_node(op, inputs, attrs, result)
+        if _stage.record is None:
+            _record_node(op, inputs, attrs, result)
+        else:  # a checkpoint marker stage is open: it tapes the call, then records it
+            _stage.record(op, inputs, attrs, result)
     elif state.inference:
         result._is_inference = True
     if op.view:
@@ -151,5 +154,12 @@ class _BackwardDepth:
     depth = 0
 
 
+class _StageRecorder:
+    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None."""
+
+    record = None
+
+
 _anomaly = _AnomalyFlag
+_stage = _StageRecorder
 _in_backward = _BackwardDepth

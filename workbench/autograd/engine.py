@@ -32,6 +32,22 @@ from .graph import AccumulateGrad, Node, OpNode, edge_of
 _accumulate_lock = threading.Lock()
 
 
+class _CheckpointValidity(threading.local):
+    valid = True
+
+
+_checkpoint_validity = _CheckpointValidity()
+
+
+def _is_checkpoint_valid() -> bool:
+    """False while a node runs for ``grad()`` or ``backward(inputs=...)`` (as in PyTorch).
+
+    The reentrant checkpoint runs a nested ``backward()`` that accumulates into every
+    leaf, which would be wrong when only some inputs were asked for.
+    """
+    return _checkpoint_validity.valid
+
+
 @dataclass
 class Step:
     """One node run by the engine, as a widget or a test sees it."""
@@ -181,11 +197,14 @@ class GraphTask:
             previous = state.enabled
             state.enabled = self.create_graph
             dispatch._in_backward.depth += 1
+            valid = _checkpoint_validity.valid
+            _checkpoint_validity.valid = self.needed is None
             try:
                 step = self._execute(node, grads)
             finally:
                 state.enabled = previous
                 dispatch._in_backward.depth -= 1
+                _checkpoint_validity.valid = valid
         grads_out = step.grads_out if step is not None else ()
         for i, (child, nr) in enumerate(node.next_functions):
             if child is None:

@@ -5,6 +5,9 @@ functions here are the public API (also reachable as ``wb.exp``, ``x.exp()`` and
 Python operators).
 """
 
+from types import ModuleType as _ModuleType
+
+from . import checkpoint_markers, grad  # registers the TVM checkpoint marker ops
 from .elementwise import (
     abs,
     absolute,
@@ -79,7 +82,12 @@ from .shape import (
     view,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# Submodules (grad, shape...) stay out of ``from workbench.ops import *``: no ``wb.grad``.
+__all__ = [
+    name
+    for name, value in globals().items()
+    if not name.startswith("_") and not isinstance(value, _ModuleType)
+]
 
 
 def _bind_tensor_methods() -> None:
