@@ -2,8 +2,10 @@
 
 Workload: 64 layers ``h = tanh(h @ W + b)`` of width 256 on a batch of 4096 (float32),
 ``loss = h.sum()``, one forward + backward step. Each variant (ours / torch, plain /
-``checkpoint_sequential(..., 8 segments, use_reentrant=False)``) runs in a fresh
-subprocess, so allocator caches of one variant never flatter another.
+``checkpoint_sequential(..., 8 segments, use_reentrant=False)``) runs in fresh
+subprocesses -- one for memory, one for time -- so allocator caches of one variant
+never flatter another. Both frameworks get ``--threads`` BLAS/OpenMP threads (default
+1: the machine is shared, and oversubscribed thread pools time very badly).
 
 Memory, three ways (ratios are checkpointed / plain):
 
@@ -15,12 +17,15 @@ Memory, three ways (ratios are checkpointed / plain):
   gets no checkpointed ``saved`` figure.
 * ``rss``: peak resident memory of the step above the memory in use just before it
   (``VmHWM`` reset through ``/proc/self/clear_refs``; ``ru_maxrss`` as a fallback).
-  Same method for both frameworks: every buffer of the step, saved or not.
+  Same method for both frameworks: every buffer of the step, saved or not. The memory
+  subprocess runs with ``MALLOC_MMAP_THRESHOLD_=65536`` so that glibc gives every large
+  buffer back to the system when it is freed: resident memory then follows the live
+  buffers instead of the allocator's cache.
 * ``traced`` (ours only): the peak of the step's numpy buffers, from ``tracemalloc``
   (numpy reports its allocations to it), measured in a separate step.
 
-Time: best of ``--repeat`` steps after the first (memory) step. The machine is shared,
-so timings are noisy; the ratios are what to read.
+Time: best of ``--repeat`` steps after a warm-up step, in its own subprocess with the
+default allocator. The machine is shared, so timings are noisy; read the ratios.
 
 Run: ``.venv/bin/python bench/bench_checkpoint.py`` (prints one JSON line);
 ``--small`` for a quick smoke run.
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -125,12 +131,14 @@ def _ours(args) -> dict:
             b.grad = None
 
     step(x[:64])  # load BLAS and friends outside the measurement
+    if args.measure == "time":
+        step()
+        return {"seconds": _best_time(step, args.repeat)}
     wb.autograd.reset_peak_saved_memory()
     base = wb.autograd.saved_memory().current
     rss = _peak_rss_of(step)
     saved = wb.autograd.saved_memory().peak - base
-    seconds = _best_time(step, args.repeat)
-    return {"seconds": seconds, "rss": rss, "saved": saved, "traced": _traced_peak_of(step)}
+    return {"rss": rss, "saved": saved, "traced": _traced_peak_of(step)}
 
 
 def _torch(args) -> dict:
@@ -165,11 +173,14 @@ def _torch(args) -> dict:
             w.grad = None
             b.grad = None
 
+    torch.set_num_threads(args.threads)
     step(x[:64])
+    if args.measure == "time":
+        step()
+        return {"seconds": _best_time(step, args.repeat)}
     rss = _peak_rss_of(step)
-    seconds = _best_time(step, args.repeat)
     saved = _torch_saved_peak(step) if args.mode == "plain" else None
-    return {"seconds": seconds, "rss": rss, "saved": saved}
+    return {"rss": rss, "saved": saved}
 
 
 def _torch_saved_peak(step) -> int:
@@ -208,12 +219,28 @@ def _worker(args) -> None:
 
 # ------------------------------------------------------------------------ driver
 def _run_variant(args, framework: str, mode: str) -> dict:
+    result = {}
+    for measure in ("memory", "time"):
+        result.update(_run_worker(args, framework, mode, measure))
+    return result
+
+
+def _run_worker(args, framework: str, mode: str, measure: str) -> dict:
+    threads = str(args.threads)
+    env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
+    env.update(MKL_NUM_THREADS=threads)
+    if measure == "memory":
+        env["MALLOC_MMAP_THRESHOLD_"] = "65536"
     command = [
         sys.executable,
         __file__,
         "--worker",
         framework,
         mode,
+        "--measure",
+        measure,
+        "--threads",
+        threads,
         "--layers",
         str(args.layers),
         "--width",
@@ -225,7 +252,7 @@ def _run_variant(args, framework: str, mode: str) -> dict:
         "--repeat",
         str(args.repeat),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -250,6 +277,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=4096)
     parser.add_argument("--segments", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--measure", choices=("memory", "time"), default="memory")
     parser.add_argument("--small", action="store_true", help="a quick smoke run")
     args = parser.parse_args()
     if args.small:
@@ -258,7 +287,8 @@ def main() -> None:
         args.framework, args.mode = args.worker
         _worker(args)
         return
-    config = {k: getattr(args, k) for k in ("layers", "width", "batch", "segments", "repeat")}
+    keys = ("layers", "width", "batch", "segments", "repeat", "threads")
+    config = {k: getattr(args, k) for k in keys}
     report = {"bench": "checkpoint", "config": config, "dtype": "float32"}
     for framework in ("ours", "torch"):
         plain = _run_variant(args, framework, "plain")
