@@ -19,6 +19,15 @@ from workbench.utils.checkpoint import checkpoint, checkpoint_sequential
 F32 = 4  # bytes per float32 element
 
 
+@pytest.fixture(autouse=True)
+def _no_stage_left_open():
+    """A failing marker test must not leave its stage (and hooks) open for the next test."""
+    yield
+    left = wb.autograd.checkpoint.abandon_open_stage()
+    assert left is None, "a test left a start_checkpoint stage open"
+    assert not wb.autograd.graph._SavedHooksState.stack
+
+
 def held() -> int:
     return wb.autograd.saved_memory().current
 
@@ -464,3 +473,25 @@ def test_stage_inside_checkpoint_and_checkpoint_inside_stage(params):
     nested = grads(x, w, b)
     block(block(x.cos(), w, b), w, b).exp().sum().backward()
     assert_same(nested, grads(x, w, b))
+
+
+def test_an_error_inside_fn_leaves_no_hooks_behind():
+    def broken(t):
+        t.sin()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        checkpoint(broken, wb.randn(3, requires_grad=True), use_reentrant=False)
+    assert not wb.autograd.graph._SavedHooksState.stack
+
+
+def test_an_error_between_markers_can_be_cleaned_up():
+    x = wb.randn(3, requires_grad=True)
+    h = start_checkpoint(x)
+    with pytest.raises(Exception, match="matmul"):
+        h @ wb.randn(4, 4)
+    y = h.exp()  # recorded on the still-open stage
+    stage = wb.autograd.checkpoint.abandon_open_stage()
+    assert stage is not None and y.grad_fn.metadata["checkpoint"] == stage.segment
+    y.sum().backward()  # replayed from the tape
+    np.testing.assert_allclose(x.grad.numpy(), x.exp().detach().numpy())

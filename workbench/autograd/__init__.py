@@ -7,6 +7,7 @@ peak); ``workbench.autograd.checkpoint`` is the machinery behind activation
 checkpointing (``wb.utils.checkpoint`` and the TVM markers in ``wb.ops.grad``).
 """
 
+from . import checkpoint as checkpoint
 from . import graph as graph
 from .anomaly import (
     detect_anomaly,

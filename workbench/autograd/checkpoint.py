@@ -504,3 +504,18 @@ def stage_paused():
 def open_stage() -> MarkerStage | None:
     """The marker stage open right now, if any (for widgets and tests)."""
     return _OpenStage.stage
+
+
+def abandon_open_stage() -> MarkerStage | None:
+    """Close a stage left open by an error between the markers; returns it (or None).
+
+    Its nodes keep working: what they saved can still be replayed from its tape.
+    """
+    stage = _OpenStage.stage
+    if stage is None:
+        return None
+    stack = graph._SavedHooksState.stack
+    if stage.hooks in stack:
+        del stack[stack.index(stage.hooks) :]
+        stack.append(stage.hooks)  # so that close() finds it on top
+    return end_stage()
