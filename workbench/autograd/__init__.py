@@ -4,10 +4,12 @@
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
 ``saved_memory()`` reports the bytes that live graphs hold for backward (current and
 peak); ``workbench.autograd.checkpoint`` is the machinery behind activation
-checkpointing (``wb.utils.checkpoint`` and the TVM markers in ``wb.ops.grad``).
+checkpointing (``wb.utils.checkpoint`` and the TVM markers of
+``wb.ops.checkpoint_markers``).
 """
 
 from . import checkpoint as checkpoint
+from . import functional as functional
 from . import graph as graph
 from .anomaly import (
     detect_anomaly,
@@ -37,6 +39,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",

@@ -111,7 +111,8 @@ class Handle:
     def __del__(self) -> None:
         if self.held is not None:
             try:
-                graph._saved_memory_release(None, memory.let_go(self.held), "checkpoint")
+                freed = memory.let_go(self.held)
+                graph._saved_memory_release(None, [(self.frame.segment, None, freed)])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 

@@ -7,6 +7,7 @@ nobody listens.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 from .. import events
@@ -18,7 +19,6 @@ from .graph import (
     OpNode,
     SavedMemory,
     SavedTensor,
-    _saved_memory_packed,
     edge_of,
     forward_stack,
 )
@@ -26,6 +26,14 @@ from .graph import (
 
 class OpError(RuntimeError):
     """An op was called with inputs it cannot take; the message names the op and shapes."""
+
+
+class OpIndexError(OpError, IndexError):
+    """An index out of range: still an IndexError, as Python (and PyTorch) code expects."""
+
+
+class OpTypeError(OpError, TypeError):
+    """An argument of the wrong type."""
 
 
 def describe_inputs(inputs) -> str:
@@ -38,11 +46,32 @@ def describe_inputs(inputs) -> str:
     return ", ".join(parts)
 
 
+def broadcast_mismatch(shapes) -> str | None:
+    """PyTorch's sentence for the first dimension where two of ``shapes`` cannot broadcast."""
+    names = "abcdefgh"
+    for i, a in enumerate(shapes):
+        for j in range(i + 1, len(shapes)):
+            b = shapes[j]
+            ndim = max(len(a), len(b))
+            for back in range(1, min(len(a), len(b)) + 1):
+                size_a, size_b = a[-back], b[-back]
+                if size_a != size_b and 1 not in (size_a, size_b):
+                    return (
+                        f"the size of tensor {names[i]} ({size_a}) must match the size of "
+                        f"tensor {names[j]} ({size_b}) at non-singleton dimension {ndim - back}"
+                    )
+    return None
+
+
 def op_error(op, inputs, err: Exception) -> OpError:
     message = str(err)
     if "could not be broadcast" in message:
-        message = "shapes cannot be broadcast together"
-    return OpError(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
+        shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
+        message = broadcast_mismatch(shapes) or "shapes cannot be broadcast together"
+    kind = OpIndexError if isinstance(err, IndexError) else OpError
+    if isinstance(err, TypeError):
+        kind = OpTypeError
+    return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
@@ -54,6 +83,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x._data)
             if x._requires_grad:
                 requires_grad = True
+            elif x._view_of is not None:  # a view whose base may have gained a history
+                x._refresh_view()
+                requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
     try:
@@ -62,20 +94,44 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         raise op_error(op, inputs, err) from err
     result = Tensor._make(out)
     state = grad_mode._state
+    node = None
     if requires_grad and state.enabled and op.differentiable:
         if _stage.record is None:
-            _record_node(op, inputs, attrs, result)
+            node = _record_node(op, inputs, attrs, result)
         else:  # a checkpoint marker stage is open: it tapes the call, then records it
-            _stage.record(op, inputs, attrs, result)
+            node = _stage.record(op, inputs, attrs, result)
     elif state.inference:
         result._is_inference = True
     if op.view:
         base = inputs[0]
         result._version_ref = base._version_ref
         result._base = base if base._base is None else base._base
+        result._view_of = (op, inputs, attrs, state.enabled)
+        result._view_version = base._version_ref[0]
     if events.listening:
-        _publish_op(op, inputs, attrs, result)
+        _publish_op(op, inputs, attrs, result, node)
     return result
+
+
+def replay_view(view: Tensor) -> None:
+    """Record the view op of ``view`` again on its (possibly changed) parent (see _refresh_view)."""
+    op, inputs, attrs, _ = view._view_of
+    parent = inputs[0]
+    parent._refresh_view()
+    old_node = view._grad_fn
+    with grad_mode.enable_grad():
+        fresh = apply_op(op, (parent,) + tuple(inputs[1:]), attrs)
+    node = fresh._grad_fn
+    view._grad_fn, view._output_nr, view._requires_grad = node, 0, fresh._requires_grad
+    view._view_version = view._version_ref[0]
+    if node is None:
+        return
+    node._output_ref = weakref.ref(view)
+    hooks = old_node._tensor_hooks_for(0) if old_node is not None else None
+    if hooks:  # hooks registered on the view stay with it
+        node._tensor_hooks = {0: hooks}
+    if view._retains_grad:
+        node._retain(view)
 
 
 def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
@@ -90,14 +146,11 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
         (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
     )
     slots = [NOT_SAVED if isinstance(x, Tensor) else x for x in inputs]
-    held_before = SavedMemory.current
-    saved_any = False
     for index, needed_by in op.save_inputs:
         if not isinstance(inputs[index], Tensor):
             continue
         if needed_by is None or any(needs[j] for j in needed_by):
             slots[index] = SavedTensor(inputs[index], is_output=False)
-            saved_any = True
     node.inputs = tuple(slots)
     node.saved_out = None
     node._output_ref = weakref.ref(result)
@@ -106,35 +159,69 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     save_out = op.save_out
     if save_out is True or (save_out and any(needs[j] for j in save_out)):
         node.saved_out = SavedTensor(result, is_output=True)
-        saved_any = True
-    if saved_any and events.listening:
-        _saved_memory_packed(node, SavedMemory.current - held_before, tensor=result)
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
 
 
-def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor) -> None:
-    node = result._grad_fn
+def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
+    """OpRecorded, then one SavedTensorPacked per tensor the new node keeps."""
+    ids, shapes, names = [], [], []
+    for x in inputs:  # one pass; ids are handed out in input order
+        tensor = isinstance(x, Tensor)
+        ids.append(x.uid if tensor else None)
+        shapes.append(x._data.shape if tensor else ())
+        names.append(x.name if tensor else None)
+    data = result._data
     events.publish(
         events.OpRecorded(
             op=op.name,
             output=result.uid,
-            inputs=tuple(x.uid if isinstance(x, Tensor) else None for x in inputs),
-            input_shapes=tuple(tuple(x.shape) if isinstance(x, Tensor) else () for x in inputs),
-            output_shape=tuple(result.shape),
-            dtype=str(result.dtype),
-            node=None if node is None or node.op is not op else node.uid,
+            inputs=tuple(ids),
+            input_shapes=tuple(shapes),
+            output_shape=data.shape,
+            dtype=events.dtype_name(data.dtype),
+            node=None if node is None else node.uid,
             attrs=_plain_attrs(attrs, inputs),
             name=result.name,
             in_backward=_in_backward.depth > 0,
-            value=result._data,
+            value=data,
+            next_nodes=() if node is None else _edge_ids(node),
+            next_names=() if node is None else _edge_names(node),
+            input_names=tuple(names),
         )
     )
+    if node is not None:
+        _publish_saved(node, inputs, result)
+
+
+def _edge_ids(node: Node) -> tuple:
+    return tuple(None if child is None else child.uid for child, _ in node.next_functions)
+
+
+def _edge_names(node: Node) -> tuple:
+    return tuple(None if child is None else child.name() for child, _ in node.next_functions)
+
+
+def _publish_saved(node: OpNode, inputs: tuple, result: Tensor) -> None:
+    """One event per saved slot; ``nbytes`` is what the save added to the running total."""
+    saved = [(name, x, s) for name, x, s in zip(node.op.input_names, inputs, node.inputs)]
+    saved.append(("out", result, node.saved_out))
+    saved = [(slot, tensor, kept) for slot, tensor, kept in saved if type(kept) is SavedTensor]
+    total = SavedMemory.current - sum(kept.added for _, _, kept in saved)
+    for slot, tensor, kept in saved:
+        total += kept.added
+        events.publish(
+            events.SavedTensorPacked(
+                node=node.uid, slot=slot, tensor=tensor.uid, nbytes=kept.added, total_bytes=total
+            )
+        )
 
 
 def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:
     """Attributes (and Python-number inputs) in a JSON-friendly form."""
+    if not attrs and all(isinstance(x, Tensor) for x in inputs):
+        return {}
     plain = {}
     for key, value in (attrs or {}).items():
         plain[key] = (
@@ -150,7 +237,9 @@ class _AnomalyFlag:
     enabled = False
 
 
-class _BackwardDepth:
+class _BackwardDepth(threading.local):
+    """How deep this thread is inside backward passes (ops run by rules are 'in backward')."""
+
     depth = 0
 
 
@@ -162,4 +251,4 @@ class _StageRecorder:
 
 _anomaly = _AnomalyFlag
 _stage = _StageRecorder
-_in_backward = _BackwardDepth
+_in_backward = _BackwardDepth()

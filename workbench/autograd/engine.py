@@ -72,6 +72,7 @@ class GraphTask:
         accumulate: bool = True,
     ) -> None:
         self.roots = list(roots)
+        self.inputs = None if inputs is None else list(inputs)
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.accumulate = accumulate
@@ -113,7 +114,7 @@ class GraphTask:
         """Only nodes on a path to an input run; gradients are captured at the inputs."""
         for i, t in enumerate(inputs):
             if t._grad_fn is not None:
-                edge = (t._grad_fn, t._output_nr)
+                edge = edge_of(t)
             elif t._grad_acc is not None and t._grad_acc() is not None:
                 edge = (t._grad_acc(), 0)
             else:
@@ -169,7 +170,7 @@ class GraphTask:
                     grad_outputs=tuple(self.buffers[n][0]._data for n in self.root_nodes),
                     create_graph=self.create_graph,
                     retain_graph=self.keep_graph,
-                    inputs=None if self.needed is None else tuple(self.targets),
+                    inputs=None if self.inputs is None else tuple(t.uid for t in self.inputs),
                 )
             )
         ready = []
@@ -192,20 +193,19 @@ class GraphTask:
         grads = self.buffers.pop(node, None) or [None] * node.num_outputs
         runs = self.needed is None or node in self.needed
         step = None
-        if runs and any(g is not None for g in grads):
-            state = grad_mode._state
-            previous = state.enabled
-            state.enabled = self.create_graph
-            dispatch._in_backward.depth += 1
-            valid = _checkpoint_validity.valid
-            _checkpoint_validity.valid = self.needed is None
-            try:
+        dispatch._in_backward.depth += 1
+        try:
+            if runs and any(g is not None for g in grads):
                 step = self._execute(node, grads)
-            finally:
-                state.enabled = previous
-                dispatch._in_backward.depth -= 1
-                _checkpoint_validity.valid = valid
-        grads_out = step.grads_out if step is not None else ()
+            self._deliver(node, step.grads_out if step is not None else (), ready)
+        finally:
+            dispatch._in_backward.depth -= 1
+        if step is not None and events.listening:
+            _publish_step(step)  # after delivery: every event of this step comes before it
+        return step
+
+    def _deliver(self, node: Node, grads_out: tuple, ready: list) -> None:
+        """Add the gradients into the next nodes' buffers; queue nodes that became ready."""
         for i, (child, nr) in enumerate(node.next_functions):
             if child is None:
                 continue
@@ -216,9 +216,20 @@ class GraphTask:
             self.dependencies[child] = left
             if left == 0:
                 heapq.heappush(ready, (-child._seq, id(child), child))
-        return step
 
     def _execute(self, node: Node, grads: list) -> Step:
+        state = grad_mode._state
+        previous = state.enabled
+        state.enabled = self.create_graph
+        valid = _checkpoint_validity.valid
+        _checkpoint_validity.valid = self.needed is None
+        try:
+            return self._execute_node(node, grads)
+        finally:
+            state.enabled = previous
+            _checkpoint_validity.valid = valid
+
+    def _execute_node(self, node: Node, grads: list) -> Step:
         grads = self._tensor_hooks(node, grads)
         for nr, g in enumerate(grads):
             for index in self.targets.get((node, nr), ()):
@@ -243,10 +254,7 @@ class GraphTask:
         if not self.keep_graph:
             node.release()
         self.steps_run += 1
-        step = Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
-        if events.listening:
-            _publish_step(step)
-        return step
+        return Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
 
     def _tensor_hooks(self, node: Node, grads: list) -> list:
         """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
@@ -263,6 +271,10 @@ class GraphTask:
                 tensor = node._retained[nr]()
                 if tensor is not None and tensor._grad_fn is node:
                     self._store_grad(tensor, grads[nr])
+                    if events.listening:
+                        events.publish(
+                            events.HookFired(hook="retain_grad", target=tensor.uid, replaced=False)
+                        )
         return grads
 
     def _apply(self, node: Node, grads: list) -> list:
@@ -474,6 +486,7 @@ def _publish_step(step: Step) -> None:
             grads_out=tuple(None if g is None else g._data for g in step.grads_out),
             next_nodes=tuple(None if c is None else c.uid for c, _ in node.next_functions),
             leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
+            grads_out_ids=tuple(None if g is None else g.uid for g in step.grads_out),
         )
     )
 
@@ -537,8 +550,6 @@ def backward(
     task = make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs)
     for _ in task.steps():
         pass
-    if inputs is not None:
-        _store_nonleaf_inputs(task, _tensor_list(inputs, "inputs"))
 
 
 def make_backward_task(
@@ -560,17 +571,13 @@ def make_backward_task(
         inputs = _tensor_list(inputs, "inputs")
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if t._grad_fn is not None:
+                t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
     grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), False)
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
-
-
-def _store_nonleaf_inputs(task: GraphTask, inputs: list) -> None:
-    """``backward(inputs=[m])`` with a non-leaf ``m`` fills ``m.grad`` like retain_grad."""
-    for i, t in enumerate(inputs):
-        if t._grad_fn is not None and task.captured[i] is not None:
-            task._store_grad(t, task.captured[i])
 
 
 def grad(
@@ -628,8 +635,6 @@ def grad(
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """``is_grads_batched=True``: the first dimension of each grad_output is a batch of vectors."""
-    from .. import ops
-
     batch = grad_outputs[0].shape[0]
     rows = []
     for b in range(batch):
@@ -643,4 +648,24 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 allow_unused=allow_unused,
             )
         )
-    return tuple(ops.stack([row[i] for row in rows]) for i in range(len(inputs)))
+    return tuple(_stack_rows([row[i] for row in rows]) for i in range(len(inputs)))
+
+
+def _stack_rows(rows: list) -> Tensor | None:
+    """Stack one gradient per batch row along a new first dim (differentiably).
+
+    Each row is scattered into its own slot of a zero tensor and the slots are added,
+    so the result stays on the graph when ``create_graph`` is on.
+    """
+    from ..ops.shape import getitem_backward
+
+    if all(r is None for r in rows):
+        return None
+    like = next(r for r in rows if r is not None)
+    shape = (len(rows),) + tuple(like.shape)
+    out = None
+    for b, row in enumerate(rows):
+        if row is not None:
+            slot = getitem_backward(row, shape, b)
+            out = slot if out is None else out + slot
+    return out

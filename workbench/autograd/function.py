@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from ..tensor import Tensor
-from . import grad_mode
+from . import dispatch, grad_mode
 from .graph import (
     FREED,
     Node,
@@ -38,6 +38,7 @@ from .graph import (
     _saved_memory_packed,
     _saved_memory_release,
     edge_of,
+    forward_stack,
 )
 
 
@@ -142,9 +143,11 @@ class BackwardFunction(Node):
 
     def release(self) -> None:
         if self._saved:
-            freed = sum(s.drop() for s in self._saved if type(s) is SavedTensor)
+            released = [
+                (str(i), s, s.drop()) for i, s in enumerate(self._saved) if type(s) is SavedTensor
+            ]
             self._saved = tuple(None if s is None else FREED for s in self._saved)
-            _saved_memory_release(self, freed)
+            _saved_memory_release(self, released)
 
 
 class FunctionMeta(type):
@@ -219,6 +222,9 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
                 "Function."
             )
     non_diff = {id(t) for t in ctx.non_differentiable}
+    # The edges to the inputs, taken before any output is rewired: an input marked dirty is
+    # also an output, and its old history is what this node's gradient must flow into.
+    edges = _input_edges(args) if recording else ()
     wrapped = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -239,7 +245,7 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
             out._requires_grad = False
         wrapped.append(out)
     if recording:
-        _record(ctx, args, wrapped)
+        _record(ctx, args, edges, wrapped)
     return tuple(wrapped)
 
 
@@ -250,10 +256,14 @@ def _check_dirty_leaf(t: Tensor) -> None:
         )
 
 
-def _record(ctx: BackwardFunction, args: tuple, outputs: list) -> None:
-    ctx.next_functions = tuple(
+def _input_edges(args: tuple) -> tuple:
+    return tuple(
         edge_of(a) if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in args
     )
+
+
+def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> None:
+    ctx.next_functions = edges
     ctx.input_meta = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
     ctx.num_outputs = len(outputs)
     ctx.output_meta = tuple(
@@ -276,6 +286,8 @@ def _record(ctx: BackwardFunction, args: tuple, outputs: list) -> None:
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
     if first is not None:
         ctx.metadata["output"] = weakref.ref(first)
+    if dispatch._anomaly.enabled:  # anomaly mode: remember where this node was made
+        ctx._forward_stack = forward_stack()
 
 
 class _OnceDifferentiableBackward(Node):

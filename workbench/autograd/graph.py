@@ -19,6 +19,7 @@ from ..tensor import RemovableHandle, Tensor, add_hook
 from . import grad_mode, memory
 
 _sequence = itertools.count()
+SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -144,6 +145,8 @@ def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
 def edge_of(t: Tensor) -> tuple:
     """The (node, output_nr) a gradient for ``t`` flows into."""
     if t._grad_fn is not None:
+        if t._view_of is not None:
+            t._refresh_view()
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
@@ -173,6 +176,7 @@ class SavedTensor:
         "nbytes",
         "output_nr",
         "held",
+        "added",
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
@@ -188,6 +192,7 @@ class SavedTensor:
         self.nbytes = tensor._data.nbytes
         self.packed = None
         self.unpack_hook = None
+        before = SavedMemory.current
         hooks = _saved_tensor_hooks_stack()
         if hooks:
             pack, unpack = hooks[-1]
@@ -195,15 +200,18 @@ class SavedTensor:
             self.array = None
             self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
             self.unpack_hook = unpack
-            return
-        if is_output:
-            self.tensor = None
-            self.array = tensor._data
+            if events.listening:
+                events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
         else:
-            self.tensor = tensor
-            self.array = None
-        self.held = tensor._data
-        memory.hold(self.held)
+            if is_output:
+                self.tensor = None
+                self.array = tensor._data
+            else:
+                self.tensor = tensor
+                self.array = None
+            self.held = tensor._data
+            memory.hold(self.held)
+        self.added = SavedMemory.current - before  # 0 when the array was already held
 
     def drop(self) -> int:
         """Let go of the saved array in the memory counters; returns the bytes that freed."""
@@ -217,13 +225,16 @@ class SavedTensor:
         # A graph dropped without backward: its saved tensors let go as they die.
         if self.held is not None:
             try:
-                _saved_memory_release(None, self.drop(), "dropped")
+                _saved_memory_release(None, [("dropped", self, self.drop())])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
     def unpack(self, node: Node, what: str) -> Tensor:
         if self.unpack_hook is not None:
             value = self.unpack_hook(self.packed)
+            if events.listening:
+                target = node.uid if node is not None else ""
+                events.publish(events.HookFired(hook="unpack", target=target, replaced=True))
             if not isinstance(value, Tensor):
                 raise TypeError(
                     f"Output of saved tensor unpack_hook expected to be a Tensor but got "
@@ -269,6 +280,41 @@ class _SavedHooksState:
 
 def _saved_tensor_hooks_stack() -> list:
     return _SavedHooksState.stack
+
+
+class saved_tensors_hooks:
+    """Intercept what the graph saves for backward, as ``torch.autograd.graph.saved_tensors_hooks``.
+
+    Inside the ``with`` block, every tensor an op saves for its gradient rule is handed
+    to ``pack_hook(tensor)``, and the graph keeps whatever it returns instead of the
+    tensor. When backward needs the tensor, ``unpack_hook(packed)`` must give back a
+    Tensor with the original's value. This is how saved activations can be moved to
+    another device, compressed, or dropped and recomputed (checkpointing)::
+
+        def pack(x):
+            return x.detach().numpy().copy()  # keep a plain copy instead of the tensor
+
+        def unpack(array):
+            return wb.tensor(array)
+
+        with wb.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = (x * x).sum()
+        y.backward()                         # mul's rule sees the unpacked copies
+
+    Hooks nest: the innermost pair is used. They apply when the tensor is saved
+    (in the forward), not when backward runs.
+    """
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        _SavedHooksState.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SavedHooksState.stack.pop()
 
 
 def _anomaly_enabled() -> bool:
@@ -360,17 +406,23 @@ class OpNode(Node):
         call = OrigCall(self)
         return self.op.gradient(call, grad_outputs[0])
 
+    def saved_slots(self) -> list:
+        """``(slot name, SavedTensor)`` for each tensor still saved (``out`` for the output)."""
+        slots = [
+            (self.op.input_names[i], s) for i, s in enumerate(self.inputs) if type(s) is SavedTensor
+        ]
+        if type(self.saved_out) is SavedTensor:
+            slots.append(("out", self.saved_out))
+        return slots
+
     def release(self) -> None:
-        freed = 0
-        if any(type(s) is SavedTensor for s in self.inputs):
-            freed = sum(s.drop() for s in self.inputs if type(s) is SavedTensor)
-            self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
+        saved = self.saved_slots()
+        if not saved:
+            return
+        self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
         if self.saved_out is not None:
-            if type(self.saved_out) is SavedTensor:
-                freed += self.saved_out.drop()
             self.saved_out = FREED
-        if freed:
-            _saved_memory_release(self, freed)
+        _saved_memory_release(self, [(slot, s, s.drop()) for slot, s in saved])
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
@@ -406,11 +458,8 @@ class OrigCall:
 
 
 # -------------------------------------------------------------- saved memory
-SavedMemory = memory.SavedMemory  # the counters; see workbench/autograd/memory.py
-
-
 def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
-    """Tell listeners that ``node`` (or a checkpoint) now holds ``nbytes`` more."""
+    """Tell listeners that ``node`` (None: a checkpoint) made the total grow by ``nbytes``."""
     if events.listening:
         events.publish(
             events.SavedTensorPacked(
@@ -423,17 +472,34 @@ def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor
         )
 
 
-def _saved_memory_release(node: Node | None, nbytes: int, slot: str = "*") -> None:
-    """Tell listeners that ``nbytes`` were let go (``node`` None: the graph was dropped)."""
-    if events.listening and nbytes:
+def _saved_memory_release(node: Node | None, released: list) -> None:
+    """Publish one SavedTensorFreed per ``(slot, SavedTensor or None, bytes freed)``.
+
+    The bytes were already let go (:meth:`SavedTensor.drop`); ``node`` None means the
+    graph was dropped without backward, or a checkpoint handle died.
+    """
+    if not events.listening:
+        return
+    total = SavedMemory.current + sum(freed for _, _, freed in released)
+    for slot, saved, freed in released:
+        total -= freed
         events.publish(
             events.SavedTensorFreed(
                 node="" if node is None else node.uid,
                 slot=slot,
-                nbytes=nbytes,
-                total_bytes=SavedMemory.current,
+                nbytes=freed,
+                total_bytes=total,
+                tensor=_saved_tensor_id(node, slot, saved),
             )
         )
+
+
+def _saved_tensor_id(node: Node | None, slot: str, saved: SavedTensor | None) -> str | None:
+    if saved is not None and saved.tensor is not None:
+        return saved.tensor.uid
+    if slot == "out" and isinstance(node, OpNode) and node.output() is not None:
+        return node.output().uid
+    return None
 
 
 def forward_stack() -> str:

@@ -1,0 +1,39 @@
+"""Every lesson notebook runs top to bottom; the asserts inside check what it teaches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+LESSONS = sorted((Path(__file__).resolve().parent.parent / "lessons").glob("*.ipynb"))
+
+
+def test_lessons_folder_exists():
+    assert LESSONS or (Path(__file__).resolve().parent.parent / "lessons").is_dir()
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_lesson_is_stored_without_outputs(path):
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell.get("outputs", []) == [], f"{path.name}: store lessons without outputs"
+            assert cell.get("execution_count") is None
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_lesson_runs(path, tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()
