@@ -47,7 +47,12 @@ def assert_same(a: list, b: list) -> None:
 
 
 def dropout(x, p=0.5):
-    """Inverted dropout drawn from wb's generator (its mask changes with the random state)."""
+    """nn.functional.dropout: its mask comes from wb's generator, so it follows the RNG state."""
+    return wb.nn.functional.dropout(x, p)
+
+
+def factory_dropout(x, p=0.5):
+    """Dropout written with a factory mask and a multiply (a mask the graph sees as a leaf)."""
     keep = wb.rand_like(x) >= p
     return x * keep.float() / (1 - p)
 
@@ -89,10 +94,11 @@ def test_omitting_use_reentrant_warns():  # D17.132
         checkpoint_sequential([wb.sin, wb.cos], 2, x)
 
 
+@pytest.mark.parametrize("drop", [dropout, factory_dropout])
 @pytest.mark.parametrize("use_reentrant", [False, True])
-def test_dropout_mask_is_recomputed_identically(use_reentrant):  # D17.133
+def test_dropout_mask_is_recomputed_identically(use_reentrant, drop):  # D17.133
     x = wb.ones(2000, requires_grad=True)
-    y = checkpoint(dropout, x, use_reentrant=use_reentrant)
+    y = checkpoint(drop, x, use_reentrant=use_reentrant)
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), (y.detach().numpy() != 0) * 2.0)
 
@@ -323,6 +329,22 @@ def test_saved_bytes_drop_as_computed_by_hand():
     assert wb.autograd.saved_memory().peak - base == 10 * 1000 * F32
 
 
+def test_dropout_masks_are_recomputed_not_kept():
+    x = wb.randn(500, requires_grad=True)  # 2000 bytes
+
+    def fn(t):
+        return dropout(t).sin()  # dropout keeps its mask, sin its input
+
+    base = held()
+    y = fn(x)
+    assert held() - base == 2 * 2000
+    del y
+    y = checkpoint(fn, x, use_reentrant=False)
+    assert held() - base == 2000  # the checkpoint's input only
+    y.sum().backward()
+    assert held() == base
+
+
 def test_an_array_saved_by_several_nodes_counts_once():
     x = wb.randn(250, requires_grad=True)  # 1000 bytes
     base = held()
@@ -386,28 +408,29 @@ def test_nodes_know_their_segment_and_recomputation():
 
 
 # -------------------------------------------------------------- TVM markers
-def marked_net(x, w, marked):
+def marked_net(x, w, marked, drop=dropout):
     h = x
     for _ in range(3):
         if marked:
             h = start_checkpoint(h)
-        h = dropout((h @ w).tanh()).sin()
+        h = drop((h @ w).tanh()).sin()
         if marked:
             h = end_checkpoint(h)
     return (h * h).sum()
 
 
-def test_marker_stages_give_equal_gradients_and_hold_less():  # D17.139
+@pytest.mark.parametrize("drop", [dropout, factory_dropout])
+def test_marker_stages_give_equal_gradients_and_hold_less(drop):  # D17.139
     w = wb.randn(8, 8, requires_grad=True)
     x = wb.randn(4, 8, requires_grad=True)
     base = held()
     wb.manual_seed(1)
-    loss = marked_net(x, w, marked=False)
+    loss = marked_net(x, w, marked=False, drop=drop)
     plain_bytes = held() - base
     loss.backward()
     plain = grads(x, w)
     wb.manual_seed(1)
-    loss = marked_net(x, w, marked=True)
+    loss = marked_net(x, w, marked=True, drop=drop)
     marked_bytes = held() - base
     loss.backward()
     assert_same(grads(x, w), plain)
