@@ -20,10 +20,19 @@ Two ways to mark a stretch, one machinery:
 
 Memory: a frame keeps its inputs; a handle keeps nothing until a recomputation fills
 it (leaves that require grad, i.e. parameters, are kept as they are) and lets go when
-the node that saved it frees its saved tensors after backward. Pictures can read
-``node.metadata["checkpoint"]`` (the segment id, e.g. ``"c3"``) and
-``node.metadata["recomputed"]`` (how many times its saved values were recomputed);
-listeners get :class:`~workbench.events.CheckpointRecompute` begin/end events.
+the node that saved it frees its saved tensors after backward.
+
+What pictures and widgets can read (no import of this module needed):
+
+* ``node.metadata["checkpoint"]``: the segment id (``"c3"``) of a node recorded inside
+  a checkpoint or marker stage (the innermost one when nested);
+* ``node.metadata["recomputed"]``: how many times its saved values were recomputed;
+* events: :class:`~workbench.events.CheckpointRecompute` ``begin``/``end`` (segment,
+  node ids, recomputed bytes) around each rerun -- the ops published in between are
+  the rerun -- and ``SavedTensorPacked``/``SavedTensorFreed`` whose ``total_bytes``
+  is :func:`workbench.autograd.saved_memory` after each change;
+* :func:`open_stage` (the marker stage being recorded, if any); a frame's ``segment``,
+  ``nodes`` (weak references) and ``recomputations``.
 """
 
 from __future__ import annotations
