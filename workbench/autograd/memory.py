@@ -13,6 +13,10 @@ the number trustworthy enough to plot::
     wb.autograd.reset_peak_saved_memory()
     loss = model(x); loss.backward()
     wb.autograd.saved_memory().peak      # bytes
+
+The counters are plain integers updated without a lock, to keep recording an op
+cheap: exact when one thread at a time records and frees graphs, approximate when
+several threads do so at once.
 """
 
 from __future__ import annotations
