@@ -9,7 +9,7 @@ the ``active`` and ``done`` ones.
 
 from __future__ import annotations
 
-from .model import GraphModel
+from .model import RECOMPUTED, GraphModel
 
 FONT = "Helvetica,Arial,sans-serif"
 
@@ -25,6 +25,8 @@ STYLES = {
     "const": {"shape": "box", "style": "filled,dashed", "fillcolor": "#f5f5f5"},
     "fold": {"shape": "box3d", "style": "filled", "fillcolor": "#eeeeee"},
 }
+# Recomputed by a checkpoint: green, as the widgets' CSS draws the class ``recomputed``.
+RECOMPUTED_STYLE = {"fillcolor": "#d7f0d0", "color": "#2e7d32", "penwidth": "1.5"}
 ACTIVE = {"fillcolor": "#ffd54f", "penwidth": "2.5"}
 DONE = {"fillcolor": "#eeeeee", "fontcolor": "#9e9e9e", "color": "#bdbdbd"}
 DONE_EDGE = {"color": "#bdbdbd", "fontcolor": "#bdbdbd"}
@@ -62,6 +64,8 @@ def to_dot(model: GraphModel) -> str:
     ]
     for vertex in model.vertices.values():
         attrs = dict(STYLES.get(vertex.kind, {}))
+        if RECOMPUTED in vertex.classes:
+            attrs.update(RECOMPUTED_STYLE)
         if "active" in vertex.classes:
             attrs.update(ACTIVE)
         elif "done" in vertex.classes:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .model import Edge, GraphModel, Vertex
+from .model import RECOMPUTED, Edge, GraphModel, Vertex
 
 FOLD_LIMIT = 150
 MIN_CHAIN = 4  # chains shorter than this stay as they are
@@ -72,7 +72,12 @@ def fold_vertex(vid: str, title: str, vertices: list) -> Vertex:
     """A box standing for ``vertices``: a title and what is inside."""
     node_ids = tuple(dict.fromkeys(m for v in vertices for m in v.members))
     lines = [title, summary_text([short_name(v) for v in vertices])]
-    return Vertex(vid, "fold", lines, members=node_ids, tooltip=", ".join(node_ids[:20]))
+    box = Vertex(vid, "fold", lines, members=node_ids, tooltip=", ".join(node_ids[:20]))
+    recomputed = sum(RECOMPUTED in v.classes for v in vertices)
+    if recomputed:  # keep the mark a picture of checkpointing is about
+        box.classes.append(RECOMPUTED)
+        box.lines.append(f"↻ {recomputed} recomputed node" + ("s" if recomputed > 1 else ""))
+    return box
 
 
 def short_name(vertex: Vertex) -> str:

@@ -14,6 +14,7 @@ from .. import backend
 from ..autograd.graph import FREED, AccumulateGrad, Node, OpNode, SavedTensor, edge_of
 from ..tensor import Tensor
 from .model import (
+    RECOMPUTED,
     GraphModel,
     Vertex,
     attr_lines,
@@ -155,7 +156,22 @@ def _node_vertex(model: GraphModel, node: Node) -> None:
         return
     lines = [node.name(), *formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
-    model.add(Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip))
+    vertex = Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip)
+    mark_recomputed(vertex, node)
+    model.add(vertex)
+
+
+def mark_recomputed(vertex: Vertex, node: Node) -> None:
+    """Class ``recomputed`` and a line saying so, for a node a checkpoint reran in backward.
+
+    The checkpoint machinery counts reruns in ``node.metadata["recomputed"]`` and names
+    the segment in ``node.metadata["checkpoint"]`` (see :mod:`workbench.autograd.checkpoint`).
+    """
+    count = node.metadata.get("recomputed")
+    if not count:
+        return
+    vertex.classes.append(RECOMPUTED)
+    vertex.lines.append(f"↻ recomputed ×{count} ({node.metadata.get('checkpoint', '?')})")
 
 
 def scope_of(node: Node) -> tuple:
