@@ -168,6 +168,7 @@ def test_viz_marks_a_recomputed_node_when_not_folded():
         ({"layers": 1000}, "from 1 to 64"),
         ({"width": -3}, "width = -3"),
         ({"segments": "four"}, "segments = 'four'"),
+        ({"layers": 2.5}, "layers = 2.5"),
     ],
 )
 def test_bad_input_shows_a_message_not_a_traceback(kwargs, words):
