@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 
-from .. import events
+from .. import backend, events, scope
 from ..tensor import Tensor
 from . import grad_mode
 from .graph import NOT_SAVED, Node, OpNode, SavedMemory, SavedTensor, edge_of, forward_stack
@@ -47,6 +47,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
                 requires_grad = True
         else:
             arrays.append(x)
+    if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
+        backend.check_same_device(op.name, arrays)
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as err:
@@ -129,6 +131,7 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor) -> None:
             name=result.name,
             in_backward=_in_backward.depth > 0,
             value=result._data,
+            scope=scope._state.stack,
         )
     )
 
