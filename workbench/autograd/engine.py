@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import events
+from .. import backend, events
 from ..tensor import Tensor
 from . import dispatch, grad_mode
 from .graph import AccumulateGrad, Node, OpNode, edge_of
@@ -282,7 +282,7 @@ class GraphTask:
                 tensor._grad = new
             elif self.create_graph or old._requires_grad or grad._requires_grad:
                 tensor._grad = old + grad
-            elif old._data.flags.writeable and old.shape == grad.shape:
+            elif backend.is_writeable(old._data) and old.shape == grad.shape:
                 np.add(old._data, grad._data, out=old._data, casting="unsafe")
                 old._version_ref[0] += 1
             else:
