@@ -430,14 +430,7 @@ class Tensor:
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:
-        body = np.array2string(
-            backend.to_numpy(self._data),
-            separator=", ",
-            prefix="tensor(",
-            precision=4,
-            threshold=200,
-            edgeitems=3,
-        )
+        body = _format_values(backend.to_numpy(self._data))
         extras = []
         if self._data.dtype not in (_default_float[0], int64, bool_) or (
             self._data.size == 0 and self._data.dtype != _default_float[0]
@@ -657,6 +650,23 @@ def install_method_ops(names, namespace) -> None:
     """Make ``namespace.name`` available as the method ``Tensor.name`` for each name."""
     for op_name in names:
         setattr(Tensor, op_name, getattr(namespace, op_name))
+
+
+def _format_values(array: np.ndarray) -> str:
+    """The values as PyTorch prints them: ``[1., 2.]``, or four decimals once any is fractional."""
+    fixed = False
+    if array.dtype.kind == "f":
+        finite = array[np.isfinite(array)]
+        fixed = bool(np.any(finite != np.round(finite)))
+    return np.array2string(
+        array,
+        separator=", ",
+        prefix="tensor(",
+        precision=4,
+        floatmode="fixed" if fixed else "maxprec",
+        threshold=1000,
+        edgeitems=3,
+    )
 
 
 def _to_array(data: Any, dtype, device):

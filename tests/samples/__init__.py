@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -39,10 +40,12 @@ class Sample:
     note: str = ""
     atol: float = 1e-5
     rtol: float = 1e-3
+    eps: float = 1e-6  # finite-difference step (larger only for low-precision outputs)
     extra: dict = field(default_factory=dict)
 
     def arrays(self) -> list:
-        rng = np.random.default_rng(abs(hash(self.name)) % (2**32))
+        # crc32, not hash(): str hashes change from run to run, the inputs must not.
+        rng = np.random.default_rng(zlib.crc32(self.name.encode()))
         out = []
         for spec in self.inputs:
             if isinstance(spec, np.ndarray):

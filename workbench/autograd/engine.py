@@ -518,8 +518,6 @@ def backward(
     task = make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs)
     for _ in task.steps():
         pass
-    if inputs is not None:
-        _store_nonleaf_inputs(task, _tensor_list(inputs, "inputs"))
 
 
 def make_backward_task(
@@ -541,17 +539,13 @@ def make_backward_task(
         inputs = _tensor_list(inputs, "inputs")
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if t._grad_fn is not None:
+                t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
     grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), False)
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
-
-
-def _store_nonleaf_inputs(task: GraphTask, inputs: list) -> None:
-    """``backward(inputs=[m])`` with a non-leaf ``m`` fills ``m.grad`` like retain_grad."""
-    for i, t in enumerate(inputs):
-        if t._grad_fn is not None and task.captured[i] is not None:
-            task._store_grad(t, task.captured[i])
 
 
 def grad(
@@ -609,8 +603,6 @@ def grad(
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """``is_grads_batched=True``: the first dimension of each grad_output is a batch of vectors."""
-    from .. import ops
-
     batch = grad_outputs[0].shape[0]
     rows = []
     for b in range(batch):
@@ -624,4 +616,24 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 allow_unused=allow_unused,
             )
         )
-    return tuple(ops.stack([row[i] for row in rows]) for i in range(len(inputs)))
+    return tuple(_stack_rows([row[i] for row in rows]) for i in range(len(inputs)))
+
+
+def _stack_rows(rows: list) -> Tensor | None:
+    """Stack one gradient per batch row along a new first dim (differentiably).
+
+    Each row is scattered into its own slot of a zero tensor and the slots are added,
+    so the result stays on the graph when ``create_graph`` is on.
+    """
+    from ..ops.shape import getitem_backward
+
+    if all(r is None for r in rows):
+        return None
+    like = next(r for r in rows if r is not None)
+    shape = (len(rows),) + tuple(like.shape)
+    out = None
+    for b, row in enumerate(rows):
+        if row is not None:
+            slot = getitem_backward(row, shape, b)
+            out = slot if out is None else out + slot
+    return out

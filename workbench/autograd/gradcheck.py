@@ -30,6 +30,12 @@ def _differentiable_outputs(func, inputs) -> tuple:
     return tuple(o for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc")
 
 
+def _output_values(func, inputs) -> list:
+    """Copies of the outputs' values: an output may be a view of the input we perturb."""
+    with grad_mode.no_grad():
+        return [o._data.copy() for o in _differentiable_outputs(func, inputs)]
+
+
 def _numerical_jacobians(func, inputs, eps: float) -> list:
     """``jac[j][i]`` for input j and output i: shape (input.numel, output.numel)."""
     with grad_mode.no_grad():
@@ -46,11 +52,9 @@ def _numerical_jacobians(func, inputs, eps: float) -> list:
         for k in range(flat.size):
             original = flat[k].copy()
             flat[k] = original + eps
-            with grad_mode.no_grad():
-                plus = _differentiable_outputs(func, inputs)
+            plus = _output_values(func, inputs)
             flat[k] = original - eps
-            with grad_mode.no_grad():
-                minus = _differentiable_outputs(func, inputs)
+            minus = _output_values(func, inputs)
             flat[k] = original
             for i, (p, m, b) in enumerate(zip(plus, minus, base)):
                 if p.shape != b.shape or m.shape != b.shape:
@@ -58,7 +62,7 @@ def _numerical_jacobians(func, inputs, eps: float) -> list:
                         "gradcheck: functions must return outputs with the same shape when "
                         "inputs are perturbed"
                     )
-                columns[i][k] = ((p._data - m._data) / (2 * eps)).reshape(-1)
+                columns[i][k] = ((p - m) / (2 * eps)).reshape(-1)
         jacobians.append(columns)
     return jacobians
 

@@ -7,6 +7,8 @@ rules pass each partial through ``collapse_sum_like`` to undo broadcasting.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd.dispatch import apply_op
@@ -148,7 +150,7 @@ def neg_grad(orig, grad):
     return [-grad]
 
 
-@register_op("pow", inputs=("x", "p"), saves={"x": ("x", "p"), "p": "x", "out": "p"})
+@register_op("pow", inputs=("x", "p"), saves={"x": ("x", "p"), "p": ("x", "p"), "out": "p"})
 def _pow(x, p):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return x**p
@@ -160,15 +162,31 @@ def pow_grad(orig, grad):
     Backward: x̄ = z̄ · p · x ** (p − 1) (0 where p = 0), p̄ = z̄ · z · ln x (0 where x = 0, p ≥ 0)"""
     x, p = orig.args
     need_x, need_p = orig.needs_input_grad
-    grad_x = grad_p = None
-    if need_x and not isinstance(p, Tensor):
-        grad_x = zeros_like_grad(grad) if p == 0 else grad * p * x ** (p - 1)
-    elif need_x:
-        grad_x = collapse_sum_like(where(p == 0, 0.0, grad * p * x ** (p - 1)), x)
-    if need_p:
-        z = orig.out
-        grad_p = collapse_sum_like(where((x == 0) & (p >= 0), 0.0, grad * z * log(x)), p)
-    return [grad_x, grad_p]
+    return [
+        _pow_base_grad(grad, x, p) if need_x else None,
+        _pow_exponent_grad(grad, x, p, orig.out) if need_p else None,
+    ]
+
+
+def _pow_base_grad(grad, x, p):
+    if not isinstance(p, Tensor):
+        return zeros_like_grad(grad) if p == 0 else grad * p * x ** (p - 1)
+    return collapse_sum_like(where(p == 0, 0.0, grad * p * x ** (p - 1)), x)
+
+
+def _pow_exponent_grad(grad, x, p, z):
+    """z̄ · z · ln x, except where x = 0 and p ≥ 0: there z is flat in p (PyTorch's choice).
+
+    Those points take ln 1 = 0 instead of ln 0, so no 0 · ∞ is ever computed.
+    """
+    if isinstance(x, Tensor):
+        flat = (x == 0) & (p >= 0)
+        return collapse_sum_like(grad * z * log(where(flat, 1.0, x)), p)
+    # A Python-number base: ln x is a constant.
+    if x == 0:
+        return grad * z * where(p >= 0, 0.0, -math.inf)
+    with np.errstate(invalid="ignore"):
+        return grad * z * float(np.log(x))
 
 
 def add(input, other, *, alpha=1) -> Tensor:
