@@ -59,6 +59,7 @@ from .tensor import (
     set_default_dtype,
     uint8,
 )
+from .trace import Trace, TraceReplay, trace  # light: json and numpy only
 
 bool = bool_  # noqa: A001  (wb.bool, as torch.bool)
 float = float32  # noqa: A001

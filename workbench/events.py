@@ -7,6 +7,19 @@ summaries when it records them.
 
 With no subscriber, publishing costs one check: publishers test ``events.listening``
 before they build an event at all.
+
+Order of one backward pass: ``BackwardStarted``, then for every node the engine runs,
+everything that node caused (hooks, the ops its rule called, collapse-sums, freed saved
+tensors, gradients accumulated into leaves) followed by the node's ``NodeStep``; then
+``BackwardFinished``. So the events between two ``NodeStep`` belong to the second one.
+
+Listening::
+
+    with events.subscribe(print):                # any callable, as a context manager
+        loss.backward()
+    with events.collect("node_step") as got:    # or gather them (optionally some kinds)
+        loss.backward()
+    got.events                                   # [NodeStep(seq=..., ...), ...]
 """
 
 from __future__ import annotations
@@ -50,23 +63,33 @@ class OpRecorded(Event):
     in_backward: bool = False
     value: Any = None  # the output array (live)
     scope: tuple = ()
+    next_nodes: tuple = ()  # the node's edges: ids of the nodes its input grads flow to
+    next_names: tuple = ()  # and their names (AccumulateGrad for a leaf input)
 
 
 @dataclass
 class SavedTensorPacked(Event):
+    """A node kept a tensor for its backward. ``slot`` is the rule's name for it (``x``, ``out``).
+
+    ``total_bytes`` is the running total held by all live graphs.
+    """
+
     node: str
     slot: str
-    tensor: str | None
+    tensor: str | None  # the id of the saved tensor
     nbytes: int
     total_bytes: int
 
 
 @dataclass
 class SavedTensorFreed(Event):
+    """A saved tensor was let go (the graph ran backward without ``retain_graph``)."""
+
     node: str
     slot: str
     nbytes: int
     total_bytes: int
+    tensor: str | None = None
 
 
 @dataclass
@@ -92,6 +115,7 @@ class NodeStep(Event):
     grads_out: tuple  # arrays or None, one per input edge
     next_nodes: tuple  # node ids (or None) the grads_out flow to
     leaf: str | None = None  # tensor id when the node is an AccumulateGrad
+    grads_out_ids: tuple = ()  # tensor ids of grads_out (links a CollapseSum to its edge)
 
 
 @dataclass
@@ -107,6 +131,8 @@ class CollapseSum(Event):
 
 @dataclass
 class GradAccumulated(Event):
+    """``tensor.grad`` was updated: ``after = before + contribution`` (before None: first time)."""
+
     tensor: str
     before: Any
     contribution: Any
@@ -115,7 +141,13 @@ class GradAccumulated(Event):
 
 @dataclass
 class HookFired(Event):
-    hook: str  # "tensor", "retain_grad", "node_pre", "node_post", "post_accumulate"
+    """A user hook ran. ``replaced``: it returned a value that took the gradient's place.
+
+    ``hook`` is one of ``tensor``, ``retain_grad``, ``node_pre``, ``node_post``,
+    ``post_accumulate``, ``pack`` or ``unpack`` (saved-tensor hooks).
+    """
+
+    hook: str
     target: str  # tensor or node id
     replaced: bool
 
@@ -157,6 +189,12 @@ _KIND_NAMES = {
 }
 EVENT_TYPES = {name: cls for cls, name in _KIND_NAMES.items()}
 
+# Fields that carry live arrays (one array, or a tuple of arrays and None); a Trace
+# stores summaries of them and checks them as such when it loads a file.
+ARRAY_FIELDS = frozenset(
+    {"value", "grad_outputs", "grads_in", "grads_out", "before", "contribution", "after"}
+)
+
 
 def publish(event: Event) -> None:
     """Number the event and hand it to every subscriber, in subscription order."""
@@ -164,6 +202,20 @@ def publish(event: Event) -> None:
         event.seq = next(_sequence)
         for callback in list(_subscribers):
             callback(event)
+
+
+def _only(kinds: tuple, callback: Callable[[Event], None]) -> Callable[[Event], None]:
+    """Wrap ``callback`` so that it sees only events of the given kinds."""
+    unknown = set(kinds) - set(EVENT_TYPES)
+    if unknown:
+        raise ValueError(f"unknown event kinds {sorted(unknown)}; known: {sorted(EVENT_TYPES)}")
+    wanted = tuple(EVENT_TYPES[k] for k in kinds)
+
+    def filtered(event: Event) -> None:
+        if isinstance(event, wanted):
+            callback(event)
+
+    return filtered
 
 
 class Subscription:
@@ -186,9 +238,14 @@ class Subscription:
         self.close()
 
 
-def subscribe(callback: Callable[[Event], None]) -> Subscription:
-    """Call ``callback(event)`` for every event from now on."""
+def subscribe(callback: Callable[[Event], None], *kinds: str) -> Subscription:
+    """Call ``callback(event)`` for every event from now on (or only those of ``kinds``).
+
+    Returns a :class:`Subscription`: call ``.close()``, or use it in a ``with`` block.
+    """
     global listening
+    if kinds:
+        callback = _only(kinds, callback)
     with _lock:
         _subscribers.append(callback)
         listening = True
@@ -196,12 +253,18 @@ def subscribe(callback: Callable[[Event], None]) -> Subscription:
 
 
 class collect(Subscription):
-    """``with events.collect() as got: ...`` gathers every event into ``got.events``."""
+    """``with events.collect() as got: ...`` gathers events into ``got.events``.
 
-    def __init__(self) -> None:
+    ``collect("node_step", "grad_accumulated")`` keeps only those kinds.
+    """
+
+    def __init__(self, *kinds: str) -> None:
         self.events: list[Event] = []
-        super().__init__(self.events.append)
-        subscribe(self.callback)
+        super().__init__(subscribe(self.events.append, *kinds).callback)
+
+    def kinds(self) -> list[str]:
+        """The kinds of the collected events, in order (handy in tests and lessons)."""
+        return [event.kind for event in self.events]
 
 
 # Stable ids: short, readable, never id(obj).
@@ -218,10 +281,11 @@ def new_node_id() -> str:
 
 
 def reset_ids() -> None:
-    """Restart id numbering (for deterministic pictures in lessons and tests).
+    """Restart id and sequence numbering (for deterministic pictures in lessons and tests).
 
     Objects that already have an id keep it, so only call this between experiments.
     """
-    global _tensor_ids, _node_ids
+    global _tensor_ids, _node_ids, _sequence
     _tensor_ids = itertools.count(1)
     _node_ids = itertools.count(1)
+    _sequence = itertools.count(1)

@@ -55,8 +55,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         raise op_error(op, inputs, err) from err
     result = Tensor._make(out)
     state = grad_mode._state
+    node = None
     if requires_grad and state.enabled and op.differentiable:
-        _record_node(op, inputs, attrs, result)
+        node = _record_node(op, inputs, attrs, result)
     elif state.inference:
         result._is_inference = True
     if op.view:
@@ -64,7 +65,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._version_ref = base._version_ref
         result._base = base if base._base is None else base._base
     if events.listening:
-        _publish_op(op, inputs, attrs, result)
+        _publish_op(op, inputs, attrs, result, node)
     return result
 
 
@@ -101,39 +102,59 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
         SavedMemory.current += saved_bytes
         if SavedMemory.current > SavedMemory.peak:
             SavedMemory.peak = SavedMemory.current
-        if events.listening:
-            events.publish(
-                events.SavedTensorPacked(
-                    node=node.uid,
-                    slot="*",
-                    tensor=result.uid,
-                    nbytes=saved_bytes,
-                    total_bytes=SavedMemory.current,
-                )
-            )
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
 
 
-def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor) -> None:
-    node = result._grad_fn
+def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
+    """OpRecorded, then one SavedTensorPacked per tensor the new node keeps."""
+    input_ids = tuple(x.uid if isinstance(x, Tensor) else None for x in inputs)  # ids in order
     events.publish(
         events.OpRecorded(
             op=op.name,
             output=result.uid,
-            inputs=tuple(x.uid if isinstance(x, Tensor) else None for x in inputs),
+            inputs=input_ids,
             input_shapes=tuple(tuple(x.shape) if isinstance(x, Tensor) else () for x in inputs),
             output_shape=tuple(result.shape),
             dtype=str(result.dtype),
-            node=None if node is None or node.op is not op else node.uid,
+            node=None if node is None else node.uid,
             attrs=_plain_attrs(attrs, inputs),
             name=result.name,
             in_backward=_in_backward.depth > 0,
             value=result._data,
             scope=scope._state.stack,
+            next_nodes=() if node is None else _edge_ids(node),
+            next_names=() if node is None else _edge_names(node),
         )
     )
+    if node is not None:
+        _publish_saved(node, inputs, result)
+
+
+def _edge_ids(node: Node) -> tuple:
+    return tuple(None if child is None else child.uid for child, _ in node.next_functions)
+
+
+def _edge_names(node: Node) -> tuple:
+    return tuple(None if child is None else child.name() for child, _ in node.next_functions)
+
+
+def _publish_saved(node: OpNode, inputs: tuple, result: Tensor) -> None:
+    tensors = dict(zip(node.op.input_names, inputs), out=result)
+    total = SavedMemory.current - node.saved_nbytes()
+    for slot, saved in node.saved_slots():
+        tensor = tensors[slot]
+        total += saved.nbytes
+        events.publish(
+            events.SavedTensorPacked(
+                node=node.uid,
+                slot=slot,
+                tensor=tensor.uid,
+                nbytes=saved.nbytes,
+                total_bytes=total,
+            )
+        )
 
 
 def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:

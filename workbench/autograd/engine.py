@@ -56,6 +56,7 @@ class GraphTask:
         accumulate: bool = True,
     ) -> None:
         self.roots = list(roots)
+        self.inputs = None if inputs is None else list(inputs)
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.accumulate = accumulate
@@ -153,7 +154,7 @@ class GraphTask:
                     grad_outputs=tuple(self.buffers[n][0]._data for n in self.root_nodes),
                     create_graph=self.create_graph,
                     retain_graph=self.keep_graph,
-                    inputs=None if self.needed is None else tuple(self.targets),
+                    inputs=None if self.inputs is None else tuple(t.uid for t in self.inputs),
                 )
             )
         ready = []
@@ -176,17 +177,19 @@ class GraphTask:
         grads = self.buffers.pop(node, None) or [None] * node.num_outputs
         runs = self.needed is None or node in self.needed
         step = None
-        if runs and any(g is not None for g in grads):
-            state = grad_mode._state
-            previous = state.enabled
-            state.enabled = self.create_graph
-            dispatch._in_backward.depth += 1
-            try:
+        dispatch._in_backward.depth += 1
+        try:
+            if runs and any(g is not None for g in grads):
                 step = self._execute(node, grads)
-            finally:
-                state.enabled = previous
-                dispatch._in_backward.depth -= 1
-        grads_out = step.grads_out if step is not None else ()
+            self._deliver(node, step.grads_out if step is not None else (), ready)
+        finally:
+            dispatch._in_backward.depth -= 1
+        if step is not None and events.listening:
+            _publish_step(step)  # after delivery: every event of this step comes before it
+        return step
+
+    def _deliver(self, node: Node, grads_out: tuple, ready: list) -> None:
+        """Add the gradients into the next nodes' buffers; queue nodes that became ready."""
         for i, (child, nr) in enumerate(node.next_functions):
             if child is None:
                 continue
@@ -197,9 +200,17 @@ class GraphTask:
             self.dependencies[child] = left
             if left == 0:
                 heapq.heappush(ready, (-child._seq, id(child), child))
-        return step
 
     def _execute(self, node: Node, grads: list) -> Step:
+        state = grad_mode._state
+        previous = state.enabled
+        state.enabled = self.create_graph
+        try:
+            return self._execute_node(node, grads)
+        finally:
+            state.enabled = previous
+
+    def _execute_node(self, node: Node, grads: list) -> Step:
         grads = self._tensor_hooks(node, grads)
         for nr, g in enumerate(grads):
             for index in self.targets.get((node, nr), ()):
@@ -224,10 +235,7 @@ class GraphTask:
         if not self.keep_graph:
             node.release()
         self.steps_run += 1
-        step = Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
-        if events.listening:
-            _publish_step(step)
-        return step
+        return Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
 
     def _tensor_hooks(self, node: Node, grads: list) -> list:
         """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
@@ -244,6 +252,10 @@ class GraphTask:
                 tensor = node._retained[nr]()
                 if tensor is not None and tensor._grad_fn is node:
                     self._store_grad(tensor, grads[nr])
+                    if events.listening:
+                        events.publish(
+                            events.HookFired(hook="retain_grad", target=tensor.uid, replaced=False)
+                        )
         return grads
 
     def _apply(self, node: Node, grads: list) -> list:
@@ -455,6 +467,7 @@ def _publish_step(step: Step) -> None:
             grads_out=tuple(None if g is None else g._data for g in step.grads_out),
             next_nodes=tuple(None if c is None else c.uid for c, _ in node.next_functions),
             leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
+            grads_out_ids=tuple(None if g is None else g.uid for g in step.grads_out),
         )
     )
 

@@ -189,6 +189,8 @@ class SavedTensor:
             self.array = None
             self.packed = pack(tensor)
             self.unpack_hook = unpack
+            if events.listening:
+                events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
         elif is_output:
             self.tensor = None
             self.array = tensor._data
@@ -199,6 +201,9 @@ class SavedTensor:
     def unpack(self, node: Node, what: str) -> Tensor:
         if self.unpack_hook is not None:
             value = self.unpack_hook(self.packed)
+            if events.listening:
+                target = node.uid if node is not None else ""
+                events.publish(events.HookFired(hook="unpack", target=target, replaced=True))
             if not isinstance(value, Tensor):
                 raise TypeError(
                     f"Output of saved tensor unpack_hook expected to be a Tensor but got "
@@ -244,6 +249,41 @@ class _SavedHooksState:
 
 def _saved_tensor_hooks_stack() -> list:
     return _SavedHooksState.stack
+
+
+class saved_tensors_hooks:
+    """Intercept what the graph saves for backward, as ``torch.autograd.graph.saved_tensors_hooks``.
+
+    Inside the ``with`` block, every tensor an op saves for its gradient rule is handed
+    to ``pack_hook(tensor)``, and the graph keeps whatever it returns instead of the
+    tensor. When backward needs the tensor, ``unpack_hook(packed)`` must give back a
+    Tensor with the original's value. This is how saved activations can be moved to
+    another device, compressed, or dropped and recomputed (checkpointing)::
+
+        def pack(x):
+            return x.numpy().copy()          # keep a plain copy instead of the tensor
+
+        def unpack(array):
+            return wb.tensor(array)
+
+        with wb.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = (x * x).sum()
+        y.backward()                         # mul's rule sees the unpacked copies
+
+    Hooks nest: the innermost pair is used. They apply when the tensor is saved
+    (in the forward), not when backward runs.
+    """
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        _SavedHooksState.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SavedHooksState.stack.pop()
 
 
 def _anomaly_enabled() -> bool:
@@ -335,13 +375,23 @@ class OpNode(Node):
         call = OrigCall(self)
         return self.op.gradient(call, grad_outputs[0])
 
+    def saved_slots(self) -> list:
+        """``(slot name, SavedTensor)`` for each tensor still saved (``out`` for the output)."""
+        slots = [
+            (self.op.input_names[i], s) for i, s in enumerate(self.inputs) if type(s) is SavedTensor
+        ]
+        if type(self.saved_out) is SavedTensor:
+            slots.append(("out", self.saved_out))
+        return slots
+
     def release(self) -> None:
-        if self.saved_out is not None or any(type(s) is SavedTensor for s in self.inputs):
-            freed = self.saved_nbytes()
-            self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
-            if self.saved_out is not None:
-                self.saved_out = FREED
-            _saved_memory_release(self, freed)
+        saved = self.saved_slots()
+        if not saved:
+            return
+        self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
+        if self.saved_out is not None:
+            self.saved_out = FREED
+        _saved_memory_release(self, sum(s.nbytes for _, s in saved), saved)
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
@@ -394,14 +444,34 @@ def _saved_memory_add(node: Node, nbytes: int) -> None:
         SavedMemory.peak = SavedMemory.current
 
 
-def _saved_memory_release(node: Node, nbytes: int) -> None:
+def _saved_memory_release(node: Node, nbytes: int, slots: list | None = None) -> None:
+    """Count ``nbytes`` as freed; publish one SavedTensorFreed per slot (or one ``*`` event)."""
     SavedMemory.current -= nbytes
-    if events.listening and nbytes:
+    if not events.listening or not nbytes:
+        return
+    if slots is None:
+        slots = [("*", None)]
+    total = SavedMemory.current + nbytes
+    for slot, saved in slots:
+        size = nbytes if saved is None else saved.nbytes
+        total -= size
         events.publish(
             events.SavedTensorFreed(
-                node=node.uid, slot="*", nbytes=nbytes, total_bytes=SavedMemory.current
+                node=node.uid,
+                slot=slot,
+                nbytes=size,
+                total_bytes=total,
+                tensor=_saved_tensor_id(node, slot, saved),
             )
         )
+
+
+def _saved_tensor_id(node: Node, slot: str, saved: SavedTensor | None) -> str | None:
+    if saved is not None and saved.tensor is not None:
+        return saved.tensor.uid
+    if slot == "out" and isinstance(node, OpNode) and node.output() is not None:
+        return node.output().uid
+    return None
 
 
 def forward_stack() -> str:

@@ -1,0 +1,548 @@
+"""Traces: record the event stream, save it as JSON, load it back, replay it step by step.
+
+::
+
+    with wb.trace() as tr:                 # record every event while the block runs
+        loss = ((a * b) + a).sum()
+        loss.backward()
+    tr.save("run.json")                    # plain JSON with a schema version
+    tr = wb.Trace.load("run.json")         # validated; a bad file is refused with a reason
+    replay = tr.replay()                   # a cursor over the backward steps
+    replay.next(); replay.prev(); replay.goto(3)
+
+A trace keeps *summaries*, never live arrays or graph objects: a small array (up to
+``small`` elements) is stored in full, a large one as its shape, dtype and statistics.
+So a trace is safe to keep, to save and to send, and it never holds a graph alive.
+
+Records are plain dicts shaped like the event dataclasses of :mod:`workbench.events`
+(``record["kind"]``, ``record["seq"]`` and one key per field). The JSON loader parses
+with :func:`json.loads` only (no pickle, no eval) and checks every record against the
+fields of its event class before anything uses it.
+
+``wb.trace`` is the function; to import from this module write
+``from workbench.trace import Trace, TraceReplay``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import events
+
+SCHEMA_VERSION = 1
+FORMAT_NAME = "autodiff-workbench-trace"
+SMALL_ARRAY = 64  # arrays with at most this many elements are stored in full
+
+
+class TraceFormatError(ValueError):
+    """A trace file that this workbench cannot read; the message says what is wrong."""
+
+
+# --------------------------------------------------------------- summaries
+def summarize(array, small: int = SMALL_ARRAY) -> dict:
+    """A JSON-ready summary of an array: full values when small, else statistics.
+
+    Statistics (``min``, ``max``, ``mean``, ``std``) are over the finite entries;
+    ``nonfinite`` counts NaN and infinite ones, so a blow-up is still visible.
+    """
+    array = np.asarray(array)
+    summary: dict = {"shape": list(array.shape), "dtype": str(array.dtype)}
+    if array.size <= small:
+        summary["values"] = _plain_values(array)
+    else:
+        summary["stats"] = _stats(array)
+    return summary
+
+
+def _plain_values(array: np.ndarray):
+    if array.dtype.kind == "c":
+        return {"real": _plain_values(array.real), "imag": _plain_values(array.imag)}
+    return _finite_or_name(array.tolist())
+
+
+def _finite_or_name(value):
+    """Lists of numbers with NaN/inf spelled as strings (strict JSON has no NaN)."""
+    if isinstance(value, list):
+        return [_finite_or_name(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # "nan", "inf", "-inf"
+    return value
+
+
+def _stats(array: np.ndarray) -> dict:
+    if array.dtype.kind == "c":
+        array = np.abs(array)
+    flat = array.ravel()
+    if flat.dtype.kind == "f":
+        finite = np.isfinite(flat)
+        nonfinite = int(flat.size - np.count_nonzero(finite))
+        if nonfinite:
+            flat = flat[finite]
+    else:
+        nonfinite = 0
+    if flat.size == 0:
+        return {"min": None, "max": None, "mean": None, "std": None, "nonfinite": nonfinite}
+    return {
+        "min": float(flat.min()),
+        "max": float(flat.max()),
+        "mean": float(flat.mean()),
+        "std": float(flat.std()),
+        "nonfinite": nonfinite,
+    }
+
+
+def summary_array(summary: dict | None) -> np.ndarray | None:
+    """The array a summary stores in full, or None when it only kept statistics."""
+    if summary is None or "values" not in summary:
+        return None
+    values = summary["values"]
+    dtype = np.dtype(summary["dtype"])
+    if isinstance(values, dict):
+        return np.asarray(_numbers(values["real"])) + 1j * np.asarray(_numbers(values["imag"]))
+    return np.asarray(_numbers(values), dtype=dtype).reshape(summary["shape"])
+
+
+def _numbers(value):
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return float(value) if isinstance(value, str) else value
+
+
+def to_record(event: events.Event, small: int = SMALL_ARRAY) -> dict:
+    """An event as a plain JSON-ready dict; arrays become summaries."""
+    record = {"kind": event.kind, "seq": event.seq}
+    for f in dataclasses.fields(event):
+        if f.name != "seq":
+            record[f.name] = _plain(getattr(event, f.name), small)
+    return record
+
+
+def _plain(value, small: int):
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return summarize(value, small)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v, small) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, small) for k, v in value.items()}
+    return repr(value)
+
+
+# ------------------------------------------------------------------ the trace
+class Trace:
+    """Recorded events (as plain records), with save/load and a step-by-step replay.
+
+    Use :func:`trace` to record one; ``Trace.load(path)`` to read a saved one.
+    """
+
+    def __init__(self, records: list | None = None, small: int = SMALL_ARRAY) -> None:
+        self.records: list[dict] = list(records or [])
+        self.small = small
+        self._subscription: events.Subscription | None = None
+
+    # recording
+    def _record(self, event: events.Event) -> None:
+        self.records.append(to_record(event, self.small))
+
+    def start(self) -> Trace:
+        """Start recording (``with wb.trace()`` does this for you)."""
+        if self._subscription is None:
+            self._subscription = events.subscribe(self._record)
+        return self
+
+    def stop(self) -> Trace:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        return self
+
+    def __enter__(self) -> Trace:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # reading
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def __getitem__(self, index):
+        return self.records[index]
+
+    def __repr__(self) -> str:
+        return f"<Trace: {len(self.records)} events, {len(self.passes)} backward pass(es)>"
+
+    def kinds(self) -> list[str]:
+        """The kind of every record, in order."""
+        return [r["kind"] for r in self.records]
+
+    def of_kind(self, *kinds: str) -> list[dict]:
+        """The records of the given kinds, in order."""
+        return [r for r in self.records if r["kind"] in kinds]
+
+    @property
+    def passes(self) -> list[BackwardPass]:
+        """Every backward pass in the trace, each with its steps."""
+        return split_passes(self.records)
+
+    @property
+    def backward_steps(self) -> list[TraceStep]:
+        """The steps of the last backward pass (empty if the trace has none)."""
+        passes = self.passes
+        return passes[-1].steps if passes else []
+
+    def replay(self, which: int = -1) -> TraceReplay:
+        """A cursor over the steps of backward pass ``which`` (the last by default)."""
+        return TraceReplay(self, which)
+
+    # saving and loading
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT_NAME,
+            "schema_version": SCHEMA_VERSION,
+            "small_array_limit": self.small,
+            "events": self.records,
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def save(self, path) -> Path:
+        """Write the trace as JSON (UTF-8); returns the path."""
+        path = Path(path)
+        path.write_text(self.to_json(), encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_dict(cls, data) -> Trace:
+        """Check ``data`` against the schema and build a Trace; TraceFormatError if bad."""
+        validate(data)
+        return cls(data["events"], small=data.get("small_array_limit", SMALL_ARRAY))
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise TraceFormatError(f"not a trace: the text is not valid JSON ({err})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path) -> Trace:
+        """Read a trace saved by :meth:`save`; refuses files it cannot trust, saying why."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise TraceFormatError(f"{path}: not a trace (the file is not UTF-8 text)") from None
+        try:
+            return cls.from_json(text)
+        except TraceFormatError as err:
+            raise TraceFormatError(f"{path}: {err}") from None
+
+
+def trace(small: int = SMALL_ARRAY) -> Trace:
+    """Record every event while a ``with`` block runs: ``with wb.trace() as tr: ...``.
+
+    ``small`` is the largest array (in elements) stored with its values; larger ones
+    keep shape, dtype and statistics only.
+    """
+    return Trace(small=small)
+
+
+# ------------------------------------------------------------ passes and steps
+@dataclass
+class TraceStep:
+    """One node run by a backward pass, and what happened while it ran.
+
+    ``events`` are the records published during the step (hooks, the ops its rule
+    called, collapse-sums, freed saved tensors, gradients accumulated into leaves);
+    ``record`` is the step's own ``node_step`` record.
+    """
+
+    index: int
+    record: dict
+    events: list = field(default_factory=list)
+
+    @property
+    def node(self) -> str:
+        return self.record["node"]
+
+    @property
+    def name(self) -> str:
+        return self.record["name"]
+
+    @property
+    def formula(self) -> str:
+        return self.record["formula"]
+
+    @property
+    def grads_in(self) -> list:
+        return self.record["grads_in"]
+
+    @property
+    def grads_out(self) -> list:
+        return self.record["grads_out"]
+
+    def of_kind(self, *kinds: str) -> list[dict]:
+        return [r for r in self.events if r["kind"] in kinds]
+
+
+@dataclass
+class BackwardPass:
+    """A ``backward_started`` ... ``backward_finished`` stretch of a trace."""
+
+    started: dict
+    steps: list = field(default_factory=list)
+    finished: dict | None = None
+
+
+def split_passes(records: list) -> list[BackwardPass]:
+    """Group records into backward passes and their steps.
+
+    A nested backward (one run from inside a hook) is kept inside the step that ran it.
+    """
+    passes = []
+    current: BackwardPass | None = None
+    pending: list = []
+    depth = 0
+    for record in records:
+        kind = record["kind"]
+        if kind == "backward_started":
+            depth += 1
+            if depth == 1:
+                current, pending = BackwardPass(started=record), []
+                passes.append(current)
+                continue
+        elif kind == "backward_finished":
+            depth -= 1
+            if depth == 0 and current is not None:
+                current.finished = record
+                current = None
+                continue
+        if current is None:
+            continue
+        if kind == "node_step" and depth == 1:
+            current.steps.append(TraceStep(len(current.steps), record, pending))
+            pending = []
+        else:
+            pending.append(record)
+    return passes
+
+
+class TraceReplay:
+    """A cursor over the steps of one backward pass, for stepping forwards and back.
+
+    ``position`` is the index of the current step: -1 before the first step, up to
+    ``len(replay) - 1`` at the last. At position ``k`` step ``k`` is the one shown as
+    running (``active``) and the steps before it are ``done``, as in
+    ``wb.viz.draw(trace, kind="backward", step=k)``.
+    """
+
+    def __init__(self, trace: Trace, which: int = -1) -> None:
+        passes = trace.passes
+        if not passes:
+            raise ValueError("this trace has no backward pass to replay (record a backward())")
+        self.trace = trace
+        self.backward = passes[which]
+        self.steps: list[TraceStep] = self.backward.steps
+        self.position = -1
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def current(self) -> TraceStep | None:
+        return self.steps[self.position] if self.position >= 0 else None
+
+    @property
+    def active(self) -> str | None:
+        """The id of the node running at the current step."""
+        step = self.current
+        return None if step is None else step.node
+
+    @property
+    def done(self) -> list[str]:
+        """Ids of the nodes whose steps came before the current one."""
+        return [s.node for s in self.steps[: max(self.position, 0)]]
+
+    @property
+    def at_start(self) -> bool:
+        return self.position < 0
+
+    @property
+    def at_end(self) -> bool:
+        return self.position >= len(self.steps) - 1
+
+    def next(self) -> TraceStep | None:
+        """Move one step forward; returns the new current step (None past the end)."""
+        if self.at_end:
+            return None
+        self.position += 1
+        return self.current
+
+    def prev(self) -> TraceStep | None:
+        """Move one step back; returns the new current step (None before the start)."""
+        if self.position >= 0:
+            self.position -= 1
+        return self.current
+
+    def goto(self, k: int) -> TraceStep | None:
+        """Jump to step ``k`` (-1 is before the first step)."""
+        if not -1 <= k < len(self.steps):
+            raise IndexError(f"step {k} is out of range: this pass has steps 0..{len(self) - 1}")
+        self.position = k
+        return self.current
+
+    def grads(self) -> dict:
+        """``tensor id -> summary`` of each ``.grad`` as it stands after the current step."""
+        grads = {}
+        for step in self.steps[: self.position + 1]:
+            for record in step.of_kind("grad_accumulated"):
+                grads[record["tensor"]] = record["after"]
+        return grads
+
+
+# ---------------------------------------------------------------- validation
+_ANNOTATION_TYPES = {
+    "str": (str,),
+    "int": (int,),
+    "bool": (bool,),
+    "dict": (dict,),
+    "tuple": (list,),
+}
+
+
+def _allowed_types(annotation: str) -> tuple | None:
+    """JSON types a field may hold, from its annotation (None: anything, e.g. an array)."""
+    allowed: tuple = ()
+    for part in (p.strip() for p in str(annotation).split("|")):
+        if part == "None":
+            allowed += (type(None),)
+        elif part in _ANNOTATION_TYPES:
+            allowed += _ANNOTATION_TYPES[part]
+        else:
+            return None
+    return allowed
+
+
+def validate(data: Any) -> None:
+    """Raise TraceFormatError unless ``data`` is a trace this workbench can read."""
+    if not isinstance(data, dict):
+        raise TraceFormatError(f"not a trace: expected a JSON object, got {_json_type(data)}")
+    if data.get("format") != FORMAT_NAME:
+        raise TraceFormatError(f"not a trace: 'format' should be '{FORMAT_NAME}'")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TraceFormatError("missing or non-integer 'schema_version'")
+    if version > SCHEMA_VERSION:
+        raise TraceFormatError(
+            f"schema_version {version} is newer than this workbench reads "
+            f"({SCHEMA_VERSION}); upgrade workbench to open it"
+        )
+    if version < 1:
+        raise TraceFormatError(f"schema_version {version} is not a valid version")
+    records = data.get("events")
+    if not isinstance(records, list):
+        raise TraceFormatError("'events' should be a list of event records")
+    for i, record in enumerate(records):
+        _validate_record(i, record)
+
+
+def _validate_record(i: int, record: Any) -> None:
+    if not isinstance(record, dict):
+        raise TraceFormatError(f"event {i}: expected an object, got {_json_type(record)}")
+    kind = record.get("kind")
+    cls = events.EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise TraceFormatError(f"event {i}: unknown kind {kind!r}")
+    where = f"event {i} ({kind})"
+    if not isinstance(record.get("seq"), int):
+        raise TraceFormatError(f"{where}: 'seq' should be an integer")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "seq"}
+    unknown = set(record) - set(fields) - {"kind", "seq"}
+    if unknown:
+        raise TraceFormatError(f"{where}: unknown field(s) {sorted(unknown)}")
+    for name, f in fields.items():
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if name not in record:
+            if required:
+                raise TraceFormatError(f"{where}: missing field '{name}'")
+            continue
+        value = record[name]
+        if name in events.ARRAY_FIELDS:
+            _validate_arrays(f"{where}, field '{name}'", value)
+        else:
+            _validate_type(f"{where}, field '{name}'", value, _allowed_types(f.type))
+
+
+def _validate_type(where: str, value: Any, allowed: tuple | None) -> None:
+    if allowed is not None and not isinstance(value, allowed):
+        names = " or ".join(sorted({_JSON_NAMES[t] for t in allowed}))
+        raise TraceFormatError(f"{where}: expected {names}, got {_json_type(value)}")
+
+
+def _validate_arrays(where: str, value: Any) -> None:
+    """An array field holds null, one array summary, or a list of those."""
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, dict):
+            raise TraceFormatError(f"{where}: expected an array summary, got {_json_type(item)}")
+        _validate_summary(where, item)
+
+
+def _validate_summary(where: str, summary: dict) -> None:
+    shape = summary.get("shape")
+    if not isinstance(shape, list) or not all(
+        isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
+    ):
+        raise TraceFormatError(f"{where}: array 'shape' should be a list of sizes")
+    dtype = summary.get("dtype")
+    try:
+        kind = np.dtype(dtype).kind if isinstance(dtype, str) else None
+    except TypeError:
+        kind = None
+    if kind is None or kind not in "biufc":
+        raise TraceFormatError(f"{where}: array 'dtype' {dtype!r} is not a numeric dtype")
+    extra = set(summary) - {"shape", "dtype", "values", "stats"}
+    if extra:
+        raise TraceFormatError(f"{where}: unknown array field(s) {sorted(extra)}")
+    if "values" in summary:
+        try:
+            array = summary_array(summary)
+        except (TypeError, ValueError, KeyError):
+            array = None
+        if array is None or list(array.shape) != shape:
+            raise TraceFormatError(f"{where}: array 'values' do not match shape {shape}")
+    elif not isinstance(summary.get("stats"), dict):
+        raise TraceFormatError(f"{where}: an array needs 'values' or 'stats'")
+
+
+_JSON_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), type(value).__name__)
