@@ -5,6 +5,9 @@ functions here are the public API (also reachable as ``wb.exp``, ``x.exp()`` and
 Python operators).
 """
 
+import types as _types
+
+from . import grad
 from .elementwise import (
     abs,
     absolute,
@@ -52,8 +55,58 @@ from .elementwise import (
     true_divide,
     where,
 )
+from .indexing import (
+    cat,
+    chunk,
+    concat,
+    concatenate,
+    flip,
+    gather,
+    index_select,
+    masked_fill,
+    pad,
+    repeat,
+    roll,
+    split,
+    stack,
+    take,
+    tile,
+    tril,
+    triu,
+    unbind,
+)
 from .linalg import dot, matmul, mm
+from .math import (
+    ceil,
+    elu,
+    erf,
+    expm1,
+    floor,
+    gelu,
+    leaky_relu,
+    log1p,
+    reciprocal,
+    round,
+    rsqrt,
+    silu,
+    softplus,
+    square,
+    tan,
+    trunc,
+)
+from .nn import avg_pool2d, conv2d, dropout, layer_norm, max_pool2d, nll_loss
 from .reduce import amax, amin, argmax, argmin, max, mean, min, sum
+from .reductions import (
+    cumprod,
+    cumsum,
+    log_softmax,
+    logsumexp,
+    norm,
+    prod,
+    softmax,
+    std,
+    var,
+)
 from .registry import OPS, get_op, register_gradient, register_op
 from .shape import (
     TensorShape,
@@ -79,7 +132,50 @@ from .shape import (
     view,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# Export the functions, not the submodules: ``from workbench.ops import *`` must not
+# put ``grad`` or ``nn`` (modules of this package) into the ``workbench`` namespace.
+__all__ = [
+    name
+    for name, value in globals().items()
+    if not name.startswith("_") and not isinstance(value, _types.ModuleType)
+]
+
+# Methods that are exactly the op of the same name, beyond tensor.METHOD_OPS.
+MORE_METHOD_OPS = (
+    "ceil",
+    "chunk",
+    "cumprod",
+    "cumsum",
+    "erf",
+    "expm1",
+    "flip",
+    "floor",
+    "gather",
+    "index_select",
+    "log1p",
+    "log_softmax",
+    "logsumexp",
+    "masked_fill",
+    "norm",
+    "prod",
+    "reciprocal",
+    "repeat",
+    "roll",
+    "round",
+    "rsqrt",
+    "softmax",
+    "split",
+    "square",
+    "std",
+    "take",
+    "tan",
+    "tile",
+    "tril",
+    "triu",
+    "trunc",
+    "unbind",
+    "var",
+)
 
 
 def _bind_tensor_methods() -> None:
@@ -90,6 +186,7 @@ def _bind_tensor_methods() -> None:
     tensor_module = importlib.import_module("workbench.tensor")
     tensor_module._ops = sys.modules[__name__]
     tensor_module.install_method_ops(tensor_module.METHOD_OPS, tensor_module._ops)
+    tensor_module.install_method_ops(MORE_METHOD_OPS, tensor_module._ops)
 
 
 _bind_tensor_methods()

@@ -1,0 +1,278 @@
+"""``workbench.nn.functional``: PyTorch's ``torch.nn.functional`` names and arguments.
+
+Layers, activations and losses as plain functions. Most are a registered op
+(``conv2d``, ``max_pool2d``, ``nll_loss``...); the rest are short compositions of
+ops, written out here so that a learner can read what, say, ``cross_entropy``
+really computes: ``nll_loss(log_softmax(x))``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _inplace, ops
+from ..autograd import grad_mode
+from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
+from ..tensor import Tensor
+
+__all__ = [
+    "avg_pool2d",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "conv2d",
+    "cross_entropy",
+    "dropout",
+    "elu",
+    "embedding",
+    "gelu",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "linear",
+    "log_softmax",
+    "max_pool2d",
+    "mse_loss",
+    "nll_loss",
+    "pad",
+    "relu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "tanh",
+]
+
+# e^−100: logs in binary_cross_entropy are clamped at −100, as PyTorch clamps them.
+_LOG_FLOOR = math.exp(-100.0)
+
+
+def _inplace_or_not(fn, input: Tensor, inplace: bool, *args) -> Tensor:
+    """Run ``fn(input, *args)``; with ``inplace`` write the result into ``input``."""
+    if inplace:
+        return _inplace.apply(input, fn, *args)
+    return fn(input, *args)
+
+
+# --------------------------------------------------------------- activations
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _inplace_or_not(ops.relu, input, inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return ops.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return ops.tanh(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return ops.gelu(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _inplace_or_not(ops.silu, input, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _inplace_or_not(ops.leaky_relu, input, inplace, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _inplace_or_not(ops.elu, input, inplace, alpha)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return ops.softplus(input, beta, threshold)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return ops.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return ops.log_softmax(input, dim, dtype=dtype)
+
+
+# -------------------------------------------------------------------- layers
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y = x Wᵀ + b`` with W of shape (out_features, in_features)."""
+    out = ops.matmul(input, ops.t(weight))
+    return out if bias is None else out + bias
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero elements with probability ``p`` (seeded by ``wb.manual_seed``), scale the rest."""
+    return _inplace_or_not(ops.dropout, input, inplace, p, training)
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input``: a ``take`` along dim 0.
+
+    Rows picked several times get the sum of their gradients (take's scatter-add); the
+    ``padding_idx`` row gets none.
+    """
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding: scale_grad_by_freq and sparse gradients are not supported"
+        )
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    out = ops.take(weight, input, axis=0)
+    if padding_idx is None:
+        return out
+    if padding_idx < 0:
+        padding_idx += weight.shape[0]
+    is_padding = ops.unsqueeze(input == padding_idx, -1)
+    return ops.where(is_padding, out.detach(), out)
+
+
+def _renorm_rows(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
+    """PyTorch's max_norm: rescale, in place, the used rows whose norm exceeds max_norm."""
+    rows = np.unique(input._data)
+    with grad_mode.no_grad():
+        norms = np.linalg.norm(weight._data[rows], ord=norm_type, axis=1)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight._data[rows] *= scale[:, None].astype(weight.dtype)
+    weight._version_ref[0] += 1
+
+
+# -------------------------------------------------------------------- losses
+def _reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
+    if reduction == "mean":
+        return ops.mean(losses)
+    if reduction == "sum":
+        return ops.sum(losses)
+    if reduction == "none":
+        return losses
+    raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error ``(x − t)²``."""
+    diff = input - target
+    return _reduce(diff * diff, reduction, "mse_loss")
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error ``|x − t|`` (gradient 0 where x = t, as PyTorch)."""
+    return _reduce(ops.abs(input - target), reduction, "l1_loss")
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+) -> Tensor:
+    """``−w · (t · log x + (1 − t) · log(1 − x))`` for probabilities x; logs clamped at −100."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is "
+            f"different to the input size ({tuple(input.shape)}) is deprecated. Please ensure "
+            "they have the same size."
+        )
+    values = input._data
+    if values.size and (values.min() < 0 or values.max() > 1):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    log_x = ops.log(ops.clamp_min(input, _LOG_FLOOR))
+    log_not_x = ops.log(ops.clamp_min(1 - input, _LOG_FLOOR))
+    losses = -(target * log_x + (1 - target) * log_not_x)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """BCE on logits x, stable for any x: ``p · t · softplus(−x) + (1 − t) · softplus(x)``.
+
+    (−log σ(x) = softplus(−x) and −log(1 − σ(x)) = softplus(x); ``p`` is ``pos_weight``.)
+    """
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be "
+            f"the same as input size ({tuple(input.shape)})"
+        )
+    positive = target if pos_weight is None else pos_weight * target
+    no_threshold = math.inf
+    losses = positive * ops.softplus(-input, 1.0, no_threshold) + (1 - target) * ops.softplus(
+        input, 1.0, no_threshold
+    )
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction, "binary_cross_entropy_with_logits")
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """``nll_loss(log_softmax(x, class_dim), t)``; ``t`` holds class indices or probabilities."""
+    class_dim = 0 if input.ndim == 1 else 1
+    log_p = ops.log_softmax(input, class_dim)
+    if target.dtype.kind == "f":
+        return _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim)
+    loss = nll_loss(log_p, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return loss
+    classes = input.shape[class_dim]
+    smooth = _smoothing_term(log_p, target, weight, ignore_index, reduction, class_dim)
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+
+
+def _class_weight(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    """The (C,) weight shaped to broadcast along the class dim of an ndim-D tensor."""
+    return ops.reshape(weight, (-1,) + (1,) * (ndim - class_dim - 1))
+
+
+def _smoothing_term(log_p, target, weight, ignore_index, reduction, class_dim) -> Tensor:
+    """−Σ_c w_c · log p_c per sample, reduced the way PyTorch reduces it."""
+    weighted = log_p if weight is None else log_p * _class_weight(weight, log_p.ndim, class_dim)
+    ignored = target == ignore_index
+    smooth = ops.masked_fill(-ops.sum(weighted, class_dim), ignored, 0.0)
+    if reduction == "none":
+        return smooth
+    if reduction == "sum":
+        return ops.sum(smooth)
+    kept = ~ignored._data
+    if weight is None:
+        count = float(kept.sum())
+    else:
+        count = float(weight._data[target._data[kept]].sum())
+    return ops.sum(smooth) / count
+
+
+def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim) -> Tensor:
+    """Cross entropy against class probabilities: ``−Σ_c w_c · t_c · log p_c``."""
+    if tuple(target.shape) != tuple(log_p.shape):
+        raise RuntimeError(
+            f"cross_entropy: expected probability targets of the input's shape "
+            f"{tuple(log_p.shape)}, got {tuple(target.shape)}"
+        )
+    classes = log_p.shape[class_dim]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = log_p * target
+    if weight is not None:
+        terms = terms * _class_weight(weight, log_p.ndim, class_dim)
+    losses = -ops.sum(terms, class_dim)
+    if reduction == "mean":
+        return ops.sum(losses) / float(log_p.numel() // classes)
+    return _reduce(losses, reduction, "cross_entropy")

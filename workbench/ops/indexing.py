@@ -1,0 +1,509 @@
+"""Joining, slicing, reordering and gathering tensors.
+
+Every gradient here moves ȳ back to where each value came from: ``cat`` slices ȳ,
+``flip``/``roll`` undo the move, ``pad`` crops, and the gathering ops (``take``,
+``index_select``, ``gather``) scatter-*add* ȳ into zeros, so an index used twice
+receives the sum of both gradients.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from . import grad as grad_ops
+from .elementwise import where
+from .reduce import sum
+from .registry import OpDef, register_gradient, register_op
+from .shape import astype, getitem, normalize_dim, reshape
+
+
+class VariadicNames(tuple):
+    """Input names of an op that takes any number of tensors: ``tensors[0]``, ``tensors[1]``...
+
+    The registry names each input slot; ``cat`` and ``stack`` have as many slots as
+    tensors they were given, so slot ``i`` is simply called ``tensors[i]``.
+    """
+
+    def __new__(cls, name: str):
+        return super().__new__(cls, (name,))
+
+    def __getitem__(self, i):
+        if isinstance(i, int):
+            return f"{tuple.__getitem__(self, 0)}[{i}]"
+        return tuple.__getitem__(self, i)
+
+
+def variadic(op: OpDef, name: str = "tensors") -> OpDef:
+    op.input_names = VariadicNames(name)
+    return op
+
+
+def _along(dim: int, index) -> tuple:
+    """The indexing key that applies ``index`` to axis ``dim`` only."""
+    return (slice(None),) * dim + (index,)
+
+
+def _tensor_list(tensors, op: str) -> list:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): expected Tensor at position {i}, got {type(t).__name__}")
+    return tensors
+
+
+def _common_dtype(tensors: list) -> list:
+    """Cast every tensor to the promoted dtype (as torch.cat does); casts are differentiable."""
+    dtype = np.result_type(*[t.dtype for t in tensors])
+    return [astype(t, dtype) for t in tensors]
+
+
+# ---------------------------------------------------------------------- cat
+@register_op("cat", inputs=("tensors",))
+def _cat(*arrays, dim, sizes):
+    return np.concatenate(arrays, axis=dim)
+
+
+variadic(_cat)
+
+
+@register_gradient("cat")
+def cat_grad(orig, grad):
+    """Forward: y = cat([x₀, x₁, ...], dim)
+    Backward: x̄ᵢ = ȳ[..., offsetᵢ : offsetᵢ + sizeᵢ, ...]   (ȳ split back along dim)"""
+    dim, sizes = orig.attrs["dim"], orig.attrs["sizes"]
+    grads, start = [], 0
+    for size, needed in zip(sizes, orig.needs_input_grad):
+        key = _along(dim, slice(start, start + size))
+        grads.append(getitem(grad, key) if needed else None)
+        start += size
+    return grads
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension; all other sizes must agree."""
+    tensors = _tensor_list(tensors, "cat")
+    # torch.cat skips legacy empty 1-D tensors so that they can seed a running cat.
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    first = kept[0]
+    d = normalize_dim(dim, first.ndim, "cat")
+    for i, t in enumerate(kept):
+        if t.ndim != first.ndim:
+            raise RuntimeError(
+                f"cat(): Tensors must have same number of dimensions: got {first.ndim} and "
+                f"{t.ndim} (shapes {[tuple(t.shape) for t in kept]})"
+            )
+        for axis in range(first.ndim):
+            if axis != d and t.shape[axis] != first.shape[axis]:
+                raise RuntimeError(
+                    f"cat(): Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{first.shape[axis]} but got size {t.shape[axis]} for tensor number {i} in "
+                    f"the list (shapes {[tuple(t.shape) for t in kept]})"
+                )
+    kept = _common_dtype(kept)
+    sizes = tuple(t.shape[d] for t in kept)
+    return apply_op(_cat, tuple(kept), {"dim": d, "sizes": sizes})
+
+
+concat = concatenate = cat
+
+
+# -------------------------------------------------------------------- stack
+@register_op("stack", inputs=("tensors",))
+def _stack(*arrays, dim):
+    return np.stack(arrays, axis=dim)
+
+
+variadic(_stack)
+
+
+@register_gradient("stack")
+def stack_grad(orig, grad):
+    """Forward: y = stack([x₀, x₁, ...], dim)   (a new axis)
+    Backward: x̄ᵢ = ȳ.select(dim, i)"""
+    dim = orig.attrs["dim"]
+    return [
+        getitem(grad, _along(dim, i)) if needed else None
+        for i, needed in enumerate(orig.needs_input_grad)
+    ]
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join tensors of one shape along a new dimension."""
+    tensors = _tensor_list(tensors, "stack")
+    shapes = [tuple(t.shape) for t in tensors]
+    if len(set(shapes)) > 1:
+        raise RuntimeError(f"stack(): stack expects each tensor to be equal size, but got {shapes}")
+    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return apply_op(_stack, tuple(_common_dtype(tensors)), {"dim": d})
+
+
+# ---------------------------------------------------- split, chunk, unbind
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Pieces of ``tensor`` along ``dim``: equal sizes (the last may be smaller) or given sizes.
+
+    Each piece is a view made by basic indexing, so its gradient is scattered back
+    into place and the pieces' gradients add up where the whole tensor is used.
+    """
+    d = normalize_dim(dim, tensor.ndim, "split")
+    length = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and length > 0:
+            raise RuntimeError(f"split(): split_size must be positive, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, max(size, 1))] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != length:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
+                f"size at dimension {d}), but got split_sizes={sizes}"
+            )
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(getitem(tensor, _along(d, slice(start, start + size))))
+        start += size
+    return tuple(pieces)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Split into ``chunks`` pieces of size ⌈n / chunks⌉ (fewer pieces if that runs out)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, input.ndim, "chunk")
+    size = -(-input.shape[d] // chunks)
+    return split(input, size if size else 1, d)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    """The slices of ``input`` along ``dim``, each without that dimension."""
+    d = normalize_dim(dim, input.ndim, "unbind")
+    return tuple(getitem(input, _along(d, i)) for i in range(input.shape[d]))
+
+
+# --------------------------------------------------------------- flip, roll
+@register_op("flip")
+def _flip(x, dims):
+    return np.flip(x, axis=dims).copy()
+
+
+@register_gradient("flip")
+def flip_grad(orig, grad):
+    """Forward: y = flip(x, dims)   (reverse the order along dims)
+    Backward: x̄ = flip(ȳ, dims)"""
+    return [flip(grad, orig.attrs["dims"])]
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = tuple(normalize_dim(d, input.ndim, "flip") for d in dims)
+    return apply_op(_flip, (input,), {"dims": dims})
+
+
+@register_op("roll")
+def _roll(x, shifts, dims):
+    return np.roll(x, shifts, axis=dims)
+
+
+@register_gradient("roll")
+def roll_grad(orig, grad):
+    """Forward: y = roll(x, shifts, dims)   (shift cyclically)
+    Backward: x̄ = roll(ȳ, −shifts, dims)"""
+    shifts, dims = orig.attrs["shifts"], orig.attrs["dims"]
+    back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+    return [apply_op(_roll, (grad,), {"shifts": back, "dims": dims})]
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Shift elements cyclically; with ``dims=None`` the tensor is rolled as if flattened."""
+    if dims is None:
+        if not isinstance(shifts, int):
+            if len(shifts) != 1:
+                raise RuntimeError("roll(): with dims=None, shifts must be a single integer")
+            shifts = shifts[0]
+        return apply_op(_roll, (input,), {"shifts": int(shifts), "dims": None})
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
+        )
+    dims = tuple(normalize_dim(d, input.ndim, "roll") for d in dims)
+    return apply_op(_roll, (input,), {"shifts": shifts, "dims": dims})
+
+
+# ---------------------------------------------------------------------- pad
+@register_op("pad")
+def _pad(x, widths, value=0.0):
+    """Pad (positive widths) or crop (negative widths): ``widths[axis] = (before, after)``."""
+    crop = tuple(slice(max(-b, 0), x.shape[i] - max(-a, 0)) for i, (b, a) in enumerate(widths))
+    grow = [(max(b, 0), max(a, 0)) for b, a in widths]
+    return np.pad(x[crop], grow, constant_values=value)
+
+
+@register_gradient("pad")
+def pad_grad(orig, grad):
+    """Forward: y = pad(x, widths, value)   (negative widths crop)
+    Backward: x̄ = pad(ȳ, −widths, 0)   (cropping and zero-padding undo each other)"""
+    back = tuple((-b, -a) for b, a in orig.attrs["widths"])
+    return [apply_op(_pad, (grad,), {"widths": back})]
+
+
+_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs starting from the last dim.
+
+    ``constant`` mode is one op (negative widths crop). ``reflect``, ``replicate`` and
+    ``circular`` gather the border values with ``index_select``, so their gradients
+    scatter-add back onto the values that were copied.
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise RuntimeError(
+            f"pad(): Padding length must be divisible by 2 and at most twice the number of "
+            f"dimensions of the input (got pad {pad} for input shape {tuple(input.shape)})"
+        )
+    widths = [(0, 0)] * input.ndim
+    for k in range(len(pad) // 2):
+        widths[input.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
+    if mode == "constant":
+        for axis, (b, a) in enumerate(widths):
+            if input.shape[axis] + b + a < 0:
+                raise RuntimeError(
+                    f"pad(): the padding {pad} would give dimension {axis} of input shape "
+                    f"{tuple(input.shape)} a negative size"
+                )
+        attrs = {"widths": tuple(widths)}
+        if value:
+            attrs["value"] = value
+        return apply_op(_pad, (input,), attrs)
+    if mode not in _NUMPY_PAD_MODES:
+        raise NotImplementedError(f"pad(): unknown padding mode {mode!r}")
+    out = input
+    for axis, (b, a) in enumerate(widths):
+        if b or a:
+            out = index_select(out, axis, _border_index(input.shape[axis], b, a, mode))
+    return out
+
+
+def _border_index(size: int, before: int, after: int, mode: str) -> Tensor:
+    if before < 0 or after < 0:
+        raise RuntimeError(f"pad(): negative padding is only supported in constant mode ({mode})")
+    limit = size - 1 if mode == "reflect" else size
+    if max(before, after) > limit:
+        raise RuntimeError(
+            f"pad(): padding ({before}, {after}) is too large for a dimension of size {size} in "
+            f"{mode} mode"
+        )
+    index = np.pad(np.arange(size), (before, after), mode=_NUMPY_PAD_MODES[mode])
+    return Tensor(index.astype(np.int64))
+
+
+# -------------------------------------------------------------- tril, triu
+@register_op("tril")
+def _tril(x, diagonal):
+    return np.tril(x, diagonal)
+
+
+@register_op("triu")
+def _triu(x, diagonal):
+    return np.triu(x, diagonal)
+
+
+@register_gradient("tril")
+def tril_grad(orig, grad):
+    """Forward: y = tril(x, k)   (zero above the k-th diagonal)
+    Backward: x̄ = tril(ȳ, k)"""
+    return [tril(grad, orig.attrs["diagonal"])]
+
+
+@register_gradient("triu")
+def triu_grad(orig, grad):
+    """Forward: y = triu(x, k)   (zero below the k-th diagonal)
+    Backward: x̄ = triu(ȳ, k)"""
+    return [triu(grad, orig.attrs["diagonal"])]
+
+
+def _check_matrix(input: Tensor, op: str) -> None:
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got {input.ndim}")
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    _check_matrix(input, "tril")
+    return apply_op(_tril, (input,), {"diagonal": int(diagonal)})
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    _check_matrix(input, "triu")
+    return apply_op(_triu, (input,), {"diagonal": int(diagonal)})
+
+
+# ------------------------------------------------------------ repeat, tile
+@register_op("repeat")
+def _repeat(x, repeats):
+    return np.tile(x, repeats)
+
+
+@register_gradient("repeat")
+def repeat_grad(orig, grad):
+    """Forward: y = x.repeat(r₀, r₁, ...)   (tile copies of x)
+    Backward: x̄ = Σ over the copies of ȳ   (view ȳ as (r₀, s₀, r₁, s₁, ...), sum the r axes)"""
+    (x,) = orig.args
+    repeats = orig.attrs["repeats"]
+    sizes = (1,) * (len(repeats) - x.ndim) + tuple(x.shape)
+    interleaved = tuple(v for pair in zip(repeats, sizes) for v in pair)
+    copies = tuple(range(0, 2 * len(repeats), 2))
+    return [reshape(sum(reshape(grad, interleaved), dim=copies), x.shape)]
+
+
+def repeat(input: Tensor, *sizes) -> Tensor:
+    """``x.repeat(2, 3)``: tile ``x`` 2 times along dim 0 and 3 times along dim 1."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    repeats = tuple(int(s) for s in sizes)
+    if len(repeats) < input.ndim:
+        raise RuntimeError(
+            "repeat(): Number of dimensions of repeat dims can not be smaller than number of "
+            f"dimensions of tensor (repeats {repeats}, input shape {tuple(input.shape)})"
+        )
+    return apply_op(_repeat, (input,), {"repeats": repeats})
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    """``torch.tile``: like ``repeat``, but missing leading repeats count as 1."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+# ------------------------------------------------------ take, index_select
+@register_op("take", inputs=("x", "indices"))
+def _take(x, indices, axis=None):
+    return np.take(x, indices, axis=axis)
+
+
+@register_gradient("take")
+def take_grad(orig, grad):
+    """Forward: y = take(x, indices, axis)   (axis None: on the flattened x)
+    Backward: x̄ = take_backward(ȳ, x, indices, axis)   (scatter-add: repeats accumulate)"""
+    x, indices = orig.args
+    return [grad_ops.take_backward(grad, x, indices, orig.attrs.get("axis")), None]
+
+
+def _index_tensor(index, op: str) -> Tensor:
+    index = index if isinstance(index, Tensor) else Tensor(np.asarray(index))
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): expected an integer index tensor, got dtype {index.dtype}")
+    return index
+
+
+def _check_range(index: Tensor, size: int, op: str, shape: tuple) -> None:
+    data = index._data
+    if data.size and (data.max() >= size or data.min() < -size):
+        bad = data.max() if data.max() >= size else data.min()
+        raise IndexError(
+            f"{op}(): index {int(bad)} is out of bounds for size {size} (input shape {shape})"
+        )
+
+
+def take(input: Tensor, index, axis: int | None = None) -> Tensor:
+    """``torch.take``: pick elements of the flattened input. ``axis`` (TVM's, numpy's) picks
+    whole slices along that axis instead."""
+    index = _index_tensor(index, "take")
+    if axis is None:
+        _check_range(index, input.numel(), "take", tuple(input.shape))
+        return apply_op(_take, (input, index))
+    axis = normalize_dim(axis, input.ndim, "take")
+    _check_range(index, input.shape[axis], "take", tuple(input.shape))
+    return apply_op(_take, (input, index), {"axis": axis})
+
+
+def index_select(input: Tensor, dim: int, index) -> Tensor:
+    """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor)."""
+    index = _index_tensor(index, "index_select")
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
+    return take(input, index, axis=dim)
+
+
+# -------------------------------------------------------------------- gather
+@register_op("gather", inputs=("x", "index"))
+def _gather(x, index, dim):
+    # torch.gather allows an index smaller than x in the other dims: cut x to it first.
+    cut = tuple(slice(0, n) if axis != dim else slice(None) for axis, n in enumerate(index.shape))
+    return np.take_along_axis(x[cut], index, axis=dim)
+
+
+@register_gradient("gather")
+def gather_grad(orig, grad):
+    """Forward: y[i][j] = x[index[i][j]][j]   (dim = 0; likewise for other dims)
+    Backward: x̄ = zeros(x.shape).scatter_add(dim, index, ȳ)"""
+    x, index = orig.args
+    return [gather_backward(grad, x, orig.attrs["dim"], index), None]
+
+
+@register_op("gather_backward", inputs=("grad", "x", "index"))
+def _gather_backward(grad, x, index, dim):
+    out = np.zeros(x.shape, dtype=grad.dtype)
+    position = list(np.indices(index.shape, sparse=True))
+    position[dim] = index
+    np.add.at(out, tuple(position), grad)
+    return out
+
+
+@register_gradient("gather_backward")
+def gather_backward_grad(orig, grad):
+    """Forward: y = zeros(x.shape).scatter_add(dim, index, ḡ)
+    Backward: ḡ̄ = gather(ȳ, dim, index)   (x gives only its shape)"""
+    _, _, index = orig.args
+    return [apply_op(_gather, (grad, index), {"dim": orig.attrs["dim"]}), None, None]
+
+
+def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
+    """The gradient of ``gather``: ȳ scatter-added into zeros shaped like ``x``."""
+    return apply_op(_gather_backward, (grad, x, index), {"dim": dim})
+
+
+def gather(input: Tensor, dim: int, index) -> Tensor:
+    index = _index_tensor(index, "gather")
+    d = normalize_dim(dim, input.ndim, "gather")
+    if index.ndim != input.ndim:
+        raise RuntimeError(
+            f"gather(): Index tensor must have the same number of dimensions as input tensor "
+            f"(index shape {tuple(index.shape)}, input shape {tuple(input.shape)})"
+        )
+    for axis in range(input.ndim):
+        if axis != d and index.shape[axis] > input.shape[axis]:
+            raise RuntimeError(
+                f"gather(): Size does not match at dimension {axis} expected index "
+                f"{tuple(index.shape)} to be no larger than self {tuple(input.shape)} apart "
+                f"from dimension {d}"
+            )
+    _check_range(index, input.shape[d], "gather", tuple(input.shape))
+    return apply_op(_gather, (input, index), {"dim": d})
+
+
+# --------------------------------------------------------------- masked_fill
+def masked_fill(input: Tensor, mask, value) -> Tensor:
+    """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath)."""
+    mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        value = astype(value, input.dtype)
+    return where(mask, value, input)

@@ -1,0 +1,371 @@
+"""More elementwise math and the activation functions, one op per block.
+
+Each block is a forward kernel on arrays, a gradient rule written in tensor ops
+(so it can be differentiated again) and the public function. Rounding ops have a
+zero gradient, as in PyTorch; the activations follow PyTorch's conventions at their
+kinks (``leaky_relu'(0) = slope``, ``elu'(0) = α``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .elementwise import _float_input, exp, sigmoid, tanh, where, zeros_like_grad
+from .registry import register_gradient, register_op
+
+SQRT_2 = math.sqrt(2.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+GELU_TANH_K = math.sqrt(2.0 / math.pi)
+GELU_TANH_C = 0.044715
+
+
+# ----------------------------------------------------------- log1p, expm1
+@register_op("log1p", saves=("x",))
+def _log1p(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log1p(x)
+
+
+@register_gradient("log1p")
+def log1p_grad(orig, grad):
+    """Forward: y = ln(1 + x)
+    Backward: x̄ = ȳ / (1 + x)"""
+    (x,) = orig.args
+    return [grad / (1 + x)]
+
+
+@register_op("expm1", saves=("out",))
+def _expm1(x):
+    with np.errstate(over="ignore"):
+        return np.expm1(x)
+
+
+@register_gradient("expm1")
+def expm1_grad(orig, grad):
+    """Forward: y = eˣ − 1
+    Backward: x̄ = ȳ · (y + 1)"""
+    return [grad * (orig.out + 1)]
+
+
+def log1p(input) -> Tensor:
+    """``ln(1 + x)``, accurate for small x."""
+    return apply_op(_log1p, (_float_input(input),))
+
+
+def expm1(input) -> Tensor:
+    """``eˣ − 1``, accurate for small x."""
+    return apply_op(_expm1, (_float_input(input),))
+
+
+# ------------------------------------------------- reciprocal, rsqrt, square
+@register_op("reciprocal", saves=("out",))
+def _reciprocal(x):
+    with np.errstate(divide="ignore"):
+        return np.reciprocal(x)
+
+
+@register_gradient("reciprocal")
+def reciprocal_grad(orig, grad):
+    """Forward: y = 1 / x
+    Backward: x̄ = −ȳ · y²"""
+    y = orig.out
+    return [-grad * y * y]
+
+
+@register_op("rsqrt", saves=("out",))
+def _rsqrt(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1 / np.sqrt(x)
+
+
+@register_gradient("rsqrt")
+def rsqrt_grad(orig, grad):
+    """Forward: y = 1 / √x
+    Backward: x̄ = −½ · ȳ · y³"""
+    y = orig.out
+    return [-0.5 * grad * y * y * y]
+
+
+@register_op("square", saves=("x",))
+def _square(x):
+    return x * x
+
+
+@register_gradient("square")
+def square_grad(orig, grad):
+    """Forward: y = x²
+    Backward: x̄ = 2 · x · ȳ"""
+    (x,) = orig.args
+    return [2 * x * grad]
+
+
+def reciprocal(input) -> Tensor:
+    return apply_op(_reciprocal, (_float_input(input),))
+
+
+def rsqrt(input) -> Tensor:
+    return apply_op(_rsqrt, (_float_input(input),))
+
+
+def square(input) -> Tensor:
+    if not isinstance(input, Tensor):
+        input = Tensor(input)
+    return apply_op(_square, (input,))
+
+
+# ------------------------------------------- rounding: zero gradient everywhere
+@register_op("floor")
+def _floor(x):
+    return np.floor(x)
+
+
+@register_op("ceil")
+def _ceil(x):
+    return np.ceil(x)
+
+
+@register_op("trunc")
+def _trunc(x):
+    return np.trunc(x)
+
+
+@register_op("round")
+def _round(x, decimals=0):
+    # np.round rounds halves to even, as torch.round does.
+    return np.round(x, decimals)
+
+
+def _zero_grad(orig, grad):
+    return [zeros_like_grad(grad)]
+
+
+@register_gradient("floor")
+def floor_grad(orig, grad):
+    """Forward: y = ⌊x⌋
+    Backward: x̄ = 0   (a step function: flat almost everywhere, as PyTorch)"""
+    return _zero_grad(orig, grad)
+
+
+@register_gradient("ceil")
+def ceil_grad(orig, grad):
+    """Forward: y = ⌈x⌉
+    Backward: x̄ = 0"""
+    return _zero_grad(orig, grad)
+
+
+@register_gradient("trunc")
+def trunc_grad(orig, grad):
+    """Forward: y = trunc(x)   (round toward zero)
+    Backward: x̄ = 0"""
+    return _zero_grad(orig, grad)
+
+
+@register_gradient("round")
+def round_grad(orig, grad):
+    """Forward: y = round(x)   (halves to even)
+    Backward: x̄ = 0"""
+    return _zero_grad(orig, grad)
+
+
+def floor(input: Tensor) -> Tensor:
+    return apply_op(_floor, (input,))
+
+
+def ceil(input: Tensor) -> Tensor:
+    return apply_op(_ceil, (input,))
+
+
+def trunc(input: Tensor) -> Tensor:
+    return apply_op(_trunc, (input,))
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch.round)
+    attrs = {"decimals": int(decimals)} if decimals else None
+    return apply_op(_round, (input,), attrs)
+
+
+# ------------------------------------------------------------------- tan, erf
+@register_op("tan", saves=("out",))
+def _tan(x):
+    return np.tan(x)
+
+
+@register_gradient("tan")
+def tan_grad(orig, grad):
+    """Forward: y = tan x
+    Backward: x̄ = ȳ · (1 + y²)"""
+    y = orig.out
+    return [grad * (1 + y * y)]
+
+
+def tan(input) -> Tensor:
+    return apply_op(_tan, (_float_input(input),))
+
+
+def erf_array(x: np.ndarray) -> np.ndarray:
+    """The error function on an array, to double precision, with numpy only.
+
+    numpy has no ``erf``. For |x| ≤ 2.5 we sum the series
+    ``erf(x) = 2/√π · e^(−x²) · Σₙ (2x²)ⁿ · x / (1·3·5···(2n+1))``, whose terms are all
+    positive (no cancellation). Further out we use the continued fraction
+    ``erfc(x) = e^(−x²)/√π · 1/(x + ½/(x + 1/(x + (3/2)/(x + ...))))``, evaluated from
+    the bottom up. Both loops run over terms, never over elements.
+    """
+    x64 = np.asarray(x, dtype=np.float64)
+    a = np.abs(x64)
+    out = np.empty_like(x64)
+    near = a <= 2.5
+    xn = x64[near]
+    term, total, two_x2 = xn.copy(), xn.copy(), 2 * xn * xn
+    for n in range(1, 40):
+        term = term * two_x2 / (2 * n + 1)
+        total = total + term
+    out[near] = TWO_OVER_SQRT_PI * np.exp(-xn * xn) * total
+    far = ~near & ~np.isnan(a)
+    af = a[far]
+    with np.errstate(over="ignore", invalid="ignore"):
+        fraction = af.copy()
+        for k in range(50, 0, -1):
+            fraction = af + (k / 2) / fraction
+        erfc = np.exp(-af * af) / (math.sqrt(math.pi) * fraction)
+    out[far] = np.sign(x64[far]) * (1 - np.nan_to_num(erfc))
+    out[np.isnan(a)] = np.nan
+    return out.astype(x.dtype if isinstance(x, np.ndarray) else np.float64, copy=False)
+
+
+@register_op("erf", saves=("x",))
+def _erf(x):
+    return erf_array(x)
+
+
+@register_gradient("erf")
+def erf_grad(orig, grad):
+    """Forward: y = erf(x) = 2/√π ∫₀ˣ e^(−t²) dt
+    Backward: x̄ = ȳ · 2/√π · e^(−x²)"""
+    (x,) = orig.args
+    return [grad * TWO_OVER_SQRT_PI * exp(-(x * x))]
+
+
+def erf(input) -> Tensor:
+    return apply_op(_erf, (_float_input(input),))
+
+
+# ----------------------------------------------------------------- softplus
+@register_op("softplus", saves=("x",))
+def _softplus(x, beta=1.0, threshold=20.0):
+    bx = beta * x
+    smooth = np.logaddexp(0, bx) / beta  # log(1 + e^(βx)) without overflow
+    return np.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
+
+
+@register_gradient("softplus")
+def softplus_grad(orig, grad):
+    """Forward: y = log(1 + e^(βx)) / β   (y = x where βx > threshold)
+    Backward: x̄ = ȳ · σ(βx)   (ȳ where βx > threshold)"""
+    (x,) = orig.args
+    beta = orig.attrs.get("beta", 1.0)
+    threshold = orig.attrs.get("threshold", 20.0)
+    bx = x * beta
+    return [where(bx > threshold, grad, grad * sigmoid(bx))]
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
+    attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
+    return apply_op(_softplus, (_float_input(input),), attrs)
+
+
+# --------------------------------------------------------------------- gelu
+@register_op("gelu", saves=("x",))
+def _gelu(x, approximate="none"):
+    if approximate == "tanh":
+        inner = GELU_TANH_K * (x + GELU_TANH_C * x**3)
+        return 0.5 * x * (1 + np.tanh(inner))
+    return (0.5 * x * (1 + erf_array(x / SQRT_2))).astype(x.dtype, copy=False)
+
+
+@register_gradient("gelu")
+def gelu_grad(orig, grad):
+    """Forward: y = x · Φ(x)   (Φ the normal CDF; or its tanh approximation)
+    Backward: x̄ = ȳ · (Φ(x) + x · φ(x))   (φ the normal density)"""
+    (x,) = orig.args
+    if orig.attrs.get("approximate", "none") == "tanh":
+        t = tanh(GELU_TANH_K * (x + GELU_TANH_C * x * x * x))
+        slope = GELU_TANH_K * (1 + 3 * GELU_TANH_C * x * x)
+        return [grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)]
+    cdf = 0.5 * (1 + erf(x / SQRT_2))
+    density = INV_SQRT_2PI * exp(-0.5 * x * x)
+    return [grad * (cdf + x * density)]
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    attrs = {"approximate": "tanh"} if approximate == "tanh" else None
+    return apply_op(_gelu, (_float_input(input),), attrs)
+
+
+# --------------------------------------------------------------------- silu
+@register_op("silu", saves=("x",))
+def _silu(x):
+    with np.errstate(over="ignore"):
+        return x / (1 + np.exp(-x))
+
+
+@register_gradient("silu")
+def silu_grad(orig, grad):
+    """Forward: y = x · σ(x)
+    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))"""
+    (x,) = orig.args
+    s = sigmoid(x)
+    return [grad * s * (1 + x * (1 - s))]
+
+
+def silu(input: Tensor) -> Tensor:
+    return apply_op(_silu, (_float_input(input),))
+
+
+# ---------------------------------------------------------- leaky_relu, elu
+@register_op("leaky_relu", saves=("x",))
+def _leaky_relu(x, negative_slope=0.01):
+    return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+
+@register_gradient("leaky_relu")
+def leaky_relu_grad(orig, grad):
+    """Forward: y = x if x > 0 else slope · x
+    Backward: x̄ = ȳ if x > 0 else slope · ȳ   (slope at x = 0, as PyTorch)"""
+    (x,) = orig.args
+    slope = orig.attrs.get("negative_slope", 0.01)
+    return [where(x > 0, grad, grad * slope)]
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
+    return apply_op(_leaky_relu, (input,), attrs)
+
+
+@register_op("elu", saves=("x",))
+def _elu(x, alpha=1.0):
+    with np.errstate(over="ignore"):
+        return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
+
+
+@register_gradient("elu")
+def elu_grad(orig, grad):
+    """Forward: y = x if x > 0 else α · (eˣ − 1)
+    Backward: x̄ = ȳ if x > 0 else ȳ · α · eˣ"""
+    (x,) = orig.args
+    alpha = orig.attrs.get("alpha", 1.0)
+    return [where(x > 0, grad, grad * alpha * exp(x))]
+
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    attrs = None if alpha == 1.0 else {"alpha": alpha}
+    return apply_op(_elu, (_float_input(input),), attrs)

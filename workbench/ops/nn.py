@@ -1,0 +1,498 @@
+"""Neural-network ops: conv2d, the 2-D pools, nll_loss, layer_norm, dropout.
+
+The public functions take PyTorch's arguments; ``workbench.nn.functional`` exports
+them under PyTorch's names. Their kernels work on whole batches at once:
+convolution is ``im2col`` plus one matmul, pooling reduces over a strided view of
+every window (see :mod:`workbench.ops.im2col`).
+
+Convolution is bilinear, which closes its gradients under differentiation. With
+``y = conv2d(x, w)`` all three of ``conv2d``, ``conv2d_input_grad`` (x̄, a
+transposed convolution) and ``conv2d_weight_grad`` (w̄) are partial derivatives of
+one number, ``⟨ȳ, conv2d(x, w)⟩``, so each one's gradient is made of the other two,
+and gradients of any order stay inside these three ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..factories import generator
+from ..tensor import Tensor
+from . import grad as grad_ops
+from . import im2col
+from .math import rsqrt
+from .reduce import mean
+from .registry import register_gradient, register_op
+from .shape import collapse_sum_like, reshape, squeeze, unsqueeze
+
+
+# ------------------------------------------------------------------ conv2d
+def _conv_geometry(x_shape: tuple, w_shape: tuple, attrs: dict) -> im2col.Geometry:
+    return im2col.conv_geometry(
+        x_shape[-2:], w_shape[-2:], attrs["stride"], attrs["padding"], attrs["dilation"]
+    )
+
+
+def _conv_attrs(attrs: dict) -> dict:
+    """The convolution attributes, without the shape that a backward op also carries."""
+    return {k: attrs[k] for k in ("stride", "padding", "dilation", "groups")}
+
+
+@register_op("conv2d", inputs=("x", "weight"), saves={"x": "weight", "weight": "x"})
+def _conv2d(x, weight, stride, padding, dilation, groups):
+    geometry = im2col.conv_geometry(x.shape[-2:], weight.shape[-2:], stride, padding, dilation)
+    cols = im2col.im2col(x, geometry, groups)  # (G, Cg·kh·kw, N·OH·OW)
+    out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (G, O/G, N·OH·OW)
+    return im2col.ungroup_output(out, x.shape[0], geometry)
+
+
+@register_gradient("conv2d")
+def conv2d_grad(orig, grad):
+    """Forward: y = x ⋆ w   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d])
+    Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ)
+
+    conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose)."""
+    x, weight = orig.args
+    need_x, need_w = orig.needs_input_grad
+    return [
+        conv2d_input_grad(grad, weight, x.shape, orig.attrs) if need_x else None,
+        conv2d_weight_grad(x, grad, weight.shape, orig.attrs) if need_w else None,
+    ]
+
+
+@register_op(
+    "conv2d_input_grad", inputs=("grad", "weight"), saves={"grad": "weight", "weight": "grad"}
+)
+def _conv2d_input_grad(grad, weight, input_shape, stride, padding, dilation, groups):
+    geometry = im2col.conv_geometry(input_shape[-2:], weight.shape[-2:], stride, padding, dilation)
+    w = im2col.grouped_weight(weight, groups)  # (G, O/G, Cg·kh·kw)
+    cols = np.matmul(w.transpose(0, 2, 1), im2col.grouped_output(grad, groups))
+    return im2col.col2im(cols, input_shape, geometry, groups)
+
+
+@register_gradient("conv2d_input_grad")
+def conv2d_input_grad_grad(orig, grad):
+    """Forward: x̄ = conv2d_input_grad(ḡ, w)   (the adjoint of x ↦ x ⋆ w, applied to ḡ)
+    Backward: ḡ̄ = conv2d(ȳ, w), w̄ = conv2d_weight_grad(ȳ, ḡ)"""
+    g, weight = orig.args
+    need_g, need_w = orig.needs_input_grad
+    attrs = _conv_attrs(orig.attrs)
+    return [
+        conv2d_op(grad, weight, attrs) if need_g else None,
+        conv2d_weight_grad(grad, g, weight.shape, attrs) if need_w else None,
+    ]
+
+
+@register_op("conv2d_weight_grad", inputs=("x", "grad"), saves={"x": "grad", "grad": "x"})
+def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
+    geometry = im2col.conv_geometry(x.shape[-2:], weight_shape[-2:], stride, padding, dilation)
+    cols = im2col.im2col(x, geometry, groups)  # (G, Cg·kh·kw, N·OH·OW)
+    dw = np.matmul(im2col.grouped_output(grad, groups), cols.transpose(0, 2, 1))
+    return dw.reshape(weight_shape)
+
+
+@register_gradient("conv2d_weight_grad")
+def conv2d_weight_grad_grad(orig, grad):
+    """Forward: w̄ = conv2d_weight_grad(x, ḡ)   (the adjoint of w ↦ x ⋆ w, applied to ḡ)
+    Backward: x̄ = conv2d_input_grad(ḡ, ȳ), ḡ̄ = conv2d(x, ȳ)"""
+    x, g = orig.args
+    need_x, need_g = orig.needs_input_grad
+    attrs = _conv_attrs(orig.attrs)
+    return [
+        conv2d_input_grad(g, grad, x.shape, attrs) if need_x else None,
+        conv2d_op(x, grad, attrs) if need_g else None,
+    ]
+
+
+def conv2d_op(x: Tensor, weight: Tensor, attrs: dict) -> Tensor:
+    return apply_op(_conv2d, (x, weight), _conv_attrs(attrs))
+
+
+def conv2d_input_grad(grad: Tensor, weight, input_shape: tuple, attrs: dict) -> Tensor:
+    """x̄ of a convolution: ȳ spread back over every window that read each input value."""
+    attrs = dict(_conv_attrs(attrs), input_shape=tuple(input_shape))
+    return apply_op(_conv2d_input_grad, (grad, weight), attrs)
+
+
+def conv2d_weight_grad(x, grad: Tensor, weight_shape: tuple, attrs: dict) -> Tensor:
+    """w̄ of a convolution: Σ over batch and positions of ȳ times the window it saw."""
+    attrs = dict(_conv_attrs(attrs), weight_shape=tuple(weight_shape))
+    return apply_op(_conv2d_weight_grad, (x, grad), attrs)
+
+
+def _conv_padding(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
+    """PyTorch's padding argument (int, pair, 'valid' or 'same') as (top, left, bottom, right)."""
+    if padding == "valid":
+        return (0, 0, 0, 0)
+    if padding == "same":
+        if stride != (1, 1):
+            raise RuntimeError("conv2d: padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return (total[0] // 2, total[1] // 2, total[0] - total[0] // 2, total[1] - total[1] // 2)
+    if isinstance(padding, str):
+        raise ValueError(f"conv2d: invalid padding string {padding!r}; use 'valid' or 'same'")
+    return im2col.four(padding)
+
+
+def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
+    shapes = f"(input {tuple(x.shape)}, weight {tuple(weight.shape)})"
+    if x.ndim != 4 or weight.ndim != 4:
+        raise RuntimeError(
+            f"conv2d: expected a 4-D input (N, C, H, W) and a 4-D weight (O, C/groups, kH, kW) "
+            f"{shapes}"
+        )
+    groups = attrs["groups"]
+    if groups < 1 or weight.shape[0] % groups:
+        raise RuntimeError(
+            f"conv2d: groups={groups} must be positive and divide the {weight.shape[0]} output "
+            f"channels {shapes}"
+        )
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"conv2d: Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{x.shape[1]} channels instead"
+        )
+    geometry = _conv_geometry(x.shape, weight.shape, attrs)
+    padded = geometry.padded_size
+    span = tuple(d * (k - 1) + 1 for k, d in zip(weight.shape[-2:], attrs["dilation"]))
+    if padded[0] < span[0] or padded[1] < span[1]:
+        raise RuntimeError(
+            f"conv2d: Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
+            f"Kernel size: ({span[0]} x {span[1]}). Kernel size can't be greater than actual "
+            f"input size {shapes}"
+        )
+    if x.dtype != weight.dtype:
+        raise RuntimeError(
+            f"conv2d: Input type ({x.dtype}) and weight type ({weight.dtype}) should be the same"
+        )
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(
+            f"conv2d: expected bias of shape ({weight.shape[0]},), got {tuple(bias.shape)} {shapes}"
+        )
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """2-D cross-correlation of an (N, C, H, W) batch with (O, C/groups, kH, kW) filters.
+
+    A 3-D input (C, H, W) is treated as a batch of one, as in PyTorch.
+    """
+    if input.ndim == 3:
+        return squeeze(
+            conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0
+        )
+    stride, dilation = im2col.pair(stride, "stride"), im2col.pair(dilation, "dilation")
+    kernel = tuple(weight.shape[-2:])
+    attrs = {
+        "stride": stride,
+        "padding": _conv_padding(padding, kernel, stride, dilation),
+        "dilation": dilation,
+        "groups": int(groups),
+    }
+    _check_conv(input, weight, bias, attrs)
+    out = apply_op(_conv2d, (input, weight), attrs)
+    if bias is not None:
+        out = out + reshape(bias, (1, -1, 1, 1))
+    return out
+
+
+# ------------------------------------------------------------------- pooling
+@register_op("max_pool2d", saves=("x",))
+def _max_pool2d(x, **attrs):
+    geometry = grad_ops.geometry_of(x.shape, attrs)
+    padded = im2col.pad_image(x, geometry.applied_pads, value=-np.inf)
+    return im2col.windows(padded, geometry).max(axis=(-2, -1))
+
+
+@register_gradient("max_pool2d")
+def max_pool2d_grad(orig, grad):
+    """Forward: y[n,c,i,j] = max of window (i, j) of x   (padding counts as −∞)
+    Backward: x̄ = max_pool2d_backward(ȳ, x)   (ȳ to the first max of each window)"""
+    (x,) = orig.args
+    return [grad_ops.max_pool2d_backward(grad, x, **orig.attrs)]
+
+
+@register_op("avg_pool2d")
+def _avg_pool2d(x, divisor_override=None, **attrs):
+    geometry = grad_ops.geometry_of(x.shape, attrs)
+    padded = im2col.pad_image(x, geometry.applied_pads)
+    total = im2col.windows(padded, geometry).sum(axis=(-2, -1))
+    divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"])
+    return (total / divisor).astype(x.dtype, copy=False)
+
+
+@register_gradient("avg_pool2d")
+def avg_pool2d_grad(orig, grad):
+    """Forward: y[n,c,i,j] = mean of window (i, j) of x   (divisor as count_include_pad says)
+    Backward: x̄ = avg_pool2d_backward(ȳ, x)   (ȳ / divisor spread over each window)"""
+    (x,) = orig.args
+    return [grad_ops.avg_pool2d_backward(grad, x, **orig.attrs)]
+
+
+def avg_pool2d_op(x: Tensor, attrs: dict) -> Tensor:
+    return apply_op(_avg_pool2d, (x,), dict(attrs))
+
+
+def _pool_input(input: Tensor, op: str) -> Tensor:
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating point input, got dtype {input.dtype}")
+    return input if input.ndim == 4 else unsqueeze(input, 0)
+
+
+def _check_pool(input: Tensor, attrs: dict, op: str) -> None:
+    kernel, dilation = attrs["pool_size"], attrs["dilation"]
+    for k, d, p in zip(kernel, dilation, attrs["padding"]):
+        if k <= 0 or attrs["strides"][0] <= 0 or attrs["strides"][1] <= 0:
+            raise RuntimeError(f"{op}: kernel size and stride must be positive (got {attrs})")
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"{op}: pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={d} (input shape {tuple(input.shape)})"
+            )
+    geometry = grad_ops.geometry_of(input.shape, attrs)
+    if min(geometry.out_size) <= 0:
+        raise RuntimeError(
+            f"{op}: Given input size {tuple(input.shape)} and kernel {kernel}, stride "
+            f"{attrs['strides']}, padding {attrs['padding'][:2]}: calculated output size "
+            f"{geometry.out_size} is too small"
+        )
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """The largest value of each window; ties send the gradient to the first one."""
+    x = _pool_input(input, "max_pool2d")
+    stride = kernel_size if stride is None or stride == () else stride
+    attrs = grad_ops.pool_attrs(kernel_size, stride, padding, dilation, ceil_mode, False)
+    del attrs["count_include_pad"]
+    _check_pool(x, attrs, "max_pool2d")
+    out = apply_op(_max_pool2d, (x,), attrs)
+    out = out if input.ndim == 4 else squeeze(out, 0)
+    if not return_indices:
+        return out
+    indices = _max_indices(x._data, grad_ops.geometry_of(x.shape, attrs))
+    return out, Tensor(indices if input.ndim == 4 else indices[0])
+
+
+def _max_indices(x: np.ndarray, geometry: im2col.Geometry) -> np.ndarray:
+    """PyTorch's ``return_indices``: the flat index (row · W + col) of each max in its plane."""
+    hp, wp = geometry.padded_size
+    position = im2col.window_argmax(x, geometry) % (hp * wp)
+    row = position // wp - geometry.pads[0]
+    col = position % wp - geometry.pads[1]
+    return (row * geometry.in_size[1] + col).astype(np.int64)
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean of each window; ``count_include_pad`` decides whether padding counts."""
+    x = _pool_input(input, "avg_pool2d")
+    stride = kernel_size if stride is None or stride == () else stride
+    attrs = grad_ops.pool_attrs(kernel_size, stride, padding, 1, ceil_mode, count_include_pad)
+    _check_pool(x, attrs, "avg_pool2d")
+    if divisor_override:
+        attrs["divisor_override"] = int(divisor_override)
+    out = apply_op(_avg_pool2d, (x,), attrs)
+    return out if input.ndim == 4 else squeeze(out, 0)
+
+
+# ------------------------------------------------------------------ nll_loss
+def batched_nll(pred: np.ndarray, target: np.ndarray) -> tuple:
+    """Predictions (N, C, ...) and targets (N, ...); an unbatched (C,) becomes a batch of one."""
+    if pred.ndim == 1:
+        return pred[None], np.reshape(target, (1,))
+    return pred, target
+
+
+def target_weights(target, weights, ignore_index: int, classes: int, dtype) -> np.ndarray:
+    """The weight of each target's class (1 without weights), 0 where it is ignore_index."""
+    ignored = target == ignore_index
+    safe = np.where(ignored, 0, target)
+    w = np.ones(safe.shape, dtype=dtype) if weights is None else weights[safe].astype(dtype)
+    return np.where(ignored, 0, w).astype(dtype, copy=False)
+
+
+@register_op("nll_loss", inputs=("predictions", "targets", "weights"), saves=("targets", "weights"))
+def _nll_loss(predictions, targets, weights, reduction, ignore_index):
+    pred, target = batched_nll(predictions, targets)
+    weight = target_weights(target, weights, ignore_index, pred.shape[1], pred.dtype)
+    safe = np.expand_dims(np.where(target == ignore_index, 0, target), 1)
+    losses = -weight * np.take_along_axis(pred, safe, axis=1)[:, 0]
+    if reduction == "none":
+        return losses.reshape(np.shape(targets))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = losses.sum() if reduction == "sum" else losses.sum() / weight.sum()
+    return np.asarray(total, dtype=pred.dtype)
+
+
+@register_gradient("nll_loss")
+def nll_loss_grad(orig, grad):
+    """Forward: ℓₙ = −w[tₙ] · p[n, tₙ]; mean: Σℓₙ / Σ w[tₙ]   (ignore_index rows count 0)
+    Backward: p̄ = nll_loss_backward(ℓ̄, p, t, w); t, w: none"""
+    predictions, targets, weights = orig.args
+    attrs = orig.attrs
+    back = apply_op(grad_ops._nll_loss_backward, (grad, predictions, targets, weights), dict(attrs))
+    return [back, None, None]
+
+
+def nll_loss_op(predictions, targets, weights, reduction: str, ignore_index: int) -> Tensor:
+    attrs = {"reduction": reduction, "ignore_index": int(ignore_index)}
+    return apply_op(_nll_loss, (predictions, targets, weights), attrs)
+
+
+def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: str) -> None:
+    """Shapes, dtypes and target range, with errors that name the op and the shapes."""
+    shapes = f"(predictions {tuple(predictions.shape)}, targets {tuple(targets.shape)})"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
+    if not isinstance(targets, Tensor) or targets.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected integer class targets {shapes}")
+    pred_ndim = predictions.ndim
+    expected = () if pred_ndim == 1 else (predictions.shape[0],) + tuple(predictions.shape[2:])
+    if pred_ndim == 0 or tuple(targets.shape) != expected:
+        raise ValueError(f"{op}: expected targets of shape {expected} {shapes}")
+    classes = predictions.shape[0 if pred_ndim == 1 else 1]
+    t = targets._data
+    bad = (t != ignore_index) & ((t < 0) | (t >= classes))
+    if bad.any():
+        raise IndexError(
+            f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are {classes} "
+            f"classes {shapes}"
+        )
+    if weights is not None and tuple(weights.shape) != (classes,):
+        raise RuntimeError(
+            f"{op}: weight tensor should be defined either for all {classes} classes or no "
+            f"classes but got weight tensor of shape: {list(weights.shape)}"
+        )
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of the target classes, from log-probabilities ``input``."""
+    check_nll_args(input, target, weight, reduction, ignore_index, "nll_loss")
+    return nll_loss_op(input, target, weight, reduction, ignore_index)
+
+
+# ---------------------------------------------------------------- layer_norm
+@register_op("layer_norm", inputs=("x", "weight", "bias"), saves={"x": None, "weight": "x"})
+def _layer_norm(x, weight, bias, dims, eps):
+    mu = x.mean(axis=dims, keepdims=True)
+    var = x.var(axis=dims, keepdims=True)
+    out = (x - mu) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.astype(x.dtype, copy=False)
+
+
+@register_gradient("layer_norm")
+def layer_norm_grad(orig, grad):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (μ, σ² over the normalized dims)
+    Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ"""
+    x, weight, bias = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
+    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
+    centered = x - mean(x, dims, keepdim=True)
+    inv_std = rsqrt(mean(centered * centered, dims, keepdim=True) + eps)
+    x_hat = centered * inv_std
+    g_hat = grad * weight if weight is not None else grad
+    grad_x = grad_w = grad_b = None
+    if need_x:
+        spread = g_hat - mean(g_hat, dims, keepdim=True)
+        grad_x = inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
+    if need_w:
+        grad_w = collapse_sum_like(grad * x_hat, weight)
+    if need_b:
+        grad_b = collapse_sum_like(grad, bias)
+    return [grad_x, grad_w, grad_b]
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
+    normalized_shape = (
+        (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    )
+    k = len(normalized_shape)
+    if k == 0 or tuple(input.shape[input.ndim - k :]) != normalized_shape:
+        raise RuntimeError(
+            f"layer_norm: Given normalized_shape={list(normalized_shape)}, expected input with "
+            f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size "
+            f"{list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(
+                f"layer_norm: expected {name} of shape {normalized_shape}, got {tuple(t.shape)}"
+            )
+    dims = tuple(range(input.ndim - k, input.ndim))
+    return apply_op(_layer_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
+
+
+# ------------------------------------------------------------------- dropout
+@register_op("dropout", inputs=("x", "mask"), saves=("mask",))
+def _dropout(x, mask):
+    return x * mask
+
+
+@register_gradient("dropout")
+def dropout_grad(orig, grad):
+    """Forward: y = x · m,  m = [kept] / (1 − p)   (m drawn once, in the forward)
+    Backward: x̄ = ȳ · m"""
+    _, mask = orig.args
+    return [grad * mask, None]
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1 − p).
+
+    The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
+    drops the same elements every time.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    keep = generator().random(input.shape) >= p
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    mask = Tensor._make((keep * scale).astype(input.dtype))
+    return apply_op(_dropout, (input, mask))
