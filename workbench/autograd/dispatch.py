@@ -70,21 +70,33 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
 
 
 def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
-    needs = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    """Make the node of this call: one edge per input and what the rule needs saved.
+
+    One pass over the inputs builds every per-input tuple (this runs once per op).
+    """
+    needs, edges, metas, slots = [], [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            needs.append(x._requires_grad)
+            edges.append(edge_of(x))
+            metas.append((x._data.shape, x._data.dtype))
+            slots.append(NOT_SAVED)
+        else:
+            needs.append(False)
+            edges.append(_NO_EDGE)
+            metas.append(None)
+            slots.append(x)
     node = OpNode.__new__(OpNode)
     Node.__init__(node)
     node.op = op
     node.attrs = attrs if attrs is not None else {}
-    node.needs_input_grad = needs
-    node.next_functions = tuple(edge_of(x) if isinstance(x, Tensor) else (None, 0) for x in inputs)
-    node.input_meta = tuple(
-        (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
-    )
-    slots = [NOT_SAVED if isinstance(x, Tensor) else x for x in inputs]
+    node.needs_input_grad = needs = tuple(needs)
+    node.next_functions = tuple(edges)
+    node.input_meta = tuple(metas)
     saved_bytes = 0
     for index, needed_by in op.save_inputs:
-        if not isinstance(inputs[index], Tensor):
-            continue
+        if slots[index] is not NOT_SAVED:
+            continue  # a Python number: kept as is
         if needed_by is None or any(needs[j] for j in needed_by):
             saved = SavedTensor(inputs[index], is_output=False)
             slots[index] = saved
@@ -105,6 +117,9 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
+
+
+_NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
