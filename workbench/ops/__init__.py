@@ -75,7 +75,7 @@ from .indexing import (
     triu,
     unbind,
 )
-from .linalg import dot, matmul, mm
+from .linalg import dot, linear, matmul, mm
 from .math import (
     ceil,
     elu,
