@@ -519,3 +519,26 @@ def test_forward_hooks_run_and_can_replace_the_output():
     pre.remove()
     post.remove()
     assert layer(wb.ones(1, 2)).detach().numpy().any() and calls == ["pre"]
+
+
+# ---------------------------------------------------- fused ops the layers use
+def test_relu_backward_gives_zero_where_the_input_was_negative_even_for_inf():
+    x = wb.tensor([-1.0, 2.0, -3.0, 0.0], requires_grad=True)
+    y = x.relu()
+    y.backward(wb.tensor([float("inf"), float("inf"), float("nan"), 1.0]))
+    tx = torch.tensor([-1.0, 2.0, -3.0, 0.0], requires_grad=True)
+    tx.relu().backward(torch.tensor([float("inf"), float("inf"), float("nan"), 1.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, np.inf, 0.0, 0.0])
+
+
+def test_linear_weight_gradient_is_contiguous_in_the_weights_layout():
+    layer = nn.Linear(5, 3)
+    layer(wb.randn(4, 5)).sum().backward()
+    assert layer.weight.grad.shape == (3, 5)
+    assert layer.weight.grad.numpy().flags.c_contiguous
+
+
+def test_linear_refuses_mismatched_shapes_with_a_clear_message():
+    with pytest.raises(RuntimeError, match=r"linear: .*weight of shape \(3, 4\)"):
+        nn.functional.linear(wb.ones(2, 5), wb.ones(3, 4))

@@ -1,14 +1,17 @@
-"""Samples for the fused ``linear`` op (workbench/ops/linalg.py): y = x Wᵀ + b."""
+"""Samples for ops that fuse a few steps into one for speed: ``linear``, ``relu_backward``."""
 
 from __future__ import annotations
+
+import numpy as np
 
 import workbench as wb
 from tests.samples import Sample
 
 try:
+    import torch
     import torch.nn.functional as TF
 except ImportError:
-    TF = None
+    torch = TF = None
 
 _torch_linear = None if TF is None else TF.linear
 
@@ -31,5 +34,12 @@ SAMPLES = [
         ((5, 4), (3, 4), (3,)),
         _torch_linear,
         grad=(False, True, False),
+    ),
+    Sample(
+        "relu_backward",
+        ("relu_backward",),
+        lambda g, x: wb.ops.relu_backward(g, x.relu()),
+        ((3, 4), np.array([[-1.5, 0.7, 2.0, -0.3], [0.2, -2.2, 1.1, 0.4], [-0.9, 1.6, -0.1, 3.0]])),
+        None if torch is None else lambda g, x: torch.where(x.relu() > 0, g, 0.0),
     ),
 ]

@@ -45,6 +45,7 @@ from .elementwise import (
     pow,
     promote,
     relu,
+    relu_backward,
     sigmoid,
     sign,
     sin,

@@ -384,8 +384,29 @@ def _relu(x):
 def relu_grad(orig, grad):
     """Forward: y = max(x, 0)
     Backward: x̄ = ȳ · [y > 0]   (0 at x = 0, as PyTorch)"""
-    y = orig.out
-    return [where(y > 0, grad, 0.0)]
+    return [relu_backward(grad, orig.out)]
+
+
+@register_op("relu_backward", inputs=("grad", "y"), saves=("y",))
+def _relu_backward(grad, y):
+    # ȳ · [y > 0] as a multiply: several times faster than np.where on a random mask.
+    mask = y > 0
+    result = grad * mask
+    if not np.isfinite(result).all():
+        result[~mask] = 0  # ±inf · 0 is NaN; where the mask is off the gradient is 0
+    return result
+
+
+@register_gradient("relu_backward")
+def relu_backward_grad(orig, grad):
+    """Forward: x̄ = relu_backward(ȳ, y) = ȳ · [y > 0]
+    Backward: ȳ̄ = relu_backward(x̄̄, y)   (linear in ȳ; the mask has no gradient)"""
+    return [relu_backward(grad, orig.args[1]), None]
+
+
+def relu_backward(grad: Tensor, out: Tensor) -> Tensor:
+    """ReLU's gradient: ``grad`` where the forward output was positive, else 0."""
+    return apply_op(_relu_backward, (grad, out))
 
 
 def exp(input) -> Tensor:

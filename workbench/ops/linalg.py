@@ -104,12 +104,12 @@ def linear_grad(orig, grad):
     """
     x, weight, bias = orig.args
     need_x, need_w, need_b = orig.needs_input_grad
-    out_features = grad.shape[-1]
-    rows = reshape(grad, (-1, out_features))  # every leading dim is a batch dim
+    rows = grad if grad.ndim == 2 else reshape(grad, (-1, grad.shape[-1]))  # batch dims → rows
     grad_x = grad @ weight if need_x else None
     grad_w = None
     if need_w:
-        grad_w = _mT(rows) @ reshape(x, (-1, x.shape[-1]))
+        x_rows = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
+        grad_w = _mT(rows) @ x_rows
     grad_b = sum_to(rows, bias.shape) if need_b else None
     return [grad_x, grad_w, grad_b]
 
