@@ -5,6 +5,10 @@ computed out of place on an *alias* of the tensor (same memory and history, anot
 object), the result is written back into the tensor's memory (so views see it), and
 the tensor's ``grad_fn`` moves to the new node: its history now ends with the op.
 The version counter catches any saved tensor that the write made stale.
+
+Through a view (``y[1].mul_(2)``, ``y.t().add_(1)``) the change is a change of the
+base: the base gets a new history (its old values with the view's region replaced),
+and the view's history is then replayed from the base's new history.
 """
 
 from __future__ import annotations
@@ -15,31 +19,46 @@ from .autograd import grad_mode
 from .tensor import Tensor
 
 
-def check_inplace(t: Tensor) -> None:
-    """PyTorch's refusals: leaves that require grad, their views, inference tensors."""
+def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
+    """PyTorch's refusals: leaves that require grad, their views, inference tensors.
+
+    ``x[i] = v`` writes through the view ``x[i]``, so on a leaf it gets the view message.
+    """
     if t._is_inference and not grad_mode._state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed"
         )
     if not grad_mode._state.enabled:
         return
-    if t._grad_fn is None and t._requires_grad:
-        base = t._base
-        if base is not None and base._grad_fn is None and base._requires_grad:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
+    base = t._base
+    leaf_view = base is not None and base._grad_fn is None and base._requires_grad
+    if t._grad_fn is None and t._requires_grad and not writes_through_view and not leaf_view:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if leaf_view or (t._grad_fn is None and t._requires_grad):
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
 
 
 def alias(t: Tensor) -> Tensor:
     """Another tensor object with the same memory, version counter and history."""
+    t._refresh_view()
     a = Tensor._make(t._data, t._requires_grad, t._grad_fn, t._output_nr)
     a._version_ref = t._version_ref
     return a
+
+
+def snapshot(t: Tensor) -> Tensor:
+    """The tensor's current values (copied) and history: the input an in-place op computes on.
+
+    The write that follows changes ``t``'s memory, not this copy, so a rule that saved its
+    input (``mul_`` saves it for the other operand's gradient) still sees the old values.
+    PyTorch does the same by saving a clone of the original ``self``.
+    """
+    t._refresh_view()
+    return Tensor._make(t._data.copy(), t._requires_grad, t._grad_fn, t._output_nr)
 
 
 def _recording(t: Tensor, others) -> bool:
@@ -49,6 +68,16 @@ def _recording(t: Tensor, others) -> bool:
 
 
 def _write(t: Tensor, result: Tensor, op_name: str) -> None:
+    _check_result(t, result, op_name)
+    try:
+        np.copyto(t._data, result._data, casting="same_kind")
+    except ValueError as err:
+        raise RuntimeError(f"{op_name}: cannot write into this tensor in place: {err}") from err
+    t._version_ref[0] += 1
+
+
+def _check_result(t: Tensor, result: Tensor, op_name: str) -> None:
+    """An in-place result must keep the tensor's shape and cast to its dtype."""
     if result.shape != t.shape:
         raise RuntimeError(
             f"{op_name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
@@ -59,11 +88,6 @@ def _write(t: Tensor, result: Tensor, op_name: str) -> None:
             f"{op_name}: result type {result.dtype} can't be cast to the desired output type "
             f"{t.dtype}"
         )
-    try:
-        np.copyto(t._data, result._data, casting="same_kind")
-    except ValueError as err:
-        raise RuntimeError(f"{op_name}: cannot write into this tensor in place: {err}") from err
-    t._version_ref[0] += 1
 
 
 def _rebase(t: Tensor, result: Tensor) -> None:
@@ -82,27 +106,57 @@ def _rebase(t: Tensor, result: Tensor) -> None:
         node._retain(t)
 
 
-def _through_view(t: Tensor, new_values: Tensor) -> Tensor:
-    """An in-place change of ``base[key]`` made through the view: rebase base, then the view."""
+# How to put a changed view back into its parent, for each view op: the parent's values
+# with the view's region replaced, as a differentiable expression.
+def _put_back_getitem(parent: Tensor, values: Tensor, attrs: dict) -> Tensor:
     from . import ops
 
-    base, key = t._view_key
-    setitem(base, key, new_values)
-    fresh = ops.getitem(base, key, keep_raw=True)
-    t._grad_fn, t._output_nr, t._requires_grad = fresh._grad_fn, 0, fresh._requires_grad
-    return t
+    return ops.index_put(parent, attrs["key"], values)
 
 
-def _refuse_view(t: Tensor, op_name: str) -> None:
-    raise RuntimeError(
-        f"{op_name}: in-place operation on a view made by {_view_kind(t)} of a tensor that takes "
-        "part in autograd is not supported by workbench; use the out-of-place form (for example "
-        "y = y + 1) or index the base tensor directly"
-    )
+def _put_back_reshape(parent: Tensor, values: Tensor, attrs: dict) -> Tensor:
+    from . import ops
+
+    return ops.reshape(values, parent.shape)
 
 
-def _view_kind(t: Tensor) -> str:
-    return "reshape/transpose/expand" if t._view_key is None else "indexing"
+def _put_back_permute(parent: Tensor, values: Tensor, attrs: dict) -> Tensor:
+    from . import ops
+
+    return ops.permute(values, tuple(int(i) for i in np.argsort(attrs["dims"])))
+
+
+PUT_BACK = {
+    "getitem": _put_back_getitem,
+    "reshape": _put_back_reshape,
+    "view": _put_back_reshape,
+    "permute": _put_back_permute,
+}
+
+
+def _through_view(view: Tensor, new_values: Tensor, op_name: str) -> Tensor:
+    """Write ``new_values`` into ``view`` by giving its parent (and so its base) a new history."""
+    op, inputs, attrs, _ = view._view_of
+    put_back = PUT_BACK.get(op.name)
+    if put_back is None:
+        raise RuntimeError(
+            f"{op_name}: in-place operation on a view made by '{op.name}' of a tensor that "
+            "takes part in autograd is not supported; use the out-of-place form (for example "
+            "y = y + 1)"
+        )
+    _check_result(view, new_values, op_name)
+    from . import ops
+    from .autograd.dispatch import replay_view
+
+    parent = inputs[0]
+    whole = put_back(alias(parent), ops.astype(new_values, view.dtype), attrs)
+    if parent._view_of is not None:
+        _through_view(parent, whole, op_name)
+    else:
+        _write(parent, whole, op_name)
+        _rebase(parent, whole)
+    replay_view(view)  # even a view that had no history has one now
+    return view
 
 
 def apply(t: Tensor, fn, *args, **kwargs) -> Tensor:
@@ -114,11 +168,9 @@ def apply(t: Tensor, fn, *args, **kwargs) -> Tensor:
             result = fn(t, *args, **kwargs)
         _write(t, result, name)
         return t
-    if t._view_key is not None:
-        return _through_view(t, fn(alias(t), *args, **kwargs))
-    if t._base is not None:
-        _refuse_view(t, name)
-    result = fn(alias(t), *args, **kwargs)
+    if t._view_of is not None:
+        return _through_view(t, fn(snapshot(t), *args, **kwargs), name)
+    result = fn(snapshot(t), *args, **kwargs)
     _write(t, result, name)
     _rebase(t, result)
     return t
@@ -128,7 +180,7 @@ def setitem(t: Tensor, key, value) -> None:
     """``t[key] = value``; records an index_put node when gradients are involved."""
     from . import ops
 
-    check_inplace(t)
+    check_inplace(t, writes_through_view=True)
     if not _recording(t, (value,)):
         array = value._data if isinstance(value, Tensor) else value
         try:
@@ -141,11 +193,9 @@ def setitem(t: Tensor, key, value) -> None:
         t._version_ref[0] += 1
         return
     new = ops.index_put(alias(t), key, value)
-    if t._view_key is not None:
-        _through_view(t, new)
+    if t._view_of is not None:
+        _through_view(t, new, "setitem")
         return
-    if t._base is not None:
-        _refuse_view(t, "setitem")
     _write(t, new, "setitem")
     _rebase(t, new)
 

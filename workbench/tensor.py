@@ -90,8 +90,9 @@ class Tensor:
     )
 
     _grad = None
-    _base = None  # the tensor this one is a view of
-    _view_key = None  # (base, index) when made by basic indexing
+    _base = None  # the tensor this one is a view of (the root of a chain of views)
+    _view_of = None  # (op, inputs, attrs, grad_mode): the view op that made it from inputs[0]
+    _view_version = 0  # the shared version when this view's history was last recorded
     _grad_acc = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
     _hooks = None  # leaf: tensor hooks; non-leaf hooks live on the grad_fn
@@ -121,7 +122,9 @@ class Tensor:
         if grad_mode._state.inference:
             self._is_inference = True
         if requires_grad:
-            self.requires_grad = True
+            self._set_requires_grad(
+                True, "Only Tensors of floating point and complex dtype can require gradients"
+            )
 
     @classmethod
     def _make(cls, array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
@@ -173,6 +176,7 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        self._refresh_view()
         return self._grad_fn
 
     @property
@@ -256,6 +260,23 @@ class Tensor:
                 )
         self._grad = value
 
+    def _refresh_view(self) -> None:
+        """Give a stale view a history that starts from its base's current history.
+
+        A view shares memory and the version counter with its base. If the base (or
+        another view of it) was changed in place after this view's history was recorded,
+        the view's values now come from the base's *new* history, so the view op is
+        replayed on the base (PyTorch regenerates a view's grad_fn the same way).
+        """
+        if self._view_of is None or self._view_version == self._version_ref[0]:
+            return
+        made_with_grad = self._view_of[3]
+        if not made_with_grad or not self._base._requires_grad:
+            return  # no history to follow: values are shared, gradients never were
+        from .autograd.dispatch import replay_view
+
+        replay_view(self)
+
     @property
     def retains_grad(self) -> bool:
         return self._retains_grad
@@ -268,7 +289,7 @@ class Tensor:
             return
         if not self._retains_grad:
             self._retains_grad = True
-            self._grad_fn._retain(self)
+            self.grad_fn._retain(self)
 
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed.
@@ -281,7 +302,7 @@ class Tensor:
         if self._grad_fn is None:
             self._hooks, handle = add_hook(self._hooks, hook)
             return handle
-        return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+        return self.grad_fn._add_tensor_hook(self._output_nr, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(tensor)`` after the gradient has been accumulated into ``.grad``."""

@@ -257,6 +257,18 @@ REDUCTIONS = [
         lambda x: x.sum((0, 2), keepdim=True),
     ),
     sample("sum_negative_dim", "sum", lambda x: x.sum(-1), [(2, 3, 4)], lambda x: x.sum(-1)),
+    # REFERENCE D20 item 151: axis=[1, 3] on (2, 3, 4, 5), and keepdims with axis=1.
+    sample("sum_dims_1_3", "sum", lambda x: x.sum((1, 3)), [(2, 3, 4, 5)], lambda x: x.sum((1, 3))),
+    sample(
+        "mean_dims_1_3", "mean", lambda x: x.mean((1, 3)), [(2, 3, 4, 5)], lambda x: x.mean((1, 3))
+    ),
+    sample(
+        "mean_keepdim_1_of_4d",
+        "mean",
+        lambda x: x.mean(1, keepdim=True),
+        [(2, 3, 4, 5)],
+        lambda x: x.mean(1, keepdim=True),
+    ),
     sample("mean_all", "mean", lambda x: x.mean(), [(2, 3, 4)], lambda x: x.mean()),
     sample("mean_dims", "mean", lambda x: x.mean((0, 2)), [(2, 3, 4)], lambda x: x.mean((0, 2))),
     sample(
@@ -357,6 +369,27 @@ SHAPES = [
         [(3, 1)],
         lambda x: x.expand(2, 3, 4),
     ),
+    sample(
+        "broadcast_to",
+        "expand",
+        lambda x: wb.broadcast_to(x, (2, 3, 4)),
+        [(3, 4)],
+        lambda x: x.broadcast_to((2, 3, 4)),
+    ),
+    sample(
+        "permute_reverse_4d",
+        "permute",
+        lambda x: x.permute(3, 2, 1, 0),
+        [(2, 3, 4, 5)],
+        lambda x: x.permute(3, 2, 1, 0),
+    ),
+    sample(
+        "unsqueeze_several",
+        "reshape",
+        lambda x: x.unsqueeze(0).unsqueeze(2).unsqueeze(3),
+        [(3, 4)],
+        lambda x: x.unsqueeze(0).unsqueeze(2).unsqueeze(3),
+    ),
     sample("expand_keep", "expand", lambda x: x.expand(-1, 4), [(3, 1)], lambda x: x.expand(-1, 4)),
     sample(
         "sum_to",
@@ -409,6 +442,13 @@ INDEXING = [
         lambda x: x[:, wb.tensor([2, 1, 2, 0])],
         [(2, 3)],
         lambda x: x[:, _t(index(2, 1, 2, 0))],
+    ),
+    sample(
+        "index_flat",
+        ("index", "reshape"),
+        lambda x: x.reshape(-1)[index(5, 0, 5, 11)],
+        [(3, 4)],
+        lambda x: x.reshape(-1)[_t(index(5, 0, 5, 11))],
     ),
     sample(
         "index_pairs",

@@ -7,6 +7,7 @@ nobody listens.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 from .. import backend, events, scope
@@ -19,6 +20,14 @@ class OpError(RuntimeError):
     """An op was called with inputs it cannot take; the message names the op and shapes."""
 
 
+class OpIndexError(OpError, IndexError):
+    """An index out of range: still an IndexError, as Python (and PyTorch) code expects."""
+
+
+class OpTypeError(OpError, TypeError):
+    """An argument of the wrong type."""
+
+
 def describe_inputs(inputs) -> str:
     parts = []
     for x in inputs:
@@ -29,11 +38,32 @@ def describe_inputs(inputs) -> str:
     return ", ".join(parts)
 
 
+def broadcast_mismatch(shapes) -> str | None:
+    """PyTorch's sentence for the first dimension where two of ``shapes`` cannot broadcast."""
+    names = "abcdefgh"
+    for i, a in enumerate(shapes):
+        for j in range(i + 1, len(shapes)):
+            b = shapes[j]
+            ndim = max(len(a), len(b))
+            for back in range(1, min(len(a), len(b)) + 1):
+                size_a, size_b = a[-back], b[-back]
+                if size_a != size_b and 1 not in (size_a, size_b):
+                    return (
+                        f"the size of tensor {names[i]} ({size_a}) must match the size of "
+                        f"tensor {names[j]} ({size_b}) at non-singleton dimension {ndim - back}"
+                    )
+    return None
+
+
 def op_error(op, inputs, err: Exception) -> OpError:
     message = str(err)
     if "could not be broadcast" in message:
-        message = "shapes cannot be broadcast together"
-    return OpError(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
+        shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
+        message = broadcast_mismatch(shapes) or "shapes cannot be broadcast together"
+    kind = OpIndexError if isinstance(err, IndexError) else OpError
+    if isinstance(err, TypeError):
+        kind = OpTypeError
+    return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
@@ -45,6 +75,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x._data)
             if x._requires_grad:
                 requires_grad = True
+            elif x._view_of is not None:  # a view whose base may have gained a history
+                x._refresh_view()
+                requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
@@ -64,9 +97,32 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         base = inputs[0]
         result._version_ref = base._version_ref
         result._base = base if base._base is None else base._base
+        result._view_of = (op, inputs, attrs, state.enabled)
+        result._view_version = base._version_ref[0]
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
+
+
+def replay_view(view: Tensor) -> None:
+    """Record the view op of ``view`` again on its (possibly changed) parent (see _refresh_view)."""
+    op, inputs, attrs, _ = view._view_of
+    parent = inputs[0]
+    parent._refresh_view()
+    old_node = view._grad_fn
+    with grad_mode.enable_grad():
+        fresh = apply_op(op, (parent,) + tuple(inputs[1:]), attrs)
+    node = fresh._grad_fn
+    view._grad_fn, view._output_nr, view._requires_grad = node, 0, fresh._requires_grad
+    view._view_version = view._version_ref[0]
+    if node is None:
+        return
+    node._output_ref = weakref.ref(view)
+    hooks = old_node._tensor_hooks_for(0) if old_node is not None else None
+    if hooks:  # hooks registered on the view stay with it
+        node._tensor_hooks = {0: hooks}
+    if view._retains_grad:
+        node._retain(view)
 
 
 def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
@@ -189,9 +245,11 @@ class _AnomalyFlag:
     enabled = False
 
 
-class _BackwardDepth:
+class _BackwardDepth(threading.local):
+    """How deep this thread is inside backward passes (ops run by rules are 'in backward')."""
+
     depth = 0
 
 
 _anomaly = _AnomalyFlag
-_in_backward = _BackwardDepth
+_in_backward = _BackwardDepth()

@@ -98,7 +98,7 @@ class GraphTask:
         """Only nodes on a path to an input run; gradients are captured at the inputs."""
         for i, t in enumerate(inputs):
             if t._grad_fn is not None:
-                edge = (t._grad_fn, t._output_nr)
+                edge = edge_of(t)
             elif t._grad_acc is not None and t._grad_acc() is not None:
                 edge = (t._grad_acc(), 0)
             else:

@@ -209,6 +209,9 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
                 "Function."
             )
     non_diff = {id(t) for t in ctx.non_differentiable}
+    # The edges to the inputs, taken before any output is rewired: an input marked dirty is
+    # also an output, and its old history is what this node's gradient must flow into.
+    edges = _input_edges(args) if recording else ()
     wrapped = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -229,7 +232,7 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
             out._requires_grad = False
         wrapped.append(out)
     if recording:
-        _record(ctx, args, wrapped)
+        _record(ctx, args, edges, wrapped)
     return tuple(wrapped)
 
 
@@ -240,10 +243,14 @@ def _check_dirty_leaf(t: Tensor) -> None:
         )
 
 
-def _record(ctx: BackwardFunction, args: tuple, outputs: list) -> None:
-    ctx.next_functions = tuple(
+def _input_edges(args: tuple) -> tuple:
+    return tuple(
         edge_of(a) if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in args
     )
+
+
+def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> None:
+    ctx.next_functions = edges
     ctx.input_meta = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args)
     ctx.num_outputs = len(outputs)
     ctx.output_meta = tuple(

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensor import Tensor
-from . import engine, grad_mode
+from . import engine
 
 
 class GradcheckError(RuntimeError):
@@ -30,16 +30,23 @@ def _differentiable_outputs(func, inputs) -> tuple:
     return tuple(o for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc")
 
 
-def _output_values(func, inputs) -> list:
-    """Copies of the outputs' values: an output may be a view of the input we perturb."""
-    with grad_mode.no_grad():
-        return [o._data.copy() for o in _differentiable_outputs(func, inputs)]
+def _output_values(func, inputs, expected: int) -> list:
+    """Copies of the outputs' values: an output may be a view of the input we perturb.
+
+    The function runs in the caller's grad mode: gradgradcheck's function calls grad()
+    inside, which needs a graph to differentiate.
+    """
+    values = [o._data.copy() for o in _differentiable_outputs(func, inputs)]
+    if len(values) != expected:
+        raise AssertionError(
+            f"gradcheck: the function returned {len(values)} differentiable outputs when an "
+            f"input was perturbed, and {expected} before"
+        )
+    return values
 
 
-def _numerical_jacobians(func, inputs, eps: float) -> list:
+def _numerical_jacobians(func, inputs, eps: float, base: tuple) -> list:
     """``jac[j][i]`` for input j and output i: shape (input.numel, output.numel)."""
-    with grad_mode.no_grad():
-        base = _differentiable_outputs(func, inputs)
     jacobians = []
     for x in inputs:
         if not (isinstance(x, Tensor) and x.requires_grad):
@@ -52,9 +59,9 @@ def _numerical_jacobians(func, inputs, eps: float) -> list:
         for k in range(flat.size):
             original = flat[k].copy()
             flat[k] = original + eps
-            plus = _output_values(func, inputs)
+            plus = _output_values(func, inputs, len(base))
             flat[k] = original - eps
-            minus = _output_values(func, inputs)
+            minus = _output_values(func, inputs, len(base))
             flat[k] = original
             for i, (p, m, b) in enumerate(zip(plus, minus, base)):
                 if p.shape != b.shape or m.shape != b.shape:
@@ -67,8 +74,7 @@ def _numerical_jacobians(func, inputs, eps: float) -> list:
     return jacobians
 
 
-def _analytical_jacobians(func, inputs, zero_grad_check: bool) -> tuple[list, list]:
-    outputs = _differentiable_outputs(func, inputs)
+def _analytical_jacobians(func, inputs, outputs, zero_grad_check: bool) -> tuple[list, list]:
     wanted = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     jacobians = [
         [np.zeros((x.numel(), o.numel())) for o in outputs] if any(x is w for w in wanted) else None
@@ -153,7 +159,8 @@ def gradcheck(
 
 
 def _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode) -> None:
-    analytical, reentrant = _analytical_jacobians(func, inputs, check_undefined_grad)
+    outputs = _differentiable_outputs(func, inputs)
+    analytical, reentrant = _analytical_jacobians(func, inputs, outputs, check_undefined_grad)
     for first, again in reentrant:
         for a, b in zip(first, again):
             if a is None or b is None:
@@ -165,7 +172,7 @@ def _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast
                     "gradient matches numerical gradient. The tolerance for nondeterminism "
                     f"was {nondet_tol}."
                 )
-    numerical = _numerical_jacobians(func, inputs, eps)
+    numerical = _numerical_jacobians(func, inputs, eps, outputs)
     if fast_mode:
         _compare_fast(analytical, numerical, atol, rtol)
         return

@@ -144,6 +144,8 @@ def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
 def edge_of(t: Tensor) -> tuple:
     """The (node, output_nr) a gradient for ``t`` flows into."""
     if t._grad_fn is not None:
+        if t._view_of is not None:
+            t._refresh_view()
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
+from ..autograd.dispatch import apply_op, broadcast_mismatch
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
 from .shape import reshape, sum_to, transpose, unsqueeze
@@ -70,6 +70,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(
             f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
             f"({rows}x{inner_a} and {inner_b}x{cols})"
+        )
+    batch_mismatch = broadcast_mismatch([a.shape[:-2], b.shape[:-2]])
+    if batch_mismatch:
+        raise RuntimeError(
+            f"matmul: the batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} cannot be "
+            f"broadcast: {batch_mismatch} of the batch shapes"
         )
     return apply_op(_matmul, (a, b))
 

@@ -349,9 +349,7 @@ def getitem_backward(grad: Tensor, shape: tuple, key) -> Tensor:
 def getitem(input: Tensor, key, keep_raw: bool = False) -> Tensor:
     key = key if keep_raw else _index_key(key)
     if is_basic_key(key):
-        out = apply_op(_getitem_view, (input,), {"key": key})
-        out._view_key = (input, key)
-        return out
+        return apply_op(_getitem_view, (input,), {"key": key})
     return apply_op(_getitem_copy, (input,), {"key": key})
 
 
