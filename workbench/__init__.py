@@ -19,6 +19,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .autograd.te import gradient
 from .factories import (
     arange,
     as_tensor,

@@ -4,6 +4,7 @@
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
 """
 
+from . import functional as functional
 from . import graph as graph
 from .anomaly import (
     detect_anomaly,
@@ -31,6 +32,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",

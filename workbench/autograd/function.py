@@ -29,8 +29,8 @@ import weakref
 import numpy as np
 
 from ..tensor import Tensor
-from . import grad_mode
-from .graph import FREED, Node, SavedTensor, _saved_memory_add, edge_of
+from . import dispatch, grad_mode
+from .graph import FREED, Node, SavedTensor, _saved_memory_add, edge_of, forward_stack
 
 
 class BackwardFunction(Node):
@@ -275,6 +275,8 @@ def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> 
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
     if first is not None:
         ctx.metadata["output"] = weakref.ref(first)
+    if dispatch._anomaly.enabled:  # anomaly mode: remember where this node was made
+        ctx._forward_stack = forward_stack()
 
 
 class _OnceDifferentiableBackward(Node):

@@ -56,18 +56,21 @@ def no_grad(input: Tensor) -> Tensor:
     saves=("targets", "weights"),
 )
 def _nll_loss_backward(output_grad, predictions, targets, weights, reduction, ignore_index):
-    pred, target = nn_ops.batched_nll(predictions, targets)
-    weight = nn_ops.target_weights(target, weights, ignore_index, pred.shape[1], pred.dtype)
+    # Only the shape of the predictions matters: the loss is linear in them.
+    shape = tuple(predictions.shape)
+    batched = shape if len(shape) > 1 else (1,) + shape
+    target = np.reshape(targets, (batched[0],) + batched[2:])
+    weight = nn_ops.target_weights(target, weights, ignore_index, batched[1], output_grad.dtype)
     if reduction == "mean":
         scale = output_grad / weight.sum()
     elif reduction == "sum":
         scale = output_grad
     else:
         scale = np.reshape(output_grad, target.shape)
-    out = np.zeros_like(pred)
+    out = np.zeros(batched, dtype=output_grad.dtype)
     where = np.expand_dims(np.where(target == ignore_index, 0, target), 1)
     np.put_along_axis(out, where, np.expand_dims(-weight * scale, 1), axis=1)
-    return out.reshape(predictions.shape)
+    return out.reshape(shape)
 
 
 @register_gradient("nll_loss_backward")

@@ -385,7 +385,7 @@ def tile(input: Tensor, dims) -> Tensor:
 
 
 # ------------------------------------------------------ take, index_select
-@register_op("take", inputs=("x", "indices"))
+@register_op("take", inputs=("x", "indices"), saves=("indices",))
 def _take(x, indices, axis=None):
     return np.take(x, indices, axis=axis)
 
@@ -435,7 +435,7 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
 
 
 # -------------------------------------------------------------------- gather
-@register_op("gather", inputs=("x", "index"))
+@register_op("gather", inputs=("x", "index"), saves=("index",))
 def _gather(x, index, dim):
     # torch.gather allows an index smaller than x in the other dims: cut x to it first.
     cut = tuple(slice(0, n) if axis != dim else slice(None) for axis, n in enumerate(index.shape))
@@ -450,7 +450,7 @@ def gather_grad(orig, grad):
     return [gather_backward(grad, x, orig.attrs["dim"], index), None]
 
 
-@register_op("gather_backward", inputs=("grad", "x", "index"))
+@register_op("gather_backward", inputs=("grad", "x", "index"), saves=("index",))
 def _gather_backward(grad, x, index, dim):
     out = np.zeros(x.shape, dtype=grad.dtype)
     position = list(np.indices(index.shape, sparse=True))

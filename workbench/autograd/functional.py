@@ -1,0 +1,430 @@
+"""Jacobians, Hessians and their products, as ``torch.autograd.functional``.
+
+Everything here is built from one primitive, the vector-Jacobian product that
+``backward`` computes (``vᵀJ``):
+
+* ``vjp``: one backward pass.
+* ``jvp`` (``J v``): the *double-backward trick*. ``g(u) = Jᵀu`` is linear in ``u``;
+  differentiating ``⟨g(u), v⟩`` with respect to ``u`` gives ``J v``. So two backward
+  passes replace forward-mode differentiation.
+* ``jacobian``: one vjp per output element, rows stacked.
+* ``hessian``: the jacobian of the jacobian (the inner one with ``create_graph=True``).
+* ``vhp`` (``vᵀH``) and ``hvp`` (``H v``, by the same trick as jvp).
+
+The signatures, argument checks, ``create_graph`` and ``strict`` follow PyTorch.
+Results carry no graph unless ``create_graph=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import engine
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+
+
+# ------------------------------------------------------------------ helpers
+def _as_tuple(value, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
+    """(was it a tuple?, the value as a tuple of tensors)."""
+    if isinstance(value, Tensor):
+        return False, (value,)
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(
+            f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+            f"but the given {arg_name} has type {type(value).__name__}."
+        )
+    for i, el in enumerate(value):
+        if not isinstance(el, Tensor):
+            raise TypeError(
+                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+                f"Tensors but the value at index {i} has type {type(el).__name__}."
+            )
+    return True, tuple(value)
+
+
+def _unpack(result, was_tuple):
+    """Undo ``_as_tuple``: one level (inputs) or two levels (outputs, inputs)."""
+    if isinstance(was_tuple, tuple):
+        outputs_tuple, inputs_tuple = was_tuple
+        if not inputs_tuple:
+            result = tuple(row[0] for row in result)
+        return result if outputs_tuple else result[0]
+    return result if was_tuple else result[0]
+
+
+def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple:
+    """Fresh leaves for the user's tensors, or (create_graph) a recorded alias of each,
+    so that the results stay differentiable w.r.t. what the caller passed in."""
+    from .. import ops
+
+    prepared = []
+    for t in inputs:
+        if create_graph and t.requires_grad:
+            prepared.append(ops.view(t, t.shape))
+        else:
+            prepared.append(t.detach().requires_grad_(need_graph))
+    return tuple(prepared)
+
+
+def _finish(values, create_graph: bool):
+    """Detach results (recursively through tuples) unless the caller wants the graph."""
+    if isinstance(values, tuple):
+        return tuple(_finish(v, create_graph) for v in values)
+    if values is None or create_graph:
+        return values
+    return values.detach()
+
+
+def _validate_v(v: tuple, other: tuple) -> None:
+    if len(v) != len(other):
+        raise RuntimeError(
+            f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
+        )
+    for i, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.shape != el_other.shape:
+            raise RuntimeError(
+                f"Entry {i} in v has invalid size: should be {tuple(el_other.shape)} but got "
+                f"{tuple(el_v.shape)}."
+            )
+
+
+_STRICT_REQUIRES_GRAD = {
+    "outputs": "Output {i} of the user-provided function does not require gradients.",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
+    "user-provided function. This is not allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
+    "function with respect to input {i} is independent of the input. This is not allowed in "
+    "strict mode. You should ensure that your function is twice differentiable and that the "
+    "jacobian depends on the inputs (this would be violated by a linear function for example).",
+    "hessian": "The hessian of the user-provided function with respect to input {i} is "
+    "independent of the input. This is not allowed in strict mode. You should ensure that your "
+    "function is thrice differentiable and that the hessian depends on the inputs.",
+}
+
+
+def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
+    if not strict:
+        return
+    for i, value in enumerate(values):
+        if value is None:
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. This "
+                "is not allowed in strict mode."
+            )
+        if not value.requires_grad:
+            raise RuntimeError(_STRICT_REQUIRES_GRAD[kind].format(i=i))
+
+
+def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph=False, retain_graph=None):
+    """``autograd.grad`` that skips outputs without a graph and gives None for unused inputs."""
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else grad_outputs
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    return engine.grad(
+        [o for o, _ in pairs],
+        list(inputs),
+        [g for _, g in pairs],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
+
+
+_STRICT_NONE = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not "
+    "allowed in strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
+    "grad_outputs when using the double backward trick to compute forward mode gradients. This "
+    "is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. "
+    "This is not allowed in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} "
+    "in the grad_jacobian. This is not allowed in strict mode as it prevents from using the "
+    "double backward trick to replace forward mode AD.",
+}
+
+
+def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str):
+    """Zeros where a gradient is None (an error instead, in strict mode)."""
+    from .. import factories
+
+    filled = []
+    for i, (g, ref) in enumerate(zip(grads, refs)):
+        if g is None:
+            if strict:
+                raise RuntimeError(_STRICT_NONE[stage].format(i=i))
+            g = factories.zeros_like(ref)
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(
+                f"The {what} of the user-provided function is independent of input {i}. This "
+                "is not allowed in strict mode when create_graph=True."
+            )
+        filled.append(g)
+    return tuple(filled)
+
+
+# -------------------------------------------------------------------- vjp / jvp
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), vᵀ · J)``: the vector-Jacobian product, one backward pass."""
+    with enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        outputs_tuple, outputs = _as_tuple(
+            func(*inputs), "outputs of the user-provided function", "vjp"
+        )
+        _check_requires_grad(outputs, "outputs", strict)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "vjp")
+            v = _prepare(v, create_graph, need_graph=False)
+            _validate_v(v, outputs)
+        elif len(outputs) != 1 or outputs[0].numel() != 1:
+            raise RuntimeError(
+                "The vector v can only be None if the user-provided function returns a single "
+                "Tensor with a single element."
+            )
+        with set_grad_enabled(True if create_graph else is_grad_enabled()):
+            grads = _grad(outputs, inputs, v, create_graph=create_graph)
+            result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+    outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
+    return _unpack(outputs, outputs_tuple), _unpack(result, inputs_tuple)
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), J · v)`` by the double-backward trick (no forward mode needed)."""
+    from .. import factories
+
+    with enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "jvp")
+            v = _prepare(v, create_graph, need_graph=False)
+            _validate_v(v, inputs)
+        elif len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError(
+                "The vector v can only be None if the input to the user-provided function is a "
+                "single Tensor with a single element."
+            )
+        outputs_tuple, outputs = _as_tuple(
+            func(*inputs), "outputs of the user-provided function", "jvp"
+        )
+        _check_requires_grad(outputs, "outputs", strict)
+        # u ↦ Jᵀu is linear; its gradient w.r.t. u, weighted by v, is J v.
+        dummies = tuple(factories.zeros_like(o, requires_grad=True) for o in outputs)
+        transposed = _grad(outputs, inputs, dummies, create_graph=True)
+        _check_requires_grad(transposed, "grad_inputs", strict)
+        with set_grad_enabled(True if create_graph else is_grad_enabled()):
+            grads = _grad(transposed, dummies, v, create_graph=create_graph)
+            result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
+    outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
+    return _unpack(outputs, outputs_tuple), _unpack(result, outputs_tuple)
+
+
+# ------------------------------------------------------------- jacobian, hessian
+def jacobian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+):
+    """The Jacobian of ``func`` at ``inputs``: shape ``output.shape + input.shape``.
+
+    ``reverse-mode`` computes one row per output element with a vjp; ``forward-mode``
+    one column per input element with a jvp (double-backward trick). ``vectorize`` is
+    accepted for compatibility; without vmap the rows are computed one at a time.
+    """
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".'
+        )
+    with enable_grad():
+        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        outputs_tuple, outputs = _as_tuple(
+            func(*inputs), "outputs of the user-provided function", "jacobian"
+        )
+        _check_requires_grad(outputs, "outputs", strict)
+        if strategy == "forward-mode":
+            result = _forward_jacobian(func, inputs, outputs, create_graph, strict)
+        else:
+            result = tuple(
+                _reverse_jacobian_rows(i, out, inputs, create_graph, strict)
+                for i, out in enumerate(outputs)
+            )
+    result = _finish(result, create_graph)
+    return _unpack(result, (outputs_tuple, inputs_tuple))
+
+
+def _reverse_jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph, strict) -> tuple:
+    """∂out/∂input for every input, one vjp per element of ``out``."""
+    from .. import factories, ops
+
+    rows = [[] for _ in inputs]
+    flat = ops.reshape(out, (-1,))
+    for k in range(out.numel()):
+        grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
+        for j, (g, inp) in enumerate(zip(grads, inputs)):
+            if g is None:
+                if strict:
+                    raise RuntimeError(
+                        f"Output {i} of the user-provided function is independent of input {j}. "
+                        "This is not allowed in strict mode."
+                    )
+                g = factories.zeros_like(inp)
+            elif strict and create_graph and not g.requires_grad:
+                raise RuntimeError(
+                    f"The jacobian of the user-provided function is independent of input {j}. "
+                    "This is not allowed in strict mode when create_graph=True."
+                )
+            rows[j].append(g)
+    return tuple(_stack_rows(r, out.shape, inp) for r, inp in zip(rows, inputs))
+
+
+def _forward_jacobian(func, inputs, outputs, create_graph, strict) -> tuple:
+    """One jvp per input element: the columns of every ∂out/∂input."""
+    from .. import factories, ops
+
+    columns = [[[] for _ in inputs] for _ in outputs]
+    for j, inp in enumerate(inputs):
+        for k in range(inp.numel()):
+            v = [factories.zeros_like(t) for t in inputs]
+            v[j] = Tensor._make(_unit(inp, k))
+            _, products = jvp(func, inputs, tuple(v), create_graph=create_graph, strict=strict)
+            products = products if isinstance(products, tuple) else (products,)
+            for i, p in enumerate(products):
+                columns[i][j].append(p)
+    result = []
+    for i, out in enumerate(outputs):
+        per_input = []
+        for j, inp in enumerate(inputs):
+            stacked = _stack_rows(columns[i][j], inp.shape, out)  # (input..., output...)
+            moved = ops.permute(
+                stacked,
+                tuple(range(inp.ndim, inp.ndim + out.ndim)) + tuple(range(inp.ndim)),
+            )
+            per_input.append(moved)
+        result.append(tuple(per_input))
+    return tuple(result)
+
+
+def _unit(like: Tensor, k: int):
+    """The k-th standard basis vector, shaped like ``like``."""
+    unit = np.zeros(like.shape, dtype=like.dtype)
+    unit.reshape(-1)[k] = 1
+    return unit
+
+
+def _stack_rows(rows: list, lead_shape: tuple, like: Tensor) -> Tensor:
+    """Stack per-element results into shape ``lead_shape + like.shape``."""
+    from .. import factories, ops
+
+    if not rows:
+        return factories.zeros(tuple(lead_shape) + tuple(like.shape), dtype=like.dtype)
+    return ops.reshape(ops.stack(rows, 0), tuple(lead_shape) + tuple(like.shape))
+
+
+def hessian(
+    func: Callable,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+):
+    """The Hessian of a scalar function: the jacobian of its jacobian."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+
+    def scalar_output(*args):
+        out = func(*args)
+        out_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(outs, "outputs", strict)
+        if out_tuple:
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError(
+                "The Tensor returned by the function given to hessian should contain a single "
+                "element"
+            )
+        return out.squeeze()
+
+    def gradient_of(*args):
+        jac = jacobian(scalar_output, args, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        return jac
+
+    result = jacobian(
+        gradient_of,
+        inputs,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
+    return _unpack(result, (inputs_tuple, inputs_tuple))
+
+
+# ------------------------------------------------------------------- vhp / hvp
+def _scalar_and_gradient(func, inputs, v, create_graph, strict, name):
+    """Shared start of vhp and hvp: checked inputs and v, the output, and its gradient."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        v = _prepare(v, create_graph, need_graph=False)
+        _validate_v(v, inputs)
+    elif len(inputs) != 1 or inputs[0].numel() != 1:
+        raise RuntimeError(
+            "The vector v can only be None if the input to the user-provided function is a "
+            "single Tensor with a single element."
+        )
+    outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", name)
+    _check_requires_grad(outputs, "outputs", strict)
+    if outputs_tuple:
+        raise RuntimeError(f"The function given to {name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {name} should contain a single element"
+        )
+    gradient = _grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(gradient, "jacobian", strict)
+    return inputs_tuple, inputs, v, outputs, gradient
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), vᵀ · H)``: differentiate ``⟨∇f, v⟩`` once more."""
+    with enable_grad():
+        inputs_tuple, inputs, v, outputs, gradient = _scalar_and_gradient(
+            func, inputs, v, create_graph, strict, "vhp"
+        )
+        with set_grad_enabled(True if create_graph else is_grad_enabled()):
+            grads = _grad(gradient, inputs, v, create_graph=create_graph)
+            result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
+    outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
+    return outputs[0], _unpack(result, inputs_tuple)
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), H · v)`` by the double-backward trick, as PyTorch computes it."""
+    from .. import factories
+
+    with enable_grad():
+        inputs_tuple, inputs, v, outputs, gradient = _scalar_and_gradient(
+            func, inputs, v, create_graph, strict, "hvp"
+        )
+        dummies = tuple(factories.zeros_like(t, requires_grad=True) for t in inputs)
+        transposed = _grad(gradient, inputs, dummies, create_graph=True)
+        _check_requires_grad(transposed, "hessian", strict)
+        with set_grad_enabled(True if create_graph else is_grad_enabled()):
+            grads = _grad(transposed, dummies, v, create_graph=create_graph)
+            result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
+    outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
+    return outputs[0], _unpack(result, inputs_tuple)
