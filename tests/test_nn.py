@@ -542,3 +542,16 @@ def test_linear_weight_gradient_is_contiguous_in_the_weights_layout():
 def test_linear_refuses_mismatched_shapes_with_a_clear_message():
     with pytest.raises(RuntimeError, match=r"linear: .*weight of shape \(3, 4\)"):
         nn.functional.linear(wb.ones(2, 5), wb.ones(3, 4))
+
+
+def test_sigmoid_is_exact_at_the_extremes_without_warnings():
+    values = [-1000.0, -90.0, -20.0, 0.0, 20.0, 90.0, 1000.0]
+    for dtype, torch_dtype in ((wb.float32, torch.float32), (wb.float64, torch.float64)):
+        x = wb.tensor(values, dtype=dtype, requires_grad=True)
+        tx = torch.tensor(values, dtype=torch_dtype, requires_grad=True)
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            y = wb.sigmoid(x)
+            y.sum().backward()
+        tx.sigmoid().sum().backward()
+        np.testing.assert_allclose(y.detach().numpy(), tx.sigmoid().detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-30)

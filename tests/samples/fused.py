@@ -1,4 +1,4 @@
-"""Samples for ops that fuse a few steps into one for speed: ``linear``, ``relu_backward``."""
+"""Samples for ops that fuse a few steps into one for speed: linear and the activation backwards."""
 
 from __future__ import annotations
 
@@ -41,5 +41,23 @@ SAMPLES = [
         lambda g, x: wb.ops.relu_backward(g, x.relu()),
         ((3, 4), np.array([[-1.5, 0.7, 2.0, -0.3], [0.2, -2.2, 1.1, 0.4], [-0.9, 1.6, -0.1, 3.0]])),
         None if torch is None else lambda g, x: torch.where(x.relu() > 0, g, 0.0),
+    ),
+    Sample(
+        "tanh_backward",
+        ("tanh_backward",),
+        wb.ops.tanh_backward,
+        ((3, 4), (3, 4)),
+        None if torch is None else torch.ops.aten.tanh_backward,
+        low=-0.9,
+        high=0.9,
+    ),
+    Sample(
+        "sigmoid_backward",
+        ("sigmoid_backward",),
+        wb.ops.sigmoid_backward,
+        ((3, 4), (3, 4)),
+        None if torch is None else torch.ops.aten.sigmoid_backward,
+        low=0.05,
+        high=0.95,
     ),
 ]
