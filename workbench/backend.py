@@ -100,6 +100,15 @@ def to_numpy(array) -> np.ndarray:
     return array if type(array) is np.ndarray else to_device(array, "cpu")
 
 
+def asarray(value, like, dtype=None):
+    """``np.asarray(value, dtype)`` on the device of ``like``.
+
+    Kernels must not call ``np.asarray`` on results: for CuPy data it would try
+    to copy them to the CPU (CuPy refuses). This makes the array where ``like`` lives.
+    """
+    return xp(like).asarray(value, dtype=dtype)
+
+
 def is_writeable(array) -> bool:
     """Whether ``array`` may be written in place (numpy marks read-only views; CuPy has none)."""
     flags = getattr(array, "flags", None)
