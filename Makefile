@@ -24,8 +24,8 @@ test: $(STAMP)
 	bash scripts/test.sh
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check workbench tests bench scripts
-	$(VENV)/bin/ruff format --check workbench tests bench scripts
+	$(VENV)/bin/ruff check $(wildcard workbench tests bench scripts)
+	$(VENV)/bin/ruff format --check $(wildcard workbench tests bench scripts)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

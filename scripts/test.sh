@@ -15,7 +15,8 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
 fi
 
 echo "== ruff"
-.venv/bin/ruff check workbench tests bench scripts
-.venv/bin/ruff format --check workbench tests bench scripts
+LINT_DIRS=$(ls -d workbench tests bench scripts 2>/dev/null)
+.venv/bin/ruff check $LINT_DIRS
+.venv/bin/ruff format --check $LINT_DIRS
 echo "== pytest"
 exec $PY -m pytest -q -p no:cacheprovider "$@"

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import importlib
 
-from . import autograd, events
+from . import (
+    autograd,
+    events,
+    trace,  # callable: wb.trace() records; light (json and numpy only)
+)
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -60,7 +64,7 @@ from .tensor import (
     set_default_dtype,
     uint8,
 )
-from .trace import Trace, TraceReplay, trace  # light: json and numpy only
+from .trace import Trace, TraceReplay
 
 bool = bool_  # noqa: A001  (wb.bool, as torch.bool)
 float = float32  # noqa: A001

@@ -1,4 +1,8 @@
-"""The ``workbench`` command: ``workbench lab`` opens the lessons in JupyterLab."""
+"""The ``workbench`` command.
+
+``workbench lab`` opens the lessons in JupyterLab; ``workbench render run.json --kind
+backward --step 12 -o step12.svg`` draws a saved trace (``.svg``, ``.png`` or ``.dot``).
+"""
 
 from __future__ import annotations
 
@@ -33,6 +37,26 @@ def cmd_lab(args) -> int:
     return subprocess.call(cmd)
 
 
+def cmd_render(args) -> int:
+    """Draw a saved trace; a bad file or a missing renderer is one clear line, not a traceback."""
+    from .trace import Trace, TraceFormatError
+    from .viz import RendererMissing, draw
+
+    out = Path(args.output or Path(args.trace).with_suffix(f".{args.kind}.svg"))
+    try:
+        trace = Trace.load(args.trace)
+        graph = draw(trace, kind=args.kind, step=args.step, fold_limit=args.fold_limit)
+        graph.save(out)
+    except (OSError, TraceFormatError, ValueError, IndexError) as err:
+        print(f"workbench render: {err}", file=sys.stderr)
+        return 2
+    except RendererMissing as err:
+        print(f"workbench render: {err}", file=sys.stderr)
+        return 3
+    print(f"wrote {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -41,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--port", type=int, default=None)
     lab.add_argument("--no-browser", action="store_true")
     lab.set_defaults(func=cmd_lab)
+    render = sub.add_parser("render", help="draw a saved trace as SVG, PNG or DOT")
+    render.add_argument("trace", help="a trace saved with Trace.save (JSON)")
+    render.add_argument("--kind", choices=("backward", "forward"), default="backward")
+    render.add_argument("--step", type=int, default=None, help="highlight backward step k")
+    render.add_argument("-o", "--output", help="out.svg, out.png or out.dot")
+    render.add_argument(
+        "--fold-limit", type=int, default=150, help="fold graphs bigger than this many vertices"
+    )
+    render.set_defaults(func=cmd_render)
     return parser
 
 

@@ -65,6 +65,7 @@ class OpRecorded(Event):
     scope: tuple = ()
     next_nodes: tuple = ()  # the node's edges: ids of the nodes its input grads flow to
     next_names: tuple = ()  # and their names (AccumulateGrad for a leaf input)
+    input_names: tuple = ()  # the inputs' .name (None where unnamed), for pictures
 
 
 @dataclass
@@ -265,6 +266,17 @@ class collect(Subscription):
     def kinds(self) -> list[str]:
         """The kinds of the collected events, in order (handy in tests and lessons)."""
         return [event.kind for event in self.events]
+
+
+_DTYPE_NAMES: dict = {}
+
+
+def dtype_name(dtype) -> str:
+    """``str(dtype)``, remembered: numpy works it out in Python on every call."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
 
 
 # Stable ids: short, readable, never id(obj).

@@ -19,8 +19,8 @@ Records are plain dicts shaped like the event dataclasses of :mod:`workbench.eve
 with :func:`json.loads` only (no pickle, no eval) and checks every record against the
 fields of its event class before anything uses it.
 
-``wb.trace`` is the function; to import from this module write
-``from workbench.trace import Trace, TraceReplay``.
+``wb.trace`` is this module, made callable: ``wb.trace()`` is :func:`trace`, and
+``import workbench.trace`` or ``from workbench.trace import Trace`` work as usual.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,11 +51,13 @@ class TraceFormatError(ValueError):
 def summarize(array, small: int = SMALL_ARRAY) -> dict:
     """A JSON-ready summary of an array: full values when small, else statistics.
 
-    Statistics (``min``, ``max``, ``mean``, ``std``) are over the finite entries;
-    ``nonfinite`` counts NaN and infinite ones, so a blow-up is still visible.
+    For a large array ``min`` and ``max`` are exact (and so is ``nonfinite``, the
+    count of NaN and infinite entries, which min/max would reveal); ``mean`` and
+    ``std`` come from ``sample`` evenly spaced entries. Exact moments of every
+    gradient would cost more than the training step being watched.
     """
     array = np.asarray(array)
-    summary: dict = {"shape": list(array.shape), "dtype": str(array.dtype)}
+    summary: dict = {"shape": list(array.shape), "dtype": events.dtype_name(array.dtype)}
     if array.size <= small:
         summary["values"] = _plain_values(array)
     else:
@@ -64,7 +68,10 @@ def summarize(array, small: int = SMALL_ARRAY) -> dict:
 def _plain_values(array: np.ndarray):
     if array.dtype.kind == "c":
         return {"real": _plain_values(array.real), "imag": _plain_values(array.imag)}
-    return _finite_or_name(array.tolist())
+    values = array.tolist()
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        return _finite_or_name(values)
+    return values
 
 
 def _finite_or_name(value):
@@ -76,26 +83,43 @@ def _finite_or_name(value):
     return value
 
 
+SAMPLE = 1024  # entries used for the mean and std of a large array
+
+
 def _stats(array: np.ndarray) -> dict:
     if array.dtype.kind == "c":
         array = np.abs(array)
-    flat = array.ravel()
-    if flat.dtype.kind == "f":
-        finite = np.isfinite(flat)
-        nonfinite = int(flat.size - np.count_nonzero(finite))
-        if nonfinite:
-            flat = flat[finite]
-    else:
-        nonfinite = 0
-    if flat.size == 0:
-        return {"min": None, "max": None, "mean": None, "std": None, "nonfinite": nonfinite}
+    if array.dtype.kind == "b":
+        array = array.astype(np.uint8)
+    low, high = float(array.min()), float(array.max())
+    nonfinite = 0
+    if not (math.isfinite(low) and math.isfinite(high)):  # rare: count and leave out NaN/inf
+        finite = np.isfinite(array)
+        nonfinite = int(array.size - np.count_nonzero(finite))
+        array = array[finite]
+        if array.size == 0:
+            return {"min": None, "max": None, "mean": None, "std": None, "nonfinite": nonfinite}
+        low, high = float(array.min()), float(array.max())
+    sample = _sample(array).astype(np.float64)
+    n = sample.size
+    mean = float(sample.sum()) / n
+    variance = max(float(np.dot(sample, sample)) / n - mean * mean, 0.0)
     return {
-        "min": float(flat.min()),
-        "max": float(flat.max()),
-        "mean": float(flat.mean()),
-        "std": float(flat.std()),
+        "min": low,
+        "max": high,
+        "mean": mean,
+        "std": math.sqrt(variance),
         "nonfinite": nonfinite,
+        "sample": n,
     }
+
+
+def _sample(array: np.ndarray) -> np.ndarray:
+    """At most about SAMPLE evenly spaced entries (a view when the array is contiguous)."""
+    step = max(array.size // SAMPLE, 1)
+    if array.flags.c_contiguous:
+        return array.reshape(-1)[::step]
+    return np.asarray(array.flat[::step])
 
 
 def summary_array(summary: dict | None) -> np.ndarray | None:
@@ -115,26 +139,53 @@ def _numbers(value):
     return float(value) if isinstance(value, str) else value
 
 
-def to_record(event: events.Event, small: int = SMALL_ARRAY) -> dict:
+_FIELD_NAMES: dict = {}
+_ARRAY_FIELD_NAMES: dict = {}
+_AS_IS = frozenset({type(None), bool, int, str})  # JSON as they are
+
+
+def _field_names(cls: type) -> tuple:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(
+            f.name for f in dataclasses.fields(cls) if f.name != "seq"
+        )
+    return names
+
+
+def _array_fields(cls: type) -> tuple:
+    names = _ARRAY_FIELD_NAMES.get(cls)
+    if names is None:
+        names = tuple(n for n in _field_names(cls) if n in events.ARRAY_FIELDS)
+        _ARRAY_FIELD_NAMES[cls] = names
+    return names
+
+
+def to_record(event: events.Event) -> dict:
     """An event as a plain JSON-ready dict; arrays become summaries."""
-    record = {"kind": event.kind, "seq": event.seq}
-    for f in dataclasses.fields(event):
-        if f.name != "seq":
-            record[f.name] = _plain(getattr(event, f.name), small)
+    return _make_record(event.kind, event.__dict__)
+
+
+def _make_record(kind: str, fields: dict) -> dict:
+    """``kind``, ``seq``, then the event's fields in declaration order, as plain JSON."""
+    record = {"kind": kind, "seq": fields["seq"]}
+    for name in _field_names(events.EVENT_TYPES[kind]):
+        value = fields[name]
+        record[name] = value if type(value) in _AS_IS else _plain(value, summarize)
     return record
 
 
-def _plain(value, small: int):
-    if value is None or isinstance(value, (bool, int, str)):
+def _plain(value, summarize_array):
+    if type(value) in _AS_IS:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, (np.ndarray, np.generic)):
-        return summarize(value, small)
+        return summarize_array(value)
     if isinstance(value, (tuple, list)):
-        return [_plain(v, small) for v in value]
+        return [v if type(v) in _AS_IS else _plain(v, summarize_array) for v in value]
     if isinstance(value, dict):
-        return {str(k): _plain(v, small) for k, v in value.items()}
+        return {str(k): _plain(v, summarize_array) for k, v in value.items()}
     return repr(value)
 
 
@@ -146,13 +197,41 @@ class Trace:
     """
 
     def __init__(self, records: list | None = None, small: int = SMALL_ARRAY) -> None:
-        self.records: list[dict] = list(records or [])
+        self._records: list[dict] = list(records or [])
+        self._pending: list = []  # (kind, field values with arrays summarized), not yet records
         self.small = small
         self._subscription: events.Subscription | None = None
 
+    @property
+    def records(self) -> list[dict]:
+        """Every recorded event as a plain, JSON-ready dict, in order."""
+        if self._pending:
+            for kind, fields in self._pending:
+                self._records.append(_make_record(kind, fields))
+            self._pending.clear()
+        return self._records
+
     # recording
     def _record(self, event: events.Event) -> None:
-        self.records.append(to_record(event, self.small))
+        """Summarize the event's arrays now (they may change later); the rest can wait.
+
+        The field values are kept as they are (strings, numbers, tuples), with each
+        array replaced by its summary, so no array stays alive. Making plain dict
+        records is left until someone reads the trace: recording should slow the
+        program being watched as little as it can.
+        """
+        fields = event.__dict__.copy()
+        seen: dict = {}  # one summary per array within the event (grad and .grad often are one)
+
+        def summary(array) -> dict:
+            if id(array) not in seen:
+                seen[id(array)] = summarize(array, self.small)
+            return seen[id(array)]
+
+        for name in _array_fields(type(event)):
+            if fields[name] is not None:
+                fields[name] = _plain(fields[name], summary)
+        self._pending.append((event.kind, fields))
 
     def start(self) -> Trace:
         """Start recording (``with wb.trace()`` does this for you)."""
@@ -546,3 +625,13 @@ _JSON_NAMES = {
 
 def _json_type(value: Any) -> str:
     return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``wb.trace()`` start a recording while ``wb.trace`` stays this module."""
+
+    def __call__(self, small: int = SMALL_ARRAY) -> Trace:
+        return trace(small)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -170,6 +170,9 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
         SavedMemory.current += saved_bytes
         if SavedMemory.current > SavedMemory.peak:
             SavedMemory.peak = SavedMemory.current
+    scopes = scope._state.stack
+    if scopes:  # the name scopes (module paths) it was recorded in, for pictures
+        node.metadata["scope"] = scopes
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
@@ -180,23 +183,30 @@ _NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anyw
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
     """OpRecorded, then one SavedTensorPacked per tensor the new node keeps."""
-    input_ids = tuple(x.uid if isinstance(x, Tensor) else None for x in inputs)  # ids in order
+    ids, shapes, names = [], [], []
+    for x in inputs:  # one pass; ids are handed out in input order
+        tensor = isinstance(x, Tensor)
+        ids.append(x.uid if tensor else None)
+        shapes.append(x._data.shape if tensor else ())
+        names.append(x.name if tensor else None)
+    data = result._data
     events.publish(
         events.OpRecorded(
             op=op.name,
             output=result.uid,
-            inputs=input_ids,
-            input_shapes=tuple(tuple(x.shape) if isinstance(x, Tensor) else () for x in inputs),
-            output_shape=tuple(result.shape),
-            dtype=str(result.dtype),
+            inputs=tuple(ids),
+            input_shapes=tuple(shapes),
+            output_shape=data.shape,
+            dtype=events.dtype_name(data.dtype),
             node=None if node is None else node.uid,
             attrs=_plain_attrs(attrs, inputs),
             name=result.name,
             in_backward=_in_backward.depth > 0,
-            value=result._data,
+            value=data,
             scope=scope._state.stack,
             next_nodes=() if node is None else _edge_ids(node),
             next_names=() if node is None else _edge_names(node),
+            input_names=tuple(names),
         )
     )
     if node is not None:
@@ -212,24 +222,24 @@ def _edge_names(node: Node) -> tuple:
 
 
 def _publish_saved(node: OpNode, inputs: tuple, result: Tensor) -> None:
-    tensors = dict(zip(node.op.input_names, inputs), out=result)
+    saved = [(name, x, s) for name, x, s in zip(node.op.input_names, inputs, node.inputs)]
+    saved.append(("out", result, node.saved_out))
     total = SavedMemory.current - node.saved_nbytes()
-    for slot, saved in node.saved_slots():
-        tensor = tensors[slot]
-        total += saved.nbytes
+    for slot, tensor, kept in saved:
+        if type(kept) is not SavedTensor:
+            continue
+        total += kept.nbytes
         events.publish(
             events.SavedTensorPacked(
-                node=node.uid,
-                slot=slot,
-                tensor=tensor.uid,
-                nbytes=saved.nbytes,
-                total_bytes=total,
+                node=node.uid, slot=slot, tensor=tensor.uid, nbytes=kept.nbytes, total_bytes=total
             )
         )
 
 
 def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:
     """Attributes (and Python-number inputs) in a JSON-friendly form."""
+    if not attrs and all(isinstance(x, Tensor) for x in inputs):
+        return {}
     plain = {}
     for key, value in (attrs or {}).items():
         plain[key] = (

@@ -263,7 +263,7 @@ class saved_tensors_hooks:
     another device, compressed, or dropped and recomputed (checkpointing)::
 
         def pack(x):
-            return x.numpy().copy()          # keep a plain copy instead of the tensor
+            return x.detach().numpy().copy()  # keep a plain copy instead of the tensor
 
         def unpack(array):
             return wb.tensor(array)
@@ -441,9 +441,16 @@ class SavedMemory:
 
 
 def _saved_memory_add(node: Node, nbytes: int) -> None:
+    """Count ``nbytes`` saved by ``node`` at once (custom Functions, checkpointing)."""
     SavedMemory.current += nbytes
     if SavedMemory.current > SavedMemory.peak:
         SavedMemory.peak = SavedMemory.current
+    if events.listening and nbytes:
+        events.publish(
+            events.SavedTensorPacked(
+                node=node.uid, slot="*", tensor=None, nbytes=nbytes, total_bytes=SavedMemory.current
+            )
+        )
 
 
 def _saved_memory_release(node: Node, nbytes: int, slots: list | None = None) -> None:

@@ -142,8 +142,8 @@ def _pool_kernel_attrs(attrs: dict) -> dict:
 @register_op("max_pool2d_backward", inputs=("output_grad", "data"), saves=("data",))
 def _max_pool2d_backward(output_grad, data, **attrs):
     geometry = geometry_of(data.shape, attrs)
-    index = im2col.window_argmax(data, geometry)
-    return im2col.scatter_to_windows(output_grad, index, data.shape, geometry)
+    arg = im2col.window_argmax(data, geometry)
+    return im2col.scatter_to_argmax(output_grad, arg, data.shape, geometry)
 
 
 @register_gradient("max_pool2d_backward")
@@ -157,8 +157,8 @@ def max_pool2d_backward_grad(orig, grad):
 @register_op("max_pool2d_gather", inputs=("values", "data"), saves=("data",))
 def _max_pool2d_gather(values, data, **attrs):
     geometry = geometry_of(data.shape, attrs)
-    index = im2col.window_argmax(data, geometry)
-    return im2col.gather_from_windows(values, index, geometry)
+    arg = im2col.window_argmax(data, geometry)
+    return im2col.gather_at_argmax(values, arg, geometry)
 
 
 @register_gradient("max_pool2d_gather")

@@ -1,12 +1,15 @@
 """Sliding windows over NCHW images: the array plumbing under conv2d and the pools.
 
-Nothing here records a graph; these are helpers for kernels. The idea in three steps:
+Nothing here records a graph; these are helpers for kernels. The ideas:
 
 * ``windows`` gives every window of a padded image as a strided *view* of shape
   (N, C, OH, OW, kh, kw): no copy, just numpy stride tricks.
-* ``im2col`` copies those windows into a matrix, so a convolution becomes one matmul.
-* ``fold`` is the adjoint of ``windows``: it adds per-window values back onto the
-  image positions they came from (windows overlap, so positions collect sums).
+* ``im2col`` copies those windows into columns, so a convolution becomes one matmul.
+* ``offsets`` turns it around: for each of the kh·kw positions inside a window, the
+  strided slice of the image that this position reads in *every* window at once.
+  Pooling reduces over these kh·kw slices, and ``fold`` (the adjoint of ``windows``)
+  adds per-window values back through them. Loops run over kernel offsets, never
+  over pixels.
 
 Padding is always four numbers ``(top, left, bottom, right)``, as TVM writes it.
 """
@@ -114,8 +117,10 @@ def pad_image(x: np.ndarray, pads: tuple, value=0.0) -> np.ndarray:
     top, left, bottom, right = pads
     if not (top or left or bottom or right):
         return x
-    widths = ((0, 0),) * (x.ndim - 2) + ((top, bottom), (left, right))
-    return np.pad(x, widths, constant_values=value)
+    h, w = x.shape[-2:]
+    out = np.full(x.shape[:-2] + (top + h + bottom, left + w + right), value, dtype=x.dtype)
+    out[..., top : top + h, left : left + w] = x
+    return out
 
 
 def crop_image(x: np.ndarray, geometry: Geometry) -> np.ndarray:
@@ -134,40 +139,46 @@ def windows(padded: np.ndarray, geometry: Geometry) -> np.ndarray:
     return view[..., : sh * (oh - 1) + 1 : sh, : sw * (ow - 1) + 1 : sw, ::dh, ::dw]
 
 
-def fold(patches: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """The adjoint of ``windows``: add each window's values back onto a padded image.
+def offsets(geometry: Geometry):
+    """For each kernel offset (a, b): the index of the padded image it reads in every window.
 
-    ``patches`` has shape (N, C, kh, kw, OH, OW). The loop runs over the kh·kw kernel
-    offsets, each step adding a whole strided slice at once.
+    ``padded[key]`` has shape (N, C, OH, OW): element (i, j) is the value at offset
+    (a, b) of window (i, j), i.e. at row ``i·stride + a·dilation``.
     """
-    n, c, kh, kw = patches.shape[:4]
-    (sh, sw), (dh, dw) = geometry.stride, geometry.dilation
+    (kh, kw), (sh, sw), (dh, dw) = geometry.kernel, geometry.stride, geometry.dilation
     oh, ow = geometry.out_size
-    out = np.zeros((n, c) + geometry.padded_size, dtype=patches.dtype)
     for a in range(kh):
         for b in range(kw):
             rows = slice(a * dh, a * dh + sh * (oh - 1) + 1, sh)
             cols = slice(b * dw, b * dw + sw * (ow - 1) + 1, sw)
-            out[:, :, rows, cols] += patches[:, :, a, b]
+            yield a, b, (Ellipsis, rows, cols)
+
+
+def fold(patches: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The adjoint of ``windows``: add each window's values back onto a padded image.
+
+    ``patches`` has shape (N, C, kh, kw, OH, OW); overlapping windows add up.
+    """
+    out = np.zeros(patches.shape[:2] + geometry.padded_size, dtype=patches.dtype)
+    for a, b, key in offsets(geometry):
+        out[key] += patches[:, :, a, b]
     return out
 
 
 # ------------------------------------------------------------- convolution
 def im2col(x: np.ndarray, geometry: Geometry, groups: int) -> np.ndarray:
-    """Windows of ``x`` as columns: shape (G, Cg·kh·kw, N·OH·OW), one column per window."""
-    win = windows(pad_image(x, geometry.applied_pads), geometry)
+    """Windows of ``x`` as columns: shape (N, G, Cg·kh·kw, OH·OW), one column per window."""
+    win = windows(pad_image(x, geometry.pads), geometry)
     n, c, oh, ow, kh, kw = win.shape
-    win = win.reshape(n, groups, c // groups, oh, ow, kh, kw)
-    cols = win.transpose(1, 2, 5, 6, 0, 3, 4)  # (G, Cg, kh, kw, N, OH, OW)
-    return cols.reshape(groups, (c // groups) * kh * kw, n * oh * ow)
+    cols = win.transpose(0, 1, 4, 5, 2, 3)  # (N, C, kh, kw, OH, OW): the one copy is next
+    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
-def col2im(cols: np.ndarray, x_shape: tuple, geometry: Geometry, groups: int) -> np.ndarray:
-    """The adjoint of ``im2col``: columns (G, Cg·kh·kw, N·OH·OW) summed back into an image."""
+def col2im(cols: np.ndarray, x_shape: tuple, geometry: Geometry) -> np.ndarray:
+    """The adjoint of ``im2col``: columns (N, G, Cg·kh·kw, OH·OW) summed back into an image."""
     n, c = x_shape[:2]
     (kh, kw), (oh, ow) = geometry.kernel, geometry.out_size
-    patches = cols.reshape(groups, c // groups, kh, kw, n, oh, ow)
-    patches = patches.transpose(4, 0, 1, 2, 3, 5, 6).reshape(n, c, kh, kw, oh, ow)
+    patches = cols.reshape(n, c, kh, kw, oh, ow)
     return crop_image(fold(patches, geometry), geometry)
 
 
@@ -177,52 +188,86 @@ def grouped_weight(w: np.ndarray, groups: int) -> np.ndarray:
 
 
 def grouped_output(y: np.ndarray, groups: int) -> np.ndarray:
-    """Output gradient (N, O, OH, OW) as matrices (G, O/G, N·OH·OW)."""
+    """An output-shaped array (N, O, OH, OW) as matrices (N, G, O/G, OH·OW); no copy."""
     n, o, oh, ow = y.shape
-    y = y.reshape(n, groups, o // groups, oh * ow).transpose(1, 2, 0, 3)
-    return y.reshape(groups, o // groups, n * oh * ow)
-
-
-def ungroup_output(y: np.ndarray, n: int, geometry: Geometry) -> np.ndarray:
-    """Matrices (G, O/G, N·OH·OW) back to an image batch (N, O, OH, OW)."""
-    groups, og = y.shape[:2]
-    oh, ow = geometry.out_size
-    y = y.reshape(groups, og, n, oh, ow).transpose(2, 0, 1, 3, 4)
-    return np.ascontiguousarray(y).reshape(n, groups * og, oh, ow)
+    return y.reshape(n, groups, o // groups, oh * ow)
 
 
 # ----------------------------------------------------------------- pooling
-def window_argmax(x: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """For each window, the flat index (into the padded image) of its first largest value.
+def window_max(padded: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The largest value of each window (NaN wins, as in PyTorch): (N, C, OH, OW)."""
+    best = None
+    for _, _, key in offsets(geometry):
+        best = padded[key].copy() if best is None else np.maximum(best, padded[key], out=best)
+    return best
 
-    Padding is −∞, so it never wins; NaN counts as the largest, so it propagates (both as
-    in PyTorch). Ties go to the first element in row-major order within the window.
+
+def window_sum(padded: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The sum of each window: (N, C, OH, OW)."""
+    total = None
+    for _, _, key in offsets(geometry):
+        total = padded[key].copy() if total is None else np.add(total, padded[key], out=total)
+    return total
+
+
+def window_argmax(x: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """For each window, the kernel offset ``a·kw + b`` of its first largest value.
+
+    Padding is −∞, so it never wins; NaN counts as the largest (as in PyTorch). A later
+    offset replaces the best only when strictly larger, so ties keep the first one in
+    row-major order. (Masks are applied by arithmetic, ``arg += better · (k − arg)``,
+    which numpy does much faster than masked assignment.)
     """
     padded = pad_image(x, geometry.applied_pads, value=-np.inf)
-    win = windows(padded, geometry)
-    n, c, oh, ow, kh, kw = win.shape
-    best = win.reshape(n, c, oh, ow, kh * kw).argmax(axis=-1)
-    a, b = np.divmod(best, kw)
+    has_nan = bool(np.isnan(x).any())
+    best = arg = None
+    for k, (_, _, key) in enumerate(offsets(geometry)):
+        values = padded[key]
+        if best is None:
+            best, arg = values, np.zeros(values.shape, dtype=np.int32)
+            continue
+        better = values > best
+        if has_nan:
+            better |= np.isnan(values) & ~np.isnan(best)
+        best = np.maximum(best, values)
+        arg += better * (k - arg)
+    return arg
+
+
+def scatter_to_argmax(values: np.ndarray, arg: np.ndarray, x_shape, geometry) -> np.ndarray:
+    """Add each window's value at its argmax position; return the (unpadded) image."""
+    out = np.zeros(tuple(x_shape[:2]) + geometry.padded_size, dtype=values.dtype)
+    for k, (_, _, key) in enumerate(offsets(geometry)):
+        out[key] += _masked(values, arg == k)
+    return crop_image(out, geometry)
+
+
+def gather_at_argmax(image: np.ndarray, arg: np.ndarray, geometry) -> np.ndarray:
+    """The value of ``image`` (zero-padded) at each window's argmax position."""
+    padded = pad_image(image, geometry.applied_pads)
+    out = np.zeros(arg.shape, dtype=image.dtype)
+    finite = bool(np.isfinite(image).all())
+    for k, (_, _, key) in enumerate(offsets(geometry)):
+        out += _masked(padded[key], arg == k, finite)
+    return out
+
+
+def _masked(values: np.ndarray, mask: np.ndarray, finite: bool | None = None) -> np.ndarray:
+    """``values`` where ``mask``, else 0. Multiplying by the mask is fast, but inf · 0 is
+    NaN, so non-finite values take the slower ``np.where``."""
+    if finite is None:
+        finite = bool(np.isfinite(values).all())
+    return values * mask if finite else np.where(mask, values, 0)
+
+
+def argmax_flat_index(arg: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """PyTorch's ``return_indices``: each argmax as ``row · W + col`` within its plane."""
     (sh, sw), (dh, dw) = geometry.stride, geometry.dilation
-    hp, wp = geometry.padded_size
-    rows = np.arange(oh).reshape(oh, 1) * sh + a * dh
-    cols = np.arange(ow) * sw + b * dw
-    planes = np.arange(n * c).reshape(n, c, 1, 1) * (hp * wp)
-    return planes + rows * wp + cols
-
-
-def scatter_to_windows(values: np.ndarray, index: np.ndarray, x_shape, geometry) -> np.ndarray:
-    """Add ``values`` at the flat padded positions ``index``; return the unpadded image."""
-    n, c = x_shape[:2]
-    hp, wp = geometry.padded_size
-    flat = np.bincount(index.ravel(), weights=values.ravel(), minlength=n * c * hp * wp)
-    image = flat.reshape(n, c, hp, wp).astype(values.dtype, copy=False)
-    return crop_image(image, geometry)
-
-
-def gather_from_windows(image: np.ndarray, index: np.ndarray, geometry) -> np.ndarray:
-    """The value of ``image`` (zero-padded) at the flat padded positions ``index``."""
-    return pad_image(image, geometry.applied_pads).reshape(-1)[index]
+    a, b = np.divmod(arg, geometry.kernel[1])
+    oh, ow = geometry.out_size
+    rows = np.arange(oh).reshape(oh, 1) * sh + a * dh - geometry.pads[0]
+    cols = np.arange(ow) * sw + b * dw - geometry.pads[1]
+    return (rows * geometry.in_size[1] + cols).astype(np.int64)
 
 
 def avg_divisor(geometry: Geometry, count_include_pad: bool) -> np.ndarray:

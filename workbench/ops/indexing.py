@@ -431,7 +431,9 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, "index_select")
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
-    return take(input, index, axis=dim)
+    axis = normalize_dim(dim, input.ndim, "index_select")
+    _check_range(index, input.shape[axis], "index_select", tuple(input.shape))
+    return apply_op(_take, (input, index), {"axis": axis})
 
 
 # -------------------------------------------------------------------- gather

@@ -42,9 +42,9 @@ def _conv_attrs(attrs: dict) -> dict:
 @register_op("conv2d", inputs=("x", "weight"), saves={"x": "weight", "weight": "x"})
 def _conv2d(x, weight, stride, padding, dilation, groups):
     geometry = im2col.conv_geometry(x.shape[-2:], weight.shape[-2:], stride, padding, dilation)
-    cols = im2col.im2col(x, geometry, groups)  # (G, Cg·kh·kw, N·OH·OW)
-    out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (G, O/G, N·OH·OW)
-    return im2col.ungroup_output(out, x.shape[0], geometry)
+    cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
+    out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (N, G, O/G, OH·OW)
+    return out.reshape((x.shape[0], weight.shape[0]) + geometry.out_size)
 
 
 @register_gradient("conv2d")
@@ -68,7 +68,7 @@ def _conv2d_input_grad(grad, weight, input_shape, stride, padding, dilation, gro
     geometry = im2col.conv_geometry(input_shape[-2:], weight.shape[-2:], stride, padding, dilation)
     w = im2col.grouped_weight(weight, groups)  # (G, O/G, Cg·kh·kw)
     cols = np.matmul(w.transpose(0, 2, 1), im2col.grouped_output(grad, groups))
-    return im2col.col2im(cols, input_shape, geometry, groups)
+    return im2col.col2im(cols, input_shape, geometry)
 
 
 @register_gradient("conv2d_input_grad")
@@ -87,9 +87,9 @@ def conv2d_input_grad_grad(orig, grad):
 @register_op("conv2d_weight_grad", inputs=("x", "grad"), saves={"x": "grad", "grad": "x"})
 def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
     geometry = im2col.conv_geometry(x.shape[-2:], weight_shape[-2:], stride, padding, dilation)
-    cols = im2col.im2col(x, geometry, groups)  # (G, Cg·kh·kw, N·OH·OW)
-    dw = np.matmul(im2col.grouped_output(grad, groups), cols.transpose(0, 2, 1))
-    return dw.reshape(weight_shape)
+    cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
+    per_image = np.matmul(im2col.grouped_output(grad, groups), cols.transpose(0, 1, 3, 2))
+    return per_image.sum(axis=0).reshape(weight_shape)
 
 
 @register_gradient("conv2d_weight_grad")
@@ -210,7 +210,7 @@ def conv2d(
 def _max_pool2d(x, **attrs):
     geometry = grad_ops.geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads, value=-np.inf)
-    return im2col.windows(padded, geometry).max(axis=(-2, -1))
+    return im2col.window_max(padded, geometry)
 
 
 @register_gradient("max_pool2d")
@@ -225,7 +225,7 @@ def max_pool2d_grad(orig, grad):
 def _avg_pool2d(x, divisor_override=None, **attrs):
     geometry = grad_ops.geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads)
-    total = im2col.windows(padded, geometry).sum(axis=(-2, -1))
+    total = im2col.window_sum(padded, geometry)
     divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"])
     return (total / divisor).astype(x.dtype, copy=False)
 
@@ -297,11 +297,7 @@ def max_pool2d(
 
 def _max_indices(x: np.ndarray, geometry: im2col.Geometry) -> np.ndarray:
     """PyTorch's ``return_indices``: the flat index (row · W + col) of each max in its plane."""
-    hp, wp = geometry.padded_size
-    position = im2col.window_argmax(x, geometry) % (hp * wp)
-    row = position // wp - geometry.pads[0]
-    col = position % wp - geometry.pads[1]
-    return (row * geometry.in_size[1] + col).astype(np.int64)
+    return im2col.argmax_flat_index(im2col.window_argmax(x, geometry), geometry)
 
 
 def avg_pool2d(
@@ -358,9 +354,11 @@ def nll_loss_grad(orig, grad):
     """Forward: ℓₙ = −w[tₙ] · p[n, tₙ]; mean: Σℓₙ / Σ w[tₙ]   (ignore_index rows count 0)
     Backward: p̄ = nll_loss_backward(ℓ̄, p, t, w); t, w: none"""
     predictions, targets, weights = orig.args
-    attrs = orig.attrs
-    back = apply_op(grad_ops._nll_loss_backward, (grad, predictions, targets, weights), dict(attrs))
-    return [back, None, None]
+    return [
+        grad_ops.nll_loss_backward(grad, predictions, targets, weights, **orig.attrs),
+        None,
+        None,
+    ]
 
 
 def nll_loss_op(predictions, targets, weights, reduction: str, ignore_index: int) -> Tensor:

@@ -1,0 +1,25 @@
+"""Pictures of the graphs: ``wb.viz.draw(loss, kind="backward", step=None)``.
+
+Loaded lazily (``import workbench`` does not import it), because drawing needs
+Graphviz. See :mod:`workbench.viz.graph` for the API, :mod:`workbench.viz.renderers`
+for how SVG/PNG are produced without a system Graphviz.
+"""
+
+from .fold import FOLD_LIMIT, fold
+from .graph import Graph, build_model, draw
+from .model import Edge, GraphModel, Vertex
+from .renderers import RendererMissing, render, which_renderer
+
+__all__ = [
+    "FOLD_LIMIT",
+    "Edge",
+    "Graph",
+    "GraphModel",
+    "RendererMissing",
+    "Vertex",
+    "build_model",
+    "draw",
+    "fold",
+    "render",
+    "which_renderer",
+]

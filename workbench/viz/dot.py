@@ -1,0 +1,102 @@
+"""Write a :class:`GraphModel` as Graphviz DOT text, and mark the step being shown.
+
+The DOT is deterministic (same graph, same ids: same text), so it can be
+snapshot-tested and asserted on in lessons. Every vertex carries Graphviz's ``id``
+and ``class`` attributes, which the SVG output keeps: ``<g id="n5" class="node
+backward active">``. A widget or a page's CSS can then find node ``n5`` and style
+the ``active`` and ``done`` ones.
+"""
+
+from __future__ import annotations
+
+from .model import GraphModel
+
+FONT = "Helvetica,Arial,sans-serif"
+
+STYLES = {
+    "backward": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e3ecf7"},
+    "accumulate": {"shape": "box", "style": "rounded,filled", "fillcolor": "#bfe3fb"},
+    "saved": {"shape": "box", "style": "filled,dashed", "fillcolor": "#ffe3bf", "fontsize": "10"},
+    "collapse": {"shape": "invtrapezium", "style": "filled", "fillcolor": "#f4d9f0"},
+    "root": {"shape": "box", "style": "filled", "fillcolor": "#cdebc9"},
+    "op": {"shape": "ellipse", "style": "filled", "fillcolor": "#e3ecf7"},
+    "tensor": {"shape": "box", "style": "filled", "fillcolor": "#ffffff"},
+    "leaf": {"shape": "box", "style": "filled", "fillcolor": "#bfe3fb"},
+    "const": {"shape": "box", "style": "filled,dashed", "fillcolor": "#f5f5f5"},
+    "fold": {"shape": "box3d", "style": "filled", "fillcolor": "#eeeeee"},
+}
+ACTIVE = {"fillcolor": "#ffd54f", "penwidth": "2.5"}
+DONE = {"fillcolor": "#eeeeee", "fontcolor": "#9e9e9e", "color": "#bdbdbd"}
+DONE_EDGE = {"color": "#bdbdbd", "fontcolor": "#bdbdbd"}
+
+
+def mark_step(model: GraphModel, step: int) -> None:
+    """Class ``active`` on what node ``order[step]`` stands for; ``done`` on earlier steps."""
+    if not 0 <= step < len(model.order):
+        raise IndexError(
+            f"step {step} is out of range: this backward pass has steps 0..{len(model.order) - 1}"
+        )
+    active = model.order[step]
+    done = set(model.order[:step])
+    state = {}
+    for vertex in model.vertices.values():
+        if active in vertex.members:
+            vertex.classes.append("active")
+        elif vertex.members and all(m in done for m in vertex.members):
+            vertex.classes.append("done")
+        state[vertex.id] = vertex.classes
+    for edge in model.edges:
+        if "done" in state.get(edge.tail, ()):
+            edge.classes.append("done")
+
+
+def to_dot(model: GraphModel) -> str:
+    """The DOT text of the model (vertices first, then edges, in insertion order)."""
+    lines = [
+        "digraph workbench {",
+        f"  graph [rankdir=TB, fontname={_q(FONT)}, fontsize=11, nodesep=0.3, ranksep=0.35"
+        + _graph_label(model)
+        + "];",
+        f'  node [fontname={_q(FONT)}, fontsize=11, margin="0.12,0.05"];',
+        f"  edge [fontname={_q(FONT)}, fontsize=9, arrowsize=0.7];",
+    ]
+    for vertex in model.vertices.values():
+        attrs = dict(STYLES.get(vertex.kind, {}))
+        if "active" in vertex.classes:
+            attrs.update(ACTIVE)
+        elif "done" in vertex.classes:
+            attrs.update(DONE)
+        attrs["label"] = vertex.label
+        attrs["id"] = vertex.id
+        attrs["class"] = " ".join([vertex.kind, *vertex.classes])
+        if vertex.tooltip:
+            attrs["tooltip"] = vertex.tooltip
+        lines.append(f"  {_q(vertex.id)} [{_attrs(attrs)}];")
+    for edge in model.edges:
+        attrs = {}
+        if edge.label:
+            attrs["label"] = edge.label
+        if edge.kind == "saved":
+            attrs.update(style="dashed", arrowhead="none", color="#c77c00")
+        if "done" in edge.classes:
+            attrs.update(DONE_EDGE)
+        attrs["class"] = " ".join([edge.kind, *edge.classes])
+        lines.append(f"  {_q(edge.tail)} -> {_q(edge.head)} [{_attrs(attrs)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _graph_label(model: GraphModel) -> str:
+    if not model.notes:
+        return ""
+    return f", labelloc=b, labeljust=l, label={_q(chr(10).join(model.notes) + chr(10))}"
+
+
+def _attrs(attrs: dict) -> str:
+    return ", ".join(f"{key}={_q(str(value))}" for key, value in attrs.items())
+
+
+def _q(text: str) -> str:
+    """A DOT double-quoted string: backslashes and quotes escaped, newlines as ``\\n``."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("\n", "\\n") + '"'

@@ -1,0 +1,315 @@
+"""Build a picture's model from live tensors by walking their ``grad_fn`` graph.
+
+The walk is iterative (a queue), never recursive, so deep graphs draw too. Nothing
+here changes the graph: saved tensors are read without unpacking hooks, freed ones
+are shown as freed.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+from .. import backend
+from ..autograd.graph import FREED, AccumulateGrad, Node, OpNode, SavedTensor, edge_of
+from ..tensor import Tensor
+from .model import (
+    GraphModel,
+    Vertex,
+    attr_lines,
+    broadcast_axes,
+    collapse_lines,
+    formula_lines,
+    shape_text,
+    tensor_lines,
+)
+
+
+def root_edges(roots: list) -> list:
+    """``(tensor, node)`` for each root that has a graph; a clear error if none has."""
+    edges = []
+    for t in roots:
+        node, _ = edge_of(t)
+        if node is not None:
+            edges.append((t, node))
+    if not edges:
+        raise ValueError(
+            "nothing to draw: the tensor does not require grad, so it has no graph "
+            "(create it with requires_grad=True, or compute it from one that has)"
+        )
+    return edges
+
+
+def walk(root_nodes: list) -> list:
+    """Every node reachable from the roots, breadth first, each once."""
+    seen = set(root_nodes)
+    order = list(dict.fromkeys(root_nodes))
+    queue = deque(order)
+    while queue:
+        node = queue.popleft()
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                order.append(child)
+                queue.append(child)
+    return order
+
+
+def assign_ids(edges: list, nodes: list) -> None:
+    """Give ids in creation order, as events would have: inputs, then outputs, then roots.
+
+    Ids are handed out on first use, so without this the picture drawn first would
+    decide the numbering; this way forward and backward pictures agree.
+    """
+    for node in sorted(nodes, key=lambda n: n._seq):
+        node.uid  # noqa: B018  (touching .uid assigns the id)
+        if isinstance(node, AccumulateGrad):
+            node.variable.uid  # noqa: B018
+        elif isinstance(node, OpNode):
+            for slot, (child, _) in zip(node.inputs, node.next_functions):
+                if isinstance(child, AccumulateGrad):
+                    child.variable.uid  # noqa: B018
+                elif type(slot) is SavedTensor and slot.tensor is not None:
+                    slot.tensor.uid  # noqa: B018
+            if node.output() is not None:
+                node.output().uid  # noqa: B018
+    for tensor, _ in edges:
+        tensor.uid  # noqa: B018
+
+
+def engine_order(root_nodes: list, nodes: list) -> list:
+    """The order the engine will run the nodes in, without running anything.
+
+    The same rule as ``GraphTask.steps``: a node is ready once every edge into it has
+    delivered; among ready nodes the most recently created runs first.
+    """
+    deps = {n: 0 for n in nodes}
+    for node in nodes:
+        for child, _ in node.next_functions:
+            if child is not None:
+                deps[child] += 1
+    ready = [(-n._seq, id(n), n) for n in dict.fromkeys(root_nodes) if deps[n] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, _, node = heapq.heappop(ready)
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if deps[child] == 0:
+                heapq.heappush(ready, (-child._seq, id(child), child))
+    return order
+
+
+def output_meta(edges: list, nodes: list) -> dict:
+    """``(node, output_nr) -> (shape, dtype)`` of each node's output, read off its users."""
+    meta = {}
+    for tensor, _ in edges:
+        meta[edge_of(tensor)] = (tuple(tensor.shape), tensor.dtype)
+    for node in nodes:
+        for (child, nr), m in zip(node.next_functions, getattr(node, "input_meta", ())):
+            if child is not None and m is not None:
+                meta.setdefault((child, nr), (tuple(m[0]), m[1]))
+    return meta
+
+
+def _numpy(t: Tensor | None):
+    return None if t is None else backend.to_numpy(t._data)
+
+
+# --------------------------------------------------------------- backward
+def backward_model(roots: list) -> GraphModel:
+    """The backward graph: grad_fn nodes with their formulas, saved tensors, leaves."""
+    edges = root_edges(roots)
+    root_nodes = [node for _, node in edges]
+    nodes = walk(root_nodes)
+    assign_ids(edges, nodes)
+    shapes = output_meta(edges, nodes)
+    model = GraphModel("backward", title="backward graph")
+    for tensor, node in edges:
+        _root_vertex(model, tensor, node)
+    for node in nodes:
+        _node_vertex(model, node)
+        if isinstance(node, OpNode):
+            _saved_vertices(model, node)
+        _node_edges(model, node, shapes)
+    model.order = [n.uid for n in engine_order(root_nodes, nodes)]
+    return model
+
+
+def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:
+    lines = tensor_lines(tensor.uid, tensor.name, tensor.shape, tensor.dtype, _numpy(tensor))
+    model.add(Vertex(tensor.uid, "root", lines, members=(node.uid,)))
+    model.connect(tensor.uid, node.uid, "1" if tensor.ndim == 0 else "ȳ")
+
+
+def _node_vertex(model: GraphModel, node: Node) -> None:
+    if isinstance(node, AccumulateGrad):
+        leaf = node.variable
+        grad = _numpy(leaf._grad)
+        lines = ["AccumulateGrad"]
+        lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, _numpy(leaf), grad)
+        model.add(Vertex(node.uid, "accumulate", lines, members=(node.uid,), tooltip=node.uid))
+        return
+    lines = [node.name(), *formula_lines(node.formula)]
+    tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
+    model.add(Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip))
+
+
+def scope_of(node: Node) -> tuple:
+    """The name scope a node was recorded in, when the recorder kept it in its metadata."""
+    return tuple(node.metadata.get("scope") or ())
+
+
+def _saved_vertices(model: GraphModel, node: OpNode) -> None:
+    """One box per tensor the node saved for its rule (greyed once freed)."""
+    slots = [(name, s) for name, s in zip(node.op.input_names, node.inputs)]
+    if node.saved_out is not None:
+        slots.append(("out", node.saved_out))
+    for slot, saved in slots:
+        if type(saved) is SavedTensor:
+            lines = [f"saved {slot}", *_saved_text(node, slot, saved)]
+        elif saved is FREED:
+            lines = [f"saved {slot}", "(freed)"]
+        else:
+            continue
+        vid = f"{node.uid}.{slot}"
+        model.add(Vertex(vid, "saved", lines, members=(node.uid,)))
+        model.connect(node.uid, vid, kind="saved")
+
+
+def _saved_text(node: OpNode, slot: str, saved: SavedTensor) -> list:
+    if saved.tensor is not None:
+        t = saved.tensor
+        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t))[0:3]
+    if saved.array is not None:
+        out = node.output()
+        tid = out.uid if out is not None else f"{node.uid}.out"
+        return tensor_lines(tid, None, saved.array.shape, saved.array.dtype, saved.array)
+    return ["(packed by a saved_tensors_hooks pack hook)"]
+
+
+def _node_edges(model: GraphModel, node: Node, shapes: dict) -> None:
+    """Gradient edges to the next nodes, with a collapse-sum where broadcasting happened."""
+    meta = getattr(node, "input_meta", ())
+    out_shape = shapes.get((node, 0), (None,))[0]
+    for i, (child, _) in enumerate(node.next_functions):
+        if child is None:
+            continue
+        in_shape = meta[i][0] if i < len(meta) and meta[i] is not None else None
+        label = "" if in_shape is None else shape_text(in_shape)
+        axes = None
+        if isinstance(node, OpNode) and in_shape is not None and out_shape is not None:
+            axes = broadcast_axes(in_shape, out_shape)
+        if axes is None:
+            model.connect(node.uid, child.uid, label)
+            continue
+        cid = f"{node.uid}.sum{i}"
+        lines = collapse_lines(axes, out_shape, in_shape)
+        model.add(Vertex(cid, "collapse", lines, members=(node.uid,)))
+        model.connect(node.uid, cid, shape_text(out_shape))
+        model.connect(cid, child.uid, label)
+
+
+# ---------------------------------------------------------------- forward
+def forward_model(roots: list) -> GraphModel:
+    """The forward graph: tensors (boxes) and the ops (ellipses) that made them.
+
+    An op has the id of its backward node, and a tensor box is ``members`` of the
+    node its gradient flows into, so a backward step can be highlighted here too.
+    """
+    edges = root_edges(roots)
+    root_nodes = [node for _, node in edges]
+    nodes = walk(root_nodes)
+    assign_ids(edges, nodes)
+    shapes = output_meta(edges, nodes)
+    model = GraphModel("forward", title="forward graph")
+    outputs = {edge_of(t): t for t, _ in edges}
+    for node in reversed(nodes):  # inputs first, so the picture reads top-down
+        if isinstance(node, AccumulateGrad):
+            _leaf_vertex(model, node)
+            continue
+        _op_vertex(model, node)
+        _input_edges(model, node)
+        tid = _output_vertex(model, node, shapes, outputs)
+        model.connect(node.uid, tid)
+    model.order = [n.uid for n in engine_order(root_nodes, nodes)]
+    return model
+
+
+def _leaf_vertex(model: GraphModel, node: AccumulateGrad) -> str:
+    leaf = node.variable
+    lines = tensor_lines(
+        leaf.uid, leaf.name, leaf.shape, leaf.dtype, _numpy(leaf), _numpy(leaf._grad)
+    )
+    model.add(Vertex(leaf.uid, "leaf", lines, members=(node.uid,)))
+    return leaf.uid
+
+
+def _op_vertex(model: GraphModel, node: Node) -> None:
+    name = node.op.name if isinstance(node, OpNode) else node.name().removesuffix("Backward")
+    lines = [name]
+    if isinstance(node, OpNode):
+        lines += attr_lines(node.attrs)
+    model.add(Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name()))
+
+
+def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -> str:
+    out = outputs.get((node, 0))
+    if out is None and isinstance(node, OpNode):
+        out = node.output()
+    shape, dtype = shapes.get((node, 0), ((), ""))
+    if out is None:
+        tid = f"{node.uid}.out"
+        lines = [tid, f"{shape_text(shape)} {dtype}".strip()]
+    else:
+        tid = out.uid
+        grad = _numpy(out._grad) if out._retains_grad else None
+        lines = tensor_lines(tid, out.name, out.shape, out.dtype, _numpy(out), grad)
+    model.vertices[tid] = Vertex(tid, "tensor", lines, members=(node.uid,))  # the full label
+    return tid
+
+
+def _input_edges(model: GraphModel, node: Node) -> None:
+    meta = getattr(node, "input_meta", ())
+    slots = node.inputs if isinstance(node, OpNode) else ()
+    for i, (child, nr) in enumerate(node.next_functions):
+        if child is not None:
+            tid = _produced_by(model, child, nr)
+        else:
+            tid = _constant_vertex(model, node, i, meta, slots)
+        if tid is not None:
+            model.connect(tid, node.uid)
+
+
+def _produced_by(model: GraphModel, child: Node, nr: int) -> str:
+    """The vertex id of the tensor whose gradient goes to ``child`` (output ``nr``)."""
+    if isinstance(child, AccumulateGrad):
+        return child.variable.uid
+    out = child.output() if isinstance(child, OpNode) and nr == 0 else None
+    tid = out.uid if out is not None else f"{child.uid}.out" + (str(nr) if nr else "")
+    if tid not in model.vertices:
+        model.add(Vertex(tid, "tensor", [tid], members=(child.uid,)))  # until its producer fills it
+        if nr:
+            model.connect(child.uid, tid)  # only output 0 gets its own full box
+    return tid
+
+
+def _constant_vertex(model: GraphModel, node: Node, i: int, meta, slots) -> str | None:
+    """An input that needs no gradient: a saved tensor, a plain tensor or a number."""
+    slot = slots[i] if i < len(slots) else None
+    if type(slot) is SavedTensor and slot.tensor is not None:
+        t = slot.tensor
+        lines = tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t))
+        return model.add(Vertex(t.uid, "const", lines, members=())).id
+    vid = f"{node.uid}.in{i}"
+    if i < len(meta) and meta[i] is not None:
+        lines = [f"constant {shape_text(meta[i][0])}", str(meta[i][1])]
+    elif isinstance(slot, (int, float, bool, complex)):
+        lines = [repr(slot)]
+    else:
+        return None
+    model.add(Vertex(vid, "const", lines, members=()))
+    return vid

@@ -1,0 +1,162 @@
+"""What a picture shows, before it is DOT: vertices, edges, and the order of backward steps.
+
+Two sources build the same :class:`GraphModel`: a live tensor (walk its ``grad_fn``
+graph, see :mod:`workbench.viz.live`) and a recorded trace (see
+:mod:`workbench.viz.from_trace`). Folding, step highlighting and DOT output work on
+the model only, so they do not care where it came from.
+
+Ids are the engine's stable ids: ``n5`` for a backward node, ``t17`` for a tensor.
+Things that have no id of their own are named after their host: ``n5.x`` is the
+tensor node ``n5`` saved in slot ``x``, ``n5.sum1`` the collapse-sum on its input 1,
+``n5.out`` the output of ``n5`` when that tensor is gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+VALUES_SHOWN = 8  # arrays up to this many elements show their values in a label
+
+
+@dataclass
+class Vertex:
+    """One box or ellipse. ``members`` are the backward-node ids it stands for."""
+
+    id: str
+    kind: str  # backward, accumulate, saved, collapse, root, op, tensor, leaf, const, fold
+    lines: list
+    members: tuple = ()
+    scope: tuple = ()
+    tooltip: str = ""
+    classes: list = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class Edge:
+    tail: str
+    head: str
+    label: str = ""
+    kind: str = "flow"  # flow, saved
+    classes: list = field(default_factory=list)
+
+
+@dataclass
+class GraphModel:
+    """A picture's content: vertices by id (in insertion order), edges, step order, notes."""
+
+    kind: str  # "forward" or "backward"
+    vertices: dict = field(default_factory=dict)
+    edges: list = field(default_factory=list)
+    order: list = field(default_factory=list)  # backward node ids, in the engine's order
+    notes: list = field(default_factory=list)
+    title: str = ""
+
+    def add(self, vertex: Vertex) -> Vertex:
+        """Add a vertex unless one with its id exists; return the one in the model."""
+        return self.vertices.setdefault(vertex.id, vertex)
+
+    def connect(self, tail: str, head: str, label: str = "", kind: str = "flow") -> None:
+        self.edges.append(Edge(tail, head, label, kind))
+
+
+# ----------------------------------------------------------------- labels
+def shape_text(shape) -> str:
+    """``(2, 3)``; a scalar is ``()``."""
+    shape = tuple(shape)
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def values_text(array) -> str | None:
+    """Values of a small array, for a label; None for a large one."""
+    if array is None:
+        return None
+    array = np.asarray(array)
+    if array.size > VALUES_SHOWN:
+        return None
+    if array.ndim == 0:
+        return np.format_float_positional(float(array), precision=4, trim="-")
+    return np.array2string(array, precision=4, separator=", ", suppress_small=True)
+
+
+def tensor_lines(tid: str, name: str | None, shape, dtype, values=None, grad=None) -> list:
+    """Label lines of a tensor: name (or id), shape and dtype, small values, its grad."""
+    head = f"{name} ({tid})" if name else tid
+    lines = [head]
+    if shape is not None:
+        lines.append(f"{shape_text(shape)} {dtype}".strip())
+    shown = values_text(values)
+    if shown is not None:
+        lines.append(shown)
+    shown = values_text(grad)
+    if shown is not None:
+        lines.append(f"grad {shown}")
+    return lines
+
+
+def attr_lines(attrs: dict) -> list:
+    """An op's attributes worth showing: not None/False, not the Python-number inputs."""
+    lines = []
+    for key, value in attrs.items():
+        if value is None or value is False:
+            continue
+        if key.startswith("input") and key[len("input") :].isdigit():
+            continue
+        lines.append(f"{key}={value}")
+    return lines
+
+
+def formula_lines(formula: str) -> list:
+    """The Backward part of a rule's formula, one input's gradient per line."""
+    for line in formula.splitlines():
+        if line.startswith("Backward:"):
+            return split_top_level(line[len("Backward:") :].strip())
+    return [formula.strip()] if formula.strip() else []
+
+
+def split_top_level(text: str) -> list:
+    """Split ``x̄ = f(a, b), ȳ = g(c)`` at commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def collapse_lines(axes, from_shape, to_shape) -> list:
+    return [
+        "collapse_sum_like",
+        f"Σ over axes {tuple(axes)}",
+        f"{shape_text(from_shape)} → {shape_text(to_shape)}",
+    ]
+
+
+def broadcast_axes(input_shape, output_shape) -> tuple | None:
+    """The axes a rule sums when ``input_shape`` was broadcast to ``output_shape``.
+
+    None when no summing is needed: same shapes, not broadcast-compatible (a
+    reduction or a reshape), or the same number of elements (only size-1 axes).
+    """
+    from ..ops.shape import summed_axes
+
+    input_shape, output_shape = tuple(input_shape), tuple(output_shape)
+    if input_shape == output_shape or len(input_shape) > len(output_shape):
+        return None
+    lead = len(output_shape) - len(input_shape)
+    for size, out in zip(input_shape, output_shape[lead:]):
+        if size != out and size != 1:
+            return None
+    if int(np.prod(input_shape)) == int(np.prod(output_shape)):
+        return None
+    return summed_axes(output_shape, input_shape)
