@@ -130,6 +130,8 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
 
     One pass over the inputs builds every per-input tuple (this runs once per op).
     """
+    node = OpNode.__new__(OpNode)
+    Node.__init__(node)  # before edge_of: the node's sequence number precedes new leaves' nodes
     needs, edges, metas, slots = [], [], [], []
     for x in inputs:
         if isinstance(x, Tensor):
@@ -142,8 +144,6 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
             edges.append(_NO_EDGE)
             metas.append(None)
             slots.append(x)
-    node = OpNode.__new__(OpNode)
-    Node.__init__(node)
     node.op = op
     node.attrs = attrs if attrs is not None else {}
     node.needs_input_grad = needs = tuple(needs)
