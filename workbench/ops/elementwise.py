@@ -54,6 +54,8 @@ def promote(a, b):
 
 
 def _binary(op, a, b) -> Tensor:
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype:
+        return apply_op(op, (a, b))  # the common case: nothing to promote
     a, b = promote(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
