@@ -179,7 +179,7 @@ class GraphTask:
         step = None
         dispatch._in_backward.depth += 1
         try:
-            if runs and any(g is not None for g in grads):
+            if runs and _has_grad(grads):
                 step = self._execute(node, grads)
             self._deliver(node, step.grads_out if step is not None else (), ready)
         finally:
@@ -212,9 +212,10 @@ class GraphTask:
 
     def _execute_node(self, node: Node, grads: list) -> Step:
         grads = self._tensor_hooks(node, grads)
-        for nr, g in enumerate(grads):
-            for index in self.targets.get((node, nr), ()):
-                self.captured[index] = g
+        if self.targets:  # only grad() and backward(inputs=...) capture gradients
+            for nr, g in enumerate(grads):
+                for index in self.targets.get((node, nr), ()):
+                    self.captured[index] = g
         if node._pre_hooks:
             grads = _call_pre_hooks(node, grads)
         leaf = None
@@ -262,7 +263,8 @@ class GraphTask:
         if isinstance(node, OpNode):
             if node.op.gradient is None:
                 raise RuntimeError(f"op '{node.op.name}' has no gradient rule registered")
-            grads = [g if g is not None else _zeros_like_output(node) for g in grads]
+            if grads[0] is None or len(grads) > 1:
+                grads = [g if g is not None else _zeros_like_output(node) for g in grads]
         try:
             grads_out = node.apply(grads, self.create_graph)
         except Exception as err:
@@ -322,6 +324,14 @@ class GraphTask:
 
 
 # ------------------------------------------------------------------ helpers
+def _has_grad(grads: list) -> bool:
+    """Whether any gradient arrived (a loop: cheaper than any() over a generator)."""
+    for g in grads:
+        if g is not None:
+            return True
+    return False
+
+
 def _zeros_like_output(node: OpNode) -> Tensor:
     out = node.output()
     if out is None:
@@ -390,8 +400,7 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
             f"Function {node.name()} returned an incorrect number of gradients "
             f"(expected {expected}, got {len(grads_out)})"
         )
-    for i, grad in enumerate(grads_out):
-        child = node.next_functions[i][0]
+    for i, (grad, (child, _)) in enumerate(zip(grads_out, node.next_functions)):
         if grad is None:
             continue
         if child is None:
@@ -403,9 +412,10 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
                 "gradients must be Tensors or None"
             )
         shape, dtype = node.input_meta[i]
-        if grad.shape != shape:
+        data = grad._data
+        if data.shape != shape:
             grad = _fit_custom_grad(node, i, grad, shape)
-        if grad.dtype != dtype and dtype is not None:
+        if data.dtype != dtype and dtype is not None:
             grad = grad.to(dtype)
         grads_out[i] = grad
     return grads_out
