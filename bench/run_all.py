@@ -1,5 +1,8 @@
 """Run every benchmark in bench/ one after another and print their JSON lines.
 
+The issue-7 benchmarks (MLP, per-op overhead, deep chain, scalar MLP, GPU) run
+first, then any other ``bench_*.py`` found here (conv, events...).
+
 Each benchmark runs in its own process (so one's memory and threads cannot
 disturb the next) with the same Python. ``--out FILE`` also writes the lines to
 FILE. Usage::
@@ -17,13 +20,18 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = [
+FIRST = [
     "bench_mlp.py",
     "bench_overhead.py",
     "bench_chain.py",
     "bench_scalar_mlp.py",
     "bench_gpu.py",
 ]
+
+
+def benchmarks() -> list[str]:
+    others = sorted(p.name for p in HERE.glob("bench_*.py") if p.name not in FIRST)
+    return [name for name in FIRST if (HERE / name).exists()] + others
 
 
 def run(script: str) -> str:
@@ -43,7 +51,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the JSON lines to this file")
     args = parser.parse_args()
     lines = []
-    for script in BENCHMARKS:
+    for script in benchmarks():
         line = run(script)
         print(line, flush=True)
         lines.append(line)
