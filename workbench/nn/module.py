@@ -75,10 +75,8 @@ class Module:
     # ------------------------------------------------------------------ calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run forward hooks and ``forward`` inside this module's name scope."""
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
+        if self._forward_pre_hooks:
+            args = self._run_pre_hooks(args)
         path, prefix = self._call_path()
         frames = _calls.frames
         scope_state = wb.scope._state
@@ -90,6 +88,18 @@ class Module:
         finally:
             scope_state.stack = outer_scope
             frames.pop()
+        if self._forward_hooks:
+            out = self._run_forward_hooks(args, out)
+        return out
+
+    def _run_pre_hooks(self, args: tuple) -> tuple:
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        return args
+
+    def _run_forward_hooks(self, args: tuple, out: Any) -> Any:
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, out)
             if result is not None:
