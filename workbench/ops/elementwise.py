@@ -432,9 +432,11 @@ def relu_grad(orig, grad):
 def _relu_backward(grad, y):
     # ȳ · [y > 0] as a multiply: several times faster than np.where on a random mask.
     mask = y > 0
-    result = grad * mask
-    if not np.isfinite(result).all():
-        result[~mask] = 0  # ±inf · 0 is NaN; where the mask is off the gradient is 0
+    if np.isfinite(grad).all():
+        return grad * mask
+    with np.errstate(invalid="ignore"):  # ±inf · 0 is NaN: those entries are zeroed next
+        result = grad * mask
+    result[~mask] = 0  # where the mask is off the gradient is 0, whatever came in
     return result
 
 
