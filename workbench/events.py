@@ -72,7 +72,9 @@ class OpRecorded(Event):
 class SavedTensorPacked(Event):
     """A node kept a tensor for its backward. ``slot`` is the rule's name for it (``x``, ``out``).
 
-    ``total_bytes`` is the running total held by all live graphs.
+    ``total_bytes`` is the running total held by all live graphs; ``nbytes`` is what this
+    save added to it (0 when another save already holds the same array). Checkpoints
+    publish with ``node=""`` (their inputs, and values recomputed in backward).
     """
 
     node: str
@@ -84,7 +86,11 @@ class SavedTensorPacked(Event):
 
 @dataclass
 class SavedTensorFreed(Event):
-    """A saved tensor was let go (the graph ran backward without ``retain_graph``)."""
+    """A saved tensor was let go (the graph ran backward without ``retain_graph``).
+
+    ``nbytes`` is what the total went down by. ``node=""`` when a graph was dropped
+    without backward (``slot="dropped"``) or a checkpoint let go of a recomputed value.
+    """
 
     node: str
     slot: str
@@ -155,6 +161,11 @@ class HookFired(Event):
 
 @dataclass
 class CheckpointRecompute(Event):
+    """A checkpoint segment reruns in backward: ``nodes`` get their saved values back.
+
+    ``nbytes`` (at ``end``) is what the recomputed values added to the saved total.
+    """
+
     phase: str  # "begin" or "end"
     segment: str
     nodes: tuple = ()

@@ -2,8 +2,13 @@
 
 ``workbench.autograd`` mirrors ``torch.autograd``: ``backward``, ``grad``,
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
+``saved_memory()`` reports the bytes that live graphs hold for backward (current and
+peak); ``workbench.autograd.checkpoint`` is the machinery behind activation
+checkpointing (``wb.utils.checkpoint`` and the TVM markers of
+``wb.ops.checkpoint_markers``).
 """
 
+from . import checkpoint as checkpoint
 from . import functional as functional
 from . import graph as graph
 from .anomaly import (
@@ -12,7 +17,7 @@ from .anomaly import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from .engine import GraphTask, Step, backward, grad, make_backward_task
+from .engine import GraphTask, Step, _is_checkpoint_valid, backward, grad, make_backward_task
 from .function import Function, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -23,11 +28,13 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .memory import SavedMemoryStats, reset_peak_saved_memory, saved_memory
 
 __all__ = [
     "Function",
     "GradcheckError",
     "GraphTask",
+    "SavedMemoryStats",
     "Step",
     "backward",
     "detect_anomaly",
@@ -45,6 +52,8 @@ __all__ = [
     "make_backward_task",
     "no_grad",
     "once_differentiable",
+    "reset_peak_saved_memory",
+    "saved_memory",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]

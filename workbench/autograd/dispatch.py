@@ -13,7 +13,15 @@ import weakref
 from .. import backend, events, scope
 from ..tensor import Tensor
 from . import grad_mode
-from .graph import NOT_SAVED, Node, OpNode, SavedMemory, SavedTensor, edge_of, forward_stack
+from .graph import (
+    NOT_SAVED,
+    Node,
+    OpNode,
+    SavedMemory,
+    SavedTensor,
+    edge_of,
+    forward_stack,
+)
 
 
 class OpError(RuntimeError):
@@ -90,7 +98,10 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     state = grad_mode._state
     node = None
     if requires_grad and state.enabled and op.differentiable:
-        node = _record_node(op, inputs, attrs, result)
+        if _stage.record is None:
+            node = _record_node(op, inputs, attrs, result)
+        else:  # a checkpoint marker stage is open: it tapes the call, then records it
+            node = _stage.record(op, inputs, attrs, result)
     elif state.inference:
         result._is_inference = True
     if op.view:
@@ -149,14 +160,11 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     node.needs_input_grad = needs = tuple(needs)
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
-    saved_bytes = 0
     for index, needed_by in op.save_inputs:
         if slots[index] is not NOT_SAVED:
             continue  # a Python number: kept as is
         if needed_by is None or any(needs[j] for j in needed_by):
-            saved = SavedTensor(inputs[index], is_output=False)
-            slots[index] = saved
-            saved_bytes += saved.nbytes
+            slots[index] = SavedTensor(inputs[index], is_output=False)
     node.inputs = tuple(slots)
     node.saved_out = None
     node._output_ref = weakref.ref(result)
@@ -165,11 +173,6 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     save_out = op.save_out
     if save_out is True or (save_out and any(needs[j] for j in save_out)):
         node.saved_out = SavedTensor(result, is_output=True)
-        saved_bytes += node.saved_out.nbytes
-    if saved_bytes:
-        SavedMemory.current += saved_bytes
-        if SavedMemory.current > SavedMemory.peak:
-            SavedMemory.peak = SavedMemory.current
     scopes = scope._state.stack
     if scopes:  # the name scopes (module paths) it was recorded in, for pictures
         node.metadata["scope"] = scopes
@@ -222,16 +225,16 @@ def _edge_names(node: Node) -> tuple:
 
 
 def _publish_saved(node: OpNode, inputs: tuple, result: Tensor) -> None:
+    """One event per saved slot; ``nbytes`` is what the save added to the running total."""
     saved = [(name, x, s) for name, x, s in zip(node.op.input_names, inputs, node.inputs)]
     saved.append(("out", result, node.saved_out))
-    total = SavedMemory.current - node.saved_nbytes()
+    saved = [(slot, tensor, kept) for slot, tensor, kept in saved if type(kept) is SavedTensor]
+    total = SavedMemory.current - sum(kept.added for _, _, kept in saved)
     for slot, tensor, kept in saved:
-        if type(kept) is not SavedTensor:
-            continue
-        total += kept.nbytes
+        total += kept.added
         events.publish(
             events.SavedTensorPacked(
-                node=node.uid, slot=slot, tensor=tensor.uid, nbytes=kept.nbytes, total_bytes=total
+                node=node.uid, slot=slot, tensor=tensor.uid, nbytes=kept.added, total_bytes=total
             )
         )
 
@@ -261,5 +264,12 @@ class _BackwardDepth(threading.local):
     depth = 0
 
 
+class _StageRecorder:
+    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None."""
+
+    record = None
+
+
 _anomaly = _AnomalyFlag
+_stage = _StageRecorder
 _in_backward = _BackwardDepth()

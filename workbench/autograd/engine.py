@@ -34,6 +34,22 @@ from .graph import AccumulateGrad, Node, OpNode, edge_of
 _accumulate_lock = threading.Lock()
 
 
+class _CheckpointValidity(threading.local):
+    valid = True
+
+
+_checkpoint_validity = _CheckpointValidity()
+
+
+def _is_checkpoint_valid() -> bool:
+    """False while a node runs for ``grad()`` or ``backward(inputs=...)`` (as in PyTorch).
+
+    The reentrant checkpoint runs a nested ``backward()`` that accumulates into every
+    leaf, which would be wrong when only some inputs were asked for.
+    """
+    return _checkpoint_validity.valid
+
+
 @dataclass
 class Step:
     """One node run by the engine, as a widget or a test sees it."""
@@ -207,10 +223,13 @@ class GraphTask:
         state = grad_mode._state
         previous = state.enabled
         state.enabled = self.create_graph
+        valid = _checkpoint_validity.valid
+        _checkpoint_validity.valid = self.needed is None
         try:
             return self._execute_node(node, grads)
         finally:
             state.enabled = previous
+            _checkpoint_validity.valid = valid
 
     def _execute_node(self, node: Node, grads: list) -> Step:
         grads = self._tensor_hooks(node, grads)

@@ -30,7 +30,16 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import dispatch, grad_mode
-from .graph import FREED, Node, SavedTensor, _saved_memory_add, edge_of, forward_stack
+from .graph import (
+    FREED,
+    Node,
+    SavedMemory,
+    SavedTensor,
+    _saved_memory_packed,
+    _saved_memory_release,
+    edge_of,
+    forward_stack,
+)
 
 
 class BackwardFunction(Node):
@@ -134,7 +143,11 @@ class BackwardFunction(Node):
 
     def release(self) -> None:
         if self._saved:
+            released = [
+                (str(i), s, s.drop()) for i, s in enumerate(self._saved) if type(s) is SavedTensor
+            ]
             self._saved = tuple(None if s is None else FREED for s in self._saved)
+            _saved_memory_release(self, released)
 
 
 class FunctionMeta(type):
@@ -258,20 +271,18 @@ def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> 
     )
     output_index = {id(o): i for i, o in enumerate(outputs) if isinstance(o, Tensor)}
     saved = []
-    total = 0
+    held_before = SavedMemory.current
     for t in ctx.to_save:
         if t is None:
             saved.append(None)
             continue
         nr = output_index.get(id(t))
         is_output = nr is not None and t._grad_fn is ctx
-        s = SavedTensor(t, is_output=is_output, output_nr=nr or 0)
-        total += s.nbytes
-        saved.append(s)
+        saved.append(SavedTensor(t, is_output=is_output, output_nr=nr or 0))
     ctx._saved = tuple(saved)
     ctx.to_save = ()
-    if total:
-        _saved_memory_add(ctx, total)
+    if saved:
+        _saved_memory_packed(ctx, SavedMemory.current - held_before)
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
     if first is not None:
         ctx.metadata["output"] = weakref.ref(first)

@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 from .. import events
 from ..tensor import RemovableHandle, Tensor, add_hook
-from . import grad_mode
+from . import grad_mode, memory
 
 _sequence = itertools.count()
+SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -159,6 +160,10 @@ class SavedTensor:
     Saved inputs keep the input tensor. A saved *output* keeps only its array and
     version counter (the node already owns the output's history; keeping the
     tensor would make a cycle) and is rebuilt, attached to the node, when unpacked.
+
+    While it keeps an array, the saved tensor *holds* it in the saved-memory
+    counters (:mod:`.memory`); it lets go when backward frees it (:meth:`drop`) or,
+    if the graph is dropped without a backward, when it is deallocated.
     """
 
     __slots__ = (
@@ -170,10 +175,13 @@ class SavedTensor:
         "unpack_hook",
         "nbytes",
         "output_nr",
+        "held",
+        "added",
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
         self.output_nr = output_nr
+        self.held = None
         if tensor._is_inference and not grad_mode._state.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
@@ -184,21 +192,42 @@ class SavedTensor:
         self.nbytes = tensor._data.nbytes
         self.packed = None
         self.unpack_hook = None
+        before = SavedMemory.current
         hooks = _saved_tensor_hooks_stack()
         if hooks:
             pack, unpack = hooks[-1]
             self.tensor = None
             self.array = None
-            self.packed = pack(tensor)
+            self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
             self.unpack_hook = unpack
             if events.listening:
                 events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
-        elif is_output:
-            self.tensor = None
-            self.array = tensor._data
         else:
-            self.tensor = tensor
-            self.array = None
+            if is_output:
+                self.tensor = None
+                self.array = tensor._data
+            else:
+                self.tensor = tensor
+                self.array = None
+            self.held = tensor._data
+            memory.hold(self.held)
+        self.added = SavedMemory.current - before  # 0 when the array was already held
+
+    def drop(self) -> int:
+        """Let go of the saved array in the memory counters; returns the bytes that freed."""
+        held = self.held
+        if held is None:
+            return 0
+        self.held = None
+        return memory.let_go(held)
+
+    def __del__(self) -> None:
+        # A graph dropped without backward: its saved tensors let go as they die.
+        if self.held is not None:
+            try:
+                _saved_memory_release(None, [("dropped", self, self.drop())])
+            except (AttributeError, TypeError):  # module globals torn down at exit
+                pass
 
     def unpack(self, node: Node, what: str) -> Tensor:
         if self.unpack_hook is not None:
@@ -393,7 +422,7 @@ class OpNode(Node):
         self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
         if self.saved_out is not None:
             self.saved_out = FREED
-        _saved_memory_release(self, sum(s.nbytes for _, s in saved), saved)
+        _saved_memory_release(self, [(slot, s, s.drop()) for slot, s in saved])
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
@@ -429,53 +458,43 @@ class OrigCall:
 
 
 # -------------------------------------------------------------- saved memory
-class SavedMemory:
-    """Bytes held by saved tensors of live graphs: now and at the peak.
-
-    Arrays saved by several nodes are counted once per save (an upper bound, as the
-    engine sees it); checkpointing reports its own drops through the same counter.
-    """
-
-    current = 0
-    peak = 0
-
-
-def _saved_memory_add(node: Node, nbytes: int) -> None:
-    """Count ``nbytes`` saved by ``node`` at once (custom Functions, checkpointing)."""
-    SavedMemory.current += nbytes
-    if SavedMemory.current > SavedMemory.peak:
-        SavedMemory.peak = SavedMemory.current
-    if events.listening and nbytes:
+def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
+    """Tell listeners that ``node`` (None: a checkpoint) made the total grow by ``nbytes``."""
+    if events.listening:
         events.publish(
             events.SavedTensorPacked(
-                node=node.uid, slot="*", tensor=None, nbytes=nbytes, total_bytes=SavedMemory.current
+                node="" if node is None else node.uid,
+                slot=slot,
+                tensor=None if tensor is None else tensor.uid,
+                nbytes=nbytes,
+                total_bytes=SavedMemory.current,
             )
         )
 
 
-def _saved_memory_release(node: Node, nbytes: int, slots: list | None = None) -> None:
-    """Count ``nbytes`` as freed; publish one SavedTensorFreed per slot (or one ``*`` event)."""
-    SavedMemory.current -= nbytes
-    if not events.listening or not nbytes:
+def _saved_memory_release(node: Node | None, released: list) -> None:
+    """Publish one SavedTensorFreed per ``(slot, SavedTensor or None, bytes freed)``.
+
+    The bytes were already let go (:meth:`SavedTensor.drop`); ``node`` None means the
+    graph was dropped without backward, or a checkpoint handle died.
+    """
+    if not events.listening:
         return
-    if slots is None:
-        slots = [("*", None)]
-    total = SavedMemory.current + nbytes
-    for slot, saved in slots:
-        size = nbytes if saved is None else saved.nbytes
-        total -= size
+    total = SavedMemory.current + sum(freed for _, _, freed in released)
+    for slot, saved, freed in released:
+        total -= freed
         events.publish(
             events.SavedTensorFreed(
-                node=node.uid,
+                node="" if node is None else node.uid,
                 slot=slot,
-                nbytes=size,
+                nbytes=freed,
                 total_bytes=total,
                 tensor=_saved_tensor_id(node, slot, saved),
             )
         )
 
 
-def _saved_tensor_id(node: Node, slot: str, saved: SavedTensor | None) -> str | None:
+def _saved_tensor_id(node: Node | None, slot: str, saved: SavedTensor | None) -> str | None:
     if saved is not None and saved.tensor is not None:
         return saved.tensor.uid
     if slot == "out" and isinstance(node, OpNode) and node.output() is not None:

@@ -7,7 +7,7 @@ Python operators).
 
 import types as _types
 
-from . import grad
+from . import checkpoint_markers, grad  # checkpoint_markers registers TVM's markers
 from .elementwise import (
     abs,
     absolute,

@@ -258,3 +258,8 @@ def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = No
     """
     attrs = None if axis is None else {"axis": axis}
     return apply_op(_take_backward, (output_grad, x, indices), attrs)
+
+
+# TVM's checkpoint-stage markers live with the checkpointing code; tvm.relax.op.grad has them
+# beside the backward operators, so wb.ops.grad does too.
+from .checkpoint_markers import end_checkpoint, start_checkpoint  # noqa: E402, F401

@@ -1,0 +1,85 @@
+"""Saved-tensor memory: how many bytes the live graphs hold for backward, now and at the peak.
+
+Every array a graph keeps for backward is *held* here while it is kept: by a node's
+saved tensor, by a checkpoint's saved inputs, or by a checkpoint handle once its
+value was recomputed. An array held by several savers (``y = x.tanh()`` saves ``y``
+and ``z = y @ w`` saves it again) is counted once, because it is one buffer.
+
+The counters change in three places only: when a saver takes an array
+(:func:`hold`), and when it lets go (:func:`let_go`), either because backward freed
+the graph or because the graph was dropped without a backward. That is what makes
+the number trustworthy enough to plot::
+
+    wb.autograd.reset_peak_saved_memory()
+    loss = model(x); loss.backward()
+    wb.autograd.saved_memory().peak      # bytes
+
+The counters are plain integers updated without a lock, to keep recording an op
+cheap: exact when one thread at a time records and frees graphs, approximate when
+several threads do so at once.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class SavedMemory:
+    """The counters (bytes). ``held`` maps ``id(array)`` to ``[nbytes, number of savers]``.
+
+    An id is safe as a key: every saver keeps its array alive until it lets go, so the
+    id cannot be reused by another array while it is in the table.
+    """
+
+    current = 0
+    peak = 0
+    held: dict = {}
+
+
+class SavedMemoryStats(NamedTuple):
+    """What :func:`saved_memory` returns."""
+
+    current: int  # bytes held for backward right now
+    peak: int  # the most held at any moment since the last reset
+
+
+def hold(array) -> int:
+    """Count ``array`` as saved for backward; returns the bytes this added (0 if already held)."""
+    held = SavedMemory.held
+    key = id(array)
+    entry = held.get(key)
+    if entry is not None:
+        entry[1] += 1
+        return 0
+    nbytes = array.nbytes
+    held[key] = [nbytes, 1]
+    current = SavedMemory.current + nbytes
+    SavedMemory.current = current
+    if current > SavedMemory.peak:
+        SavedMemory.peak = current
+    return nbytes
+
+
+def let_go(array) -> int:
+    """One saver of ``array`` lets go; returns the bytes freed (its size when it was the last)."""
+    held = SavedMemory.held
+    key = id(array)
+    entry = held.get(key)
+    if entry is None:  # not expected; tolerated so that a destructor never raises
+        return 0
+    entry[1] -= 1
+    if entry[1] > 0:
+        return 0
+    del held[key]
+    SavedMemory.current -= entry[0]
+    return entry[0]
+
+
+def saved_memory() -> SavedMemoryStats:
+    """Bytes held by saved tensors of live graphs: ``current`` and ``peak``."""
+    return SavedMemoryStats(SavedMemory.current, SavedMemory.peak)
+
+
+def reset_peak_saved_memory() -> None:
+    """Start measuring a new peak from what is held now (``torch.cuda.reset_peak_memory_stats``)."""
+    SavedMemory.peak = SavedMemory.current

@@ -1,0 +1,118 @@
+"""HTML for the stepper's panels: the active step and the inspected node.
+
+Plain functions from records to strings, so the text a learner reads is easy to
+test and costs little to rebuild on every click.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from .steps import CollapseInfo, GradFlow, NodeInfo, StepRecord
+
+
+def format_array(value: np.ndarray | str | None) -> str:
+    """A short, readable rendering of an array: 4 decimals, long arrays abbreviated.
+
+    A string is a trace's description of an array it did not keep, shown as is.
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return value
+    value = np.asarray(value)
+    text = np.array2string(
+        value, precision=4, separator=", ", threshold=40, edgeitems=2, suppress_small=True
+    )
+    return text if value.ndim == 0 else f"{text}  shape {tuple(value.shape)}"
+
+
+def _code(value: np.ndarray | None) -> str:
+    return f"<pre class='wb-array'>{html.escape(format_array(value))}</pre>"
+
+
+def _formula(text: str) -> str:
+    lines = text.splitlines() or ["(no rule text)"]
+    return "<br>".join(html.escape(line) for line in lines)
+
+
+def _row(label: str, body: str) -> str:
+    return f"<tr><th>{label}</th><td>{body}</td></tr>"
+
+
+def _flow_row(i: int, flow: GradFlow, collapses: tuple[CollapseInfo, ...]) -> str:
+    summed = [c for c in collapses if c.input_index == i]
+    note = "".join(f"<div class='wb-collapse'>{collapse_text(c)}</div>" for c in summed)
+    return _row(f"→ input {i}: {html.escape(flow.label)}", _code(flow.value) + note)
+
+
+def collapse_text(c: CollapseInfo) -> str:
+    """One sentence about a collapse-sum, e.g. 'collapse-sum (2, 3) → (3,): summed axes (0,)'."""
+    return f"collapse-sum {c.from_shape} → {c.to_shape}: summed axes {c.axes}"
+
+
+def step_html(record: StepRecord, total: int, finished: bool, note: str = "") -> str:
+    """The panel of the active step: op, rule, gradient in, gradients out, leaf update."""
+    of = f"{total}" if finished else f"~{total}"  # exact once the pass has finished
+    title = f"Step {record.index} of {of}: <b>{html.escape(record.name)}</b> {record.node}"
+    rows = [_row("op", html.escape(record.op or record.name))]
+    rows.append(_row("rule", _formula(record.formula)))
+    for nr, grad in enumerate(record.grads_in):
+        label = "incoming gradient ȳ" if len(record.grads_in) == 1 else f"incoming ȳ[{nr}]"
+        rows.append(_row(label, _code(grad)))
+    for i, flow in enumerate(record.grads_out):
+        rows.append(_flow_row(i, flow, record.collapses))
+    for c in record.collapses:
+        if c.input_index is None:
+            rows.append(_row("collapse-sum", collapse_text(c)))
+    if record.leaf is not None:
+        leaf = record.leaf
+        rows.append(_row(f"{html.escape(leaf.name)}.grad before", _code(leaf.before)))
+        rows.append(_row(f"{html.escape(leaf.name)}.grad after", _code(leaf.after)))
+    message = f"<div class='wb-note'>{html.escape(note)}</div>" if note else ""
+    return (
+        f"<div class='wb-step' data-node='{record.node}'><div class='wb-title'>{title}</div>"
+        f"{message}<table class='wb-table'>{''.join(rows)}</table></div>"
+    )
+
+
+def inspect_html(info: NodeInfo, grad_in: tuple | None, freed: bool) -> str:
+    """The inspector: a clicked node's data, the gradient that reached it, its saved tensors."""
+    rows = [_row("rule", _formula(info.formula))]
+    what = f"value of leaf {html.escape(info.leaf)}" if info.leaf else "forward output"
+    rows.append(_row(what, _code(info.data) if info.data is not None else "(not kept)"))
+    if grad_in is None:
+        rows.append(_row("gradient in", "not reached yet: its step has not run"))
+    else:
+        rows.extend(_row("gradient in", _code(g)) for g in grad_in)
+    for name, value in info.saved.items():
+        rows.append(_row(f"saved {html.escape(name)}", _code(value)))
+    if freed and info.saved:
+        rows.append(_row("saved", "freed after this node's step (pass retain_graph=True to keep)"))
+    if info.saved_note:
+        rows.append(_row("saved", html.escape(info.saved_note)))
+    return (
+        f"<div class='wb-inspect' data-node='{info.uid}'><div class='wb-title'>Inspecting "
+        f"<b>{html.escape(info.label)}</b></div><table class='wb-table'>{''.join(rows)}</table>"
+        "</div>"
+    )
+
+
+def message_html(text: str) -> str:
+    """A friendly box for bad input, instead of a traceback."""
+    return f"<div class='wb-message'>⚠ {html.escape(text)}</div>"
+
+
+STYLE = """
+<style>
+.wb-title { font-weight: 600; margin: 4px 0; }
+.wb-table th { text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; }
+.wb-table td { vertical-align: top; }
+.wb-array { margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px; }
+.wb-collapse { color: #8a4b00; font-size: 12px; }
+.wb-note { color: #555; font-style: italic; }
+.wb-message { border: 1px solid #d9a400; background: #fff7d6; padding: 8px; }
+</style>
+"""
