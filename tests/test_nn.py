@@ -245,6 +245,17 @@ def test_repr_matches_torch():
     assert repr(nn.Embedding(10, 3, padding_idx=0)) == repr(torch.nn.Embedding(10, 3, 0))
     assert repr(nn.AvgPool2d(2)) == repr(torch.nn.AvgPool2d(2))
     assert repr(nn.Tanh()) == "Tanh()"
+    assert repr(nn.ReLU(inplace=True)) == repr(torch.nn.ReLU(inplace=True))
+    assert repr(nn.Dropout(0.1, inplace=True)) == repr(torch.nn.Dropout(0.1, inplace=True))
+
+
+def test_inplace_relu_overwrites_a_non_leaf_and_still_differentiates():
+    x = wb.tensor([-1.0, 2.0], requires_grad=True)
+    h = x * 1.0
+    y = nn.ReLU(inplace=True)(h)
+    assert y is h and h.detach().numpy().tolist() == [0.0, 2.0]
+    y.sum().backward()
+    assert x.grad.numpy().tolist() == [0.0, 1.0]
 
 
 def test_repr_of_nested_modules_indents_like_torch():

@@ -184,10 +184,17 @@ class AvgPool2d(Module):
 
 # ------------------------------------------------------------------ activations
 class ReLU(Module):
-    """``max(x, 0)``."""
+    """``max(x, 0)``; ``inplace=True`` overwrites the input instead of making a new tensor."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return wb.relu(input)
+        return F.relu(input, inplace=self.inplace) if self.inplace else wb.relu(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -242,17 +249,18 @@ class Dropout(Module):
     In ``eval()`` mode it passes its input through unchanged.
     """
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}, inplace=False"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class LayerNorm(Module):
