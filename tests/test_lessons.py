@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-LESSONS = sorted((Path(__file__).resolve().parent.parent / "lessons").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 
 
 def test_lessons_folder_exists():
@@ -29,6 +31,9 @@ def test_lesson_runs(path, tmp_path, monkeypatch):
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    # The kernel imports this checkout's workbench, not whichever one is installed.
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
     notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,

@@ -49,6 +49,7 @@ from .factories import (
 )
 from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
 from .ops import abs, max, min, pow, sum  # noqa: F401  (shadow builtins on purpose, as torch)
+from .scope import current_scope, name_scope
 from .tensor import (
     Tensor,
     bool_,

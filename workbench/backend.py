@@ -3,15 +3,23 @@
 Kernels are written against numpy's API. CuPy arrays implement numpy's dispatch
 protocols (``__array_ufunc__`` and ``__array_function__``), so ``np.exp(cupy_array)``
 stays on the GPU; what cannot dispatch that way (creating new arrays, moving data
-between devices) goes through the helpers here.
+between devices, asking whether memory is writeable) goes through the helpers here.
+
+A tensor's device is simply where its array lives: a ``numpy.ndarray`` is on
+``"cpu"``, a ``cupy.ndarray`` on ``"cuda"``. Until the first GPU array exists
+(``gpu_in_use`` is False), every tensor is on the CPU and ``apply_op`` skips the
+device check entirely.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 _cupy = None
 _cupy_checked = False
+gpu_in_use = False  # becomes True when a GPU is first used; apply_op then checks devices
 
 
 def cupy_module():
@@ -30,14 +38,26 @@ def cupy_module():
 
 
 def cuda_available() -> bool:
+    """True when CuPy is installed and a CUDA GPU is usable (``pip install workbench[cuda]``)."""
     return cupy_module() is not None
+
+
+def _is_cupy_array(array) -> bool:
+    cupy = sys.modules.get("cupy")  # no cupy imported: no cupy arrays can exist
+    return cupy is not None and isinstance(array, cupy.ndarray)
 
 
 def xp(array):
     """The array module (numpy or cupy) that holds ``array``."""
-    if type(array) is np.ndarray or _cupy is None:
+    if type(array) is np.ndarray or not _is_cupy_array(array):
         return np
-    return _cupy if isinstance(array, _cupy.ndarray) else np
+    _mark_gpu_in_use()
+    return cupy_module()
+
+
+def _mark_gpu_in_use() -> None:
+    global gpu_in_use
+    gpu_in_use = True
 
 
 def device_of(array) -> str:
@@ -45,9 +65,10 @@ def device_of(array) -> str:
 
 
 def normalize_device(device) -> str:
+    """``'cpu'``, ``'cuda'`` or ``'cuda:0'`` → ``'cpu'`` or ``'cuda'``; a clear error otherwise."""
     if device is None:
         return "cpu"
-    name = str(device)
+    name = str(getattr(device, "type", device))
     if name == "cpu":
         return "cpu"
     if name == "cuda" or name.startswith("cuda:"):
@@ -56,6 +77,7 @@ def normalize_device(device) -> str:
                 "device='cuda' needs CuPy and a CUDA GPU: pip install 'workbench[cuda]' "
                 "on a machine with an NVIDIA GPU"
             )
+        _mark_gpu_in_use()
         return "cuda"
     raise ValueError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
 
@@ -70,8 +92,50 @@ def to_device(array, device: str):
         return array
     if device == "cpu":
         return array.get()
+    _mark_gpu_in_use()
     return cupy_module().asarray(array)
 
 
 def to_numpy(array) -> np.ndarray:
     return array if type(array) is np.ndarray else to_device(array, "cpu")
+
+
+def asarray(value, like, dtype=None):
+    """``np.asarray(value, dtype)`` on the device of ``like``.
+
+    Kernels must not call ``np.asarray`` on results: for CuPy data it would try
+    to copy them to the CPU (CuPy refuses). This makes the array where ``like`` lives.
+    """
+    return xp(like).asarray(value, dtype=dtype)
+
+
+def is_writeable(array) -> bool:
+    """Whether ``array`` may be written in place (numpy marks read-only views; CuPy has none)."""
+    flags = getattr(array, "flags", None)
+    return getattr(flags, "writeable", True) if flags is not None else False
+
+
+def reshape_view(array, shape: tuple):
+    """Reshape without copying; ValueError when the memory layout needs a copy."""
+    if xp(array) is np:
+        return np.reshape(array, shape, copy=False)
+    out = array.reshape(shape)
+    if out.size and out.data.ptr != array.data.ptr:
+        raise ValueError("cannot reshape this array without copying it")
+    return out
+
+
+def check_same_device(op_name: str, arrays) -> None:
+    """Raise a clear error when an op's tensor inputs live on different devices."""
+    devices = []
+    for array in arrays:
+        if hasattr(array, "shape"):  # Python numbers go anywhere
+            device = device_of(array)
+            if device not in devices:
+                devices.append(device)
+    if len(devices) > 1:
+        raise RuntimeError(
+            f"{op_name}: expected all tensors to be on the same device, but found at least two "
+            f"devices, {devices[0]} and {devices[1]}: move them first, for example with "
+            f"x.to('{devices[0]}')"
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from .. import events
+from .. import backend, events, scope
 from ..tensor import Tensor
 from . import grad_mode
 from .graph import (
@@ -88,6 +88,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
                 requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
+    if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
+        backend.check_same_device(op.name, arrays)
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as err:
@@ -135,20 +137,32 @@ def replay_view(view: Tensor) -> None:
 
 
 def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
-    needs = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    """Make the node of this call: one edge per input and what the rule needs saved.
+
+    One pass over the inputs builds every per-input tuple (this runs once per op).
+    """
     node = OpNode.__new__(OpNode)
-    Node.__init__(node)
+    Node.__init__(node)  # before edge_of: the node's sequence number precedes new leaves' nodes
+    needs, edges, metas, slots = [], [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            needs.append(x._requires_grad)
+            edges.append(edge_of(x))
+            metas.append((x._data.shape, x._data.dtype))
+            slots.append(NOT_SAVED)
+        else:
+            needs.append(False)
+            edges.append(_NO_EDGE)
+            metas.append(None)
+            slots.append(x)
     node.op = op
     node.attrs = attrs if attrs is not None else {}
-    node.needs_input_grad = needs
-    node.next_functions = tuple(edge_of(x) if isinstance(x, Tensor) else (None, 0) for x in inputs)
-    node.input_meta = tuple(
-        (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in inputs
-    )
-    slots = [NOT_SAVED if isinstance(x, Tensor) else x for x in inputs]
+    node.needs_input_grad = needs = tuple(needs)
+    node.next_functions = tuple(edges)
+    node.input_meta = tuple(metas)
     for index, needed_by in op.save_inputs:
-        if not isinstance(inputs[index], Tensor):
-            continue
+        if slots[index] is not NOT_SAVED:
+            continue  # a Python number: kept as is
         if needed_by is None or any(needs[j] for j in needed_by):
             slots[index] = SavedTensor(inputs[index], is_output=False)
     node.inputs = tuple(slots)
@@ -159,9 +173,15 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     save_out = op.save_out
     if save_out is True or (save_out and any(needs[j] for j in save_out)):
         node.saved_out = SavedTensor(result, is_output=True)
+    scopes = scope._state.stack
+    if scopes:  # the name scopes (module paths) it was recorded in, for pictures
+        node.metadata["scope"] = scopes
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
+
+
+_NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
@@ -186,6 +206,7 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
             name=result.name,
             in_backward=_in_backward.depth > 0,
             value=data,
+            scope=scope._state.stack,
             next_nodes=() if node is None else _edge_ids(node),
             next_names=() if node is None else _edge_names(node),
             input_names=tuple(names),

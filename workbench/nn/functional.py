@@ -98,9 +98,8 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 # -------------------------------------------------------------------- layers
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``y = x Wᵀ + b`` with W of shape (out_features, in_features)."""
-    out = ops.matmul(input, ops.t(weight))
-    return out if bias is None else out + bias
+    """``y = x Wᵀ + b`` with W of shape (out_features, in_features): one op, ``linear``."""
+    return ops.linear(input, weight, bias)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

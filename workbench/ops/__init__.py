@@ -45,13 +45,16 @@ from .elementwise import (
     pow,
     promote,
     relu,
+    relu_backward,
     sigmoid,
+    sigmoid_backward,
     sign,
     sin,
     sqrt,
     sub,
     subtract,
     tanh,
+    tanh_backward,
     true_divide,
     where,
 )
@@ -75,7 +78,7 @@ from .indexing import (
     triu,
     unbind,
 )
-from .linalg import dot, matmul, mm
+from .linalg import dot, linear, matmul, mm
 from .math import (
     ceil,
     elu,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import im2col
@@ -67,7 +68,7 @@ def _nll_loss_backward(output_grad, predictions, targets, weights, reduction, ig
         scale = output_grad
     else:
         scale = np.reshape(output_grad, target.shape)
-    out = np.zeros(batched, dtype=output_grad.dtype)
+    out = backend.xp(output_grad).zeros(batched, dtype=output_grad.dtype)  # on its device
     where = np.expand_dims(np.where(target == ignore_index, 0, target), 1)
     np.put_along_axis(out, where, np.expand_dims(-weight * scale, 1), axis=1)
     return out.reshape(shape)

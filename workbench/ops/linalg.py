@@ -89,3 +89,48 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
         )
     return matmul(input, other)
+
+
+# ---------------------------------------------------------------------- linear
+@register_op("linear", inputs=("x", "weight", "bias"), saves={"x": "weight", "weight": "x"})
+def _linear(x, weight, bias):
+    out = np.matmul(x, weight.T)
+    if bias is not None:
+        out += bias  # out is fresh: adding in place saves a temporary
+    return out
+
+
+@register_gradient("linear")
+def linear_grad(orig, grad):
+    """Forward: y = x Wᵀ + b
+    Backward: x̄ = ȳ W, W̄ = ȳᵀ x, b̄ = Σ ȳ   (leading batch dims summed)
+
+    One op rather than ``matmul(x, W.t()) + b`` so that W̄ comes out of a single
+    matmul already in W's own (out, in) layout: no transposed copy per step.
+    """
+    x, weight, bias = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
+    rows = grad if grad.ndim == 2 else reshape(grad, (-1, grad.shape[-1]))  # batch dims → rows
+    grad_x = grad @ weight if need_x else None
+    grad_w = None
+    if need_w:
+        x_rows = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
+        grad_w = _mT(rows) @ x_rows
+    grad_b = sum_to(rows, bias.shape) if need_b else None
+    return [grad_x, grad_w, grad_b]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y = x Wᵀ + b`` with W of shape (out_features, in_features), as ``F.linear``."""
+    if weight.ndim != 2 or input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"linear: input with last dim {input.shape[-1:]} cannot be multiplied by a weight "
+            f"of shape {tuple(weight.shape)}: expected weight (out_features, "
+            f"{input.shape[-1] if input.ndim else '?'}) (input {tuple(input.shape)})"
+        )
+    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+        raise RuntimeError(
+            f"linear: bias of shape {tuple(bias.shape)} does not match out_features "
+            f"{weight.shape[0]}"
+        )
+    return apply_op(_linear, (input, weight, bias))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..factories import generator
 from ..tensor import Tensor
@@ -332,7 +333,7 @@ def target_weights(target, weights, ignore_index: int, classes: int, dtype) -> n
     """The weight of each target's class (1 without weights), 0 where it is ignore_index."""
     ignored = target == ignore_index
     safe = np.where(ignored, 0, target)
-    w = np.ones(safe.shape, dtype=dtype) if weights is None else weights[safe].astype(dtype)
+    w = np.ones_like(safe, dtype=dtype) if weights is None else weights[safe].astype(dtype)
     return np.where(ignored, 0, w).astype(dtype, copy=False)
 
 
@@ -346,7 +347,7 @@ def _nll_loss(predictions, targets, weights, reduction, ignore_index):
         return losses.reshape(np.shape(targets))
     with np.errstate(invalid="ignore", divide="ignore"):
         total = losses.sum() if reduction == "sum" else losses.sum() / weight.sum()
-    return np.asarray(total, dtype=pred.dtype)
+    return backend.asarray(total, like=pred, dtype=pred.dtype)  # 0-d, on pred's device
 
 
 @register_gradient("nll_loss")

@@ -6,6 +6,7 @@ A reduction's gradient broadcasts ȳ back over the reduced axes: reshape ȳ to t
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -82,8 +83,8 @@ def mean_grad(orig, grad):
 
 def _count(shape: tuple, dims: tuple | None) -> int:
     if dims is None:
-        return int(np.prod(shape))
-    return int(np.prod([shape[d] for d in dims]))
+        return math.prod(shape)
+    return math.prod(shape[d] for d in dims)
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -29,8 +29,8 @@ def _along(dim: int, index) -> tuple:
 
 def _count(shape: tuple, dims: tuple | None) -> int:
     if dims is None:
-        return int(np.prod(shape))
-    return int(np.prod([shape[d] for d in dims]))
+        return math.prod(shape)
+    return math.prod(shape[d] for d in dims)
 
 
 def _has_zeros(x: Tensor) -> bool:

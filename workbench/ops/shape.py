@@ -6,9 +6,11 @@ return numpy views that share memory and the version counter with their input.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .. import events
+from .. import backend, events
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
@@ -114,7 +116,7 @@ def reshape_grad(orig, grad):
 
 @register_op("view", view=True)
 def _view(x, shape):
-    return np.reshape(x, shape, copy=False)
+    return backend.reshape_view(x, shape)
 
 
 @register_gradient("view")
@@ -146,11 +148,11 @@ def _resolve_shape(shape: tuple, numel: int, old: tuple, op: str) -> tuple:
     if shape.count(-1) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred (shape {shape})")
     if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1]))
+        known = math.prod(s for s in shape if s != -1)
         if known == 0 or numel % known:
             raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
-    if int(np.prod(shape)) != numel:
+    if math.prod(shape) != numel:
         raise RuntimeError(
             f"{op}: shape '{list(shape)}' is invalid for input of size {numel} "
             f"(input shape {tuple(old)})"

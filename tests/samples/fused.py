@@ -1,0 +1,63 @@
+"""Samples for ops that fuse a few steps into one for speed: linear and the activation backwards."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import workbench as wb
+from tests.samples import Sample
+
+try:
+    import torch
+    import torch.nn.functional as TF
+except ImportError:
+    torch = TF = None
+
+_torch_linear = None if TF is None else TF.linear
+
+SAMPLES = [
+    Sample("linear", ("linear",), wb.nn.functional.linear, ((5, 4), (3, 4), (3,)), _torch_linear),
+    Sample(
+        "linear:batched_no_bias",
+        ("linear",),
+        wb.nn.functional.linear,
+        ((2, 5, 4), (3, 4)),
+        _torch_linear,
+    ),
+    Sample(
+        "linear:vector", ("linear",), wb.nn.functional.linear, ((4,), (3, 4), (3,)), _torch_linear
+    ),
+    Sample(
+        "linear:weight_only",
+        ("linear",),
+        wb.nn.functional.linear,
+        ((5, 4), (3, 4), (3,)),
+        _torch_linear,
+        grad=(False, True, False),
+    ),
+    Sample(
+        "relu_backward",
+        ("relu_backward",),
+        lambda g, x: wb.ops.relu_backward(g, x.relu()),
+        ((3, 4), np.array([[-1.5, 0.7, 2.0, -0.3], [0.2, -2.2, 1.1, 0.4], [-0.9, 1.6, -0.1, 3.0]])),
+        None if torch is None else lambda g, x: torch.where(x.relu() > 0, g, 0.0),
+    ),
+    Sample(
+        "tanh_backward",
+        ("tanh_backward",),
+        wb.ops.tanh_backward,
+        ((3, 4), (3, 4)),
+        None if torch is None else torch.ops.aten.tanh_backward,
+        low=-0.9,
+        high=0.9,
+    ),
+    Sample(
+        "sigmoid_backward",
+        ("sigmoid_backward",),
+        wb.ops.sigmoid_backward,
+        ((3, 4), (3, 4)),
+        None if torch is None else torch.ops.aten.sigmoid_backward,
+        low=0.05,
+        high=0.95,
+    ),
+]

@@ -1,0 +1,47 @@
+"""backward() pauses Python's cyclic garbage collector while it runs, and restores it."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import workbench as wb
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_backward_pauses_the_collector_and_restores_its_state(enabled):
+    seen = []
+    x = wb.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 3.0).sum()
+    y.register_hook(lambda grad: seen.append(gc.isenabled()))
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        y.backward()
+        assert seen == [False]  # paused during the pass
+        assert gc.isenabled() is enabled  # and back as it was after
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_the_collector_is_restored_when_backward_raises():
+    x = wb.tensor([1.0], requires_grad=True)
+    y = (x * 2.0).sum()
+    y.register_hook(lambda grad: 1 / 0)
+    assert gc.isenabled()
+    with pytest.raises(ZeroDivisionError):
+        y.backward()
+    assert gc.isenabled()
+
+
+def test_grad_pauses_too_and_stepping_does_not():
+    x = wb.tensor([1.0], requires_grad=True)
+    seen = []
+    y = (x * 2.0).sum()
+    y.register_hook(lambda grad: seen.append(gc.isenabled()))
+    wb.autograd.grad(y, x, retain_graph=True)
+    task = wb.autograd.make_backward_task(y)
+    for _ in task.steps():  # a widget stepping node by node: the collector stays on
+        pass
+    assert seen == [False, True]

@@ -1,0 +1,117 @@
+"""Weight initialisation, as ``torch.nn.init``: fill a tensor in place, without history.
+
+Every draw comes from the generator that ``wb.manual_seed`` seeds, so a seeded
+script builds the same network every time. (The numbers differ from PyTorch's:
+the generators differ; the distributions are the same.)
+
+Why the scales: a layer's output variance grows with its fan-in (the number of
+inputs each output sums). Kaiming (He) init draws weights with variance
+``gain² / fan_in`` so activations keep their size through many ReLU layers; Xavier
+(Glorot) init uses ``2 / (fan_in + fan_out)`` to balance forward and backward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import workbench as wb
+from workbench import Tensor
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The factor that keeps a nonlinearity's output variance near its input's."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """Fan-in and fan-out of a weight: ``(out, in, *kernel)`` → ``(in·k, out·k)``."""
+    if tensor.ndim < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
+    receptive_field = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _fill_from(tensor: Tensor, values: Tensor) -> Tensor:
+    with wb.no_grad():
+        tensor.copy_(values)
+    return tensor
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill with samples from U(a, b)."""
+    draws = wb.rand(*tensor.shape, dtype=wb.float64, device=tensor.device)
+    return _fill_from(tensor, draws * (b - a) + a)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill with samples from N(mean, std²)."""
+    draws = wb.randn(*tensor.shape, dtype=wb.float64, device=tensor.device)
+    return _fill_from(tensor, draws * std + mean)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    with wb.no_grad():
+        tensor.fill_(val)
+    return tensor
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
+
+
+def kaiming_uniform_(
+    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> Tensor:
+    """U(−bound, bound) with ``bound = gain · √(3 / fan)``: He et al., 2015.
+
+    ``Linear`` and ``Conv2d`` call this with ``a=√5``, which works out to
+    ``bound = 1 / √fan_in``, PyTorch's default.
+    """
+    gain = calculate_gain(nonlinearity, a)
+    bound = gain * math.sqrt(3.0 / _fan(tensor, mode))
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(
+    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> Tensor:
+    """N(0, std²) with ``std = gain / √fan``."""
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0.0, std)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """U(−bound, bound) with ``bound = gain · √(6 / (fan_in + fan_out))``: Glorot & Bengio."""
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))

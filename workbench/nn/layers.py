@@ -1,0 +1,356 @@
+"""Layers: modules that hold weights (or settings) and call one function of ``F``.
+
+Each layer is small on purpose: ``__init__`` makes the parameters and initialises
+them the way PyTorch does; ``forward`` is one call into
+:mod:`workbench.nn.functional`, where the op and its gradient live.
+"""
+
+from __future__ import annotations
+
+import math
+
+import workbench as wb
+from workbench import Tensor
+
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+def _pair(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def _settings(**values) -> dict:
+    """The keyword arguments worth passing on: those that are not None."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder in a Sequential)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x Wᵀ + b`` with ``W`` of shape ``(out_features, in_features)``.
+
+    Weights start as U(−1/√in, 1/√in) (kaiming-uniform with a=√5), the bias too:
+    PyTorch's defaults, so a learner's curves look like PyTorch's.
+    """
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(wb.empty(out_features, in_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(wb.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class Conv2d(Module):
+    """2-D convolution (cross-correlation, as in PyTorch) over ``(N, C, H, W)`` inputs.
+
+    The weight has shape ``(out_channels, in_channels // groups, kH, kW)``, initialised
+    like Linear with fan-in ``in_channels // groups · kH · kW``.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError("in_channels and out_channels must both be divisible by groups")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.dilation = _pair(dilation)
+        self.groups = groups
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(wb.empty(*shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(wb.empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        extras = _settings(
+            dilation=self.dilation if self.dilation != (1, 1) else None,
+            groups=self.groups if self.groups != 1 else None,
+        )
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, **extras)
+
+    def extra_repr(self) -> str:
+        text = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0, 0):
+            text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class MaxPool2d(Module):
+    """The maximum of each ``kernel_size`` window; the gradient goes to the winner."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        extras = _settings(
+            dilation=self.dilation if self.dilation != 1 else None,
+            ceil_mode=self.ceil_mode or None,
+        )
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, **extras)
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class AvgPool2d(Module):
+    """The mean of each ``kernel_size`` window; the gradient is shared out evenly."""
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+# ------------------------------------------------------------------ activations
+class ReLU(Module):
+    """``max(x, 0)``; ``inplace=True`` overwrites the input instead of making a new tensor."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace) if self.inplace else wb.relu(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Sigmoid(Module):
+    """``1 / (1 + e⁻ˣ)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return wb.sigmoid(input)
+
+
+class Tanh(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return wb.tanh(input)
+
+
+class GELU(Module):
+    """``x · Φ(x)``; ``approximate='tanh'`` uses the tanh formula of the GPT-2 era."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.approximate == "none":
+            return F.gelu(input)
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate='{self.approximate}'"
+
+
+class Softmax(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim)
+
+
+# ------------------------------------------------------------ regularisation, norms
+class Dropout(Module):
+    """Zero each element with probability ``p`` while training; scale the rest by 1/(1−p).
+
+    In ``eval()`` mode it passes its input through unchanged.
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class LayerNorm(Module):
+    """Normalise over the last ``len(normalized_shape)`` dims, then scale and shift."""
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(wb.ones(*self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(wb.zeros(*self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
+
+
+class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` is the vector of token ``i``.
+
+    Rows start as N(0, 1); the row at ``padding_idx`` starts (and stays) at zero.
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.weight = Parameter(wb.empty(num_embeddings, embedding_dim, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with wb.no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input: Tensor) -> Tensor:
+        extras = _settings(padding_idx=self.padding_idx)
+        return F.embedding(input, self.weight, **extras)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
+
+
+class Flatten(Module):
+    """Flatten dims ``start_dim..end_dim`` into one (by default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return wb.flatten(input, self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

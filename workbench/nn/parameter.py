@@ -1,0 +1,52 @@
+"""Parameter: the tensors a module learns.
+
+A Parameter is an ordinary leaf tensor that requires grad. Assigning one to a
+module attribute registers it, so ``model.parameters()`` finds it and the
+optimizer updates it.
+"""
+
+from __future__ import annotations
+
+import workbench as wb
+from workbench import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad and that modules register as learnable.
+
+    ``Parameter(t)`` shares ``t``'s memory, as in PyTorch. It requires grad even
+    when built inside ``no_grad``: a layer created under ``no_grad`` must still
+    train.
+    """
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        if data is None:
+            data = wb.empty(0)
+        elif not isinstance(data, Tensor):
+            data = wb.as_tensor(data)
+        self._data = data._data
+        self._requires_grad = False
+        self._grad_fn = None
+        self._output_nr = 0
+        self._version_ref = [0]
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        if id(self) in memo:
+            return memo[id(self)]
+        clone = Parameter(self.detach().clone(), self.requires_grad)
+        if self._grad is not None:
+            clone.grad = self._grad.detach().clone()
+        memo[id(self)] = clone
+        return clone
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self._data, self.requires_grad))
+
+
+def _rebuild_parameter(array, requires_grad: bool) -> Parameter:
+    return Parameter(Tensor(array), requires_grad)

@@ -1,0 +1,151 @@
+"""Optimizer: the base class that holds parameter groups and per-parameter state.
+
+An optimizer never builds a graph: ``step()`` runs under ``no_grad`` and changes
+each parameter in place (``p.add_(...)``), exactly as ``torch.optim`` does. That
+in-place change bumps the parameter's version counter, so a graph that saved
+the old value refuses to backward through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from typing import Any
+
+import workbench as wb
+from workbench import Tensor
+
+
+class Optimizer:
+    """Base of SGD, Adam and AdamW.
+
+    ``params`` is an iterable of tensors, or of dicts (*parameter groups*) each with
+    a ``"params"`` list and its own settings (``{"params": head, "lr": 1e-2}``).
+    Settings a group leaves out come from ``defaults``.
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {type(params).__name__}"
+            )
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own settings (e.g. a new layer to fine-tune)."""
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for param in group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is "
+                    f"{type(param).__name__}"
+                )
+            if not param.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            group.setdefault(name, default)
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in existing for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients of the last backward (``.grad = None`` by default)."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                if set_to_none:
+                    param.grad = None
+                else:
+                    param.grad = param.grad.detach()
+                    with wb.no_grad():
+                        param.grad.zero_()
+
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
+        """Update every parameter that has a gradient; ``closure`` re-evaluates the loss."""
+        loss = None
+        if closure is not None:
+            with wb.enable_grad():
+                loss = closure()
+        with wb.no_grad():
+            for group in self.param_groups:
+                for param in group["params"]:
+                    if param.grad is not None:
+                        self._update(param, param.grad, group, self.state.setdefault(param, {}))
+        return loss
+
+    def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
+        """Change ``param`` in place using ``grad``, the group's settings and its state."""
+        raise NotImplementedError  # abstract: each optimizer has its own rule
+
+    # -------------------------------------------------------------- state dict
+    def state_dict(self) -> dict[str, Any]:
+        """The settings and per-parameter state, parameters referred to by index."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            saved = {key: value for key, value in group.items() if key != "params"}
+            saved["params"] = []
+            for param in group["params"]:
+                index.setdefault(id(param), len(index))
+                saved["params"].append(index[id(param)])
+            groups.append(saved)
+        state = {
+            index[id(param)]: {key: _detach(value) for key, value in values.items()}
+            for param, values in self.state.items()
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        by_index = {}
+        for mine, saved in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    "of optimizer's group"
+                )
+            by_index.update(zip(saved["params"], mine["params"]))
+            mine.update({key: value for key, value in saved.items() if key != "params"})
+        self.state = {
+            by_index[i]: {key: _copied(value) for key, value in values.items()}
+            for i, values in state_dict["state"].items()
+        }
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _detach(value: Any) -> Any:
+    return value.detach() if isinstance(value, Tensor) else value
+
+
+def _copied(value: Any) -> Any:
+    return value.detach().clone() if isinstance(value, Tensor) else deepcopy(value)
+
+
+def check_non_negative(name: str, value: float) -> None:
+    """PyTorch's argument checks: ``Invalid learning rate: -1.0``."""
+    if value < 0.0:
+        raise ValueError(f"Invalid {name}: {value}")
