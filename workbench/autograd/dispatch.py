@@ -76,6 +76,8 @@ def op_error(op, inputs, err: Exception) -> OpError:
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor."""
+    if not grad_mode._state.enabled and not op.view:
+        return _apply_untracked(op, inputs, attrs)
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -112,6 +114,26 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._view_version = base._version_ref[0]
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
+    return result
+
+
+def _apply_untracked(op, inputs: tuple, attrs: dict | None) -> Tensor:
+    """``apply_op`` with grad mode off (no_grad, gradient rules): nothing to record.
+
+    The common case inside backward, so it skips what only recording needs.
+    """
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    if backend.gpu_in_use:
+        backend.check_same_device(op.name, arrays)
+    try:
+        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
+    except (ValueError, IndexError, TypeError) as err:
+        raise op_error(op, inputs, err) from err
+    result = Tensor._make(out)
+    if grad_mode._state.inference:
+        result._is_inference = True
+    if events.listening:
+        _publish_op(op, inputs, attrs, result, None)
     return result
 
 
