@@ -416,13 +416,19 @@ class OpNode(Node):
         return slots
 
     def release(self) -> None:
-        saved = self.saved_slots()
-        if not saved:
-            return
-        self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
-        if self.saved_out is not None:
+        """Let go of what the node saved (backward ran without ``retain_graph``)."""
+        released = []  # (slot name, SavedTensor, bytes freed), for listeners
+        if SavedTensor in map(type, self.inputs):
+            names = self.op.input_names
+            for i, s in enumerate(self.inputs):
+                if type(s) is SavedTensor:
+                    released.append((names[i], s, s.drop()))
+            self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
+        if type(self.saved_out) is SavedTensor:
+            released.append(("out", self.saved_out, self.saved_out.drop()))
             self.saved_out = FREED
-        _saved_memory_release(self, [(slot, s, s.drop()) for slot, s in saved])
+        if released:
+            _saved_memory_release(self, released)
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
