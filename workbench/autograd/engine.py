@@ -327,7 +327,7 @@ class GraphTask:
             _note_forward_stack(err, node)
             raise
         grads_out = _validate_outputs(node, list(grads_out))
-        if _anomaly_checks_nan():
+        if dispatch._anomaly.enabled and _anomaly_checks_nan():
             _check_nan(node, grads_out)
         return grads_out
 
@@ -456,10 +456,11 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
             f"Function {node.name()} returned an incorrect number of gradients "
             f"(expected {expected}, got {len(grads_out)})"
         )
-    for i, (grad, (child, _)) in enumerate(zip(grads_out, node.next_functions)):
+    edges = node.next_functions
+    for i, grad in enumerate(grads_out):
         if grad is None:
             continue
-        if child is None:
+        if edges[i][0] is None:
             grads_out[i] = None
             continue
         if not isinstance(grad, Tensor):
@@ -470,10 +471,9 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
         shape, dtype = node.input_meta[i]
         data = grad._data
         if data.shape != shape:
-            grad = _fit_custom_grad(node, i, grad, shape)
+            grads_out[i] = grad = _fit_custom_grad(node, i, grad, shape)
         if data.dtype != dtype and dtype is not None:
-            grad = grad.to(dtype)
-        grads_out[i] = grad
+            grads_out[i] = grad.to(dtype)
     return grads_out
 
 
