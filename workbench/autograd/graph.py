@@ -180,38 +180,34 @@ class SavedTensor:
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
-        self.output_nr = output_nr
-        self.held = None
+        self.held = None  # set first: __del__ reads it even when this raises
         if tensor._is_inference and not grad_mode._state.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
                 "a clone to get a normal tensor and use it in autograd."
             )
+        self.output_nr = output_nr
         self.version_ref = tensor._version_ref
         self.version = tensor._version_ref[0]
         self.nbytes = tensor._data.nbytes
-        self.packed = None
-        self.unpack_hook = None
-        before = SavedMemory.current
-        hooks = _saved_tensor_hooks_stack()
+        hooks = _SavedHooksState.stack
         if hooks:
+            before = SavedMemory.current
             pack, unpack = hooks[-1]
             self.tensor = None
             self.array = None
             self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
             self.unpack_hook = unpack
+            self.added = SavedMemory.current - before
             if events.listening:
                 events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
-        else:
-            if is_output:
-                self.tensor = None
-                self.array = tensor._data
-            else:
-                self.tensor = tensor
-                self.array = None
-            self.held = tensor._data
-            memory.hold(self.held)
-        self.added = SavedMemory.current - before  # 0 when the array was already held
+            return
+        self.tensor = None if is_output else tensor
+        self.array = tensor._data if is_output else None
+        self.packed = None
+        self.unpack_hook = None
+        self.held = tensor._data
+        self.added = memory.hold(self.held)  # 0 when the array was already held
 
     def drop(self) -> int:
         """Let go of the saved array in the memory counters; returns the bytes that freed."""
@@ -276,10 +272,6 @@ FREED = _Freed()
 
 class _SavedHooksState:
     stack: list = []
-
-
-def _saved_tensor_hooks_stack() -> list:
-    return _SavedHooksState.stack
 
 
 class saved_tensors_hooks:
