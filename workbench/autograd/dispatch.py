@@ -185,7 +185,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     for index, needed_by in op.save_inputs:
         if slots[index] is not NOT_SAVED:
             continue  # a Python number: kept as is
-        if needed_by is None or any(needs[j] for j in needed_by):
+        if needed_by is None or _any_needed(needs, needed_by):
             slots[index] = SavedTensor(inputs[index], is_output=False)
     node.inputs = tuple(slots)
     node.saved_out = None
@@ -193,7 +193,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     result._requires_grad = True
     result._grad_fn = node
     save_out = op.save_out
-    if save_out is True or (save_out and any(needs[j] for j in save_out)):
+    if save_out is True or (save_out and _any_needed(needs, save_out)):
         node.saved_out = SavedTensor(result, is_output=True)
     scopes = scope._state.stack
     if scopes:  # the name scopes (module paths) it was recorded in, for pictures
@@ -204,6 +204,14 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
 
 
 _NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
+
+
+def _any_needed(needs: tuple, indices: tuple) -> bool:
+    """Whether any input at ``indices`` needs a gradient (a loop: cheaper than any(genexpr))."""
+    for j in indices:
+        if needs[j]:
+            return True
+    return False
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
