@@ -158,8 +158,10 @@ class GraphTask:
             return
         if slots[nr] is None:
             slots[nr] = grad
-        else:
-            slots[nr] = slots[nr] + grad  # recorded only when create_graph is on
+        elif self.create_graph or events.listening:
+            slots[nr] = slots[nr] + grad  # an add op: recorded (create_graph), seen by listeners
+        else:  # nothing records or watches: just add the arrays
+            slots[nr] = Tensor._make(slots[nr]._data + grad._data)
 
     # ---------------------------------------------------------------- running
     def steps(self) -> Iterator[Step]:
