@@ -225,7 +225,8 @@ class SavedTensor:
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
-    def unpack(self, node: Node, what: str) -> Tensor:
+    def unpack(self, node: Node, what: str | int) -> Tensor:
+        """The saved tensor; ``what`` names it in errors (an int: that input of an OpNode)."""
         if self.unpack_hook is not None:
             value = self.unpack_hook(self.packed)
             if events.listening:
@@ -238,6 +239,8 @@ class SavedTensor:
                 )
             return value
         if self.version_ref[0] != self.version:
+            if isinstance(what, int):  # the label is built only when it is needed
+                what = f"input {what} ({node.op.input_names[what]})"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{what} of {node.name()}] is at version "
@@ -386,7 +389,7 @@ class OpNode(Node):
         args = []
         for i, slot in enumerate(self.inputs):
             if isinstance(slot, (SavedTensor, _Freed)):
-                args.append(slot.unpack(self, f"input {i} ({self.op.input_names[i]})"))
+                args.append(slot.unpack(self, i))
             elif slot is NOT_SAVED:
                 shape, dtype = self.input_meta[i]
                 args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
