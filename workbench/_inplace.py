@@ -176,6 +176,33 @@ def apply(t: Tensor, fn, *args, **kwargs) -> Tensor:
     return t
 
 
+def add_scaled(t: Tensor, other, alpha, fn, ufunc) -> Tensor:
+    """``t.add_(other, alpha=a)`` or ``t.sub_(...)`` (``fn`` is ops.add or ops.sub,
+    ``ufunc`` np.add or np.subtract).
+
+    When nothing records and ``other`` is a numpy tensor of ``t``'s shape and dtype (an
+    optimizer's update), numpy writes straight into ``t``'s memory: no out-of-place
+    result to copy back. Anything else takes the general path, :func:`apply`.
+    """
+    check_inplace(t)
+    direct = (
+        not _recording(t, (other,))
+        and isinstance(other, Tensor)
+        and type(t._data) is np.ndarray
+        and type(other._data) is np.ndarray
+        and other._data.shape == t._data.shape
+        and other._data.dtype == t._data.dtype
+        and isinstance(alpha, (int, float))
+        and t._data.flags.writeable
+    )
+    if not direct:
+        return apply(t, fn, other, alpha=alpha)
+    scaled = other._data if alpha == 1 else np.multiply(other._data, alpha)
+    ufunc(t._data, scaled, out=t._data)
+    t._version_ref[0] += 1
+    return t
+
+
 def setitem(t: Tensor, key, value) -> None:
     """``t[key] = value``; records an index_put node when gradients are involved."""
     from . import ops

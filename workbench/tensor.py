@@ -557,10 +557,10 @@ class Tensor:
         _inplace.setitem(self, key, value)
 
     def add_(self, other, *, alpha=1) -> Tensor:
-        return _inplace.apply(self, _ops.add, other, alpha=alpha)
+        return _inplace.add_scaled(self, other, alpha, _ops.add, np.add)
 
     def sub_(self, other, *, alpha=1) -> Tensor:
-        return _inplace.apply(self, _ops.sub, other, alpha=alpha)
+        return _inplace.add_scaled(self, other, alpha, _ops.sub, np.subtract)
 
     def mul_(self, other) -> Tensor:
         return _inplace.apply(self, _ops.mul, other)

@@ -76,6 +76,8 @@ def op_error(op, inputs, err: Exception) -> OpError:
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor."""
+    if not grad_mode._state.enabled and not op.view:
+        return _apply_untracked(op, inputs, attrs)
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -112,6 +114,26 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._view_version = base._version_ref[0]
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
+    return result
+
+
+def _apply_untracked(op, inputs: tuple, attrs: dict | None) -> Tensor:
+    """``apply_op`` with grad mode off (no_grad, gradient rules): nothing to record.
+
+    The common case inside backward, so it skips what only recording needs.
+    """
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    if backend.gpu_in_use:
+        backend.check_same_device(op.name, arrays)
+    try:
+        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
+    except (ValueError, IndexError, TypeError) as err:
+        raise op_error(op, inputs, err) from err
+    result = Tensor._make(out)
+    if grad_mode._state.inference:
+        result._is_inference = True
+    if events.listening:
+        _publish_op(op, inputs, attrs, result, None)
     return result
 
 
@@ -163,7 +185,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     for index, needed_by in op.save_inputs:
         if slots[index] is not NOT_SAVED:
             continue  # a Python number: kept as is
-        if needed_by is None or any(needs[j] for j in needed_by):
+        if needed_by is None or _any_needed(needs, needed_by):
             slots[index] = SavedTensor(inputs[index], is_output=False)
     node.inputs = tuple(slots)
     node.saved_out = None
@@ -171,7 +193,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     result._requires_grad = True
     result._grad_fn = node
     save_out = op.save_out
-    if save_out is True or (save_out and any(needs[j] for j in save_out)):
+    if save_out is True or (save_out and _any_needed(needs, save_out)):
         node.saved_out = SavedTensor(result, is_output=True)
     scopes = scope._state.stack
     if scopes:  # the name scopes (module paths) it was recorded in, for pictures
@@ -182,6 +204,14 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
 
 
 _NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
+
+
+def _any_needed(needs: tuple, indices: tuple) -> bool:
+    """Whether any input at ``indices`` needs a gradient (a loop: cheaper than any(genexpr))."""
+    for j in indices:
+        if needs[j]:
+            return True
+    return False
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:

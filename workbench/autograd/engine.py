@@ -158,12 +158,41 @@ class GraphTask:
             return
         if slots[nr] is None:
             slots[nr] = grad
-        else:
-            slots[nr] = slots[nr] + grad  # recorded only when create_graph is on
+        elif self.create_graph or events.listening:
+            slots[nr] = slots[nr] + grad  # an add op: recorded (create_graph), seen by listeners
+        else:  # nothing records or watches: just add the arrays
+            slots[nr] = Tensor._make(slots[nr]._data + grad._data)
 
     # ---------------------------------------------------------------- running
     def steps(self) -> Iterator[Step]:
-        """Run the backward pass, yielding one :class:`Step` per node that ran."""
+        """Run the backward pass, yielding one :class:`Step` per node that ran.
+
+        Between two steps the caller's grad mode is back in force: a widget may run
+        its own code while the pass is paused.
+        """
+        ready = self._start()
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            with self._backward_mode():
+                step = self._run_node(node, ready, make_step=True)
+            if step is not None:
+                yield step
+        self._finish()
+
+    def run(self) -> None:
+        """Run the whole pass at once (``backward()``, ``grad()``): no Steps are made.
+
+        The backward grad mode is set once for the pass, not once per node.
+        """
+        ready = self._start()
+        with self._backward_mode():
+            while ready:
+                _, _, node = heapq.heappop(ready)
+                self._run_node(node, ready, make_step=events.listening)
+        self._finish()
+
+    def _start(self) -> list:
+        """Publish BackwardStarted; return the heap of the nodes ready to run."""
         if events.listening:
             events.publish(
                 events.BackwardStarted(
@@ -179,11 +208,9 @@ class GraphTask:
         for node in dict.fromkeys(self.root_nodes):
             if self.dependencies.get(node, 0) == 0:
                 heapq.heappush(ready, (-node._seq, id(node), node))
-        while ready:
-            _, _, node = heapq.heappop(ready)
-            step = self._run_node(node, ready)
-            if step is not None:
-                yield step
+        return ready
+
+    def _finish(self) -> None:
         if events.listening:
             events.publish(
                 events.BackwardFinished(
@@ -191,18 +218,40 @@ class GraphTask:
                 )
             )
 
-    def _run_node(self, node: Node, ready: list) -> Step | None:
-        grads = self.buffers.pop(node, None) or [None] * node.num_outputs
-        runs = self.needed is None or node in self.needed
-        step = None
+    @contextmanager
+    def _backward_mode(self) -> Iterator[None]:
+        """While nodes run: grad mode is ``create_graph``, ops count as 'in backward'."""
+        state = grad_mode._state
+        previous = state.enabled
+        state.enabled = self.create_graph
+        valid = _checkpoint_validity.valid
+        _checkpoint_validity.valid = self.needed is None
         dispatch._in_backward.depth += 1
         try:
-            if runs and _has_grad(grads):
-                step = self._execute(node, grads)
-            self._deliver(node, step.grads_out if step is not None else (), ready)
+            yield
         finally:
             dispatch._in_backward.depth -= 1
-        if step is not None and events.listening:
+            state.enabled = previous
+            _checkpoint_validity.valid = valid
+
+    def _run_node(self, node: Node, ready: list, make_step: bool) -> Step | None:
+        """Run ``node`` (when a gradient reached it) and deliver what it sends on.
+
+        Returns its :class:`Step` when ``make_step`` (a Step is only built for
+        someone who looks at it: the step generator, or event listeners).
+        """
+        grads = self.buffers.pop(node, None) or [None] * node.num_outputs
+        runs = self.needed is None or node in self.needed
+        if not (runs and _has_grad(grads)):
+            self._deliver(node, (), ready)
+            return None
+        grads, grads_out, leaf = self._execute_node(node, grads)
+        self._deliver(node, grads_out, ready)
+        self.steps_run += 1
+        if not make_step:
+            return None
+        step = Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
+        if events.listening:
             _publish_step(step)  # after delivery: every event of this step comes before it
         return step
 
@@ -219,19 +268,8 @@ class GraphTask:
             if left == 0:
                 heapq.heappush(ready, (-child._seq, id(child), child))
 
-    def _execute(self, node: Node, grads: list) -> Step:
-        state = grad_mode._state
-        previous = state.enabled
-        state.enabled = self.create_graph
-        valid = _checkpoint_validity.valid
-        _checkpoint_validity.valid = self.needed is None
-        try:
-            return self._execute_node(node, grads)
-        finally:
-            state.enabled = previous
-            _checkpoint_validity.valid = valid
-
-    def _execute_node(self, node: Node, grads: list) -> Step:
+    def _execute_node(self, node: Node, grads: list) -> tuple:
+        """Hooks, then the node's rule (or accumulation); returns (grads, grads_out, leaf)."""
         grads = self._tensor_hooks(node, grads)
         if self.targets:  # only grad() and backward(inputs=...) capture gradients
             for nr, g in enumerate(grads):
@@ -256,8 +294,7 @@ class GraphTask:
             grads_out = _call_post_hooks(node, grads_out, grads)
         if not self.keep_graph:
             node.release()
-        self.steps_run += 1
-        return Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
+        return grads, grads_out, leaf
 
     def _tensor_hooks(self, node: Node, grads: list) -> list:
         """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
@@ -292,7 +329,7 @@ class GraphTask:
             _note_forward_stack(err, node)
             raise
         grads_out = _validate_outputs(node, list(grads_out))
-        if _anomaly_checks_nan():
+        if dispatch._anomaly.enabled and _anomaly_checks_nan():
             _check_nan(node, grads_out)
         return grads_out
 
@@ -421,10 +458,11 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
             f"Function {node.name()} returned an incorrect number of gradients "
             f"(expected {expected}, got {len(grads_out)})"
         )
-    for i, (grad, (child, _)) in enumerate(zip(grads_out, node.next_functions)):
+    edges = node.next_functions
+    for i, grad in enumerate(grads_out):
         if grad is None:
             continue
-        if child is None:
+        if edges[i][0] is None:
             grads_out[i] = None
             continue
         if not isinstance(grad, Tensor):
@@ -435,10 +473,9 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
         shape, dtype = node.input_meta[i]
         data = grad._data
         if data.shape != shape:
-            grad = _fit_custom_grad(node, i, grad, shape)
+            grads_out[i] = grad = _fit_custom_grad(node, i, grad, shape)
         if data.dtype != dtype and dtype is not None:
-            grad = grad.to(dtype)
-        grads_out[i] = grad
+            grads_out[i] = grad.to(dtype)
     return grads_out
 
 
@@ -575,8 +612,7 @@ def run_to_end(task: GraphTask) -> None:
     one node at a time (widgets) leaves the collector alone.
     """
     with _collector_paused():
-        for _ in task.steps():
-            pass
+        task.run()
 
 
 @contextmanager

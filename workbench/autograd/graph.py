@@ -180,38 +180,34 @@ class SavedTensor:
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
-        self.output_nr = output_nr
-        self.held = None
+        self.held = None  # set first: __del__ reads it even when this raises
         if tensor._is_inference and not grad_mode._state.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
                 "a clone to get a normal tensor and use it in autograd."
             )
+        self.output_nr = output_nr
         self.version_ref = tensor._version_ref
         self.version = tensor._version_ref[0]
         self.nbytes = tensor._data.nbytes
-        self.packed = None
-        self.unpack_hook = None
-        before = SavedMemory.current
-        hooks = _saved_tensor_hooks_stack()
+        hooks = _SavedHooksState.stack
         if hooks:
+            before = SavedMemory.current
             pack, unpack = hooks[-1]
             self.tensor = None
             self.array = None
             self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
             self.unpack_hook = unpack
+            self.added = SavedMemory.current - before
             if events.listening:
                 events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
-        else:
-            if is_output:
-                self.tensor = None
-                self.array = tensor._data
-            else:
-                self.tensor = tensor
-                self.array = None
-            self.held = tensor._data
-            memory.hold(self.held)
-        self.added = SavedMemory.current - before  # 0 when the array was already held
+            return
+        self.tensor = None if is_output else tensor
+        self.array = tensor._data if is_output else None
+        self.packed = None
+        self.unpack_hook = None
+        self.held = tensor._data
+        self.added = memory.hold(self.held)  # 0 when the array was already held
 
     def drop(self) -> int:
         """Let go of the saved array in the memory counters; returns the bytes that freed."""
@@ -229,7 +225,8 @@ class SavedTensor:
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
-    def unpack(self, node: Node, what: str) -> Tensor:
+    def unpack(self, node: Node, what: str | int) -> Tensor:
+        """The saved tensor; ``what`` names it in errors (an int: that input of an OpNode)."""
         if self.unpack_hook is not None:
             value = self.unpack_hook(self.packed)
             if events.listening:
@@ -242,6 +239,8 @@ class SavedTensor:
                 )
             return value
         if self.version_ref[0] != self.version:
+            if isinstance(what, int):  # the label is built only when it is needed
+                what = f"input {what} ({node.op.input_names[what]})"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{what} of {node.name()}] is at version "
@@ -276,10 +275,6 @@ FREED = _Freed()
 
 class _SavedHooksState:
     stack: list = []
-
-
-def _saved_tensor_hooks_stack() -> list:
-    return _SavedHooksState.stack
 
 
 class saved_tensors_hooks:
@@ -394,7 +389,7 @@ class OpNode(Node):
         args = []
         for i, slot in enumerate(self.inputs):
             if isinstance(slot, (SavedTensor, _Freed)):
-                args.append(slot.unpack(self, f"input {i} ({self.op.input_names[i]})"))
+                args.append(slot.unpack(self, i))
             elif slot is NOT_SAVED:
                 shape, dtype = self.input_meta[i]
                 args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
@@ -416,13 +411,19 @@ class OpNode(Node):
         return slots
 
     def release(self) -> None:
-        saved = self.saved_slots()
-        if not saved:
-            return
-        self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
-        if self.saved_out is not None:
+        """Let go of what the node saved (backward ran without ``retain_graph``)."""
+        released = []  # (slot name, SavedTensor, bytes freed), for listeners
+        if SavedTensor in map(type, self.inputs):
+            names = self.op.input_names
+            for i, s in enumerate(self.inputs):
+                if type(s) is SavedTensor:
+                    released.append((names[i], s, s.drop()))
+            self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
+        if type(self.saved_out) is SavedTensor:
+            released.append(("out", self.saved_out, self.saved_out.drop()))
             self.saved_out = FREED
-        _saved_memory_release(self, [(slot, s, s.drop()) for slot, s in saved])
+        if released:
+            _saved_memory_release(self, released)
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
