@@ -3,6 +3,7 @@ numpy traceback from deep inside."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import workbench as wb
@@ -119,3 +120,21 @@ def test_an_index_out_of_range_is_an_index_error_that_names_the_op():
 def test_an_in_place_op_that_would_change_the_shape_is_refused():
     message = message_of(lambda: wb.ones(3).add_(wb.ones(2, 3)))
     assert message.startswith("add_:") and "[3]" in message and "[2, 3]" in message
+
+
+def test_zero_dim_results_stay_arrays_and_keep_float64():
+    """numpy returns np.float64 scalars for 0-d results; tensors must still hold arrays.
+
+    A scalar slipping through made where(c, 1.0, x) treat x as a Python number and
+    round ∂(base ** p)/∂p to float32 (found by the pow property test).
+    """
+    a = wb.tensor(np.float64(-0.7101521235337205), requires_grad=True)
+    p = wb.tensor(np.float64(1.2844694664108616), requires_grad=True)
+    base = a * a + 0.5
+    assert isinstance(base._data, np.ndarray) and base.dtype == np.float64
+    z = base**p
+    (grad_p,) = wb.autograd.grad(z, [p])
+    exact = float(base.item() ** p.item() * np.log(base.item()))
+    assert grad_p.dtype == np.float64
+    assert abs(grad_p.item() - exact) <= 1e-15 * max(1.0, abs(exact))
+    assert wb.where(wb.tensor(True), 1.0, base).dtype == np.float64

@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as np
+
 from .. import backend, events, scope
 from ..tensor import Tensor
 from . import grad_mode
@@ -74,6 +76,11 @@ def op_error(op, inputs, err: Exception) -> OpError:
     return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
+def _as_array(out):
+    """numpy gives scalars (``np.float64``) for 0-d results; a Tensor always holds an array."""
+    return np.asarray(out) if isinstance(out, np.generic) else out
+
+
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor."""
     if not grad_mode._state.enabled and not op.view:
@@ -96,7 +103,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as err:
         raise op_error(op, inputs, err) from err
-    result = Tensor._make(out)
+    result = Tensor._make(_as_array(out))
     state = grad_mode._state
     node = None
     if requires_grad and state.enabled and op.differentiable:
@@ -129,7 +136,7 @@ def _apply_untracked(op, inputs: tuple, attrs: dict | None) -> Tensor:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as err:
         raise op_error(op, inputs, err) from err
-    result = Tensor._make(out)
+    result = Tensor._make(_as_array(out))
     if grad_mode._state.inference:
         result._is_inference = True
     if events.listening:

@@ -536,7 +536,8 @@ def minimum_grad(orig, grad):
 @register_op("where", inputs=("condition", "x", "y"), saves=("condition",))
 def _where(condition, x, y):
     out = np.where(condition, x, y)
-    if not isinstance(x, np.ndarray) and not isinstance(y, np.ndarray):
+    # Two Python numbers give the default float dtype, as torch.where(c, 1.0, 0.5) does.
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
         if out.dtype.kind == "f":
             out = out.astype(get_default_dtype())
     return out
