@@ -89,11 +89,11 @@ SAMPLE = 1024  # entries used for the mean and std of a large array
 def _stats(array: np.ndarray) -> dict:
     if array.dtype.kind == "c":
         array = np.abs(array)
-    if array.dtype.kind == "b":
-        array = array.astype(np.uint8)
-    low, high = float(array.min()), float(array.max())
+    low, high = float(array.min()), float(array.max())  # a pass each (bools give 0.0/1.0)
     nonfinite = 0
-    if not (math.isfinite(low) and math.isfinite(high)):  # rare: count and leave out NaN/inf
+    if not (math.isfinite(low) and math.isfinite(high)):
+        # Only now is a third pass needed: a NaN anywhere makes min and max NaN, and an
+        # infinity is an extreme, so finite min and max mean there is nothing to count.
         finite = np.isfinite(array)
         nonfinite = int(array.size - np.count_nonzero(finite))
         array = array[finite]
@@ -115,10 +115,14 @@ def _stats(array: np.ndarray) -> dict:
 
 
 def _sample(array: np.ndarray) -> np.ndarray:
-    """At most about SAMPLE evenly spaced entries (a view when the array is contiguous)."""
+    """At most about SAMPLE evenly spaced entries, a view when the array is contiguous.
+
+    Evenly spaced in memory order: for a transposed array (contiguous in Fortran
+    order) that is the same as in the order of its entries, only read column-wise.
+    """
     step = max(array.size // SAMPLE, 1)
-    if array.flags.c_contiguous:
-        return array.reshape(-1)[::step]
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return array.ravel(order="K")[::step]
     return np.asarray(array.flat[::step])
 
 
