@@ -315,7 +315,7 @@ class GraphTask:
                 tensor._grad = old + grad
             elif old._data.flags.writeable and old.shape == grad.shape:
                 np.add(old._data, grad._data, out=old._data, casting="unsafe")
-                old._version_ref[0] += 1
+                old._bump_version()
             else:
                 tensor._grad = Tensor._make(old._data + grad._data)
         if events.listening:
