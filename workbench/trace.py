@@ -321,9 +321,17 @@ class Trace:
         fields = event.__dict__.copy()
         shared = self._shared
         shared.before(kind, fields)
-        for name in _array_fields(type(event)):
-            if fields[name] is not None:
-                fields[name] = _plain(fields[name], shared.summary)
+        summary = shared.summary
+        for name in _array_fields(type(event)):  # an array, or a tuple of arrays and None
+            value = fields[name]
+            if type(value) is np.ndarray:
+                fields[name] = summary(value)
+            elif type(value) is tuple:
+                fields[name] = [
+                    summary(v) if type(v) is np.ndarray else _plain(v, summary) for v in value
+                ]
+            elif value is not None:
+                fields[name] = _plain(value, summary)
         shared.after(kind, event.__dict__)
         self._pending.append((kind, fields))
 
