@@ -117,8 +117,8 @@ def _stats(array: np.ndarray) -> dict:
 def _sample(array: np.ndarray) -> np.ndarray:
     """At most about SAMPLE evenly spaced entries, a view when the array is contiguous.
 
-    Evenly spaced in memory order: for a transposed array (contiguous in Fortran
-    order) that is the same as in the order of its entries, only read column-wise.
+    Spaced in memory order, so that a transposed array (contiguous in Fortran order)
+    is sampled without a copy too: column by column.
     """
     step = max(array.size // SAMPLE, 1)
     if array.flags.c_contiguous or array.flags.f_contiguous:
@@ -253,12 +253,13 @@ class _SharedSummaries:
         elif kind == "node_step":
             if fields["op"] is None and fields["leaf"] is None:
                 self.forget()  # not a gradient rule: a custom Function's backward, a checkpoint
-        elif kind in ("hook_fired", "checkpoint_recompute", "backward_finished"):
+        elif kind in ("hook_fired", "checkpoint_recompute"):
             self.forget()
         elif kind == "backward_started":
             self.forget()
             self.passes += 1
-        if kind == "backward_finished":
+        elif kind == "backward_finished":
+            self.forget()
             self.passes = max(self.passes - 1, 0)
 
     def after(self, kind: str, fields: dict) -> None:
@@ -345,7 +346,7 @@ class Trace:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
-        self._shared.forget()
+        self._shared = _SharedSummaries(self.small)  # holds no array, knows of no pass
         return self
 
     def __enter__(self) -> Trace:
