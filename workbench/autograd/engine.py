@@ -475,10 +475,6 @@ def _note_forward_stack(err: Exception, node: Node) -> None:
 
 def _publish_step(step: Step) -> None:
     node = step.node
-    grads_out, grads_out_ids = [], []
-    for g in step.grads_out:
-        grads_out.append(None if g is None else g._data)
-        grads_out_ids.append(None if g is None else g.uid)
     events.publish(
         events.NodeStep(
             index=step.index,
@@ -486,13 +482,18 @@ def _publish_step(step: Step) -> None:
             name=node.name(),
             op=node.op.name if isinstance(node, OpNode) else None,
             formula=node.formula,
-            grads_in=tuple([None if g is None else g._data for g in step.grads_in]),
-            grads_out=tuple(grads_out),
+            grads_in=_arrays(step.grads_in),
+            grads_out=_arrays(step.grads_out),
             next_nodes=tuple([None if c is None else c.uid for c, _ in node.next_functions]),
             leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
-            grads_out_ids=tuple(grads_out_ids),
+            grads_out_ids=tuple([None if g is None else g.uid for g in step.grads_out]),
         )
     )
+
+
+def _arrays(grads: tuple) -> tuple:
+    """The arrays of ``grads`` (None where there is no gradient)."""
+    return tuple([None if g is None else g._data for g in grads])  # a list: quicker to fill
 
 
 # ------------------------------------------------------------- public API
