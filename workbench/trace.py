@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from . import events, tensor
+from . import events
+from .tensor import writes as tensor_writes  # the list itself: its count stays live
 
 SCHEMA_VERSION = 1
 FORMAT_NAME = "autodiff-workbench-trace"
@@ -205,9 +206,9 @@ class _SharedSummaries:
     - Only within a backward pass. There, between two events, the engine runs its own
       code and gradient rules, written with tensor ops: they make new arrays. Outside
       a pass anything may run between two events, and nothing is shared.
-    - Every in-place write into a tensor counts in ``tensor.writes`` (an in-place op,
-      ``x[i] = v``, the engine adding into a ``.grad``): when the count has moved,
-      every shared summary is forgotten.
+    - Every in-place write into a tensor is counted in ``workbench.tensor.writes`` (an
+      in-place op, ``x[i] = v``, the engine adding into a ``.grad``): when the count
+      has moved, every shared summary is forgotten.
     - Your code may also write into an array uncounted (through ``.numpy()``), but the
       event after it says that it ran: ``hook_fired``, ``checkpoint_recompute``, the
       ``node_step`` of a custom Function, an op recorded outside backward. Everything
@@ -222,7 +223,7 @@ class _SharedSummaries:
     def __init__(self, small: int) -> None:
         self.small = small
         self.passes = 0  # backward passes under way (a nested one counts too)
-        self.writes = tensor.writes[0]
+        self.writes = tensor_writes[0]
         self.step: dict = {}  # id(array) -> (array, summary), made since the last node_step
         self.flowing: dict = {}  # the same, for gradients on their way to a node
         self.bound_for: dict = {}  # node id -> ids of the gradients flowing to it
@@ -241,8 +242,8 @@ class _SharedSummaries:
 
     def before(self, kind: str, fields: dict) -> None:
         """Forget what may have changed since the last event, before ``fields`` are summarized."""
-        if self.writes != tensor.writes[0]:
-            self.writes = tensor.writes[0]
+        if self.writes != tensor_writes[0]:
+            self.writes = tensor_writes[0]
             self.forget()
         if kind == "op_recorded":
             if not fields["in_backward"]:
