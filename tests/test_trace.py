@@ -200,3 +200,220 @@ def test_each_record_summarizes_arrays_as_they_were_at_that_moment():
     # the step's record comes after the hook: its grads_in array was doubled in place
     assert step.grads_in[0]["stats"]["max"] == 6.0
     assert x.grad.numpy().max() == 6.0
+
+
+# ------------------------------------------------------ exact statistics of large arrays
+def large_array() -> np.ndarray:
+    """100,000 normal floats whose extremes sit where no sample of the mean looks."""
+    a = np.random.default_rng(0).standard_normal(100_000).astype(np.float32)
+    a[12_344], a[54_322] = -7.5, 9.25  # (even columns: the strided view keeps them)
+    return a
+
+
+LAYOUTS = {
+    "flat": lambda a: a,
+    "C order": lambda a: a.reshape(250, 400),
+    "Fortran order": lambda a: np.asfortranarray(a.reshape(250, 400)),
+    "transposed": lambda a: a.reshape(400, 250).T,
+    "strided": lambda a: a.reshape(250, 400)[:, ::2],
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf, -np.inf])
+def test_large_arrays_keep_exact_min_max_and_count_every_nonfinite_entry(layout, bad):
+    a = large_array()
+    if bad is not None:
+        a[778] = bad  # a single entry, off the sampling grid
+    view = LAYOUTS[layout](a)
+    stats = summarize(view)["stats"]
+    finite = view[np.isfinite(view)]
+    assert stats["nonfinite"] == view.size - finite.size == (0 if bad is None else 1)
+    assert stats["min"] == finite.min() and stats["max"] == finite.max()
+    assert stats["min"] == -7.5 and stats["max"] == 9.25
+    assert stats["mean"] == pytest.approx(float(finite.mean()), abs=0.1)
+
+
+def test_statistics_of_other_dtypes():
+    flags = summarize(np.arange(100) % 3 == 0)["stats"]
+    assert (flags["min"], flags["max"], flags["nonfinite"]) == (0.0, 1.0, 0)
+    assert flags["mean"] == pytest.approx(0.34)
+    ints = summarize(np.arange(-50, 50, dtype=np.int64))["stats"]
+    assert (ints["min"], ints["max"]) == (-50.0, 49.0)
+    waves = summarize(np.full(100, 3 + 4j))["stats"]
+    assert waves["min"] == waves["max"] == 5.0  # complex arrays: statistics of |z|
+    assert summarize(np.full(100, np.nan))["stats"]["nonfinite"] == 100
+
+
+# ------------------------------------- one summary per array, never a stale one
+def array_summaries(value):
+    """What a trace should record for an array field: summaries taken right now."""
+    if isinstance(value, tuple):
+        return [None if v is None else summarize(v) for v in value]
+    return None if value is None else summarize(value)
+
+
+def traced_and_fresh(run) -> tuple[list, list]:
+    """Record ``run()`` with a trace and, beside it, summarize every array when published."""
+    fresh = []
+
+    def summarize_now(event):
+        fields = vars(event).items()
+        fresh.append({n: array_summaries(v) for n, v in fields if n in events.ARRAY_FIELDS})
+
+    with wb.trace() as tr, events.subscribe(summarize_now):
+        run()
+    return tr.records, fresh
+
+
+def mlp_step():
+    """Two layers: matmul, broadcast bias, relu, mean squared error (a bench step, small)."""
+    rng = np.random.default_rng(1)
+    w1 = wb.tensor(rng.standard_normal((20, 16)).astype(np.float32), requires_grad=True)
+    b1 = wb.zeros(16, requires_grad=True)
+    w2 = wb.tensor(rng.standard_normal((16, 10)).astype(np.float32), requires_grad=True)
+    x = wb.tensor(rng.standard_normal((8, 20)).astype(np.float32))
+    y = wb.tensor(rng.standard_normal((8, 10)).astype(np.float32))
+    h = (wb.matmul(x, w1) + b1).relu()
+    return w1, wb.matmul(h, w2), y
+
+
+def plain_backward():
+    _, out, y = mlp_step()
+    ((out - y) * (out - y)).mean().backward()
+
+
+def hook_writes_nan_through_numpy():
+    _, out, y = mlp_step()
+
+    def poison(grad):
+        grad.numpy()[3, 4] = np.nan  # bypasses the version counter
+
+    out.register_hook(poison)
+    (out * y).sum().backward()
+
+
+def hook_writes_then_runs_an_identity_op():
+    _, out, y = mlp_step()
+
+    def poison_and_look(grad):
+        grad.numpy()[0, 0] = -123.0  # a new minimum
+        wb.ops.grad.no_grad(grad)  # an op whose output is its input's very array
+
+    out.register_hook(poison_and_look)
+    (out * y).sum().backward()
+
+
+def forward_writes_between_ops():
+    a = wb.tensor(np.arange(100.0)) * 2.0
+    wb.ops.grad.no_grad(a)
+    a.numpy()[5] = np.nan
+    wb.ops.grad.no_grad(a)  # the same array again, changed
+
+
+def sin_grad_then_write(orig, grad):
+    (x,) = orig.args
+    g = grad * x.cos()
+    g[0, 0] = float("nan")  # in place, into the array the multiplication just made
+    return [g]
+
+
+def rule_writes_into_its_own_result():
+    sin = wb.ops.registry.OPS["sin"]
+    rule, sin.gradient = sin.gradient, sin_grad_then_write
+    try:
+        _, out, y = mlp_step()
+        (out.sin() * y).sum().backward()
+    finally:
+        sin.gradient = rule
+
+
+class ScaleInPlace(wb.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad.numpy()[...] *= 2.0  # writes into the gradient it was handed
+        return grad
+
+
+def function_writes_into_its_gradient():
+    _, out, y = mlp_step()
+    (ScaleInPlace.apply(out) * y).sum().backward()
+
+
+def accumulating_twice():
+    _, out, y = mlp_step()
+    loss = ((out - y) * (out - y)).mean()
+    loss.backward(retain_graph=True)
+    loss.backward()  # adds into each .grad in place
+
+
+SCENARIOS = {
+    "plain backward": plain_backward,
+    "hook writes NaN through numpy": hook_writes_nan_through_numpy,
+    "hook writes, then an op hands the array back": hook_writes_then_runs_an_identity_op,
+    "forward code writes between two ops": forward_writes_between_ops,
+    "rule writes into its own result": rule_writes_into_its_own_result,
+    "custom Function writes into its gradient": function_writes_into_its_gradient,
+    "accumulating into .grad twice": accumulating_twice,
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_every_record_shows_its_arrays_as_they_were_when_published(scenario):
+    """Summaries shared between events are never stale: each equals one taken on the spot."""
+    records, fresh = traced_and_fresh(SCENARIOS[scenario])
+    assert len(records) == len(fresh)
+    for record, now in zip(records, fresh):
+        for name, summaries in now.items():
+            assert record[name] == summaries, f"{record['kind']} #{record['seq']}: {name}"
+
+
+def test_a_nan_written_between_two_events_shows_in_the_later_one():
+    records, _ = traced_and_fresh(hook_writes_nan_through_numpy)
+    steps = {}
+    for record in records:  # the first step of each name
+        if record["kind"] == "node_step":
+            steps.setdefault(record["name"], record)
+    made = steps["MulBackward0"]["grads_out"][0]  # the gradient of out, then the hook ran
+    received = steps["MatmulBackward0"]["grads_in"][0]  # the same array, one NaN later
+    assert made["shape"] == received["shape"] == [8, 10]
+    assert made["stats"]["nonfinite"] == 0
+    assert received["stats"]["nonfinite"] == 1
+
+
+def test_a_gradient_handed_from_step_to_step_is_summarized_once(monkeypatch):
+    import workbench.trace as trace_module
+
+    summarized = []
+    real = trace_module.summarize
+    monkeypatch.setattr(
+        trace_module, "summarize", lambda a, small: summarized.append(a) or real(a, small)
+    )
+    with events.collect("node_step") as steps:  # keeps the arrays alive: ids stay theirs
+        records, _ = traced_and_fresh(plain_backward)
+    handed_on = {id(g): g for step in steps.events for g in step.grads_out if g is not None}
+    received = [g for step in steps.events for g in step.grads_in if id(g) in handed_on]
+    assert received  # the same arrays, in later steps' records
+    for grad in handed_on.values():
+        assert sum(a is grad for a in summarized) == 1
+
+
+def test_a_trace_holds_an_array_only_while_the_engine_does():
+    held = []
+    with wb.trace() as tr:
+        _, out, y = mlp_step()
+
+        def look(grad):  # runs once Sum and Mul have run, before out's matmul node
+            held.append((dict(tr._shared.step), set(tr._shared.flowing), id(grad._data)))
+
+        out.register_hook(look)
+        (out * y).sum().backward()
+        shared = tr._shared
+        assert not shared.step and not shared.flowing and not shared.bound_for  # pass over
+    ((step, flowing, grad),) = held
+    assert step == {}  # what Sum and Mul made and did not hand on is let go
+    assert flowing == {grad}  # Mul's gradient for out, on its way to out's node

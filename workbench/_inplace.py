@@ -73,7 +73,7 @@ def _write(t: Tensor, result: Tensor, op_name: str) -> None:
         np.copyto(t._data, result._data, casting="same_kind")
     except ValueError as err:
         raise RuntimeError(f"{op_name}: cannot write into this tensor in place: {err}") from err
-    t._version_ref[0] += 1
+    t._bump_version()
 
 
 def _check_result(t: Tensor, result: Tensor, op_name: str) -> None:
@@ -217,7 +217,7 @@ def setitem(t: Tensor, key, value) -> None:
                 f"setitem: cannot assign a value of shape {np.shape(array)} into a tensor of "
                 f"shape {tuple(t.shape)} at {key!r}: {err}"
             ) from err
-        t._version_ref[0] += 1
+        t._bump_version()
         return
     new = ops.index_put(alias(t), key, value)
     if t._view_of is not None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 listening = False
-_subscribers: list[Callable[[Event], None]] = []
+_subscribers: tuple[Callable[[Event], None], ...] = ()  # replaced, never changed in place
 _lock = threading.RLock()
 _sequence = itertools.count(1)
 
@@ -212,7 +212,7 @@ def publish(event: Event) -> None:
     """Number the event and hand it to every subscriber, in subscription order."""
     with _lock:
         event.seq = next(_sequence)
-        for callback in list(_subscribers):
+        for callback in _subscribers:  # a callback that (un)subscribes makes a new tuple
             callback(event)
 
 
@@ -237,10 +237,11 @@ class Subscription:
         self.callback = callback
 
     def close(self) -> None:
-        global listening
+        global listening, _subscribers
         with _lock:
             if self.callback in _subscribers:
-                _subscribers.remove(self.callback)
+                i = _subscribers.index(self.callback)
+                _subscribers = _subscribers[:i] + _subscribers[i + 1 :]
             listening = bool(_subscribers)
 
     def __enter__(self) -> Subscription:
@@ -255,11 +256,11 @@ def subscribe(callback: Callable[[Event], None], *kinds: str) -> Subscription:
 
     Returns a :class:`Subscription`: call ``.close()``, or use it in a ``with`` block.
     """
-    global listening
+    global listening, _subscribers
     if kinds:
         callback = _only(kinds, callback)
     with _lock:
-        _subscribers.append(callback)
+        _subscribers += (callback,)
         listening = True
     return Subscription(callback)
 

@@ -28,6 +28,11 @@ complex128 = np.dtype("complex128")
 
 _default_float = [float32]
 
+# In-place writes into tensor memory so far, all tensors together. Each write also bumps
+# the tensor's own version counter (see Tensor._bump_version); a trace reuses the
+# summary of an array only while this count stands still.
+writes = [0]
+
 
 def get_default_dtype() -> np.dtype:
     return _default_float[0]
@@ -218,6 +223,11 @@ class Tensor:
         if self._is_inference:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_ref[0]
+
+    def _bump_version(self) -> None:
+        """Note an in-place write into this tensor's memory (saved tensors and traces look)."""
+        self._version_ref[0] += 1
+        writes[0] += 1
 
     def is_inference(self) -> bool:
         return self._is_inference

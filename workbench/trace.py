@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import events
+from .tensor import writes as tensor_writes  # the list itself: its count stays live
 
 SCHEMA_VERSION = 1
 FORMAT_NAME = "autodiff-workbench-trace"
@@ -89,11 +90,11 @@ SAMPLE = 1024  # entries used for the mean and std of a large array
 def _stats(array: np.ndarray) -> dict:
     if array.dtype.kind == "c":
         array = np.abs(array)
-    if array.dtype.kind == "b":
-        array = array.astype(np.uint8)
-    low, high = float(array.min()), float(array.max())
+    low, high = float(array.min()), float(array.max())  # a pass each (bools give 0.0/1.0)
     nonfinite = 0
-    if not (math.isfinite(low) and math.isfinite(high)):  # rare: count and leave out NaN/inf
+    if not (math.isfinite(low) and math.isfinite(high)):
+        # Only now is a third pass needed: a NaN anywhere makes min and max NaN, and an
+        # infinity is an extreme, so finite min and max mean there is nothing to count.
         finite = np.isfinite(array)
         nonfinite = int(array.size - np.count_nonzero(finite))
         array = array[finite]
@@ -115,10 +116,14 @@ def _stats(array: np.ndarray) -> dict:
 
 
 def _sample(array: np.ndarray) -> np.ndarray:
-    """At most about SAMPLE evenly spaced entries (a view when the array is contiguous)."""
+    """At most about SAMPLE evenly spaced entries, a view when the array is contiguous.
+
+    Spaced in memory order, so that a transposed array (contiguous in Fortran order)
+    is sampled without a copy too: column by column.
+    """
     step = max(array.size // SAMPLE, 1)
-    if array.flags.c_contiguous:
-        return array.reshape(-1)[::step]
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return array.ravel(order="K")[::step]
     return np.asarray(array.flat[::step])
 
 
@@ -189,6 +194,99 @@ def _plain(value, summarize_array):
     return repr(value)
 
 
+class _SharedSummaries:
+    """One summary per array while a backward pass hands the same array from event to event.
+
+    A gradient shows up several times in a pass: as the value of the op that made it,
+    in its step's ``grads_out``, in the next step's ``grads_in``, as a
+    ``grad_accumulated`` contribution and often as the new ``.grad``. Summarizing it
+    once, by ``id(array)``, saves most of what recording costs. That is right only
+    while the array cannot have changed, and while its id still names it, so:
+
+    - Only within a backward pass. There, between two events, the engine runs its own
+      code and gradient rules, written with tensor ops: they make new arrays. Outside
+      a pass anything may run between two events, and nothing is shared.
+    - Every in-place write into a tensor is counted in ``workbench.tensor.writes`` (an
+      in-place op, ``x[i] = v``, the engine adding into a ``.grad``): when the count
+      has moved, every shared summary is forgotten.
+    - Your code may also write into an array uncounted (through ``.numpy()``), but the
+      event after it says that it ran: ``hook_fired``, ``checkpoint_recompute``, the
+      ``node_step`` of a custom Function, an op recorded outside backward. Everything
+      is forgotten then, before that event is summarized.
+    - An op's output is always summarized afresh: an op may hand back an array it was
+      given (an identity op), which your code may have changed.
+    - An entry keeps its array, so no other array can take its id while it lives, and
+      it lives only as long as the engine holds the array: what a step made until the
+      step is over, a gradient until the node it flows to has run.
+    """
+
+    def __init__(self, small: int) -> None:
+        self.small = small
+        self.passes = 0  # backward passes under way (a nested one counts too)
+        self.writes = tensor_writes[0]
+        self.step: dict = {}  # id(array) -> (array, summary), made since the last node_step
+        self.flowing: dict = {}  # the same, for gradients on their way to a node
+        self.bound_for: dict = {}  # node id -> ids of the gradients flowing to it
+
+    def forget(self) -> None:
+        self.step.clear()
+        self.flowing.clear()
+        self.bound_for.clear()
+
+    def summary(self, array) -> dict:
+        key = id(array)
+        found = self.step.get(key) or self.flowing.get(key)
+        if found is None:
+            found = self.step[key] = (array, summarize(array, self.small))
+        return found[1]
+
+    def before(self, kind: str, fields: dict) -> None:
+        """Forget what may have changed since the last event, before ``fields`` are summarized."""
+        if self.writes != tensor_writes[0]:
+            self.writes = tensor_writes[0]
+            self.forget()
+        if kind == "op_recorded":
+            if not fields["in_backward"]:
+                self.forget()
+            elif fields["value"] is not None:  # summarized afresh (see above)
+                self.step.pop(id(fields["value"]), None)
+                self.flowing.pop(id(fields["value"]), None)
+        elif kind == "node_step":
+            if fields["op"] is None and fields["leaf"] is None:
+                self.forget()  # not a gradient rule: a custom Function's backward, a checkpoint
+        elif kind in ("hook_fired", "checkpoint_recompute"):
+            self.forget()
+        elif kind == "backward_started":
+            self.forget()
+            self.passes += 1
+        elif kind == "backward_finished":
+            self.forget()
+            self.passes = max(self.passes - 1, 0)
+
+    def after(self, kind: str, fields: dict) -> None:
+        """Keep what later events of the pass may carry again, and let go of the rest."""
+        if not self.passes:
+            self.forget()
+        elif kind == "node_step":
+            for key in self.bound_for.pop(fields["node"], ()):  # arrived: now this step's
+                if key in self.flowing:
+                    self.step[key] = self.flowing.pop(key)
+            self._send(fields["grads_out"], fields["next_nodes"])
+            self.step.clear()
+        elif kind == "backward_started":
+            self._send(fields["grad_outputs"], fields["root_nodes"])
+
+    def _send(self, grads: tuple, nodes: tuple) -> None:
+        """``grads[i]`` flows to node ``nodes[i]``: keep its summary until that node has run."""
+        for grad, node in zip(grads, nodes):
+            if grad is not None and node is not None:
+                key = id(grad)
+                entry = self.step.get(key) or self.flowing.get(key)
+                if entry is not None:
+                    self.flowing[key] = entry
+                    self.bound_for.setdefault(node, []).append(key)
+
+
 # ------------------------------------------------------------------ the trace
 class Trace:
     """Recorded events (as plain records), with save/load and a step-by-step replay.
@@ -201,6 +299,7 @@ class Trace:
         self._pending: list = []  # (kind, field values with arrays summarized), not yet records
         self.small = small
         self._subscription: events.Subscription | None = None
+        self._shared = _SharedSummaries(small)
 
     @property
     def records(self) -> list[dict]:
@@ -220,18 +319,23 @@ class Trace:
         records is left until someone reads the trace: recording should slow the
         program being watched as little as it can.
         """
+        kind = event.kind
         fields = event.__dict__.copy()
-        seen: dict = {}  # one summary per array within the event (grad and .grad often are one)
-
-        def summary(array) -> dict:
-            if id(array) not in seen:
-                seen[id(array)] = summarize(array, self.small)
-            return seen[id(array)]
-
-        for name in _array_fields(type(event)):
-            if fields[name] is not None:
-                fields[name] = _plain(fields[name], summary)
-        self._pending.append((event.kind, fields))
+        shared = self._shared
+        shared.before(kind, fields)
+        summary = shared.summary
+        for name in _array_fields(type(event)):  # an array, or a tuple of arrays and None
+            value = fields[name]
+            if type(value) is np.ndarray:
+                fields[name] = summary(value)
+            elif type(value) is tuple:
+                fields[name] = [
+                    summary(v) if type(v) is np.ndarray else _plain(v, summary) for v in value
+                ]
+            elif value is not None:
+                fields[name] = _plain(value, summary)
+        shared.after(kind, event.__dict__)
+        self._pending.append((kind, fields))
 
     def start(self) -> Trace:
         """Start recording (``with wb.trace()`` does this for you)."""
@@ -243,6 +347,7 @@ class Trace:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        self._shared = _SharedSummaries(self.small)  # holds no array, knows of no pass
         return self
 
     def __enter__(self) -> Trace:

@@ -224,11 +224,21 @@ def _any_needed(needs: tuple, indices: tuple) -> bool:
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:
     """OpRecorded, then one SavedTensorPacked per tensor the new node keeps."""
     ids, shapes, names = [], [], []
+    numbers = False  # a Python number among the inputs: attrs shows it
     for x in inputs:  # one pass; ids are handed out in input order
-        tensor = isinstance(x, Tensor)
-        ids.append(x.uid if tensor else None)
-        shapes.append(x._data.shape if tensor else ())
-        names.append(x.name if tensor else None)
+        if isinstance(x, Tensor):
+            ids.append(x.uid)
+            shapes.append(x._data.shape)
+            names.append(x.name)
+        else:
+            ids.append(None)
+            shapes.append(())
+            names.append(None)
+            numbers = True
+    node_id, next_nodes, next_names = None, (), ()
+    if node is not None:
+        node_id = node.uid  # before its edges' nodes: ids are handed out in this order
+        next_nodes, next_names = _edges(node)
     data = result._data
     events.publish(
         events.OpRecorded(
@@ -238,14 +248,14 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
             input_shapes=tuple(shapes),
             output_shape=data.shape,
             dtype=events.dtype_name(data.dtype),
-            node=None if node is None else node.uid,
-            attrs=_plain_attrs(attrs, inputs),
+            node=node_id,
+            attrs=_plain_attrs(attrs, inputs) if attrs or numbers else {},
             name=result.name,
             in_backward=_in_backward.depth > 0,
             value=data,
             scope=scope._state.stack,
-            next_nodes=() if node is None else _edge_ids(node),
-            next_names=() if node is None else _edge_names(node),
+            next_nodes=next_nodes,
+            next_names=next_names,
             input_names=tuple(names),
         )
     )
@@ -253,19 +263,24 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
         _publish_saved(node, inputs, result)
 
 
-def _edge_ids(node: Node) -> tuple:
-    return tuple(None if child is None else child.uid for child, _ in node.next_functions)
-
-
-def _edge_names(node: Node) -> tuple:
-    return tuple(None if child is None else child.name() for child, _ in node.next_functions)
+def _edges(node: Node) -> tuple:
+    """The ids and the names of the nodes the edges of ``node`` lead to (None: no edge)."""
+    ids, names = [], []
+    for child, _ in node.next_functions:
+        ids.append(None if child is None else child.uid)
+        names.append(None if child is None else child.name())
+    return tuple(ids), tuple(names)
 
 
 def _publish_saved(node: OpNode, inputs: tuple, result: Tensor) -> None:
     """One event per saved slot; ``nbytes`` is what the save added to the running total."""
-    saved = [(name, x, s) for name, x, s in zip(node.op.input_names, inputs, node.inputs)]
-    saved.append(("out", result, node.saved_out))
-    saved = [(slot, tensor, kept) for slot, tensor, kept in saved if type(kept) is SavedTensor]
+    saved = [
+        (slot, tensor, kept)
+        for slot, tensor, kept in zip(node.op.input_names, inputs, node.inputs)
+        if type(kept) is SavedTensor
+    ]
+    if type(node.saved_out) is SavedTensor:
+        saved.append(("out", result, node.saved_out))
     total = SavedMemory.current - sum(kept.added for _, _, kept in saved)
     for slot, tensor, kept in saved:
         total += kept.added

@@ -356,7 +356,7 @@ class GraphTask:
                 tensor._grad = old + grad
             elif backend.is_writeable(old._data) and old.shape == grad.shape:
                 np.add(old._data, grad._data, out=old._data, casting="unsafe")
-                old._version_ref[0] += 1
+                old._bump_version()
             else:
                 tensor._grad = Tensor._make(old._data + grad._data)
         if events.listening:
@@ -531,13 +531,18 @@ def _publish_step(step: Step) -> None:
             name=node.name(),
             op=node.op.name if isinstance(node, OpNode) else None,
             formula=node.formula,
-            grads_in=tuple(None if g is None else g._data for g in step.grads_in),
-            grads_out=tuple(None if g is None else g._data for g in step.grads_out),
-            next_nodes=tuple(None if c is None else c.uid for c, _ in node.next_functions),
+            grads_in=_arrays(step.grads_in),
+            grads_out=_arrays(step.grads_out),
+            next_nodes=tuple([None if c is None else c.uid for c, _ in node.next_functions]),
             leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
-            grads_out_ids=tuple(None if g is None else g.uid for g in step.grads_out),
+            grads_out_ids=tuple([None if g is None else g.uid for g in step.grads_out]),
         )
     )
+
+
+def _arrays(grads: tuple) -> tuple:
+    """The arrays of ``grads`` (None where there is no gradient)."""
+    return tuple([None if g is None else g._data for g in grads])  # a list: quicker to fill
 
 
 # ------------------------------------------------------------- public API

@@ -236,7 +236,7 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
             out = alias
         elif id(out) in dirty:
             _check_dirty_leaf(out)
-            out._version_ref[0] += 1
+            out._bump_version()
         if recording and id(out) not in non_diff and out.dtype.kind in "fc":
             out._grad_fn = ctx
             out._output_nr = nr

@@ -143,7 +143,7 @@ def _renorm_rows(weight: Tensor, input: Tensor, max_norm: float, norm_type: floa
         norms = np.linalg.norm(weight._data[rows], ord=norm_type, axis=1)
         scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         weight._data[rows] *= scale[:, None].astype(weight.dtype)
-    weight._version_ref[0] += 1
+    weight._bump_version()
 
 
 # -------------------------------------------------------------------- losses
