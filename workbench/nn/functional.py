@@ -122,7 +122,7 @@ def embedding(
     ``padding_idx`` row gets none.
     """
     if scale_grad_by_freq or sparse:
-        raise NotImplementedError(
+        raise ValueError(
             "embedding: scale_grad_by_freq and sparse gradients are not supported"
         )
     if max_norm is not None:

@@ -107,7 +107,7 @@ def nll_loss_backward(
 # ------------------------------------------------------------------- pooling
 def _check_layout(layout: str, out_layout) -> None:
     if layout != "NCHW" or out_layout not in (None, "NCHW"):
-        raise NotImplementedError(
+        raise ValueError(
             f"pooling: only the NCHW layout is supported (got layout={layout!r}, "
             f"out_layout={out_layout!r})"
         )

@@ -285,7 +285,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             attrs["value"] = value
         return apply_op(_pad, (input,), attrs)
     if mode not in _NUMPY_PAD_MODES:
-        raise NotImplementedError(f"pad(): unknown padding mode {mode!r}")
+        raise ValueError(f"pad(): unknown padding mode {mode!r}")
     out = input
     for axis, (b, a) in enumerate(widths):
         if b or a:

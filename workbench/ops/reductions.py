@@ -286,7 +286,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     if dtype is not None:
         input = astype(input, dtype)
     if p == "nuc":
-        raise NotImplementedError("norm: the nuclear norm (p='nuc') is not supported")
+        raise ValueError("norm: the nuclear norm (p='nuc') is not supported")
     p = 2.0 if p in ("fro", None) else float(p)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
     return apply_op(_norm, (_float_input(input),), {"p": p, "dims": dims, "keepdim": keepdim})
