@@ -96,6 +96,27 @@ def _best_time(step, repeat: int) -> float:
 
 
 # ---------------------------------------------------------------------- workers
+def _training_step(args, layers, params, x, checkpoint_sequential):
+    """One forward + backward through the layers, plain or in checkpointed segments.
+
+    Written once for both libraries: only their ``checkpoint_sequential`` differs.
+    """
+
+    def step(batch=x):
+        if args.mode == "plain":
+            h = batch
+            for layer in layers:
+                h = layer(h)
+        else:
+            h = checkpoint_sequential(layers, args.segments, batch, use_reentrant=False)
+        h.sum().backward()
+        for w, b in params:
+            w.grad = None
+            b.grad = None
+
+    return step
+
+
 def _ours(args) -> dict:
     sys.path.insert(0, str(ROOT))
     import numpy as np
@@ -118,17 +139,7 @@ def _ours(args) -> dict:
     layers = [lambda h, w=w, b=b: (h @ w + b).tanh() for w, b in params]
     x = wb.tensor(rng.standard_normal((args.batch, args.width)), dtype=wb.float32)
 
-    def step(batch=x):
-        if args.mode == "plain":
-            h = batch
-            for layer in layers:
-                h = layer(h)
-        else:
-            h = checkpoint_sequential(layers, args.segments, batch, use_reentrant=False)
-        h.sum().backward()
-        for w, b in params:
-            w.grad = None
-            b.grad = None
+    step = _training_step(args, layers, params, x, checkpoint_sequential)
 
     step(x[:64])  # load BLAS and friends outside the measurement
     if args.measure == "time":
@@ -161,17 +172,7 @@ def _torch(args) -> dict:
     layers = [lambda h, w=w, b=b: torch.tanh(h @ w + b) for w, b in params]
     x = torch.tensor(rng.standard_normal((args.batch, args.width))).float()
 
-    def step(batch=x):
-        if args.mode == "plain":
-            h = batch
-            for layer in layers:
-                h = layer(h)
-        else:
-            h = checkpoint_sequential(layers, args.segments, batch, use_reentrant=False)
-        h.sum().backward()
-        for w, b in params:
-            w.grad = None
-            b.grad = None
+    step = _training_step(args, layers, params, x, checkpoint_sequential)
 
     torch.set_num_threads(args.threads)
     step(x[:64])

@@ -12,11 +12,12 @@ import time
 
 import _common
 from _common import emit, machine, np, torch
+from bench_mlp import make_torch, make_workbench
 
 import workbench as wb
 from workbench import backend, nn
 
-HIDDEN, BATCH, IN, OUT, LR = 4096, 1024, 784, 10, 0.01
+HIDDEN, BATCH, IN, OUT = 4096, 1024, 784, 10
 STEPS, ROUNDS = 10, 5
 
 
@@ -35,15 +36,9 @@ def timed(step, synchronize) -> float:
 
 
 def workbench_step(x_np, y_np):
-    wb.manual_seed(0)
-    model = nn.Sequential(
-        nn.Linear(IN, HIDDEN),
-        nn.ReLU(),
-        nn.Linear(HIDDEN, HIDDEN),
-        nn.ReLU(),
-        nn.Linear(HIDDEN, OUT),
-    ).to("cuda")
-    opt = wb.optim.SGD(model.parameters(), lr=LR)
+    """One training step of bench_mlp's network, moved to the GPU."""
+    model, opt = make_workbench(HIDDEN)
+    model = model.to("cuda")
     loss_fn = nn.CrossEntropyLoss()
     x, y = wb.tensor(x_np, device="cuda"), wb.tensor(y_np, device="cuda")
 
@@ -56,18 +51,10 @@ def workbench_step(x_np, y_np):
 
 
 def torch_step(x_np, y_np, weights):
+    """The same step in PyTorch on CUDA, from the same starting weights."""
     device = torch.device("cuda")
-    model = torch.nn.Sequential(
-        torch.nn.Linear(IN, HIDDEN),
-        torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, HIDDEN),
-        torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, OUT),
-    ).to(device)
-    with torch.no_grad():
-        for p, w in zip(model.parameters(), weights):
-            p.copy_(torch.from_numpy(w))
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    model, opt = make_torch(weights)
+    model = model.to(device)
     loss_fn = torch.nn.CrossEntropyLoss()
     x, y = torch.from_numpy(x_np).to(device), torch.from_numpy(y_np).to(device)
 

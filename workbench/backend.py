@@ -82,10 +82,6 @@ def normalize_device(device) -> str:
     raise ValueError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
 
 
-def module_for(device: str):
-    return np if device == "cpu" else cupy_module()
-
-
 def to_device(array, device: str):
     """Copy ``array`` to ``device`` ('cpu' or 'cuda'); a no-op when it is already there."""
     if device_of(array) == device:

@@ -110,7 +110,6 @@ class GraphTask:
                 if child not in seen:
                     seen.add(child)
                     stack.append(child)
-        self.all_nodes = seen
 
     def _set_targets(self, inputs: Sequence[Tensor]) -> None:
         """Only nodes on a path to an input run; gradients are captured at the inputs."""
@@ -546,7 +545,7 @@ def _arrays(grads: tuple) -> tuple:
 
 
 # ------------------------------------------------------------- public API
-def _tensor_list(value, what: str) -> list:
+def _tensor_list(value) -> list:
     if isinstance(value, Tensor):
         return [value]
     if value is None:
@@ -554,7 +553,7 @@ def _tensor_list(value, what: str) -> list:
     return list(value)
 
 
-def _make_grads(outputs: list, grad_outputs: list | None, allow_none_roots: bool) -> list:
+def _make_grads(outputs: list, grad_outputs: list | None) -> list:
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     if len(grad_outputs) != len(outputs):
@@ -635,7 +634,7 @@ def make_backward_task(
     tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
 ) -> GraphTask:
     """The GraphTask of a ``backward()`` call, not yet run (widgets step through it)."""
-    outputs = _tensor_list(tensors, "tensors")
+    outputs = _tensor_list(tensors)
     if grad_tensors is not None and isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
     if create_graph:
@@ -647,13 +646,13 @@ def make_backward_task(
             stacklevel=3,
         )
     if inputs is not None:
-        inputs = _tensor_list(inputs, "inputs")
+        inputs = _tensor_list(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in inputs:
             if t._grad_fn is not None:
                 t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
-    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), False)
+    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors))
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
@@ -670,8 +669,8 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """The gradients of ``outputs`` w.r.t. ``inputs``, returned rather than accumulated."""
-    outputs = _tensor_list(outputs, "outputs")
-    inputs_list = _tensor_list(inputs, "inputs")
+    outputs = _tensor_list(outputs)
+    inputs_list = _tensor_list(inputs)
     if not inputs_list:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if materialize_grads and allow_unused is False:
@@ -690,7 +689,7 @@ def grad(
         return _batched_grad(
             outputs, inputs_list, grad_outputs, retain_graph, create_graph, allow_unused
         )
-    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs), True)
+    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs))
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     task = GraphTask(outputs, grads, keep, create_graph, inputs_list, accumulate=False)

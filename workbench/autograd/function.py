@@ -306,6 +306,7 @@ class _OnceDifferentiableBackward(Node):
     def apply(self, grad_outputs, create_graph):
         raise RuntimeError(
             "trying to differentiate twice a function that was marked with @once_differentiable"
+            f" ({self._name})"
         )
 
 

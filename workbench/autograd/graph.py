@@ -379,12 +379,6 @@ class OpNode(Node):
         meta = self.input_meta[i]
         return None if meta is None else meta[0]
 
-    def saved_nbytes(self) -> int:
-        total = sum(s.nbytes for s in self.inputs if type(s) is SavedTensor)
-        if type(self.saved_out) is SavedTensor:
-            total += self.saved_out.nbytes
-        return total
-
     def unpack_args(self) -> tuple:
         args = []
         for i, slot in enumerate(self.inputs):
@@ -400,15 +394,6 @@ class OpNode(Node):
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         call = OrigCall(self)
         return self.op.gradient(call, grad_outputs[0])
-
-    def saved_slots(self) -> list:
-        """``(slot name, SavedTensor)`` for each tensor still saved (``out`` for the output)."""
-        slots = [
-            (self.op.input_names[i], s) for i, s in enumerate(self.inputs) if type(s) is SavedTensor
-        ]
-        if type(self.saved_out) is SavedTensor:
-            slots.append(("out", self.saved_out))
-        return slots
 
     def release(self) -> None:
         """Let go of what the node saved (backward ran without ``retain_graph``)."""

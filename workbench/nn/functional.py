@@ -122,9 +122,7 @@ def embedding(
     ``padding_idx`` row gets none.
     """
     if scale_grad_by_freq or sparse:
-        raise ValueError(
-            "embedding: scale_grad_by_freq and sparse gradients are not supported"
-        )
+        raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = ops.take(weight, input, axis=0)

@@ -27,6 +27,18 @@ def _settings(**values) -> dict:
     return {key: value for key, value in values.items() if value is not None}
 
 
+def reset_like_torch(weight: Parameter, bias: Parameter | None) -> None:
+    """PyTorch's default init for Linear and Conv2d.
+
+    Weights: kaiming-uniform with a = √5, i.e. U(−1/√fan_in, 1/√fan_in); bias: the same bound.
+    """
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init.calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input unchanged (a placeholder in a Sequential)."""
 
@@ -58,10 +70,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_like_torch(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -112,11 +121,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_like_torch(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         extras = _settings(
