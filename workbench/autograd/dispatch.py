@@ -21,6 +21,7 @@ from .graph import (
     OpNode,
     SavedMemory,
     SavedTensor,
+    _sequence,
     edge_of,
     forward_stack,
 )
@@ -76,15 +77,11 @@ def op_error(op, inputs, err: Exception) -> OpError:
     return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
-def _as_array(out):
-    """numpy gives scalars (``np.float64``) for 0-d results; a Tensor always holds an array."""
-    return np.asarray(out) if isinstance(out, np.generic) else out
-
-
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor."""
-    if not grad_mode._state.enabled and not op.view:
-        return _apply_untracked(op, inputs, attrs)
+    state = grad_mode._state
+    if not state.enabled and not op.view:
+        return _apply_untracked(op, inputs, attrs, state)
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -97,14 +94,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
                 requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
-    if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
-        backend.check_same_device(op.name, arrays)
-    try:
-        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
-    except (ValueError, IndexError, TypeError) as err:
-        raise op_error(op, inputs, err) from err
-    result = Tensor._make(_as_array(out))
-    state = grad_mode._state
+    result = Tensor._make(_run_kernel(op, inputs, arrays, attrs))
     node = None
     if requires_grad and state.enabled and op.differentiable:
         if _stage.record is None:
@@ -124,24 +114,35 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     return result
 
 
-def _apply_untracked(op, inputs: tuple, attrs: dict | None) -> Tensor:
+def _apply_untracked(op, inputs: tuple, attrs: dict | None, state) -> Tensor:
     """``apply_op`` with grad mode off (no_grad, gradient rules): nothing to record.
 
     The common case inside backward, so it skips what only recording needs.
     """
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    if backend.gpu_in_use:
+    arrays = []
+    for x in inputs:
+        arrays.append(x._data if isinstance(x, Tensor) else x)
+    result = Tensor._make(_run_kernel(op, inputs, arrays, attrs))
+    if state.inference:
+        result._is_inference = True
+    if events.listening:
+        _publish_op(op, inputs, attrs, result, None)
+    return result
+
+
+def _run_kernel(op, inputs: tuple, arrays: list, attrs: dict | None):
+    """The op's forward kernel on ``arrays``; errors name the op and the input shapes.
+
+    numpy gives scalars (``np.float64``) for 0-d results: they become 0-d arrays,
+    because a Tensor always holds an array.
+    """
+    if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as err:
         raise op_error(op, inputs, err) from err
-    result = Tensor._make(_as_array(out))
-    if grad_mode._state.inference:
-        result._is_inference = True
-    if events.listening:
-        _publish_op(op, inputs, attrs, result, None)
-    return result
+    return np.asarray(out) if isinstance(out, np.generic) else out
 
 
 def replay_view(view: Tensor) -> None:
@@ -171,40 +172,38 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     One pass over the inputs builds every per-input tuple (this runs once per op).
     """
     node = OpNode.__new__(OpNode)
-    Node.__init__(node)  # before edge_of: the node's sequence number precedes new leaves' nodes
-    needs, edges, metas, slots = [], [], [], []
-    for x in inputs:
+    node._seq = next(_sequence)  # before edge_of: it precedes the nodes of new leaves
+    needs, edges, metas = [], [], []
+    slots = list(inputs)  # Python numbers stay; tensor slots become NOT_SAVED or saved
+    for i, x in enumerate(inputs):
         if isinstance(x, Tensor):
             needs.append(x._requires_grad)
             edges.append(edge_of(x))
             metas.append((x._data.shape, x._data.dtype))
-            slots.append(NOT_SAVED)
+            slots[i] = NOT_SAVED
         else:
             needs.append(False)
             edges.append(_NO_EDGE)
             metas.append(None)
-            slots.append(x)
     node.op = op
     node.attrs = attrs if attrs is not None else {}
     node.needs_input_grad = needs = tuple(needs)
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
     for index, needed_by in op.save_inputs:
-        if slots[index] is not NOT_SAVED:
-            continue  # a Python number: kept as is
-        if needed_by is None or _any_needed(needs, needed_by):
-            slots[index] = SavedTensor(inputs[index], is_output=False)
+        if slots[index] is NOT_SAVED and (needed_by is None or _any_needed(needs, needed_by)):
+            slots[index] = SavedTensor(inputs[index], False)
     node.inputs = tuple(slots)
-    node.saved_out = None
     node._output_ref = weakref.ref(result)
     result._requires_grad = True
     result._grad_fn = node
     save_out = op.save_out
     if save_out is True or (save_out and _any_needed(needs, save_out)):
-        node.saved_out = SavedTensor(result, is_output=True)
-    scopes = scope._state.stack
-    if scopes:  # the name scopes (module paths) it was recorded in, for pictures
-        node.metadata["scope"] = scopes
+        node.saved_out = SavedTensor(result, True)
+    else:
+        node.saved_out = None
+    if scope._state.stack:  # the name scopes (module paths) it was recorded in, for pictures
+        node.metadata["scope"] = scope._state.stack
     if _anomaly.enabled:
         node._forward_stack = forward_stack()
     return node

@@ -171,9 +171,9 @@ class GraphTask:
         """
         ready = self._start()
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[1]
             with self._backward_mode():
-                step = self._run_node(node, ready, make_step=True)
+                step = self._run_node(node, self.buffers.pop(node, None), ready, make_step=True)
             if step is not None:
                 yield step
         self._finish()
@@ -181,14 +181,43 @@ class GraphTask:
     def run(self) -> None:
         """Run the whole pass at once (``backward()``, ``grad()``): no Steps are made.
 
-        The backward grad mode is set once for the pass, not once per node.
+        The backward grad mode is set once for the pass, not once per node. When
+        nobody watches (no listeners, no anomaly mode, no ``inputs=``), a node with
+        no hooks takes the short road (:meth:`_run_plain_node`).
         """
         ready = self._start()
+        plain = self.needed is None and not events.listening and not dispatch._anomaly.enabled
+        buffers = self.buffers
         with self._backward_mode():
             while ready:
-                _, _, node = heapq.heappop(ready)
-                self._run_node(node, ready, make_step=events.listening)
+                node = heapq.heappop(ready)[1]
+                grads = buffers.pop(node, None)
+                if plain and grads is not None and grads[0] is not None and _is_plain(node):
+                    self._run_plain_node(node, grads[0], ready)
+                else:
+                    self._run_node(node, grads, ready, make_step=events.listening)
         self._finish()
+
+    def _run_plain_node(self, node: OpNode, grad: Tensor, ready: list) -> None:
+        """What :meth:`_run_node` does for an OpNode that has no hooks, with nothing else to do.
+
+        The rule runs, its gradients are checked, the saved tensors freed and the
+        gradients delivered: the same steps, without the ones that cannot apply.
+        """
+        grads_out = _validate_outputs(node, node.apply([grad], self.create_graph))
+        if not self.keep_graph:
+            node.release()
+        self.steps_run += 1
+        deps = self.dependencies
+        for (child, nr), grad_out in zip(node.next_functions, grads_out):
+            if child is None:
+                continue
+            if grad_out is not None:
+                self._add_to_buffer(child, nr, grad_out)
+            left = deps[child] - 1
+            deps[child] = left
+            if left == 0:
+                heapq.heappush(ready, (-child._seq, child))
 
     def _start(self) -> list:
         """Publish BackwardStarted; return the heap of the nodes ready to run."""
@@ -206,7 +235,7 @@ class GraphTask:
         ready = []
         for node in dict.fromkeys(self.root_nodes):
             if self.dependencies.get(node, 0) == 0:
-                heapq.heappush(ready, (-node._seq, id(node), node))
+                heapq.heappush(ready, (-node._seq, node))
         return ready
 
     def _finish(self) -> None:
@@ -233,13 +262,16 @@ class GraphTask:
             state.enabled = previous
             _checkpoint_validity.valid = valid
 
-    def _run_node(self, node: Node, ready: list, make_step: bool) -> Step | None:
+    def _run_node(
+        self, node: Node, grads: list | None, ready: list, make_step: bool
+    ) -> Step | None:
         """Run ``node`` (when a gradient reached it) and deliver what it sends on.
 
-        Returns its :class:`Step` when ``make_step`` (a Step is only built for
-        someone who looks at it: the step generator, or event listeners).
+        ``grads`` is what its buffer held (None: nothing arrived). Returns its
+        :class:`Step` when ``make_step`` (a Step is only built for someone who looks
+        at it: the step generator, or event listeners).
         """
-        grads = self.buffers.pop(node, None) or [None] * node.num_outputs
+        grads = grads or [None] * node.num_outputs
         runs = self.needed is None or node in self.needed
         if not (runs and _has_grad(grads)):
             self._deliver(node, (), ready)
@@ -265,7 +297,7 @@ class GraphTask:
             left = self.dependencies[child] - 1
             self.dependencies[child] = left
             if left == 0:
-                heapq.heappush(ready, (-child._seq, id(child), child))
+                heapq.heappush(ready, (-child._seq, child))
 
     def _execute_node(self, node: Node, grads: list) -> tuple:
         """Hooks, then the node's rule (or accumulation); returns (grads, grads_out, leaf)."""
@@ -318,8 +350,6 @@ class GraphTask:
 
     def _apply(self, node: Node, grads: list) -> list:
         if isinstance(node, OpNode):
-            if node.op.gradient is None:
-                raise RuntimeError(f"op '{node.op.name}' has no gradient rule registered")
             if grads[0] is None or len(grads) > 1:
                 grads = [g if g is not None else _zeros_like_output(node) for g in grads]
         try:
@@ -327,7 +357,7 @@ class GraphTask:
         except Exception as err:
             _note_forward_stack(err, node)
             raise
-        grads_out = _validate_outputs(node, list(grads_out))
+        grads_out = _validate_outputs(node, grads_out)
         if dispatch._anomaly.enabled and _anomaly_checks_nan():
             _check_nan(node, grads_out)
         return grads_out
@@ -381,6 +411,17 @@ class GraphTask:
 
 
 # ------------------------------------------------------------------ helpers
+def _is_plain(node: Node) -> bool:
+    """An op's node with no hooks and no retained output: nothing to run but its rule."""
+    return (
+        type(node) is OpNode
+        and node._tensor_hooks is None
+        and node._retained is None
+        and node._pre_hooks is None
+        and node._post_hooks is None
+    )
+
+
 def _has_grad(grads: list) -> bool:
     """Whether any gradient arrived (a loop: cheaper than any() over a generator)."""
     for g in grads:
@@ -449,15 +490,16 @@ def _call_post_hooks(node: Node, grads_out, grads_in) -> list:
     return list(grads_out)
 
 
-def _validate_outputs(node: Node, grads_out: list) -> list:
+def _validate_outputs(node: Node, grads_out) -> list:
     """One gradient per input edge, each of the input's shape and dtype."""
-    expected = len(node.next_functions)
-    if len(grads_out) != expected:
+    grads_out = list(grads_out)
+    edges = node.next_functions
+    if len(grads_out) != len(edges):
         raise RuntimeError(
             f"Function {node.name()} returned an incorrect number of gradients "
-            f"(expected {expected}, got {len(grads_out)})"
+            f"(expected {len(edges)}, got {len(grads_out)})"
         )
-    edges = node.next_functions
+    metas = node.input_meta
     for i, grad in enumerate(grads_out):
         if grad is None:
             continue
@@ -469,7 +511,7 @@ def _validate_outputs(node: Node, grads_out: list) -> list:
                 f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}; "
                 "gradients must be Tensors or None"
             )
-        shape, dtype = node.input_meta[i]
+        shape, dtype = metas[i]
         data = grad._data
         if data.shape != shape:
             grads_out[i] = grad = _fit_custom_grad(node, i, grad, shape)

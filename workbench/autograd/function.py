@@ -56,7 +56,6 @@ class BackwardFunction(Node):
         "input_meta",
         "output_meta",
         "num_outputs",
-        "__dict__",
     )
 
     def __init__(self, cls) -> None:

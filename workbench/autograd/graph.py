@@ -33,31 +33,29 @@ FREED_MESSAGE = (
 class Node:
     """A function of the backward graph: gradients in, one gradient per input edge out."""
 
-    __slots__ = (
-        "next_functions",
-        "_seq",
-        "_uid",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_hooks",
-        "_retained",
-        "_forward_stack",
-        "metadata",
-        "__weakref__",
-    )
+    # Every node sets these two; the rarely-set fields live in the instance dict, with
+    # the class defaults below, so that making a node costs two assignments.
+    __slots__ = ("next_functions", "_seq", "__dict__", "__weakref__")
 
     num_outputs = 1
+    _uid = None
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_hooks = None  # {output_nr: {key: hook}}
+    _retained = None  # {output_nr: weakref to a tensor that retains its grad}
+    _forward_stack = None
 
     def __init__(self) -> None:
         self.next_functions: tuple = ()
         self._seq = next(_sequence)
-        self._uid = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None  # {output_nr: {key: hook}}
-        self._retained = None  # {output_nr: weakref to a tensor that retains its grad}
-        self._forward_stack = None
-        self.metadata = {}
+
+    @property
+    def metadata(self) -> dict:
+        """Free-form notes on the node (name scope, checkpoint segment), as PyTorch's."""
+        notes = self.__dict__.get("_metadata")
+        if notes is None:
+            notes = self._metadata = {}
+        return notes
 
     @property
     def uid(self) -> str:
@@ -173,7 +171,6 @@ class SavedTensor:
         "version",
         "packed",
         "unpack_hook",
-        "nbytes",
         "output_nr",
         "held",
         "added",
@@ -187,27 +184,33 @@ class SavedTensor:
                 "a clone to get a normal tensor and use it in autograd."
             )
         self.output_nr = output_nr
-        self.version_ref = tensor._version_ref
-        self.version = tensor._version_ref[0]
-        self.nbytes = tensor._data.nbytes
-        hooks = _SavedHooksState.stack
-        if hooks:
-            before = SavedMemory.current
-            pack, unpack = hooks[-1]
-            self.tensor = None
-            self.array = None
-            self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
-            self.unpack_hook = unpack
-            self.added = SavedMemory.current - before
-            if events.listening:
-                events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
-            return
-        self.tensor = None if is_output else tensor
-        self.array = tensor._data if is_output else None
-        self.packed = None
+        self.version_ref = version_ref = tensor._version_ref
+        self.version = version_ref[0]
         self.unpack_hook = None
-        self.held = tensor._data
-        self.added = memory.hold(self.held)  # 0 when the array was already held
+        if _SavedHooksState.stack:
+            self._pack(tensor)
+            return
+        data = tensor._data
+        if is_output:
+            self.tensor = None
+            self.array = data
+        else:
+            self.tensor = tensor
+            self.array = None
+        self.held = data
+        self.added = memory.hold(data)  # 0 when the array was already held
+
+    def _pack(self, tensor: Tensor) -> None:
+        """Hand the tensor to the innermost saved_tensors_hooks' pack hook; keep its result."""
+        before = SavedMemory.current
+        pack, unpack = _SavedHooksState.stack[-1]
+        self.tensor = None
+        self.array = None
+        self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
+        self.unpack_hook = unpack
+        self.added = SavedMemory.current - before
+        if events.listening:
+            events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
 
     def drop(self) -> int:
         """Let go of the saved array in the memory counters; returns the bytes that freed."""
@@ -228,37 +231,43 @@ class SavedTensor:
     def unpack(self, node: Node, what: str | int) -> Tensor:
         """The saved tensor; ``what`` names it in errors (an int: that input of an OpNode)."""
         if self.unpack_hook is not None:
-            value = self.unpack_hook(self.packed)
-            if events.listening:
-                target = node.uid if node is not None else ""
-                events.publish(events.HookFired(hook="unpack", target=target, replaced=True))
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"Output of saved tensor unpack_hook expected to be a Tensor but got "
-                    f"result of type {type(value).__name__}"
-                )
-            return value
+            return self._unpack_hooked(node)
         if self.version_ref[0] != self.version:
-            if isinstance(what, int):  # the label is built only when it is needed
-                what = f"input {what} ({node.op.input_names[what]})"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{what} of {node.name()}] is at version "
-                f"{self.version_ref[0]}; expected version {self.version} instead. Hint: the "
-                "backtrace further above shows the operation that failed to compute its "
-                "gradient. The variable in question was changed in there or anywhere later. "
-                + (
-                    "Good luck!"
-                    if _anomaly_enabled()
-                    else "Hint: enable anomaly detection to find the operation that failed to "
-                    "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
-                )
-            )
+            raise RuntimeError(self._modified_message(node, what))
         if self.tensor is not None:
             return self.tensor
         out = Tensor._make(self.array, node is not None, node, self.output_nr)
         out._version_ref = self.version_ref
         return out
+
+    def _unpack_hooked(self, node: Node) -> Tensor:
+        value = self.unpack_hook(self.packed)
+        if events.listening:
+            target = node.uid if node is not None else ""
+            events.publish(events.HookFired(hook="unpack", target=target, replaced=True))
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got "
+                f"result of type {type(value).__name__}"
+            )
+        return value
+
+    def _modified_message(self, node: Node, what: str | int) -> str:
+        if isinstance(what, int):  # the label is built only when it is needed
+            what = f"input {what} ({node.op.input_names[what]})"
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{what} of {node.name()}] is at version "
+            f"{self.version_ref[0]}; expected version {self.version} instead. Hint: the "
+            "backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. "
+            + (
+                "Good luck!"
+                if _anomaly_enabled()
+                else "Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+            )
+        )
 
 
 class _Freed:
@@ -379,68 +388,63 @@ class OpNode(Node):
         meta = self.input_meta[i]
         return None if meta is None else meta[0]
 
+    # What a gradient rule reads from ``orig``, the node of the original call (Relay's
+    # ``orig``): ``orig.args``, ``orig.out``, ``orig.attrs`` and ``orig.needs_input_grad``.
+    @property
+    def args(self) -> tuple:
+        """The inputs: saved tensors, Python numbers, or a :class:`TensorMeta` (shape and
+        dtype only) where the op did not need to save that input. Read it once per rule:
+        each read unpacks the saved tensors again."""
+        return self.unpack_args()
+
+    @property
+    def out(self) -> Tensor:
+        """The forward output, when the op saves it."""
+        saved = self.saved_out
+        if saved is None:
+            name = self.op.name
+            raise RuntimeError(
+                f"the gradient rule of '{name}' used the output, which the op does not save: "
+                f"add 'out' to saves= in register_op('{name}')"
+            )
+        return saved.unpack(self, "output 0")
+
     def unpack_args(self) -> tuple:
+        """The inputs as the rule sees them: saved tensors, numbers, or a TensorMeta."""
         args = []
         for i, slot in enumerate(self.inputs):
-            if isinstance(slot, (SavedTensor, _Freed)):
-                args.append(slot.unpack(self, i))
-            elif slot is NOT_SAVED:
+            if slot is NOT_SAVED:
                 shape, dtype = self.input_meta[i]
                 args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
+            elif type(slot) is SavedTensor or slot is FREED:
+                args.append(slot.unpack(self, i))
             else:
                 args.append(slot)
         return tuple(args)
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
-        call = OrigCall(self)
-        return self.op.gradient(call, grad_outputs[0])
+        rule = self.op.gradient
+        if rule is None:
+            raise RuntimeError(f"op '{self.op.name}' has no gradient rule registered")
+        return rule(self, grad_outputs[0])  # the node is the rule's ``orig``
 
     def release(self) -> None:
         """Let go of what the node saved (backward ran without ``retain_graph``)."""
         released = []  # (slot name, SavedTensor, bytes freed), for listeners
-        if SavedTensor in map(type, self.inputs):
-            names = self.op.input_names
-            for i, s in enumerate(self.inputs):
-                if type(s) is SavedTensor:
-                    released.append((names[i], s, s.drop()))
-            self.inputs = tuple(FREED if type(s) is SavedTensor else s for s in self.inputs)
+        slots = self.inputs
+        for i, slot in enumerate(slots):
+            if type(slot) is SavedTensor:
+                released.append((self.op.input_names[i], slot, slot.drop()))
+        if released:
+            self.inputs = tuple([FREED if type(s) is SavedTensor else s for s in slots])
         if type(self.saved_out) is SavedTensor:
             released.append(("out", self.saved_out, self.saved_out.drop()))
             self.saved_out = FREED
-        if released:
+        if released and events.listening:
             _saved_memory_release(self, released)
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
-
-
-class OrigCall:
-    """What a gradient rule sees of the original call: Relay's ``orig``.
-
-    ``args`` are the inputs: saved tensors, Python numbers, or a :class:`TensorMeta`
-    carrying only shape and dtype when the op did not need to save that input.
-    ``out`` is the forward output (when saved), ``attrs`` the op's attributes and
-    ``needs_input_grad`` says which inputs want a gradient.
-    """
-
-    __slots__ = ("node", "args", "attrs", "needs_input_grad")
-
-    def __init__(self, node: OpNode) -> None:
-        self.node = node
-        self.args = node.unpack_args()
-        self.attrs = node.attrs
-        self.needs_input_grad = node.needs_input_grad
-
-    @property
-    def out(self) -> Tensor:
-        saved = self.node.saved_out
-        if saved is None:
-            name = self.node.op.name
-            raise RuntimeError(
-                f"the gradient rule of '{name}' used the output, which the op does not save: "
-                f"add 'out' to saves= in register_op('{name}')"
-            )
-        return saved.unpack(self.node, "output 0")
 
 
 # -------------------------------------------------------------- saved memory

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 
 class SavedMemory:
-    """The counters (bytes). ``held`` maps ``id(array)`` to ``[nbytes, number of savers]``.
+    """The counters (bytes). ``held`` maps ``id(array)`` to its number of savers.
 
     An id is safe as a key: every saver keeps its array alive until it lets go, so the
     id cannot be reused by another array while it is in the table.
@@ -47,12 +47,11 @@ def hold(array) -> int:
     """Count ``array`` as saved for backward; returns the bytes this added (0 if already held)."""
     held = SavedMemory.held
     key = id(array)
-    entry = held.get(key)
-    if entry is not None:
-        entry[1] += 1
+    savers = held.get(key, 0)
+    held[key] = savers + 1
+    if savers:
         return 0
     nbytes = array.nbytes
-    held[key] = [nbytes, 1]
     current = SavedMemory.current + nbytes
     SavedMemory.current = current
     if current > SavedMemory.peak:
@@ -64,15 +63,15 @@ def let_go(array) -> int:
     """One saver of ``array`` lets go; returns the bytes freed (its size when it was the last)."""
     held = SavedMemory.held
     key = id(array)
-    entry = held.get(key)
-    if entry is None:  # not expected; tolerated so that a destructor never raises
+    savers = held.pop(key, 0)
+    if savers > 1:
+        held[key] = savers - 1
         return 0
-    entry[1] -= 1
-    if entry[1] > 0:
+    if savers == 0:  # not expected; tolerated so that a destructor never raises
         return 0
-    del held[key]
-    SavedMemory.current -= entry[0]
-    return entry[0]
+    nbytes = array.nbytes
+    SavedMemory.current -= nbytes
+    return nbytes
 
 
 def saved_memory() -> SavedMemoryStats:

@@ -13,10 +13,10 @@ Registering an op, Relay style::
         y = orig.out
         return [grad * y * (1 - y)]
 
-A rule gets ``orig`` (the original call: ``orig.args``, ``orig.out``, ``orig.attrs``,
-``orig.needs_input_grad``) and ``grad`` (ȳ, a Tensor) and returns one gradient per
-input (``None`` where an input has none). Rules use differentiable tensor ops only,
-so gradients of gradients come for free.
+A rule gets ``orig`` (the node recorded for the original call: ``orig.args``,
+``orig.out``, ``orig.attrs``, ``orig.needs_input_grad``) and ``grad`` (ȳ, a Tensor)
+and returns one gradient per input (``None`` where an input has none). Rules use
+differentiable tensor ops only, so gradients of gradients come for free.
 
 ``saves`` says what the rule needs kept for backward: input names and ``"out"``. A
 dict form ``{"a": ("b",)}`` saves ``a`` only when input ``b`` needs a gradient (mul
