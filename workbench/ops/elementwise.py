@@ -381,10 +381,9 @@ def tanh_backward(grad: Tensor, y: Tensor) -> Tensor:
 
 @register_op("sigmoid", saves=("out",))
 def _sigmoid(x):
-    # For x ≲ −88 (float32) e⁻ˣ overflows to inf and 1 / (1 + inf) = 0: the right limit,
-    # so the overflow is harmless and its warning is silenced.
-    with np.errstate(over="ignore"):
-        return 1 / (1 + np.exp(-x))
+    # σ(x) = 1 / (1 + e⁻ˣ) = exp(−ln(1 + e⁻ˣ)), and logaddexp(0, −x) = ln(1 + e⁻ˣ) never
+    # overflows: no warning to silence (np.errstate would cost more than the arithmetic).
+    return np.exp(-np.logaddexp(0, -x))
 
 
 @register_gradient("sigmoid")
