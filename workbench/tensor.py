@@ -483,44 +483,25 @@ class Tensor:
         return repr(self)
 
     # ------------------------------------------------- operators (each calls an op)
-    def __add__(self, other):
-        return _ops.add(self, other)
-
+    # ``x + y``, ``x - y``, ``x * y``, ``x / y``, ``x ** y``, ``x @ y`` and ``-x`` are the ops
+    # themselves (installed by workbench.ops: see OPERATOR_OPS); the reflected forms swap.
     def __radd__(self, other):
         return _ops.add(other, self)
-
-    def __sub__(self, other):
-        return _ops.sub(self, other)
 
     def __rsub__(self, other):
         return _ops.sub(other, self)
 
-    def __mul__(self, other):
-        return _ops.mul(self, other)
-
     def __rmul__(self, other):
         return _ops.mul(other, self)
-
-    def __truediv__(self, other):
-        return _ops.div(self, other)
 
     def __rtruediv__(self, other):
         return _ops.div(other, self)
 
-    def __pow__(self, other):
-        return _ops.pow(self, other)
-
     def __rpow__(self, other):
         return _ops.pow(other, self)
 
-    def __matmul__(self, other):
-        return _ops.matmul(self, other)
-
     def __rmatmul__(self, other):
         return _ops.matmul(Tensor(other), self)
-
-    def __neg__(self):
-        return _ops.neg(self)
 
     def __pos__(self):
         return self
@@ -675,6 +656,24 @@ METHOD_OPS = (
     "logical_or",
     "dot",
 )
+
+
+# The operators that are plain ops, ``Tensor.__mul__ = ops.mul``: one call less per ``x * y``.
+OPERATOR_OPS = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__neg__": "neg",
+}
+
+
+def install_operator_ops(namespace) -> None:
+    """Make each op of OPERATOR_OPS the operator method itself."""
+    for method, op_name in OPERATOR_OPS.items():
+        setattr(Tensor, method, getattr(namespace, op_name))
 
 
 def install_method_ops(names, namespace) -> None:

@@ -78,10 +78,13 @@ def op_error(op, inputs, err: Exception) -> OpError:
 
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
-    """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor."""
+    """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor.
+
+    One pass over the inputs collects their arrays and whether any needs a gradient;
+    then the kernel runs, and a node is recorded only if one is needed.
+    """
     state = grad_mode._state
-    if not state.enabled and not op.view:
-        return _apply_untracked(op, inputs, attrs, state)
+    recording = state.enabled
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -89,14 +92,22 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x._data)
             if x._requires_grad:
                 requires_grad = True
-            elif x._view_of is not None:  # a view whose base may have gained a history
-                x._refresh_view()
+            elif x._view_of is not None and (recording or op.view):
+                x._refresh_view()  # a view whose base may have gained a history
                 requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
-    result = Tensor._make(_run_kernel(op, inputs, arrays, attrs))
+    if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
+        backend.check_same_device(op.name, arrays)
+    try:
+        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
+    except (ValueError, IndexError, TypeError) as err:
+        raise op_error(op, inputs, err) from err
+    if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
+        out = np.asarray(out)
+    result = Tensor._make(out)
     node = None
-    if requires_grad and state.enabled and op.differentiable:
+    if requires_grad and recording and op.differentiable:
         if _stage.record is None:
             node = _record_node(op, inputs, attrs, result)
         else:  # a checkpoint marker stage is open: it tapes the call, then records it
@@ -104,45 +115,19 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     elif state.inference:
         result._is_inference = True
     if op.view:
-        base = inputs[0]
-        result._version_ref = base._version_ref
-        result._base = base if base._base is None else base._base
-        result._view_of = (op, inputs, attrs, state.enabled)
-        result._view_version = base._version_ref[0]
+        _link_view(result, op, inputs, attrs, recording)
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
 
 
-def _apply_untracked(op, inputs: tuple, attrs: dict | None, state) -> Tensor:
-    """``apply_op`` with grad mode off (no_grad, gradient rules): nothing to record.
-
-    The common case inside backward, so it skips what only recording needs.
-    """
-    arrays = []
-    for x in inputs:
-        arrays.append(x._data if isinstance(x, Tensor) else x)
-    result = Tensor._make(_run_kernel(op, inputs, arrays, attrs))
-    if state.inference:
-        result._is_inference = True
-    if events.listening:
-        _publish_op(op, inputs, attrs, result, None)
-    return result
-
-
-def _run_kernel(op, inputs: tuple, arrays: list, attrs: dict | None):
-    """The op's forward kernel on ``arrays``; errors name the op and the input shapes.
-
-    numpy gives scalars (``np.float64``) for 0-d results: they become 0-d arrays,
-    because a Tensor always holds an array.
-    """
-    if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
-        backend.check_same_device(op.name, arrays)
-    try:
-        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
-    except (ValueError, IndexError, TypeError) as err:
-        raise op_error(op, inputs, err) from err
-    return np.asarray(out) if isinstance(out, np.generic) else out
+def _link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:
+    """A view shares its base's data and version counter, and remembers how it was made."""
+    base = inputs[0]
+    view._version_ref = base._version_ref
+    view._base = base if base._base is None else base._base
+    view._view_of = (op, inputs, attrs, recording)
+    view._view_version = base._version_ref[0]
 
 
 def replay_view(view: Tensor) -> None:
@@ -178,7 +163,10 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     for i, x in enumerate(inputs):
         if isinstance(x, Tensor):
             needs.append(x._requires_grad)
-            edges.append(edge_of(x))
+            if x._grad_fn is not None and x._view_of is None:
+                edges.append((x._grad_fn, x._output_nr))  # edge_of's common case, inline
+            else:
+                edges.append(edge_of(x))
             metas.append((x._data.shape, x._data.dtype))
             slots[i] = NOT_SAVED
         else:

@@ -192,7 +192,16 @@ class GraphTask:
             while ready:
                 node = heapq.heappop(ready)[1]
                 grads = buffers.pop(node, None)
-                if plain and grads is not None and grads[0] is not None and _is_plain(node):
+                if (
+                    plain
+                    and grads is not None
+                    and grads[0] is not None
+                    and type(node) is OpNode
+                    and node._tensor_hooks is None  # the node has no hooks of any kind
+                    and node._retained is None
+                    and node._pre_hooks is None
+                    and node._post_hooks is None
+                ):
                     self._run_plain_node(node, grads[0], ready)
                 else:
                     self._run_node(node, grads, ready, make_step=events.listening)
@@ -411,17 +420,6 @@ class GraphTask:
 
 
 # ------------------------------------------------------------------ helpers
-def _is_plain(node: Node) -> bool:
-    """An op's node with no hooks and no retained output: nothing to run but its rule."""
-    return (
-        type(node) is OpNode
-        and node._tensor_hooks is None
-        and node._retained is None
-        and node._pre_hooks is None
-        and node._post_hooks is None
-    )
-
-
 def _has_grad(grads: list) -> bool:
     """Whether any gradient arrived (a loop: cheaper than any() over a generator)."""
     for g in grads:

@@ -395,7 +395,16 @@ class OpNode(Node):
         """The inputs: saved tensors, Python numbers, or a :class:`TensorMeta` (shape and
         dtype only) where the op did not need to save that input. Read it once per rule:
         each read unpacks the saved tensors again."""
-        return self.unpack_args()
+        args = []
+        for i, slot in enumerate(self.inputs):
+            if slot is NOT_SAVED:
+                shape, dtype = self.input_meta[i]
+                args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
+            elif type(slot) is SavedTensor or slot is FREED:
+                args.append(slot.unpack(self, i))
+            else:
+                args.append(slot)
+        return tuple(args)
 
     @property
     def out(self) -> Tensor:
@@ -408,19 +417,6 @@ class OpNode(Node):
                 f"add 'out' to saves= in register_op('{name}')"
             )
         return saved.unpack(self, "output 0")
-
-    def unpack_args(self) -> tuple:
-        """The inputs as the rule sees them: saved tensors, numbers, or a TensorMeta."""
-        args = []
-        for i, slot in enumerate(self.inputs):
-            if slot is NOT_SAVED:
-                shape, dtype = self.input_meta[i]
-                args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
-            elif type(slot) is SavedTensor or slot is FREED:
-                args.append(slot.unpack(self, i))
-            else:
-                args.append(slot)
-        return tuple(args)
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         rule = self.op.gradient

@@ -190,6 +190,7 @@ def _bind_tensor_methods() -> None:
     tensor_module._ops = sys.modules[__name__]
     tensor_module.install_method_ops(tensor_module.METHOD_OPS, tensor_module._ops)
     tensor_module.install_method_ops(MORE_METHOD_OPS, tensor_module._ops)
+    tensor_module.install_operator_ops(tensor_module._ops)
 
 
 _bind_tensor_methods()

@@ -88,9 +88,11 @@ def collapse_sum_like(grad: Tensor, like) -> Tensor | None:
     ``like`` is the input that was broadcast (a tensor, or anything with ``.shape``).
     A Python number gets no gradient, so for one this returns None.
     """
-    shape = getattr(like, "shape", None)
+    shape = like._data.shape if isinstance(like, Tensor) else getattr(like, "shape", None)
     if shape is None:
         return None
+    if grad._data.shape == shape:
+        return grad  # nothing was broadcast
     return sum_to(grad, tuple(shape))
 
 
