@@ -217,12 +217,15 @@ class GraphTask:
         if not self.keep_graph:
             node.release()
         self.steps_run += 1
-        deps = self.dependencies
+        deps, buffers = self.dependencies, self.buffers
         for (child, nr), grad_out in zip(node.next_functions, grads_out):
             if child is None:
                 continue
             if grad_out is not None:
-                self._add_to_buffer(child, nr, grad_out)
+                if child.num_outputs == 1 and child not in buffers:
+                    buffers[child] = [grad_out]  # the first gradient to reach it
+                else:
+                    self._add_to_buffer(child, nr, grad_out)
             left = deps[child] - 1
             deps[child] = left
             if left == 0:
@@ -490,7 +493,8 @@ def _call_post_hooks(node: Node, grads_out, grads_in) -> list:
 
 def _validate_outputs(node: Node, grads_out) -> list:
     """One gradient per input edge, each of the input's shape and dtype."""
-    grads_out = list(grads_out)
+    if type(grads_out) is not list:  # rules return lists; custom Functions may give tuples
+        grads_out = list(grads_out)
     edges = node.next_functions
     if len(grads_out) != len(edges):
         raise RuntimeError(

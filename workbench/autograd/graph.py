@@ -427,12 +427,14 @@ class OpNode(Node):
     def release(self) -> None:
         """Let go of what the node saved (backward ran without ``retain_graph``)."""
         released = []  # (slot name, SavedTensor, bytes freed), for listeners
-        slots = self.inputs
-        for i, slot in enumerate(slots):
+        kept = []
+        for i, slot in enumerate(self.inputs):
             if type(slot) is SavedTensor:
                 released.append((self.op.input_names[i], slot, slot.drop()))
+                slot = FREED
+            kept.append(slot)
         if released:
-            self.inputs = tuple([FREED if type(s) is SavedTensor else s for s in slots])
+            self.inputs = tuple(kept)
         if type(self.saved_out) is SavedTensor:
             released.append(("out", self.saved_out, self.saved_out.drop()))
             self.saved_out = FREED

@@ -54,8 +54,10 @@ def promote(a, b):
 
 
 def _binary(op, a, b) -> Tensor:
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype:
-        return apply_op(op, (a, b))  # the common case: nothing to promote
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        da, db = a._data.dtype, b._data.dtype
+        if da is db or da == db:
+            return apply_op(op, (a, b))  # the common case: nothing to promote
     a, b = promote(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
