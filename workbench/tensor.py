@@ -76,6 +76,9 @@ def add_hook(hooks: dict | None, fn: Callable) -> tuple[dict, RemovableHandle]:
     return hooks, handle
 
 
+_new_object = object.__new__
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
@@ -131,10 +134,14 @@ class Tensor:
                 True, "Only Tensors of floating point and complex dtype can require gradients"
             )
 
-    @classmethod
-    def _make(cls, array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
-        """Wrap an array without copying or checking (the ops' fast path)."""
-        t = object.__new__(cls)
+    @staticmethod
+    def _make(array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
+        """Wrap an array without copying or checking (the ops' fast path).
+
+        A staticmethod, not a classmethod: binding ``cls`` on every call would cost
+        as much as the rest of it.
+        """
+        t = _new_object(Tensor)
         t._data = array
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
