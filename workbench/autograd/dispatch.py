@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import threading
 import weakref
+from types import MappingProxyType
 
 import numpy as np
 
 from .. import backend, events, scope
-from ..tensor import Tensor
+from ..tensor import Tensor, _new_object
 from . import grad_mode
 from .graph import (
     NOT_SAVED,
@@ -156,7 +157,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
 
     One pass over the inputs builds every per-input tuple (this runs once per op).
     """
-    node = OpNode.__new__(OpNode)
+    node = _new_object(OpNode)
     node._seq = next(_sequence)  # before edge_of: it precedes the nodes of new leaves
     needs, edges, metas = [], [], []
     slots = list(inputs)  # Python numbers stay; tensor slots become NOT_SAVED or saved
@@ -174,7 +175,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
             edges.append(_NO_EDGE)
             metas.append(None)
     node.op = op
-    node.attrs = attrs if attrs is not None else {}
+    node.attrs = attrs if attrs is not None else _NO_ATTRS
     node.needs_input_grad = needs = tuple(needs)
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
@@ -198,6 +199,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
 
 
 _NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
+_NO_ATTRS = MappingProxyType({})  # the attrs of a call that has none (read-only, shared)
 
 
 def _any_needed(needs: tuple, indices: tuple) -> bool:
