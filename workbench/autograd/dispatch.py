@@ -179,18 +179,15 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     node.needs_input_grad = needs = tuple(needs)
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
-    for index, needed_by in op.save_inputs:
-        if slots[index] is NOT_SAVED and (needed_by is None or _any_needed(needs, needed_by)):
+    save_inputs, save_out = op.save_plans.get(needs) or op.save_plan(needs)
+    for index in save_inputs:
+        if slots[index] is NOT_SAVED:  # (a Python number is kept as it is)
             slots[index] = SavedTensor(inputs[index], False)
     node.inputs = tuple(slots)
     node._output_ref = weakref.ref(result)
     result._requires_grad = True
     result._grad_fn = node
-    save_out = op.save_out
-    if save_out is True or (save_out and _any_needed(needs, save_out)):
-        node.saved_out = SavedTensor(result, True)
-    else:
-        node.saved_out = None
+    node.saved_out = SavedTensor(result, True) if save_out else None
     if scope._state.stack:  # the name scopes (module paths) it was recorded in, for pictures
         node.metadata["scope"] = scope._state.stack
     if _anomaly.enabled:
@@ -200,14 +197,6 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
 
 _NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
 _NO_ATTRS = MappingProxyType({})  # the attrs of a call that has none (read-only, shared)
-
-
-def _any_needed(needs: tuple, indices: tuple) -> bool:
-    """Whether any input at ``indices`` needs a gradient (a loop: cheaper than any(genexpr))."""
-    for j in indices:
-        if needs[j]:
-            return True
-    return False
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:

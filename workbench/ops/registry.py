@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 OPS: dict[str, OpDef] = {}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: apply_op reads several fields per call
 class OpDef:
     name: str
     forward: Callable
@@ -46,6 +46,25 @@ class OpDef:
     formula: str = ""
     node_name: str = ""
     extra: dict = field(default_factory=dict)
+    # What a call saves depends only on which inputs need a gradient: the plan for each
+    # pattern of needs_input_grad is worked out once (see dispatch._record_node).
+    save_plans: dict = field(default_factory=dict)
+
+    def save_plan(self, needs: tuple) -> tuple:
+        """``(input indices to save, whether to save the output)`` when ``needs`` is the
+        needs_input_grad of a call."""
+        plan = self.save_plans.get(needs)
+        if plan is None:
+            indices = tuple(
+                index
+                for index, needed_by in self.save_inputs
+                if needed_by is None or any(needs[j] for j in needed_by)
+            )
+            out = self.save_out is True or bool(
+                self.save_out and any(needs[j] for j in self.save_out)
+            )
+            plan = self.save_plans[needs] = (indices, out)
+        return plan
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
