@@ -427,19 +427,24 @@ class OpNode(Node):
     def release(self) -> None:
         """Let go of what the node saved (backward ran without ``retain_graph``)."""
         released = []  # (slot name, SavedTensor, bytes freed), for listeners
-        kept = []
+        if SavedTensor in map(type, self.inputs):  # (a quick scan: most nodes save few)
+            self.inputs = self._free_saved_inputs(released)
+        saved_out = self.saved_out
+        if type(saved_out) is SavedTensor:
+            released.append(("out", saved_out, saved_out.drop()))
+            self.saved_out = FREED
+        if released and events.listening:
+            _saved_memory_release(self, released)
+
+    def _free_saved_inputs(self, released: list) -> tuple:
+        """The input slots with every saved tensor dropped and marked FREED."""
+        slots = []
         for i, slot in enumerate(self.inputs):
             if type(slot) is SavedTensor:
                 released.append((self.op.input_names[i], slot, slot.drop()))
                 slot = FREED
-            kept.append(slot)
-        if released:
-            self.inputs = tuple(kept)
-        if type(self.saved_out) is SavedTensor:
-            released.append(("out", self.saved_out, self.saved_out.drop()))
-            self.saved_out = FREED
-        if released and events.listening:
-            _saved_memory_release(self, released)
+            slots.append(slot)
+        return tuple(slots)
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
