@@ -210,18 +210,26 @@ class GraphTask:
     def _run_plain_node(self, node: OpNode, grad: Tensor, ready: list) -> None:
         """What :meth:`_run_node` does for an OpNode that has no hooks, with nothing else to do.
 
-        The rule runs, its gradients are checked, the saved tensors freed and the
-        gradients delivered: the same steps, without the ones that cannot apply.
+        The rule runs; each gradient it returns is checked (:func:`_validate_outputs`,
+        here one at a time) and delivered; then the saved tensors are freed.
         """
-        grads_out = _validate_outputs(node, node.apply([grad], self.create_graph))
-        if not self.keep_graph:
-            node.release()
-        self.steps_run += 1
-        deps, buffers = self.dependencies, self.buffers
-        for (child, nr), grad_out in zip(node.next_functions, grads_out):
+        grads_out = node.apply([grad], self.create_graph)
+        edges = node.next_functions
+        if len(grads_out) != len(edges):
+            _validate_outputs(node, grads_out)  # raises: the wrong number of gradients
+        metas, deps, buffers = node.input_meta, self.dependencies, self.buffers
+        for i, (child, nr) in enumerate(edges):
             if child is None:
                 continue
+            grad_out = grads_out[i]
             if grad_out is not None:
+                shape, dtype = metas[i]
+                if (
+                    type(grad_out) is not Tensor
+                    or grad_out._data.shape != shape
+                    or grad_out._data.dtype != dtype
+                ):
+                    grad_out = _checked_output(node, i, grad_out)  # cast, or raise
                 if child.num_outputs == 1 and child not in buffers:
                     buffers[child] = [grad_out]  # the first gradient to reach it
                 else:
@@ -230,6 +238,9 @@ class GraphTask:
             deps[child] = left
             if left == 0:
                 heapq.heappush(ready, (-child._seq, child))
+        if not self.keep_graph:
+            node.release()
+        self.steps_run += 1
 
     def _start(self) -> list:
         """Publish BackwardStarted; return the heap of the nodes ready to run."""
@@ -495,31 +506,34 @@ def _validate_outputs(node: Node, grads_out) -> list:
     """One gradient per input edge, each of the input's shape and dtype."""
     if type(grads_out) is not list:  # rules return lists; custom Functions may give tuples
         grads_out = list(grads_out)
-    edges = node.next_functions
-    if len(grads_out) != len(edges):
+    expected = len(node.next_functions)
+    if len(grads_out) != expected:
         raise RuntimeError(
             f"Function {node.name()} returned an incorrect number of gradients "
-            f"(expected {len(edges)}, got {len(grads_out)})"
+            f"(expected {expected}, got {len(grads_out)})"
         )
-    metas = node.input_meta
     for i, grad in enumerate(grads_out):
-        if grad is None:
-            continue
-        if edges[i][0] is None:
-            grads_out[i] = None
-            continue
-        if not isinstance(grad, Tensor):
-            raise TypeError(
-                f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}; "
-                "gradients must be Tensors or None"
-            )
-        shape, dtype = metas[i]
-        data = grad._data
-        if data.shape != shape:
-            grads_out[i] = grad = _fit_custom_grad(node, i, grad, shape)
-        if data.dtype != dtype and dtype is not None:
-            grads_out[i] = grad.to(dtype)
+        if grad is not None:
+            grads_out[i] = _checked_output(node, i, grad)
     return grads_out
+
+
+def _checked_output(node: Node, i: int, grad) -> Tensor | None:
+    """Gradient ``i`` of ``node`` as the engine passes it on: None where the edge leads
+    nowhere, else a Tensor of the input's shape (or an error) and dtype (cast)."""
+    if node.next_functions[i][0] is None:
+        return None
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}; "
+            "gradients must be Tensors or None"
+        )
+    shape, dtype = node.input_meta[i]
+    if grad._data.shape != shape:
+        grad = _fit_custom_grad(node, i, grad, shape)
+    if grad._data.dtype != dtype and dtype is not None:
+        grad = grad.to(dtype)
+    return grad
 
 
 def _fit_custom_grad(node: Node, index: int, grad: Tensor, shape: tuple) -> Tensor:
