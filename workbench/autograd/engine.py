@@ -98,18 +98,22 @@ class GraphTask:
 
     # --------------------------------------------------------------- set-up
     def _count_dependencies(self, root_nodes: list) -> None:
+        """How many edges lead into each node below the roots (a walk with a stack)."""
         deps = self.dependencies
-        seen = set(root_nodes)
-        stack = list(seen)
+        roots = set(root_nodes)
+        stack = list(roots)
         while stack:
             node = stack.pop()
             for child, _ in node.next_functions:
                 if child is None:
                     continue
-                deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
-                    stack.append(child)
+                count = deps.get(child)
+                if count is None:  # the first edge into it: walk below it once
+                    deps[child] = 1
+                    if child not in roots:
+                        stack.append(child)
+                else:
+                    deps[child] = count + 1
 
     def _set_targets(self, inputs: Sequence[Tensor]) -> None:
         """Only nodes on a path to an input run; gradients are captured at the inputs."""
