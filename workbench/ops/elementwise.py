@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
 from .registry import register_gradient, register_op
@@ -423,7 +424,7 @@ def _relu(x):
     # Against the scalar 0 numpy's maximum runs an element-by-element loop; between two
     # arrays it runs its vectorized one, several times faster. So: an array of zeros,
     # and the result written over it (it is fresh, nobody else holds it).
-    out = np.zeros_like(x)
+    out = backend.xp(x).zeros(x.shape, x.dtype)  # (zeros_like is slower: it fills in Python)
     return np.maximum(x, out, out=out)
 
 

@@ -311,9 +311,9 @@ def softmax_grad(orig, grad):
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
     with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - np.max(x, axis=dim, keepdims=True)
+        shifted = x - x.max(axis=dim, keepdims=True)
         # shifted is a fresh array: subtract the log-sum-exp from it in place.
-        shifted -= np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
 
 
@@ -329,7 +329,7 @@ def log_softmax_grad(orig, grad):
 )
 def _log_softmax_backward(grad, y, dim):
     # The product is a fresh array, so ȳ is added to it in place.
-    out = np.exp(y) * -np.sum(grad, axis=dim, keepdims=True)
+    out = np.exp(y) * -grad.sum(axis=dim, keepdims=True)
     out += grad
     return out
 
