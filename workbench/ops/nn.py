@@ -389,17 +389,22 @@ def nll_loss_op(predictions, targets, weights, reduction: str, ignore_index: int
     return apply_op(_nll_loss, (predictions, targets, weights), attrs)
 
 
+def _shapes(predictions, targets) -> str:
+    return f"(predictions {tuple(predictions.shape)}, targets {tuple(targets.shape)})"
+
+
 def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: str) -> None:
     """Shapes, dtypes and target range, with errors that name the op and the shapes."""
-    shapes = f"(predictions {tuple(predictions.shape)}, targets {tuple(targets.shape)})"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
     if not isinstance(targets, Tensor) or targets.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected integer class targets {shapes}")
+        raise RuntimeError(f"{op}: expected integer class targets {_shapes(predictions, targets)}")
     pred_ndim = predictions.ndim
     expected = () if pred_ndim == 1 else (predictions.shape[0],) + tuple(predictions.shape[2:])
     if pred_ndim == 0 or tuple(targets.shape) != expected:
-        raise ValueError(f"{op}: expected targets of shape {expected} {shapes}")
+        raise ValueError(
+            f"{op}: expected targets of shape {expected} {_shapes(predictions, targets)}"
+        )
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
     t = targets._data
     if t.size and (t.min() < 0 or t.max() >= classes):  # two quick passes rule out the rest
@@ -407,7 +412,7 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
         if bad.any():
             raise IndexError(
                 f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
-                f"{classes} classes {shapes}"
+                f"{classes} classes {_shapes(predictions, targets)}"
             )
     if weights is not None and tuple(weights.shape) != (classes,):
         raise RuntimeError(
