@@ -148,6 +148,23 @@ def test_step_records_no_graph_and_bumps_the_version():
     assert opt.state[w]["momentum_buffer"].grad_fn is None
 
 
+@pytest.mark.parametrize("options", [dict(), dict(momentum=0.9)], ids=str)
+def test_a_step_counts_as_an_in_place_write_for_traces(options):
+    """Traces drop what they cached about arrays when ``workbench.tensor.writes`` moves."""
+    from workbench.tensor import writes
+
+    w = nn.Parameter(wb.ones(2))
+    opt = optim.SGD([w], lr=0.1, **options)
+    (w * w).sum().backward()
+    before = writes[0]
+    opt.step()
+    assert writes[0] > before
+    before = writes[0]
+    with wb.no_grad():
+        w.sub_(w.grad, alpha=0.1)  # add_/sub_ write straight into memory when nothing records
+    assert writes[0] > before
+
+
 def test_a_step_invalidates_graphs_that_saved_the_old_value():
     w = nn.Parameter(wb.ones(2))
     opt = optim.SGD([w], lr=0.1)

@@ -199,7 +199,7 @@ def add_scaled(t: Tensor, other, alpha, fn, ufunc) -> Tensor:
         return apply(t, fn, other, alpha=alpha)
     scaled = other._data if alpha == 1 else np.multiply(other._data, alpha)
     ufunc(t._data, scaled, out=t._data)
-    t._version_ref[0] += 1
+    t._bump_version()  # the version, and the global write count that traces watch
     return t
 
 

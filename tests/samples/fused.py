@@ -1,4 +1,4 @@
-"""Samples for ops that fuse a few steps into one for speed: linear and the activation backwards."""
+"""Samples for ops that fuse a few steps into one for speed: linear and the backward ops."""
 
 from __future__ import annotations
 
@@ -14,6 +14,11 @@ except ImportError:
     torch = TF = None
 
 _torch_linear = None if TF is None else TF.linear
+
+
+def _torch_log_softmax_backward(dim: int):
+    return lambda g, y: torch.ops.aten._log_softmax_backward_data(g, y, dim, y.dtype)
+
 
 SAMPLES = [
     Sample("linear", ("linear",), wb.nn.functional.linear, ((5, 4), (3, 4), (3,)), _torch_linear),
@@ -50,6 +55,22 @@ SAMPLES = [
         None if torch is None else torch.ops.aten.tanh_backward,
         low=-0.9,
         high=0.9,
+    ),
+    Sample(
+        "log_softmax_backward",
+        ("log_softmax_backward",),
+        lambda g, y: wb.ops.log_softmax_backward(g, y, -1),
+        ((3, 4), (3, 4)),
+        None if torch is None else _torch_log_softmax_backward(-1),
+        low=-2.0,
+        high=0.0,
+    ),
+    Sample(
+        "log_softmax_backward:of_log_softmax",
+        ("log_softmax_backward",),
+        lambda g, x: wb.ops.log_softmax_backward(g, x.log_softmax(0), 0),
+        ((2, 3, 4), (2, 3, 4)),
+        None if torch is None else lambda g, x: _torch_log_softmax_backward(0)(g, x.log_softmax(0)),
     ),
     Sample(
         "sigmoid_backward",

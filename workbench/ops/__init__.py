@@ -103,6 +103,7 @@ from .reductions import (
     cumprod,
     cumsum,
     log_softmax,
+    log_softmax_backward,
     logsumexp,
     norm,
     prod,

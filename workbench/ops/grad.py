@@ -61,16 +61,15 @@ def _nll_loss_backward(output_grad, predictions, targets, weights, reduction, ig
     shape = tuple(predictions.shape)
     batched = shape if len(shape) > 1 else (1,) + shape
     target = np.reshape(targets, (batched[0],) + batched[2:])
-    weight = nn_ops.target_weights(target, weights, ignore_index, batched[1], output_grad.dtype)
+    target, weight = nn_ops.targets_and_weights(target, weights, ignore_index, output_grad.dtype)
     if reduction == "mean":
-        scale = output_grad / weight.sum()
+        scale = output_grad / (target.size if weight is None else weight.sum())
     elif reduction == "sum":
         scale = output_grad
     else:
         scale = np.reshape(output_grad, target.shape)
     out = backend.xp(output_grad).zeros(batched, dtype=output_grad.dtype)  # on its device
-    where = np.expand_dims(np.where(target == ignore_index, 0, target), 1)
-    np.put_along_axis(out, where, np.expand_dims(-weight * scale, 1), axis=1)
+    nn_ops.put_at_targets(out, target, -scale if weight is None else -weight * scale)
     return out.reshape(shape)
 
 
@@ -101,6 +100,12 @@ def nll_loss_backward(
         predictions, targets, weights, reduction, ignore_index, "nll_loss_backward"
     )
     attrs = {"reduction": reduction, "ignore_index": int(ignore_index)}
+    return nll_loss_backward_op(output_grad, predictions, targets, weights, attrs)
+
+
+def nll_loss_backward_op(output_grad, predictions, targets, weights, attrs: dict) -> Tensor:
+    """``nll_loss_backward`` without the argument checks: for nll_loss's rule, whose
+    arguments were checked when the loss was computed."""
     return apply_op(_nll_loss_backward, (output_grad, predictions, targets, weights), attrs)
 
 

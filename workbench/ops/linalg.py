@@ -111,13 +111,19 @@ def linear_grad(orig, grad):
     x, weight, bias = orig.args
     need_x, need_w, need_b = orig.needs_input_grad
     rows = grad if grad.ndim == 2 else reshape(grad, (-1, grad.shape[-1]))  # batch dims → rows
-    grad_x = grad @ weight if need_x else None
+    grad_x = _mm(grad, weight) if need_x else None
     grad_w = None
     if need_w:
         x_rows = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
-        grad_w = _mT(rows) @ x_rows
+        grad_w = _mm(_mT(rows), x_rows)
     grad_b = sum_to(rows, bias.shape) if need_b else None
     return [grad_x, grad_w, grad_b]
+
+
+def _mm(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` where the forward already checked that the shapes fit: the matmul op
+    itself, without ``matmul``'s argument checks."""
+    return apply_op(_matmul, (a, b))
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

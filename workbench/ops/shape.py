@@ -47,7 +47,7 @@ def summed_axes(from_shape: tuple, to_shape: tuple) -> tuple:
 @register_op("collapse_sum_like", inputs=("grad",))
 def _collapse_sum(grad, shape):
     axes = summed_axes(grad.shape, shape)
-    return np.sum(grad, axis=axes).reshape(shape) if axes else grad.reshape(shape)
+    return grad.sum(axis=axes).reshape(shape) if axes else grad.reshape(shape)
 
 
 @register_gradient("collapse_sum_like")

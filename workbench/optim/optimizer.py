@@ -83,8 +83,9 @@ class Optimizer:
         with wb.no_grad():
             for group in self.param_groups:
                 for param in group["params"]:
-                    if param.grad is not None:
-                        self._update(param, param.grad, group, self.state.setdefault(param, {}))
+                    grad = param.grad
+                    if grad is not None:
+                        self._update(param, grad, group, self.state.setdefault(param, {}))
         return loss
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
