@@ -400,7 +400,13 @@ class OpNode(Node):
             if slot is NOT_SAVED:
                 shape, dtype = self.input_meta[i]
                 args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
-            elif type(slot) is SavedTensor or slot is FREED:
+            elif type(slot) is SavedTensor:
+                # SavedTensor.unpack's common case inline: an input kept unchanged, no hooks
+                tensor = slot.tensor
+                if tensor is None or slot.version_ref[0] != slot.version or slot.unpack_hook:
+                    tensor = slot.unpack(self, i)
+                args.append(tensor)
+            elif slot is FREED:
                 args.append(slot.unpack(self, i))
             else:
                 args.append(slot)
