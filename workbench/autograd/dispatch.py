@@ -165,7 +165,9 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
         if isinstance(x, Tensor):
             needs.append(x._requires_grad)
             if x._grad_fn is not None and x._view_of is None:
-                edges.append((x._grad_fn, x._output_nr))  # edge_of's common case, inline
+                edges.append((x._grad_fn, x._output_nr))  # edge_of's common cases, inline
+            elif x._grad_acc is not None and x._grad_acc() is not None:
+                edges.append((x._grad_acc(), 0))  # a leaf whose AccumulateGrad is alive
             else:
                 edges.append(edge_of(x))
             metas.append((x._data.shape, x._data.dtype))
