@@ -21,7 +21,6 @@ import heapq
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +47,27 @@ def _is_checkpoint_valid() -> bool:
     leaf, which would be wrong when only some inputs were asked for.
     """
     return _checkpoint_validity.valid
+
+
+class _BackwardMode:
+    """The context nodes run in (a class, not a generator: entered once per step)."""
+
+    __slots__ = ("create_graph", "checkpoint_valid", "saved")
+
+    def __init__(self, create_graph: bool, checkpoint_valid: bool) -> None:
+        self.create_graph = create_graph
+        self.checkpoint_valid = checkpoint_valid
+
+    def __enter__(self) -> None:
+        state = grad_mode._state
+        self.saved = (state.enabled, _checkpoint_validity.valid)
+        state.enabled = self.create_graph
+        _checkpoint_validity.valid = self.checkpoint_valid
+        dispatch._in_backward.depth += 1
+
+    def __exit__(self, *exc) -> None:
+        dispatch._in_backward.depth -= 1
+        grad_mode._state.enabled, _checkpoint_validity.valid = self.saved
 
 
 @dataclass
@@ -273,21 +293,9 @@ class GraphTask:
                 )
             )
 
-    @contextmanager
-    def _backward_mode(self) -> Iterator[None]:
+    def _backward_mode(self) -> _BackwardMode:
         """While nodes run: grad mode is ``create_graph``, ops count as 'in backward'."""
-        state = grad_mode._state
-        previous = state.enabled
-        state.enabled = self.create_graph
-        valid = _checkpoint_validity.valid
-        _checkpoint_validity.valid = self.needed is None
-        dispatch._in_backward.depth += 1
-        try:
-            yield
-        finally:
-            dispatch._in_backward.depth -= 1
-            state.enabled = previous
-            _checkpoint_validity.valid = valid
+        return _BackwardMode(self.create_graph, self.needed is None)
 
     def _run_node(
         self, node: Node, grads: list | None, ready: list, make_step: bool
@@ -677,18 +685,12 @@ def run_to_end(task: GraphTask) -> None:
     the collector resumes (if it was on) as soon as the pass ends. Stepping a task
     one node at a time (widgets) leaves the collector alone.
     """
-    with _collector_paused():
-        task.run()
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    was_enabled = gc.isenabled()
+    collecting = gc.isenabled()
     gc.disable()
     try:
-        yield
+        task.run()
     finally:
-        if was_enabled:
+        if collecting:
             gc.enable()
 
 

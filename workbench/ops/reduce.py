@@ -38,7 +38,9 @@ def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
 
 def unreduce(grad: Tensor, shape: tuple, dims: tuple | None) -> Tensor:
     """Broadcast a reduction's gradient back to the input's ``shape``."""
-    return expand(reshape(grad, keepdim_shape(shape, dims)), shape)
+    if dims is not None or grad.ndim != 0:  # put the reduced axes back (as size 1) first
+        grad = reshape(grad, keepdim_shape(shape, dims))
+    return expand(grad, shape)
 
 
 # ---------------------------------------------------------------------- sum
