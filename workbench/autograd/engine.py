@@ -220,16 +220,29 @@ class GraphTask:
                     plain
                     and grads is not None
                     and grads[0] is not None
-                    and type(node) is OpNode
                     and node._tensor_hooks is None  # the node has no hooks of any kind
                     and node._retained is None
                     and node._pre_hooks is None
                     and node._post_hooks is None
                 ):
-                    self._run_plain_node(node, grads[0], ready)
-                else:
-                    self._run_node(node, grads, ready, make_step=events.listening)
+                    kind = type(node)
+                    if kind is OpNode:
+                        self._run_plain_node(node, grads[0], ready)
+                        continue
+                    if kind is AccumulateGrad and self._run_plain_leaf(node, grads[0]):
+                        continue
+                self._run_node(node, grads, ready, make_step=events.listening)
         self._finish()
+
+    def _run_plain_leaf(self, node: AccumulateGrad, grad: Tensor) -> bool:
+        """A leaf with no hooks: add ``grad`` to its ``.grad``. False if it has hooks."""
+        leaf = node.variable
+        if leaf._hooks is not None or leaf._post_acc_hooks:
+            return False  # the general road runs them
+        if self.accumulate:
+            self._store_grad(leaf, grad)
+        self.steps_run += 1
+        return True
 
     def _run_plain_node(self, node: OpNode, grad: Tensor, ready: list) -> None:
         """What :meth:`_run_node` does for an OpNode that has no hooks, with nothing else to do.
