@@ -227,7 +227,7 @@ def _avg_pool2d(x, divisor_override=None, **attrs):
     geometry = grad_ops.geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads)
     total = im2col.window_sum(padded, geometry)
-    divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"])
+    divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"], x)
     return (total / divisor).astype(x.dtype, copy=False)
 
 
