@@ -231,14 +231,15 @@ def fill(t: Tensor, value) -> Tensor:
     """``t.fill_(value)`` / ``t.zero_()``: the gradient to the old values is zero."""
     from . import ops
 
-    return apply(t, lambda a, v: ops.where(Tensor(True), v, a), value)
+    # The condition is a constant True, made on the tensor's device (where meets a there).
+    return apply(t, lambda a, v: ops.where(Tensor(True, device=a.device), v, a), value)
 
 
 def copy(t: Tensor, src) -> Tensor:
     """``t.copy_(src)``: the gradient flows to ``src`` only (broadcast, cast)."""
     from . import ops
 
-    src = src if isinstance(src, Tensor) else Tensor(src)
+    src = src if isinstance(src, Tensor) else Tensor(src, device=t.device)  # data: t's device
 
     def copy_values(a, s):
         return ops.astype(ops.expand(s, a.shape), a.dtype)

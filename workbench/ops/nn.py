@@ -521,5 +521,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return input
     keep = generator().random(input.shape) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    mask = Tensor._make((keep * scale).astype(input.dtype))
+    # numpy's generator draws on the CPU (so a seed gives the same mask on every device);
+    # the mask then moves to the input's device, where the multiply runs.
+    mask = Tensor._make(backend.to_device((keep * scale).astype(input.dtype), input.device))
     return apply_op(_dropout, (input, mask))
