@@ -211,7 +211,7 @@ def setitem(t: Tensor, key, value) -> None:
     if not _recording(t, (value,)):
         array = value._data if isinstance(value, Tensor) else value
         try:
-            t._data[ops.shape._index_key(key)] = array
+            t._data[ops.shape._index_key(key, t._data)] = array
         except (ValueError, IndexError, TypeError) as err:
             raise RuntimeError(
                 f"setitem: cannot assign a value of shape {np.shape(array)} into a tensor of "
@@ -231,14 +231,15 @@ def fill(t: Tensor, value) -> Tensor:
     """``t.fill_(value)`` / ``t.zero_()``: the gradient to the old values is zero."""
     from . import ops
 
-    return apply(t, lambda a, v: ops.where(Tensor(True), v, a), value)
+    # The condition is a constant True, made on the tensor's device (where meets a there).
+    return apply(t, lambda a, v: ops.where(Tensor(True, device=a.device), v, a), value)
 
 
 def copy(t: Tensor, src) -> Tensor:
     """``t.copy_(src)``: the gradient flows to ``src`` only (broadcast, cast)."""
     from . import ops
 
-    src = src if isinstance(src, Tensor) else Tensor(src)
+    src = src if isinstance(src, Tensor) else Tensor(src, device=t.device)  # data: t's device
 
     def copy_values(a, s):
         return ops.astype(ops.expand(s, a.shape), a.dtype)

@@ -122,10 +122,14 @@ def reshape_view(array, shape: tuple):
 
 
 def check_same_device(op_name: str, arrays) -> None:
-    """Raise a clear error when an op's tensor inputs live on different devices."""
+    """Raise a clear error when an op's tensor inputs live on different devices.
+
+    Only arrays count. Python numbers go anywhere, and so does the stand-in (shape and
+    dtype, no array) that a gradient rule passes on for an input the op did not save.
+    """
     devices = []
     for array in arrays:
-        if hasattr(array, "shape"):  # Python numbers go anywhere
+        if isinstance(array, np.ndarray) or _is_cupy_array(array):
             device = device_of(array)
             if device not in devices:
                 devices.append(device)

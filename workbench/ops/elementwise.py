@@ -188,17 +188,26 @@ def _pow_exponent_grad(grad, x, p, z):
         return grad * z * float(np.log(x))
 
 
+def _times_alpha(other, alpha, input):
+    """``alpha · other`` for add and sub. A number times alpha becomes a new 0-d tensor,
+    which is made on the CPU: it moves to ``input``'s device, where the sum happens."""
+    scaled = mul(other, alpha)
+    if isinstance(input, Tensor) and not isinstance(other, Tensor):
+        scaled = scaled.to(input.device)
+    return scaled
+
+
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha · other``."""
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _times_alpha(other, alpha, input)
     return _binary(_add, input, other)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input − alpha · other``."""
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _times_alpha(other, alpha, input)
     return _binary(_sub, input, other)
 
 

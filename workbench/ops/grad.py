@@ -201,7 +201,9 @@ def max_pool2d_backward(
 @register_op("avg_pool2d_backward", inputs=("output_grad", "data"))
 def _avg_pool2d_backward(output_grad, data, divisor_override=None, **attrs):
     geometry = geometry_of(data.shape, attrs)
-    divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"])
+    divisor = divisor_override or im2col.avg_divisor(
+        geometry, attrs["count_include_pad"], output_grad
+    )
     share = (output_grad / divisor).astype(output_grad.dtype, copy=False)
     kh, kw = geometry.kernel
     n, c, oh, ow = share.shape
@@ -240,7 +242,8 @@ def avg_pool2d_backward(
 # --------------------------------------------------------------- take_backward
 @register_op("take_backward", inputs=("output_grad", "x", "indices"), saves=("indices",))
 def _take_backward(output_grad, x, indices, axis=None):
-    out = np.zeros(x.shape, dtype=output_grad.dtype)
+    # x is only a shape here (the op does not save it): the zeros go on ȳ's device.
+    out = backend.xp(output_grad).zeros(x.shape, dtype=output_grad.dtype)
     if axis is None:
         np.add.at(out.reshape(-1), indices.reshape(-1), output_grad.reshape(-1))
         return out

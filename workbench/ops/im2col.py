@@ -12,6 +12,11 @@ Nothing here records a graph; these are helpers for kernels. The ideas:
   over pixels.
 
 Padding is always four numbers ``(top, left, bottom, right)``, as TVM writes it.
+
+The arrays may be numpy arrays or CuPy arrays on the GPU. Calls such as ``np.maximum(a, b)``
+run wherever ``a`` and ``b`` live, but a new array made from a shape (``np.zeros(shape)``)
+would always be a numpy array, so those are made with ``xp = backend.xp(x)``, the module
+(numpy or cupy) that holds the input.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+
+from .. import backend
 
 
 def pair(value, name: str = "value") -> tuple:
@@ -118,7 +125,8 @@ def pad_image(x: np.ndarray, pads: tuple, value=0.0) -> np.ndarray:
     if not (top or left or bottom or right):
         return x
     h, w = x.shape[-2:]
-    out = np.full(x.shape[:-2] + (top + h + bottom, left + w + right), value, dtype=x.dtype)
+    shape = x.shape[:-2] + (top + h + bottom, left + w + right)
+    out = backend.xp(x).full(shape, value, dtype=x.dtype)
     out[..., top : top + h, left : left + w] = x
     return out
 
@@ -159,7 +167,8 @@ def fold(patches: np.ndarray, geometry: Geometry) -> np.ndarray:
 
     ``patches`` has shape (N, C, kh, kw, OH, OW); overlapping windows add up.
     """
-    out = np.zeros(patches.shape[:2] + geometry.padded_size, dtype=patches.dtype)
+    xp = backend.xp(patches)
+    out = xp.zeros(patches.shape[:2] + geometry.padded_size, dtype=patches.dtype)
     for a, b, key in offsets(geometry):
         out[key] += patches[:, :, a, b]
     return out
@@ -224,7 +233,7 @@ def window_argmax(x: np.ndarray, geometry: Geometry) -> np.ndarray:
     for k, (_, _, key) in enumerate(offsets(geometry)):
         values = padded[key]
         if best is None:
-            best, arg = values, np.zeros(values.shape, dtype=np.int32)
+            best, arg = values, backend.xp(x).zeros(values.shape, dtype=np.int32)
             continue
         better = values > best
         if has_nan:
@@ -236,7 +245,8 @@ def window_argmax(x: np.ndarray, geometry: Geometry) -> np.ndarray:
 
 def scatter_to_argmax(values: np.ndarray, arg: np.ndarray, x_shape, geometry) -> np.ndarray:
     """Add each window's value at its argmax position; return the (unpadded) image."""
-    out = np.zeros(tuple(x_shape[:2]) + geometry.padded_size, dtype=values.dtype)
+    xp = backend.xp(values)
+    out = xp.zeros(tuple(x_shape[:2]) + geometry.padded_size, dtype=values.dtype)
     for k, (_, _, key) in enumerate(offsets(geometry)):
         out[key] += _masked(values, arg == k)
     return crop_image(out, geometry)
@@ -245,7 +255,7 @@ def scatter_to_argmax(values: np.ndarray, arg: np.ndarray, x_shape, geometry) ->
 def gather_at_argmax(image: np.ndarray, arg: np.ndarray, geometry) -> np.ndarray:
     """The value of ``image`` (zero-padded) at each window's argmax position."""
     padded = pad_image(image, geometry.applied_pads)
-    out = np.zeros(arg.shape, dtype=image.dtype)
+    out = backend.xp(image).zeros(arg.shape, dtype=image.dtype)
     finite = bool(np.isfinite(image).all())
     for k, (_, _, key) in enumerate(offsets(geometry)):
         out += _masked(padded[key], arg == k, finite)
@@ -263,24 +273,27 @@ def _masked(values: np.ndarray, mask: np.ndarray, finite: bool | None = None) ->
 def argmax_flat_index(arg: np.ndarray, geometry: Geometry) -> np.ndarray:
     """PyTorch's ``return_indices``: each argmax as ``row · W + col`` within its plane."""
     (sh, sw), (dh, dw) = geometry.stride, geometry.dilation
+    xp = backend.xp(arg)
     a, b = np.divmod(arg, geometry.kernel[1])
     oh, ow = geometry.out_size
-    rows = np.arange(oh).reshape(oh, 1) * sh + a * dh - geometry.pads[0]
-    cols = np.arange(ow) * sw + b * dw - geometry.pads[1]
+    rows = xp.arange(oh).reshape(oh, 1) * sh + a * dh - geometry.pads[0]
+    cols = xp.arange(ow) * sw + b * dw - geometry.pads[1]
     return (rows * geometry.in_size[1] + cols).astype(np.int64)
 
 
-def avg_divisor(geometry: Geometry, count_include_pad: bool) -> np.ndarray:
+def avg_divisor(geometry: Geometry, count_include_pad: bool, like) -> np.ndarray:
     """How many values each average-pooling window divides by, shape (OH, OW), as PyTorch.
 
     A window counts the padding it covers when ``count_include_pad`` (but never the
-    extra ceil_mode padding); otherwise only the input values inside it.
+    extra ceil_mode padding); otherwise only the input values inside it. The divisor is
+    made on the device of ``like`` (the array it will divide).
     """
+    xp = backend.xp(like)
     sizes = []
     for axis in range(2):
         n, k, s = geometry.in_size[axis], geometry.kernel[axis], geometry.stride[axis]
         before, after = geometry.pads[axis], geometry.pads[axis + 2]
-        start = np.arange(geometry.out_size[axis]) * s - before
+        start = xp.arange(geometry.out_size[axis]) * s - before
         end = np.minimum(start + k, n + after)
         inside = np.minimum(end, n) - np.maximum(start, 0)
         sizes.append(end - start if count_include_pad else inside)

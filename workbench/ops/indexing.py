@@ -12,6 +12,7 @@ import builtins
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
@@ -289,11 +290,14 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     out = input
     for axis, (b, a) in enumerate(widths):
         if b or a:
-            out = index_select(out, axis, _border_index(input.shape[axis], b, a, mode))
+            out = index_select(out, axis, _border_index(input, axis, b, a, mode))
     return out
 
 
-def _border_index(size: int, before: int, after: int, mode: str) -> Tensor:
+def _border_index(input: Tensor, axis: int, before: int, after: int, mode: str) -> Tensor:
+    """The positions along ``axis`` that the padded axis reads: reflect (2, 1) on 3 values
+    reads [2, 1, 0, 1, 2, 1]. Made on ``input``'s device, as index_select needs both there."""
+    size = input.shape[axis]
     if before < 0 or after < 0:
         raise RuntimeError(f"pad(): negative padding is only supported in constant mode ({mode})")
     limit = size - 1 if mode == "reflect" else size
@@ -302,7 +306,8 @@ def _border_index(size: int, before: int, after: int, mode: str) -> Tensor:
             f"pad(): padding ({before}, {after}) is too large for a dimension of size {size} in "
             f"{mode} mode"
         )
-    index = np.pad(np.arange(size), (before, after), mode=_NUMPY_PAD_MODES[mode])
+    xp = backend.xp(input._data)
+    index = xp.pad(xp.arange(size), (before, after), mode=_NUMPY_PAD_MODES[mode])
     return Tensor(index.astype(np.int64))
 
 
@@ -398,8 +403,9 @@ def take_grad(orig, grad):
     return [grad_ops.take_backward(grad, x, indices, orig.attrs.get("axis")), None]
 
 
-def _index_tensor(index, op: str) -> Tensor:
-    index = index if isinstance(index, Tensor) else Tensor(np.asarray(index))
+def _index_tensor(index, input: Tensor, op: str) -> Tensor:
+    """``index`` as a tensor; a list or array becomes one on ``input``'s device."""
+    index = index if isinstance(index, Tensor) else Tensor(backend.asarray(index, like=input._data))
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"{op}(): expected an integer index tensor, got dtype {index.dtype}")
     return index
@@ -417,7 +423,7 @@ def _check_range(index: Tensor, size: int, op: str, shape: tuple) -> None:
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     """``torch.take``: pick elements of the flattened input. ``axis`` (TVM's, numpy's) picks
     whole slices along that axis instead."""
-    index = _index_tensor(index, "take")
+    index = _index_tensor(index, input, "take")
     if axis is None:
         _check_range(index, input.numel(), "take", tuple(input.shape))
         return apply_op(_take, (input, index))
@@ -428,7 +434,7 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
 
 def index_select(input: Tensor, dim: int, index) -> Tensor:
     """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor)."""
-    index = _index_tensor(index, "index_select")
+    index = _index_tensor(index, input, "index_select")
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     axis = normalize_dim(dim, input.ndim, "index_select")
@@ -454,8 +460,13 @@ def gather_grad(orig, grad):
 
 @register_op("gather_backward", inputs=("grad", "x", "index"), saves=("index",))
 def _gather_backward(grad, x, index, dim):
-    out = np.zeros(x.shape, dtype=grad.dtype)
-    position = list(np.indices(index.shape, sparse=True))
+    # x is only a shape here (the op does not save it): the zeros go on ȳ's device.
+    xp = backend.xp(grad)
+    out = xp.zeros(x.shape, dtype=grad.dtype)
+    # Each ȳ element goes to its own position, but at index[...] along dim. The positions
+    # are an open grid of aranges (as np.indices(shape, sparse=True) gives), made on ȳ's
+    # device: np.add.at needs all of its arrays on one device.
+    position = list(xp.ix_(*[xp.arange(n) for n in index.shape]))
     position[dim] = index
     np.add.at(out, tuple(position), grad)
     return out
@@ -475,7 +486,7 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
-    index = _index_tensor(index, "gather")
+    index = _index_tensor(index, input, "gather")
     d = normalize_dim(dim, input.ndim, "gather")
     if index.ndim != input.ndim:
         raise RuntimeError(
@@ -496,7 +507,7 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
 # --------------------------------------------------------------- masked_fill
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath)."""
-    mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask))
+    mask = mask if isinstance(mask, Tensor) else Tensor(backend.asarray(mask, like=input._data))
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"

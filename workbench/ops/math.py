@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .elementwise import _float_input, exp, sigmoid, tanh, where, zeros_like_grad
@@ -216,7 +217,8 @@ def erf_array(x: np.ndarray) -> np.ndarray:
     ``erfc(x) = e^(−x²)/√π · 1/(x + ½/(x + 1/(x + (3/2)/(x + ...))))``, evaluated from
     the bottom up. Both loops run over terms, never over elements.
     """
-    x64 = np.asarray(x, dtype=np.float64)
+    xp = backend.xp(x)  # numpy or cupy, whichever holds x: the work stays on its device
+    x64 = xp.asarray(x, dtype=np.float64)
     a = np.abs(x64)
     out = np.empty_like(x64)
     near = a <= 2.5
@@ -235,7 +237,7 @@ def erf_array(x: np.ndarray) -> np.ndarray:
         erfc = np.exp(-af * af) / (math.sqrt(math.pi) * fraction)
     out[far] = np.sign(x64[far]) * (1 - np.nan_to_num(erfc))
     out[np.isnan(a)] = np.nan
-    return out.astype(x.dtype if isinstance(x, np.ndarray) else np.float64, copy=False)
+    return out.astype(x.dtype if isinstance(x, xp.ndarray) else np.float64, copy=False)
 
 
 @register_op("erf", saves=("x",))

@@ -227,7 +227,7 @@ def _avg_pool2d(x, divisor_override=None, **attrs):
     geometry = grad_ops.geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads)
     total = im2col.window_sum(padded, geometry)
-    divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"])
+    divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"], x)
     return (total / divisor).astype(x.dtype, copy=False)
 
 
@@ -521,5 +521,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return input
     keep = generator().random(input.shape) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    mask = Tensor._make((keep * scale).astype(input.dtype))
+    # numpy's generator draws on the CPU (so a seed gives the same mask on every device);
+    # the mask then moves to the input's device, where the multiply runs.
+    mask = Tensor._make(backend.to_device((keep * scale).astype(input.dtype), input.device))
     return apply_op(_dropout, (input, mask))

@@ -11,6 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
@@ -192,7 +193,7 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
     d = normalize_dim(dim, input.ndim, name) if input.ndim else None
     if d is None:
         values = input
-        indices = Tensor(np.zeros((), dtype=np.int64))
+        indices = Tensor(backend.xp(input._data).zeros((), dtype=np.int64))  # input's device
         return MaxResult(values, indices)
     values = apply_op(_max_dim, (input,), {"dim": d, "keepdim": keepdim, "largest": largest})
     indices = (argmax if largest else argmin)(input, d, keepdim)

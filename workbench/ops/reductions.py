@@ -4,6 +4,10 @@ Like ``sum`` and ``mean`` (in :mod:`workbench.ops.reduce`), a reduction's gradie
 broadcasts ȳ back over the reduced axes (``unreduce``) and multiplies it by the
 local derivative. Scans (``cumsum``, ``cumprod``) keep their axis, and their
 gradients run the scan backwards.
+
+numpy returns a scalar, not an array, from a full reduction. Kernels turn it into a
+0-d array with ``backend.asarray(result, like=x)``, not ``np.asarray``: on a CuPy
+array np.asarray would have to copy GPU memory to the CPU, which CuPy refuses.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .elementwise import _float_input, abs, exp, sign, sqrt, where
@@ -50,7 +55,7 @@ def _int_to_int64(input: Tensor, dtype):
 # --------------------------------------------------------------------- prod
 @register_op("prod", saves=("x", "out"))
 def _prod(x, dims, keepdim, dtype=None):
-    return np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
+    return backend.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype), like=x)
 
 
 @register_gradient("prod")
@@ -75,7 +80,8 @@ def _product_of_others(x: Tensor, dim: int) -> Tensor:
     cumulative products, one run forwards and one backwards.
     """
     n = x.shape[dim]
-    one = Tensor._make(np.ones(tuple(1 if i == dim else s for i, s in enumerate(x.shape)), x.dtype))
+    shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
+    one = Tensor._make(backend.xp(x._data).ones(shape, x.dtype))  # on x's device, for cat
     before = cumprod(cat([one, getitem(x, _along(dim, slice(0, n - 1)))], dim), dim)
     after = cat([getitem(x, _along(dim, slice(1, n))), one], dim)
     after = flip(cumprod(flip(after, dim), dim), dim)
@@ -135,9 +141,10 @@ def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
     last = x.ndim - 1
     xs, gs = (x, grad) if dim == last else (transpose(x, dim, -1), transpose(grad, dim, -1))
     n = xs.shape[-1]
-    diagonal = Tensor._make(np.eye(n, dtype=bool))
+    xp = backend.xp(x._data)  # the masks go on x's device, to meet it in where
+    diagonal = Tensor._make(xp.eye(n, dtype=bool))
     table = cumprod(where(diagonal, 1.0, unsqueeze(xs, -2)), -1)
-    later = Tensor._make(np.triu(np.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
+    later = Tensor._make(np.triu(xp.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
     out = sum(where(later, unsqueeze(gs, -2) * table, 0.0), -1)
     return out if dim == last else transpose(out, dim, -1)
 
@@ -170,7 +177,7 @@ def _var(x, dims, correction, keepdim):
     centered = x - np.mean(x, axis=dims, keepdims=True)
     squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(squares / max(_count(x.shape, dims) - correction, 0))
+        return backend.asarray(squares / max(_count(x.shape, dims) - correction, 0), like=x)
 
 
 @register_gradient("var")
@@ -250,14 +257,14 @@ def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 def _norm(x, p, dims, keepdim):
     a = np.abs(x)
     if p == math.inf:
-        return np.asarray(np.max(a, axis=dims, keepdims=keepdim))
+        return backend.asarray(np.max(a, axis=dims, keepdims=keepdim), like=x)
     if p == -math.inf:
-        return np.asarray(np.min(a, axis=dims, keepdims=keepdim))
+        return backend.asarray(np.min(a, axis=dims, keepdims=keepdim), like=x)
     if p == 0:
-        return np.asarray(np.sum(a != 0, axis=dims, keepdims=keepdim), dtype=x.dtype)
+        return backend.asarray(np.sum(a != 0, axis=dims, keepdims=keepdim), like=x, dtype=x.dtype)
     if p == 2:
-        return np.asarray(np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim)))
-    return np.asarray(np.sum(a**p, axis=dims, keepdims=keepdim) ** (1.0 / p))
+        return backend.asarray(np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim)), like=x)
+    return backend.asarray(np.sum(a**p, axis=dims, keepdims=keepdim) ** (1.0 / p), like=x)
 
 
 @register_gradient("norm")

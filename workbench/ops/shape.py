@@ -283,14 +283,18 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 # ----------------------------------------------------------------- indexing
-def _index_key(key):
-    """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it."""
+def _index_key(key, like):
+    """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it.
+
+    A list or a numpy array (a CPU tensor's too) becomes an index array on the device of
+    ``like``, the array being indexed, so that the gradient's scatter-add finds it there.
+    """
     if isinstance(key, tuple):
-        return tuple(_index_key(k) for k in key)
+        return tuple(_index_key(k, like) for k in key)
     if isinstance(key, Tensor):
-        return key._data
-    if isinstance(key, list):
-        return np.asarray(key)
+        key = key._data
+    if isinstance(key, (list, np.ndarray)):
+        return backend.asarray(key, like=like)
     return key
 
 
@@ -328,7 +332,7 @@ def index_grad(orig, grad):
 
 @register_op("getitem_backward", inputs=("grad",))
 def _getitem_backward(grad, shape, key):
-    out = np.zeros(shape, dtype=grad.dtype)
+    out = backend.xp(grad).zeros(shape, dtype=grad.dtype)  # on ȳ's device
     if is_basic_key(key):
         out[key] = grad
     else:
@@ -349,7 +353,7 @@ def getitem_backward(grad: Tensor, shape: tuple, key) -> Tensor:
 
 
 def getitem(input: Tensor, key, keep_raw: bool = False) -> Tensor:
-    key = key if keep_raw else _index_key(key)
+    key = key if keep_raw else _index_key(key, input._data)
     if is_basic_key(key):
         return apply_op(_getitem_view, (input,), {"key": key})
     return apply_op(_getitem_copy, (input,), {"key": key})
@@ -380,10 +384,10 @@ def index_put(input: Tensor, key, values) -> Tensor:
     from .elementwise import promote
 
     if not isinstance(values, Tensor):
-        values = Tensor(np.asarray(values, dtype=input.dtype))
+        values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
     else:
         _, values = promote(input, values)
-    return apply_op(_index_put, (input, values), {"key": _index_key(key)})
+    return apply_op(_index_put, (input, values), {"key": _index_key(key, input._data)})
 
 
 # ----------------------------------------------------------------- copies
