@@ -112,7 +112,31 @@ def _indices(device) -> list:
     return [where, first]
 
 
-@pytest.mark.parametrize("case", [_training_step, _in_place, _indices], ids=lambda f: f.__name__)
+class _TwoOutputs(wb.autograd.Function):
+    """A custom Function whose second output gets no gradient: it is materialized as zeros."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, first, second):
+        return first * 2 + second * 3
+
+
+def _autograd_tools(device) -> list:
+    x = wb.tensor([0.5, -1.0, 2.0], dtype=wb.float64, device=device, requires_grad=True)
+    first, _ = _TwoOutputs.apply(x)
+    (custom,) = wb.autograd.grad(first.sum(), x)
+    jacobian = wb.autograd.functional.jacobian(lambda v: (v * v).tanh(), x)
+    (full,) = wb.gradient(x.sin(), x)  # te.gradient: one head per output element
+    (headed,) = wb.gradient(x.sin(), x, head=[1.0, 2.0, 3.0])
+    return [custom, jacobian, full, headed]
+
+
+@pytest.mark.parametrize(
+    "case", [_training_step, _in_place, _indices, _autograd_tools], ids=lambda f: f.__name__
+)
 def test_layers_optimizers_and_in_place_ops_run_on_the_pretend_gpu(case):
     wb.manual_seed(0)
     cpu = case("cpu")

@@ -26,8 +26,7 @@ import functools
 import warnings
 import weakref
 
-import numpy as np
-
+from .. import backend
 from ..tensor import Tensor
 from . import dispatch, grad_mode
 from .graph import (
@@ -108,9 +107,11 @@ class BackwardFunction(Node):
 
     # engine API
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
-        if self.materialize_grads:
+        if self.materialize_grads and any(g is None for g in grad_outputs):
+            # zeros on the device of a gradient that did arrive (a graph lives on one device)
+            xp = backend.xp(next(g for g in grad_outputs if g is not None)._data)
             grad_outputs = [
-                Tensor._make(np.zeros(shape, dtype)) if g is None and shape is not None else g
+                Tensor._make(xp.zeros(shape, dtype)) if g is None and shape is not None else g
                 for g, (shape, dtype) in zip(grad_outputs, self.output_meta)
             ]
         result = self._cls.backward(self, *grad_outputs)

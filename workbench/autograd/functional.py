@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
+from .. import backend
 from ..tensor import Tensor
 from . import engine
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
@@ -318,7 +317,7 @@ def _forward_jacobian(func, inputs, outputs, create_graph, strict) -> tuple:
 
 def _unit(like: Tensor, k: int):
     """The k-th standard basis vector, shaped like ``like``."""
-    unit = np.zeros(like.shape, dtype=like.dtype)
+    unit = backend.xp(like._data).zeros(like.shape, dtype=like.dtype)  # on like's device
     unit.reshape(-1)[k] = 1
     return unit
 

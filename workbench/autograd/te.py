@@ -13,8 +13,7 @@ expression has already run, so ``output`` is a tensor with a graph back to
 
 from __future__ import annotations
 
-import numpy as np
-
+from .. import backend
 from ..tensor import Tensor
 from . import engine
 
@@ -41,9 +40,10 @@ def _heads(output: Tensor, head) -> tuple[list, tuple]:
     out_shape = tuple(output.shape)
     if head is None:
         n = output.numel()
-        identity = np.eye(n, dtype=output.dtype).reshape((n,) + out_shape)
-        return [Tensor._make(row) for row in identity], out_shape
-    head = head if isinstance(head, Tensor) else Tensor(np.asarray(head, dtype=output.dtype))
+        identity = backend.xp(output._data).eye(n, dtype=output.dtype)  # on output's device
+        return [Tensor._make(row) for row in identity.reshape((n,) + out_shape)], out_shape
+    if not isinstance(head, Tensor):
+        head = Tensor._make(backend.asarray(head, like=output._data, dtype=output.dtype))
     lead = head.ndim - len(out_shape)
     if lead < 0 or tuple(head.shape[lead:]) != out_shape:
         raise ValueError(
