@@ -1,10 +1,10 @@
-"""The backward engine's short road for plain nodes (no hooks, nobody listening).
+"""The backward engine's short road for plain nodes (no hooks, no anomaly mode).
 
 ``GraphTask.run`` sends an op's node without hooks through ``_run_plain_node``, which
 checks each gradient as it delivers it, and a leaf without hooks through
 ``_run_plain_leaf``. These tests hold the short road to the general one: the same
-errors for bad rules, the same casts, and the same gradients as a pass that an event
-listener watches (a listener sends every node down the general road).
+errors for bad rules, the same casts, and the same gradients and events as a pass in
+anomaly mode (which sends every node down the general road).
 """
 
 from __future__ import annotations
@@ -34,13 +34,20 @@ def scratch_op():
         OPS.pop(name)
 
 
-def _watched(run):
-    """Run ``run()`` with an event listener subscribed (the general road for every node)."""
+def _watched(run) -> tuple:
+    """``run()``'s result and the NodeStep and GradAccumulated events it published."""
     seen = []
     with events.subscribe(seen.append):
         result = run()
-    assert any(isinstance(e, events.NodeStep) for e in seen)
-    return result
+    steps = [e for e in seen if isinstance(e, (events.NodeStep, events.GradAccumulated))]
+    assert any(isinstance(e, events.NodeStep) for e in steps)
+    return result, steps
+
+
+def _on_the_general_road(run):
+    """``run()`` in anomaly mode: every node takes the general road."""
+    with wb.autograd.detect_anomaly():
+        return run()
 
 
 def test_a_rule_with_the_wrong_number_of_gradients_is_refused(scratch_op):
@@ -94,11 +101,24 @@ def _chain_grads():
     return [t.grad.numpy() for t in (x, w, b)]
 
 
-def test_the_short_road_gives_the_gradients_of_the_general_one():
-    plain = _chain_grads()
-    watched = _watched(_chain_grads)
-    for a, b in zip(plain, watched):
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_the_short_road_gives_the_gradients_and_events_of_the_general_one():
+    plain, plain_steps = _watched(_chain_grads)
+    general, general_steps = _on_the_general_road(lambda: _watched(_chain_grads))
+    for a, b in zip(plain, general):
         np.testing.assert_array_equal(a, b)
+    assert len(plain_steps) == len(general_steps)
+    for a, b in zip(plain_steps, general_steps):
+        assert type(a) is type(b)
+        if isinstance(a, events.NodeStep):
+            same = (a.index, a.name, a.op, a.leaf is None)
+            assert same == (b.index, b.name, b.op, b.leaf is None)
+            for x, y in zip(a.grads_in + a.grads_out, b.grads_in + b.grads_out):
+                assert (x is None) == (y is None)
+                if x is not None:
+                    np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_array_equal(a.after, b.after)
 
 
 def test_leaf_hooks_still_run_after_the_short_road():

@@ -205,12 +205,12 @@ class GraphTask:
     def run(self) -> None:
         """Run the whole pass at once (``backward()``, ``grad()``): no Steps are made.
 
-        The backward grad mode is set once for the pass, not once per node. When
-        nobody watches (no listeners, no anomaly mode, no ``inputs=``), a node with
-        no hooks takes the short road (:meth:`_run_plain_node`).
+        The backward grad mode is set once for the pass, not once per node. Outside
+        anomaly mode and ``inputs=``, a node with no hooks takes the short road
+        (:meth:`_run_plain_node`, :meth:`_run_plain_leaf`).
         """
         ready = self._start()
-        plain = self.needed is None and not events.listening and not dispatch._anomaly.enabled
+        plain = self.needed is None and not dispatch._anomaly.enabled
         buffers = self.buffers
         with self._backward_mode():
             while ready:
@@ -242,6 +242,9 @@ class GraphTask:
         if self.accumulate:
             self._store_grad(leaf, grad)
         self.steps_run += 1
+        if events.listening:
+            accumulated = leaf if self.accumulate else None
+            _publish_step(Step(self.steps_run - 1, node, (grad,), (), accumulated))
         return True
 
     def _run_plain_node(self, node: OpNode, grad: Tensor, ready: list) -> None:
@@ -255,6 +258,7 @@ class GraphTask:
         if len(grads_out) != len(edges):
             _validate_outputs(node, grads_out)  # raises: the wrong number of gradients
         metas, deps, buffers = node.input_meta, self.dependencies, self.buffers
+        sent = [None] * len(edges) if events.listening else None  # for the NodeStep event
         for i, (child, nr) in enumerate(edges):
             if child is None:
                 continue
@@ -267,6 +271,8 @@ class GraphTask:
                     or grad_out._data.dtype != dtype
                 ):
                     grad_out = _checked_output(node, i, grad_out)  # cast, or raise
+                if sent is not None:
+                    sent[i] = grad_out
                 if child.num_outputs == 1 and child not in buffers:
                     buffers[child] = [grad_out]  # the first gradient to reach it
                 else:
@@ -278,6 +284,8 @@ class GraphTask:
         if not self.keep_graph:
             node.release()
         self.steps_run += 1
+        if sent is not None:  # last: every event of this step comes before it
+            _publish_step(Step(self.steps_run - 1, node, (grad,), tuple(sent)))
 
     def _start(self) -> list:
         """Publish BackwardStarted; return the heap of the nodes ready to run."""
