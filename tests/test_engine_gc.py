@@ -45,3 +45,22 @@ def test_grad_pauses_too_and_stepping_does_not():
     for _ in task.steps():  # a widget stepping node by node: the collector stays on
         pass
     assert seen == [False, True]
+
+
+def test_overlapping_passes_share_one_pause():
+    """Two passes (two threads) that overlap: the collector stays off until both end.
+
+    Each pass once checked ``gc.isenabled()`` and then called ``gc.disable()`` on its
+    own: a pass that started while another had paused the collector saw it off, and
+    never turned it back on, so overlapping passes could leave it off for good.
+    """
+    from workbench.autograd.fast import paused_gc
+
+    assert gc.isenabled()
+    first, second = paused_gc(), paused_gc()
+    first.__enter__()
+    second.__enter__()  # starts while the first has the collector paused
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the second pass is still running
+    second.__exit__(None, None, None)
+    assert gc.isenabled()  # the last pass to end restores it

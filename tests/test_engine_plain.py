@@ -1,8 +1,8 @@
 """The backward engine's short road for plain nodes (no hooks, no anomaly mode).
 
-``GraphTask.run`` sends an op's node without hooks through ``_run_plain_node``, which
-checks each gradient as it delivers it, and a leaf without hooks through
-``_run_plain_leaf``. These tests hold the short road to the general one: the same
+``backward()`` runs the speed layer (``autograd/fast.py``): an op's node without
+hooks takes ``run_plain_node``, which checks each gradient as it delivers it, and a
+leaf without hooks ``run_plain_leaf``. These tests hold the short road to the general one: the same
 errors for bad rules, the same casts, and the same gradients and events as a pass in
 anomaly mode (which sends every node down the general road).
 """

@@ -1,5 +1,11 @@
 """Reverse-mode automatic differentiation: graph nodes, the engine, grad modes, Function.
 
+The algorithm is :func:`workbench.autograd.reference.backward` (``reference.py``):
+the whole backward pass in a few dozen lines, on the same nodes and rules the engine
+uses. Read it first; ``engine.py`` is the same algorithm with hooks, events and
+stepping, and ``fast.py`` the same again with fewer Python steps per node. The
+reading order is in ``workbench/autograd/README.md``.
+
 ``workbench.autograd`` mirrors ``torch.autograd``: ``backward``, ``grad``,
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
 ``saved_memory()`` reports the bytes that live graphs hold for backward (current and
@@ -11,6 +17,7 @@ checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 from . import checkpoint as checkpoint
 from . import functional as functional
 from . import graph as graph
+from . import reference as reference
 from .anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

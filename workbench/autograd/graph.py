@@ -346,6 +346,9 @@ class TensorMeta:
     def ndim(self) -> int:
         return len(self.shape)
 
+    def __repr__(self) -> str:  # events and pictures show it: no memory address
+        return f"TensorMeta(shape={tuple(self.shape)}, dtype={self.dtype})"
+
     def __getattr__(self, name):
         raise RuntimeError(
             f"the gradient rule of '{self.op}' used input {self.slot}, which the op does not "

@@ -1,0 +1,184 @@
+"""The engine's speed layer: shortcuts that stand in for the general road.
+
+Read :mod:`workbench.autograd.reference` for the algorithm and
+:mod:`workbench.autograd.engine` for the general road (hooks, ``inputs=``, events,
+stepping). Everything here computes exactly what the general road computes, only
+with less Python per node; each shortcut is marked ``# fast path:``, says what it
+stands in for, and names the test that pins it to the plain code:
+
+- :func:`run` — the short road through a backward pass, used by ``backward()`` and
+  ``grad()``. A node with no hooks skips the general road's hook machinery.
+  Pinned by ``tests/test_engine_roads.py`` (every registry sample, both roads:
+  equal gradients and equal events) and ``tests/test_engine_plain.py``.
+- :func:`add_arrays` — summing two gradients that meet at a node as raw arrays
+  when nothing records or listens, instead of through the ``add`` op.
+- :func:`paused_gc` — Python's cyclic garbage collector paused during a pass.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import threading
+
+import numpy as np
+
+from .. import events
+from ..tensor import Tensor
+from . import dispatch
+from .engine import GraphTask, Step, checked_output, publish_step, validate_outputs
+from .graph import AccumulateGrad, OpNode
+
+
+def run(task: GraphTask) -> None:
+    """Run ``task`` to the end, as :meth:`GraphTask.run` does, with plain nodes fast.
+
+    # fast path: stands in for GraphTask.run (the general road, one Step per node);
+    # pinned by tests/test_engine_roads.py::test_both_roads_give_the_same_gradients_and_events
+    The backward grad mode is set once for the pass, not once per node. Outside
+    anomaly mode and ``inputs=``, a node with no hooks of any kind takes the short
+    road (:func:`run_plain_node`, :func:`run_plain_leaf`); any other node goes down
+    the general road (``task.run_node``).
+    """
+    ready = task.start()
+    plain = task.needed is None and not dispatch._anomaly.enabled
+    buffers = task.buffers
+    with task.backward_mode():
+        while ready:
+            node = heapq.heappop(ready)[1]
+            grads = buffers.pop(node, None)
+            if plain and grads is not None and grads[0] is not None and _has_no_hooks(node):
+                kind = type(node)
+                if kind is OpNode:
+                    run_plain_node(task, node, grads[0], ready)
+                    continue
+                if kind is AccumulateGrad and run_plain_leaf(task, node, grads[0]):
+                    continue
+            task.run_node(node, grads, ready, make_step=events.listening)
+    task.finish()
+
+
+def _has_no_hooks(node) -> bool:
+    return (
+        node._tensor_hooks is None
+        and node._retained is None
+        and node._pre_hooks is None
+        and node._post_hooks is None
+    )
+
+
+def run_plain_leaf(task: GraphTask, node: AccumulateGrad, grad: Tensor) -> bool:
+    """A leaf with no hooks: add ``grad`` into its ``.grad``. False if it has hooks.
+
+    # fast path: stands in for GraphTask.run_node on a leaf (hooks, then accumulation).
+    """
+    leaf = node.variable
+    if leaf._hooks is not None or leaf._post_acc_hooks:
+        return False  # the general road runs them
+    if task.accumulate:
+        task.store_grad(leaf, grad)
+    task.steps_run += 1
+    if events.listening:
+        accumulated = leaf if task.accumulate else None
+        publish_step(Step(task.steps_run - 1, node, (grad,), (), accumulated))
+    return True
+
+
+def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> None:
+    """An op's node with no hooks: its rule, then each gradient checked and delivered.
+
+    # fast path: stands in for GraphTask.run_node on an OpNode: the same checks
+    # (engine.checked_output, one gradient at a time), delivery and freeing, with
+    # no hook calls and no Step unless someone listens.
+    """
+    grads_out = node.apply([grad], task.create_graph)
+    edges = node.next_functions
+    if len(grads_out) != len(edges):
+        validate_outputs(node, grads_out)  # raises: the wrong number of gradients
+    metas, deps, buffers = node.input_meta, task.dependencies, task.buffers
+    sent = [None] * len(edges) if events.listening else None  # for the NodeStep event
+    for i, (child, nr) in enumerate(edges):
+        if child is None:
+            continue
+        grad_out = grads_out[i]
+        if grad_out is not None:
+            shape, dtype = metas[i]
+            if (
+                type(grad_out) is not Tensor
+                or grad_out._data.shape != shape
+                or grad_out._data.dtype != dtype
+            ):
+                grad_out = checked_output(node, i, grad_out)  # cast, or raise
+            if sent is not None:
+                sent[i] = grad_out
+            slots = buffers.get(child)
+            if slots is None and child.num_outputs == 1:
+                buffers[child] = [grad_out]  # the first gradient to reach it
+            elif slots is not None and slots[nr] is not None and _nothing_records(task):
+                slots[nr] = add_arrays(slots[nr], grad_out)
+            else:
+                task.add_to_buffer(child, nr, grad_out)
+        left = deps[child] - 1
+        deps[child] = left
+        if left == 0:
+            heapq.heappush(ready, (-child._seq, child))
+    if not task.keep_graph:
+        node.release()
+    task.steps_run += 1
+    if sent is not None:  # last: every event of this step comes before it
+        publish_step(Step(task.steps_run - 1, node, (grad,), tuple(sent)))
+
+
+def _nothing_records(task: GraphTask) -> bool:
+    return not task.create_graph and not events.listening
+
+
+def add_arrays(a: Tensor, b: Tensor) -> Tensor:
+    """``a + b`` on the raw arrays (numpy's scalar result for 0-d arrays made an array).
+
+    # fast path: stands in for the add op in GraphTask.add_to_buffer, when nothing
+    # records the graph (no create_graph) and nobody listens for the add's event.
+    """
+    total = a._data + b._data
+    if isinstance(total, np.generic):  # 0-d + 0-d: keep an array, and its dtype
+        total = np.asarray(total)
+    return Tensor._make(total)
+
+
+# ---------------------------------------------------- the garbage collector
+class _GcPause:
+    """How many passes are running, and whether the collector was on before the first."""
+
+    lock = threading.Lock()
+    passes = 0
+    was_enabled = False
+
+
+def paused_gc():
+    """A context in which Python's cyclic garbage collector is paused (thread-safe).
+
+    # fast path: a graph of 100,000 nodes is about half a million Python objects, and
+    # a backward pass allocates enough (a gradient per node) to set off several full
+    # collections, each of which walks the whole graph still waiting to run:
+    # backward time would grow faster than the graph. Backward makes no reference
+    # cycles of its own and the nodes it frees are freed by reference counting, so
+    # pausing loses nothing. Passes in several threads share one pause: the first
+    # to start remembers whether the collector was on, the last to end restores it.
+    # Pinned by tests/test_engine_gc.py.
+    """
+    return _GcPauseContext()
+
+
+class _GcPauseContext:
+    def __enter__(self) -> None:
+        with _GcPause.lock:
+            if _GcPause.passes == 0:
+                _GcPause.was_enabled = gc.isenabled()
+                gc.disable()
+            _GcPause.passes += 1
+
+    def __exit__(self, *exc) -> None:
+        with _GcPause.lock:
+            _GcPause.passes -= 1
+            if _GcPause.passes == 0 and _GcPause.was_enabled:
+                gc.enable()
