@@ -2,8 +2,8 @@
 
 The array lives in ``_data`` (numpy, or CuPy on a GPU). Everything differentiable a
 tensor does goes through an op in :mod:`workbench.ops`; this module only holds the
-data, the bookkeeping (leaf or not, grad, hooks, version counter) and the Python
-operators, each of which calls an op.
+data, the bookkeeping (leaf or not, grad, hooks, version counter) and the methods and
+Python operators, each of which calls an op.
 """
 
 from __future__ import annotations
@@ -426,8 +426,6 @@ class Tensor:
 
     def to(self, *args, **kwargs) -> Tensor:
         """``to(dtype)``, ``to(device)`` or ``to(device, dtype)``: a differentiable copy."""
-        from . import ops
-
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         for arg in args:
@@ -437,9 +435,9 @@ class Tensor:
                 dtype = arg
         out = self
         if dtype is not None and np.dtype(dtype) != self.dtype:
-            out = ops.astype(out, np.dtype(dtype))
+            out = _ops.astype(out, np.dtype(dtype))
         if device is not None and backend.normalize_device(device) != self.device:
-            out = ops.to_device(out, backend.normalize_device(device))
+            out = _ops.to_device(out, backend.normalize_device(device))
         return out
 
     def float(self) -> Tensor:
@@ -489,66 +487,106 @@ class Tensor:
             return format(self.item(), spec)
         return repr(self)
 
-    # ------------------------------------------------- operators (each calls an op)
-    # ``x + y``, ``x - y``, ``x * y``, ``x / y``, ``x ** y``, ``x @ y`` and ``-x`` are the ops
-    # themselves (installed by workbench.ops: see OPERATOR_OPS); the reflected forms swap.
-    def __radd__(self, other):
+    # The methods below hand their work to an op of workbench.ops: ``x * y`` is
+    # ``ops.mul(x, y)``. They are written out one by one so that "go to definition" on
+    # ``x * y`` or ``x.exp()`` lands here, one step from the op. Each takes the op's
+    # arguments, in the op's order.
+
+    # ---------------------------------------------------------- arithmetic operators
+    def __add__(self, other) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other) -> Tensor:
         return _ops.add(other, self)
 
-    def __rsub__(self, other):
+    def __sub__(self, other) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other) -> Tensor:
         return _ops.sub(other, self)
 
-    def __rmul__(self, other):
+    def __mul__(self, other) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other) -> Tensor:
         return _ops.mul(other, self)
 
-    def __rtruediv__(self, other):
+    def __truediv__(self, other) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other) -> Tensor:
         return _ops.div(other, self)
 
-    def __rpow__(self, other):
+    def __pow__(self, exponent) -> Tensor:
+        return _ops.pow(self, exponent)
+
+    def __rpow__(self, other) -> Tensor:
         return _ops.pow(other, self)
 
-    def __rmatmul__(self, other):
+    def __matmul__(self, other: Tensor) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other) -> Tensor:
         return _ops.matmul(Tensor(other), self)
 
-    def __pos__(self):
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pos__(self) -> Tensor:
         return self
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         return _ops.abs(self)
 
-    # comparisons: bool tensors that never require grad
-    def __lt__(self, other):
+    # ------------------- comparison and logical operators (bool tensors, never grad)
+    def __lt__(self, other) -> Tensor:
         return _ops.lt(self, other)
 
-    def __le__(self, other):
+    def __le__(self, other) -> Tensor:
         return _ops.le(self, other)
 
-    def __gt__(self, other):
+    def __gt__(self, other) -> Tensor:
         return _ops.gt(self, other)
 
-    def __ge__(self, other):
+    def __ge__(self, other) -> Tensor:
         return _ops.ge(self, other)
 
-    def __eq__(self, other):
+    def __eq__(self, other) -> Tensor:
         return _ops.eq(self, other)
 
-    def __ne__(self, other):
+    def __ne__(self, other) -> Tensor:
         return _ops.ne(self, other)
 
-    def __and__(self, other):
+    def __and__(self, other) -> Tensor:
         return _ops.logical_and(self, other)
 
-    def __or__(self, other):
+    def __or__(self, other) -> Tensor:
         return _ops.logical_or(self, other)
 
-    def __xor__(self, other):
+    def __xor__(self, other) -> Tensor:
         return _ops.logical_xor(self, other)
 
-    def __invert__(self):
+    def __invert__(self) -> Tensor:
         return _ops.logical_not(self)
 
-    def __getitem__(self, key):
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key) -> Tensor:
         return _ops.getitem(self, key)
+
+    def gather(self, dim: int, index) -> Tensor:
+        return _ops.gather(self, dim, index)
+
+    def index_select(self, dim: int, index) -> Tensor:
+        return _ops.index_select(self, dim, index)
+
+    def take(self, index, axis: int | None = None) -> Tensor:
+        return _ops.take(self, index, axis)
+
+    def masked_fill(self, mask, value) -> Tensor:
+        return _ops.masked_fill(self, mask, value)
+
+    def where(self, condition, other) -> Tensor:
+        return _ops.where(condition, self, other)
 
     # ------------------------------------------------------------ in-place ops
     def __setitem__(self, key, value) -> None:
@@ -586,7 +624,188 @@ class Tensor:
     __imul__ = mul_
     __itruediv__ = div_
 
-    # -------------------------------------------------------- shape shortcuts
+    # -------------------------------------------------------------- arithmetic
+    def add(self, other, *, alpha=1) -> Tensor:
+        return _ops.add(self, other, alpha=alpha)
+
+    def sub(self, other, *, alpha=1) -> Tensor:
+        return _ops.sub(self, other, alpha=alpha)
+
+    def mul(self, other) -> Tensor:
+        return _ops.mul(self, other)
+
+    def div(self, other) -> Tensor:
+        return _ops.div(self, other)
+
+    def pow(self, exponent) -> Tensor:
+        return _ops.pow(self, exponent)
+
+    def neg(self) -> Tensor:
+        return _ops.neg(self)
+
+    def abs(self) -> Tensor:
+        return _ops.abs(self)
+
+    def reciprocal(self) -> Tensor:
+        return _ops.reciprocal(self)
+
+    def square(self) -> Tensor:
+        return _ops.square(self)
+
+    def maximum(self, other) -> Tensor:
+        return _ops.maximum(self, other)
+
+    def minimum(self, other) -> Tensor:
+        return _ops.minimum(self, other)
+
+    def clamp(self, min=None, max=None) -> Tensor:
+        return _ops.clamp(self, min, max)
+
+    def clip(self, min=None, max=None) -> Tensor:
+        return _ops.clip(self, min, max)
+
+    def matmul(self, other: Tensor) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return _ops.dot(self, other)
+
+    # ------------------------------------------------------ comparisons and logic
+    def eq(self, other) -> Tensor:
+        return _ops.eq(self, other)
+
+    def ne(self, other) -> Tensor:
+        return _ops.ne(self, other)
+
+    def lt(self, other) -> Tensor:
+        return _ops.lt(self, other)
+
+    def le(self, other) -> Tensor:
+        return _ops.le(self, other)
+
+    def gt(self, other) -> Tensor:
+        return _ops.gt(self, other)
+
+    def ge(self, other) -> Tensor:
+        return _ops.ge(self, other)
+
+    def logical_not(self) -> Tensor:
+        return _ops.logical_not(self)
+
+    def logical_and(self, other) -> Tensor:
+        return _ops.logical_and(self, other)
+
+    def logical_or(self, other) -> Tensor:
+        return _ops.logical_or(self, other)
+
+    # --------------------------------------------------------- elementwise math
+    def exp(self) -> Tensor:
+        return _ops.exp(self)
+
+    def expm1(self) -> Tensor:
+        return _ops.expm1(self)
+
+    def log(self) -> Tensor:
+        return _ops.log(self)
+
+    def log1p(self) -> Tensor:
+        return _ops.log1p(self)
+
+    def sqrt(self) -> Tensor:
+        return _ops.sqrt(self)
+
+    def rsqrt(self) -> Tensor:
+        return _ops.rsqrt(self)
+
+    def sin(self) -> Tensor:
+        return _ops.sin(self)
+
+    def cos(self) -> Tensor:
+        return _ops.cos(self)
+
+    def tan(self) -> Tensor:
+        return _ops.tan(self)
+
+    def tanh(self) -> Tensor:
+        return _ops.tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        return _ops.sigmoid(self)
+
+    def relu(self) -> Tensor:
+        return _ops.relu(self)
+
+    def erf(self) -> Tensor:
+        return _ops.erf(self)
+
+    def sign(self) -> Tensor:
+        return _ops.sign(self)
+
+    def ceil(self) -> Tensor:
+        return _ops.ceil(self)
+
+    def floor(self) -> Tensor:
+        return _ops.floor(self)
+
+    def round(self, *, decimals: int = 0) -> Tensor:
+        return _ops.round(self, decimals=decimals)
+
+    def trunc(self) -> Tensor:
+        return _ops.trunc(self)
+
+    # --------------------------------------------------------------- reductions
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return _ops.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return _ops.mean(self, dim, keepdim, dtype=dtype)
+
+    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return _ops.prod(self, dim, keepdim, dtype=dtype)
+
+    def max(self, dim=None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        return _ops.max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        return _ops.min(self, dim, keepdim)
+
+    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+        return _ops.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+        return _ops.amin(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
+        return _ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
+        return _ops.argmin(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+        return _ops.norm(self, p, dim, keepdim, dtype)
+
+    def logsumexp(self, dim=None, keepdim: bool = False) -> Tensor:
+        return _ops.logsumexp(self, dim, keepdim)
+
+    def softmax(self, dim=None, dtype=None) -> Tensor:
+        return _ops.softmax(self, dim, dtype)
+
+    def log_softmax(self, dim=None, dtype=None) -> Tensor:
+        return _ops.log_softmax(self, dim, dtype)
+
+    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+        return _ops.cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim: int, *, dtype=None) -> Tensor:
+        return _ops.cumprod(self, dim, dtype=dtype)
+
+    # -------------------------------------------------------------------- shape
     @property
     def T(self) -> Tensor:
         return _ops.permute(self, tuple(reversed(range(self.ndim))))
@@ -607,86 +826,57 @@ class Tensor:
     def expand(self, *sizes) -> Tensor:
         return _ops.expand(self, *sizes)
 
+    def expand_as(self, other: Tensor) -> Tensor:
+        return _ops.expand_as(self, other)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return _ops.flatten(self, start_dim, end_dim)
+
+    def squeeze(self, dim=None) -> Tensor:
+        return _ops.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return _ops.unsqueeze(self, dim)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return _ops.transpose(self, dim0, dim1)
+
+    def t(self) -> Tensor:
+        return _ops.t(self)
+
+    def contiguous(self) -> Tensor:
+        return _ops.contiguous(self)
+
     def clone(self) -> Tensor:
         return _ops.clone(self)
 
-    def where(self, condition, other) -> Tensor:
-        return _ops.where(condition, self, other)
+    def flip(self, dims) -> Tensor:
+        return _ops.flip(self, dims)
 
+    def roll(self, shifts, dims=None) -> Tensor:
+        return _ops.roll(self, shifts, dims)
 
-# Methods that are exactly the op of the same name: x.exp() is ops.exp(x).
-METHOD_OPS = (
-    "abs",
-    "amax",
-    "amin",
-    "argmax",
-    "argmin",
-    "clamp",
-    "clip",
-    "contiguous",
-    "cos",
-    "div",
-    "eq",
-    "exp",
-    "expand_as",
-    "flatten",
-    "ge",
-    "gt",
-    "le",
-    "log",
-    "lt",
-    "matmul",
-    "max",
-    "maximum",
-    "mean",
-    "min",
-    "minimum",
-    "mul",
-    "ne",
-    "neg",
-    "pow",
-    "relu",
-    "sigmoid",
-    "sign",
-    "sin",
-    "sqrt",
-    "squeeze",
-    "sub",
-    "sum",
-    "t",
-    "tanh",
-    "transpose",
-    "unsqueeze",
-    "add",
-    "logical_not",
-    "logical_and",
-    "logical_or",
-    "dot",
-)
+    def repeat(self, *sizes) -> Tensor:
+        return _ops.repeat(self, *sizes)
 
+    def tile(self, dims) -> Tensor:
+        return _ops.tile(self, dims)
 
-# The operators that are plain ops, ``Tensor.__mul__ = ops.mul``: one call less per ``x * y``.
-OPERATOR_OPS = {
-    "__add__": "add",
-    "__sub__": "sub",
-    "__mul__": "mul",
-    "__truediv__": "div",
-    "__pow__": "pow",
-    "__matmul__": "matmul",
-    "__neg__": "neg",
-}
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return _ops.tril(self, diagonal)
 
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return _ops.triu(self, diagonal)
 
-def install_operator_ops(namespace) -> None:
-    """Make each op of OPERATOR_OPS the operator method itself."""
-    for method, op_name in OPERATOR_OPS.items():
-        setattr(Tensor, method, getattr(namespace, op_name))
+    # -------------------------------------------------------------- splitting
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        return _ops.chunk(self, chunks, dim)
 
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        return _ops.split(self, split_size_or_sections, dim)
 
-def install_method_ops(names, namespace) -> None:
-    """Make ``namespace.name`` available as the method ``Tensor.name`` for each name."""
-    for op_name in names:
-        setattr(Tensor, op_name, getattr(namespace, op_name))
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        return _ops.unbind(self, dim)
 
 
 def _format_values(array: np.ndarray) -> str:
@@ -731,9 +921,8 @@ def _to_array(data: Any, dtype, device):
     return array
 
 
-# Imported last: these modules build on Tensor (and call back into it). The op
-# library binds itself as ``_ops`` when it loads (see workbench/ops/__init__.py).
+# Imported last, because these modules import Tensor from here. The methods above
+# only look ``_ops`` up when called, so a half-loaded op package is fine here.
 from . import _inplace  # noqa: E402
+from . import ops as _ops  # noqa: E402
 from .autograd import grad_mode  # noqa: E402
-
-_ops = None

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, factories
 from ..autograd.dispatch import apply_op
-from ..factories import generator
 from ..tensor import Tensor
 from . import grad as grad_ops
 from . import im2col
@@ -519,7 +518,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    keep = generator().random(input.shape) >= p
+    keep = factories.generator().random(input.shape) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     # numpy's generator draws on the CPU (so a seed gives the same mask on every device);
     # the mask then moves to the input's device, where the multiply runs.

@@ -1,0 +1,393 @@
+"""Tensor's methods and operators are written out in tensor.py, each a call of its op.
+
+``x.exp()`` and ``x * y`` used to be ops attached to the class at import time, which
+"go to definition" could not follow. These tests keep them written out in the class
+body, check that each gives what its op gives (values and gradients), and that
+nothing attaches methods to Tensor from outside.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.tensor import Tensor
+
+ops = importlib.import_module("workbench.ops")
+WORKBENCH = Path(wb.__file__).parent
+TENSOR_PY = WORKBENCH / "tensor.py"
+
+# The names that used to be attached from outside the class (METHOD_OPS,
+# MORE_METHOD_OPS, OPERATOR_OPS), then the rest of the operators and op methods.
+ONCE_ATTACHED = (
+    "abs amax amin argmax argmin clamp clip contiguous cos div eq exp expand_as flatten "
+    "ge gt le log lt matmul max maximum mean min minimum mul ne neg pow relu sigmoid sign "
+    "sin sqrt squeeze sub sum t tanh transpose unsqueeze add logical_not logical_and "
+    "logical_or dot "
+    "ceil chunk cumprod cumsum erf expm1 flip floor gather index_select log1p log_softmax "
+    "logsumexp masked_fill norm prod reciprocal repeat roll round rsqrt softmax split "
+    "square std take tan tile tril triu trunc unbind var "
+    "__add__ __sub__ __mul__ __truediv__ __pow__ __matmul__ __neg__"
+).split()
+OPERATORS = (
+    "__radd__ __rsub__ __rmul__ __rtruediv__ __rpow__ __rmatmul__ __pos__ __abs__ "
+    "__lt__ __le__ __gt__ __ge__ __eq__ __ne__ __and__ __or__ __xor__ __invert__ "
+    "__getitem__ __setitem__ __iadd__ __isub__ __imul__ __itruediv__"
+).split()
+OTHER_OP_METHODS = (
+    "T mT reshape view permute expand clone where add_ sub_ mul_ div_ pow_ clamp_ zero_ fill_ copy_"
+).split()
+ALL_NAMES = ONCE_ATTACHED + OPERATORS + OTHER_OP_METHODS
+
+
+def _function(value):
+    return value.fget if isinstance(value, property) else value
+
+
+def _names_in_class_body() -> set[str]:
+    """The names that the ``class Tensor`` statement itself defines (def or assignment)."""
+    tree = ast.parse(TENSOR_PY.read_text())
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor"]
+    names = set()
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+CLASS_BODY = _names_in_class_body()
+
+
+# ------------------------------------------------------ (a) written in the class
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_method_is_written_in_the_class_body(name):
+    assert name in CLASS_BODY, f"Tensor.{name} is not written in class Tensor"
+    assert name in Tensor.__dict__
+    source = inspect.getsourcefile(_function(Tensor.__dict__[name]))
+    assert Path(source).resolve() == TENSOR_PY.resolve(), f"Tensor.{name} comes from {source}"
+
+
+def test_every_function_of_tensor_comes_from_tensor_py():
+    """Catches a method attached later from elsewhere, not only the names listed here."""
+    elsewhere = []
+    for name, value in vars(Tensor).items():
+        function = _function(value)
+        if isinstance(function, staticmethod):
+            function = function.__func__
+        if inspect.isfunction(function):
+            if Path(inspect.getsourcefile(function)).resolve() != TENSOR_PY.resolve():
+                elsewhere.append(name)
+    assert not elsewhere
+
+
+SAME_NAME_AS_OP = [
+    n for n in ALL_NAMES if inspect.isfunction(getattr(ops, n, None)) and n != "where"
+]
+
+
+@pytest.mark.parametrize("name", SAME_NAME_AS_OP)
+def test_method_takes_the_ops_arguments(name):
+    """Same names, defaults and keyword-only markers as the op (``self`` for its input)."""
+
+    def params(function):
+        rest = list(inspect.signature(function).parameters.values())[1:]
+        return [(p.name, p.kind, p.default) for p in rest]
+
+    method = Tensor.__dict__[name]
+    assert params(method) == params(getattr(ops, name))
+    assert inspect.signature(method).return_annotation is not inspect.Signature.empty
+
+
+# ---------------------------------------------- (b) same values and gradients as the op
+def _samples() -> dict:
+    """Fresh inputs, chosen so that neighbouring ops (lt/le, tril/triu...) differ."""
+    rng = np.random.default_rng(0)
+
+    def leaf(values):
+        return wb.tensor(np.array(values, dtype=np.float64), requires_grad=True)
+
+    return {
+        "x": leaf([[0.3, -1.2, 0.7], [1.5, -0.4, 0.9]]),
+        "y": leaf([[0.3, 0.0, 0.7], [1.0, -0.4, 2.0]]),  # equal, below and above x
+        "p": leaf([[0.3, 1.2, 0.7], [1.5, 0.4, 0.9]]),  # positive, for log and friends
+        "m": leaf(rng.standard_normal((3, 2))),
+        "row": leaf([[0.5, -2.0, 1.5]]),
+        "col": leaf([[0.5], [-2.0]]),
+        "v": leaf([0.5, -2.0, 1.5]),
+        "w": leaf([1.0, 0.25, -3.0]),
+        "b": wb.tensor([[True, False, True], [False, False, True]]),
+        "c": wb.tensor([[True, True, False], [False, True, True]]),
+        "index": wb.tensor([[0, 2], [1, 1]]),
+        "picks": wb.tensor([2, 0]),
+        "array": rng.standard_normal((4, 2)),
+    }
+
+
+# (method, op, self sample, args, kwargs); a sample's name in args stands for the sample.
+# Each case passes non-default arguments, so a method that drops one shows.
+CASES = [
+    # arithmetic operators
+    ("__add__", "add", "x", ("y",), {}),
+    ("__sub__", "sub", "x", ("y",), {}),
+    ("__mul__", "mul", "x", ("y",), {}),
+    ("__truediv__", "div", "x", ("p",), {}),
+    ("__pow__", "pow", "p", ("y",), {}),
+    ("__matmul__", "matmul", "x", ("m",), {}),
+    ("__neg__", "neg", "x", (), {}),
+    ("__abs__", "abs", "x", (), {}),
+    # comparison and logical operators
+    ("__lt__", "lt", "x", ("y",), {}),
+    ("__le__", "le", "x", ("y",), {}),
+    ("__gt__", "gt", "x", ("y",), {}),
+    ("__ge__", "ge", "x", ("y",), {}),
+    ("__eq__", "eq", "x", ("y",), {}),
+    ("__ne__", "ne", "x", ("y",), {}),
+    ("__and__", "logical_and", "b", ("c",), {}),
+    ("__or__", "logical_or", "b", ("c",), {}),
+    ("__xor__", "logical_xor", "b", ("c",), {}),
+    ("__invert__", "logical_not", "b", (), {}),
+    # indexing
+    ("__getitem__", "getitem", "x", ((1, slice(0, 2)),), {}),
+    ("gather", "gather", "x", (1, "index"), {}),
+    ("index_select", "index_select", "x", (1, "picks"), {}),
+    ("take", "take", "x", ("picks", 1), {}),
+    ("masked_fill", "masked_fill", "x", ("b", 0.5), {}),
+    # arithmetic
+    ("add", "add", "x", ("y",), {"alpha": 2}),
+    ("sub", "sub", "x", ("y",), {"alpha": 2}),
+    ("mul", "mul", "x", ("y",), {}),
+    ("div", "div", "x", ("p",), {}),
+    ("pow", "pow", "p", ("y",), {}),
+    ("neg", "neg", "x", (), {}),
+    ("abs", "abs", "x", (), {}),
+    ("reciprocal", "reciprocal", "p", (), {}),
+    ("square", "square", "x", (), {}),
+    ("maximum", "maximum", "x", ("y",), {}),
+    ("minimum", "minimum", "x", ("y",), {}),
+    ("clamp", "clamp", "x", (-0.5, 0.8), {}),
+    ("clip", "clip", "x", (-0.5, 0.8), {}),
+    ("matmul", "matmul", "x", ("m",), {}),
+    ("dot", "dot", "v", ("w",), {}),
+    # comparisons and logic
+    ("eq", "eq", "x", ("y",), {}),
+    ("ne", "ne", "x", ("y",), {}),
+    ("lt", "lt", "x", ("y",), {}),
+    ("le", "le", "x", ("y",), {}),
+    ("gt", "gt", "x", ("y",), {}),
+    ("ge", "ge", "x", ("y",), {}),
+    ("logical_not", "logical_not", "b", (), {}),
+    ("logical_and", "logical_and", "b", ("c",), {}),
+    ("logical_or", "logical_or", "b", ("c",), {}),
+    # elementwise math
+    ("exp", "exp", "x", (), {}),
+    ("expm1", "expm1", "x", (), {}),
+    ("log", "log", "p", (), {}),
+    ("log1p", "log1p", "p", (), {}),
+    ("sqrt", "sqrt", "p", (), {}),
+    ("rsqrt", "rsqrt", "p", (), {}),
+    ("sin", "sin", "x", (), {}),
+    ("cos", "cos", "x", (), {}),
+    ("tan", "tan", "x", (), {}),
+    ("tanh", "tanh", "x", (), {}),
+    ("sigmoid", "sigmoid", "x", (), {}),
+    ("relu", "relu", "x", (), {}),
+    ("erf", "erf", "x", (), {}),
+    ("sign", "sign", "x", (), {}),
+    ("ceil", "ceil", "x", (), {}),
+    ("floor", "floor", "x", (), {}),
+    ("round", "round", "x", (), {"decimals": 1}),
+    ("trunc", "trunc", "x", (), {}),
+    # reductions
+    ("sum", "sum", "x", (1, True), {"dtype": np.float32}),
+    ("mean", "mean", "x", (1, True), {"dtype": np.float32}),
+    ("prod", "prod", "x", (1, True), {"dtype": np.float32}),
+    ("max", "max", "x", (1, True), {}),
+    ("min", "min", "x", (1, True), {}),
+    ("amax", "amax", "x", (1, True), {}),
+    ("amin", "amin", "x", (1, True), {}),
+    ("argmax", "argmax", "x", (1, True), {}),
+    ("argmin", "argmin", "x", (1, True), {}),
+    ("var", "var", "x", (1, None, True), {"correction": 0}),
+    ("std", "std", "x", (1, None, True), {"correction": 0}),
+    ("norm", "norm", "x", (1, 1, True, np.float32), {}),
+    ("logsumexp", "logsumexp", "x", (1, True), {}),
+    ("softmax", "softmax", "x", (0, np.float32), {}),
+    ("log_softmax", "log_softmax", "x", (0, np.float32), {}),
+    ("cumsum", "cumsum", "x", (1,), {"dtype": np.float32}),
+    ("cumprod", "cumprod", "x", (1,), {"dtype": np.float32}),
+    # shape
+    ("reshape", "reshape", "x", (3, 2), {}),
+    ("view", "view", "x", (3, 2), {}),
+    ("permute", "permute", "x", (1, 0), {}),
+    ("expand", "expand", "row", (2, 2, 3), {}),
+    ("expand_as", "expand_as", "row", ("x",), {}),
+    ("flatten", "flatten", "x", (0, 1), {}),
+    ("squeeze", "squeeze", "col", (1,), {}),
+    ("unsqueeze", "unsqueeze", "x", (1,), {}),
+    ("transpose", "transpose", "x", (0, 1), {}),
+    ("t", "t", "x", (), {}),
+    ("contiguous", "contiguous", "x", (), {}),
+    ("clone", "clone", "x", (), {}),
+    ("flip", "flip", "x", (1,), {}),
+    ("roll", "roll", "x", (1, 1), {}),
+    ("repeat", "repeat", "x", (2, 1), {}),
+    ("tile", "tile", "x", ((1, 2),), {}),
+    ("tril", "tril", "x", (1,), {}),
+    ("triu", "triu", "x", (1,), {}),
+    # splitting
+    ("chunk", "chunk", "x", (2, 1), {}),
+    ("split", "split", "x", (2, 1), {}),
+    ("unbind", "unbind", "x", (1,), {}),
+]
+
+# Methods whose op takes its arguments in another order.
+REFLECTED = [
+    ("__radd__", "add", "x", 2.5),
+    ("__rsub__", "sub", "x", 2.5),
+    ("__rmul__", "mul", "x", 2.5),
+    ("__rtruediv__", "div", "x", 2.5),
+    ("__rpow__", "pow", "x", 2.5),
+    ("__rmatmul__", "matmul", "x", "array"),
+]
+
+
+def _outputs(result) -> list:
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def _value_and_gradient(call, inputs: list):
+    """What ``call()`` returns, and the gradient of a weighted sum of it w.r.t. ``inputs``."""
+    outs = _outputs(call())
+    values = [(out.dtype, out.shape, out.detach().numpy()) for out in outs]
+    weighted = [out for out in outs if out.requires_grad]
+    if not weighted:
+        return values, None
+    rng = np.random.default_rng(1)
+    loss = sum((out * wb.tensor(rng.standard_normal(out.shape))).sum() for out in weighted)
+    grads = wb.autograd.grad(loss, inputs, allow_unused=True)
+    return values, [None if g is None else g.numpy() for g in grads]
+
+
+def assert_same(method_call, op_call, inputs: list) -> None:
+    """Values (dtype, shape, numbers) and gradients agree, exactly."""
+    got, got_grads = _value_and_gradient(method_call, inputs)
+    want, want_grads = _value_and_gradient(op_call, inputs)
+    assert len(got) == len(want)
+    for (dtype, shape, value), (want_dtype, want_shape, want_value) in zip(got, want):
+        assert (dtype, shape) == (want_dtype, want_shape)
+        np.testing.assert_array_equal(value, want_value)
+    assert (got_grads is None) == (want_grads is None)
+    for grad, want_grad in zip(got_grads or [], want_grads or []):
+        assert (grad is None) == (want_grad is None)
+        if grad is not None:
+            np.testing.assert_array_equal(grad, want_grad)
+
+
+def check_case(method, op_name, self_name, args, kwargs) -> None:
+    """``method(self, *args, **kwargs)`` must match ``ops.<op_name>(self, *args, **kwargs)``."""
+    samples = _samples()
+    this = samples[self_name]
+    args = tuple(samples[a] if isinstance(a, str) else a for a in args)
+    inputs = [t for t in (this, *args) if isinstance(t, Tensor) and t.requires_grad]
+    op = getattr(ops, op_name)
+    assert_same(lambda: method(this, *args, **kwargs), lambda: op(this, *args, **kwargs), inputs)
+
+
+@pytest.mark.parametrize("name, op_name, self_name, args, kwargs", CASES, ids=[c[0] for c in CASES])
+def test_method_matches_its_op(name, op_name, self_name, args, kwargs):
+    check_case(getattr(Tensor, name), op_name, self_name, args, kwargs)
+
+
+@pytest.mark.parametrize(
+    "name, op_name, self_name, other", REFLECTED, ids=[c[0] for c in REFLECTED]
+)
+def test_reflected_operator_swaps_the_arguments(name, op_name, self_name, other):
+    samples = _samples()
+    this, other = samples[self_name], samples.get(other, other)
+    op = getattr(ops, op_name)
+    first = wb.tensor(other) if isinstance(other, np.ndarray) else other
+    assert_same(lambda: getattr(this, name)(other), lambda: op(first, this), [this])
+
+
+def test_transpose_properties_match_their_ops():
+    x = _samples()["x"]
+    assert_same(lambda: x.T, lambda: ops.permute(x, (1, 0)), [x])
+    assert_same(lambda: x.mT, lambda: ops.transpose(x, -2, -1), [x])
+
+
+def test_where_method_puts_self_second():
+    s = _samples()
+    x, y, b = s["x"], s["y"], s["b"]
+    assert_same(lambda: x.where(b, y), lambda: ops.where(b, x, y), [x, y])
+
+
+def test_unary_plus_is_the_tensor_itself():
+    x = _samples()["x"]
+    assert +x is x
+
+
+def test_every_delegating_method_is_checked():
+    checked = {c[0] for c in CASES} | {r[0] for r in REFLECTED} | {"T", "mT", "where", "__pos__"}
+    in_place = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"}
+    in_place |= {n for n in OTHER_OP_METHODS if n.endswith("_")}
+    assert set(ALL_NAMES) - in_place <= checked
+
+
+# The check above must be able to fail: each of these "methods" calls a neighbouring
+# op, swaps arguments or drops one.
+WRONG = [
+    (lambda self: ops.expm1(self), "exp", "x", (), {}),
+    (lambda self, other: ops.le(self, other), "lt", "x", ("y",), {}),
+    (lambda self, other: ops.logical_or(self, other), "logical_and", "b", ("c",), {}),
+    (lambda self, d: ops.triu(self, d), "tril", "x", (1,), {}),
+    (
+        lambda self, dim, keepdim, *, dtype=None: ops.mean(self, dim, keepdim),
+        "sum",
+        "x",
+        (1, True),
+        {},
+    ),
+    (lambda self, dim, keepdim, *, dtype=None: ops.sum(self, dim), "sum", "x", (1, True), {}),
+    (lambda self, dim, keepdim: ops.amin(self, dim, keepdim), "min", "x", (1, True), {}),
+    (lambda self, other: ops.sub(other, self), "sub", "x", ("y",), {}),
+    (lambda self, other, *, alpha=1: ops.add(self, other), "add", "x", ("y",), {"alpha": 2}),
+    (lambda self: ops.contiguous(self), "abs", "x", (), {}),
+    (lambda self, a, b: ops.t(self), "permute", "x", (0, 1), {}),
+]
+
+
+@pytest.mark.parametrize("method, op_name, self_name, args, kwargs", WRONG)
+def test_the_check_catches_a_method_calling_the_wrong_op(method, op_name, self_name, args, kwargs):
+    with pytest.raises(AssertionError):
+        check_case(method, op_name, self_name, args, kwargs)
+
+
+# ------------------------------------------------ (c) nothing attached from outside
+ATTACHING = re.compile(r"setattr\(\s*([\w.]+\.)?Tensor\b|\bTensor\.\w+\s*(=|\+=)(?!=)")
+
+
+def test_the_attaching_pattern_finds_attachments():
+    assert ATTACHING.search("setattr(Tensor, name, getattr(ops, name))")
+    assert ATTACHING.search("    setattr(tensor.Tensor, 'exp', f)")
+    assert ATTACHING.search("Tensor.__mul__ = ops.mul")
+    assert not ATTACHING.search("if Tensor.__mul__ == ops.mul:")
+    assert not ATTACHING.search("out = Tensor._make(array)")
+
+
+def test_nothing_in_workbench_attaches_to_tensor():
+    found = [
+        f"{path.relative_to(WORKBENCH)}:{number}: {line.strip()}"
+        for path in sorted(WORKBENCH.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if ATTACHING.search(line)
+    ]
+    assert not found
