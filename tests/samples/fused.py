@@ -1,4 +1,5 @@
-"""Samples for ops that fuse a few steps into one for speed: linear and the backward ops."""
+"""Samples for ops that fuse a few steps into one for speed: linear and the fused backward
+kernels of workbench.ops.fused (called directly here, whether or not the rules use them)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 
 import workbench as wb
 from tests.samples import Sample
+from workbench.ops import fused
 
 try:
     import torch
@@ -43,14 +45,14 @@ SAMPLES = [
     Sample(
         "relu_backward",
         ("relu_backward",),
-        lambda g, x: wb.ops.relu_backward(g, x.relu()),
+        lambda g, x: fused.relu_backward(g, x.relu()),
         ((3, 4), np.array([[-1.5, 0.7, 2.0, -0.3], [0.2, -2.2, 1.1, 0.4], [-0.9, 1.6, -0.1, 3.0]])),
         None if torch is None else lambda g, x: torch.where(x.relu() > 0, g, 0.0),
     ),
     Sample(
         "tanh_backward",
         ("tanh_backward",),
-        wb.ops.tanh_backward,
+        fused.tanh_backward,
         ((3, 4), (3, 4)),
         None if torch is None else torch.ops.aten.tanh_backward,
         low=-0.9,
@@ -59,7 +61,7 @@ SAMPLES = [
     Sample(
         "log_softmax_backward",
         ("log_softmax_backward",),
-        lambda g, y: wb.ops.log_softmax_backward(g, y, -1),
+        lambda g, y: fused.log_softmax_backward(g, y, -1),
         ((3, 4), (3, 4)),
         None if torch is None else _torch_log_softmax_backward(-1),
         low=-2.0,
@@ -68,14 +70,14 @@ SAMPLES = [
     Sample(
         "log_softmax_backward:of_log_softmax",
         ("log_softmax_backward",),
-        lambda g, x: wb.ops.log_softmax_backward(g, x.log_softmax(0), 0),
+        lambda g, x: fused.log_softmax_backward(g, x.log_softmax(0), 0),
         ((2, 3, 4), (2, 3, 4)),
         None if torch is None else lambda g, x: _torch_log_softmax_backward(0)(g, x.log_softmax(0)),
     ),
     Sample(
         "sigmoid_backward",
         ("sigmoid_backward",),
-        wb.ops.sigmoid_backward,
+        fused.sigmoid_backward,
         ((3, 4), (3, 4)),
         None if torch is None else torch.ops.aten.sigmoid_backward,
         low=0.05,

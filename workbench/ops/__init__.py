@@ -2,12 +2,13 @@
 
 ``workbench.ops.registry.OPS`` maps each op's name to its kernel and rule; the
 functions here are the public API (also reachable as ``wb.exp``, ``x.exp()`` and
-Python operators).
+Python operators). ``wb.ops.fused`` is an opt-in speed layer: fused backward kernels
+that stand in for the formula rules of sigmoid, tanh, relu and log_softmax.
 """
 
 import types as _types
 
-from . import checkpoint_markers, grad  # checkpoint_markers registers TVM's markers
+from . import checkpoint_markers, fused, grad  # checkpoint_markers registers TVM's markers
 from .elementwise import (
     abs,
     absolute,
@@ -45,16 +46,13 @@ from .elementwise import (
     pow,
     promote,
     relu,
-    relu_backward,
     sigmoid,
-    sigmoid_backward,
     sign,
     sin,
     sqrt,
     sub,
     subtract,
     tanh,
-    tanh_backward,
     true_divide,
     where,
 )
@@ -103,7 +101,6 @@ from .reductions import (
     cumprod,
     cumsum,
     log_softmax,
-    log_softmax_backward,
     logsumexp,
     norm,
     prod,
