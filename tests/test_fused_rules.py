@@ -153,3 +153,12 @@ def test_relu_gives_zero_where_masked_even_for_inf_and_nan(on):
     with fused.fused_rules(on):
         x.relu().backward(wb.tensor([np.inf, np.inf, np.nan, 1.0]))
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, np.inf, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("fused_on", [False, True])
+def test_relu_passes_the_gradient_at_nan_as_pytorch(fused_on):
+    """PyTorch's relu backward zeroes the gradient where y ≤ 0: at y = NaN it passes."""
+    with fused.fused_rules(enabled=fused_on):
+        x = wb.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+        x.relu().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 0.0, 1.0])

@@ -393,10 +393,10 @@ def relu_grad(orig, grad):
     """Forward: y = max(x, 0)
     Backward: x̄ = ȳ · [y > 0]   (0 at x = 0, as PyTorch)"""
     y = orig.out
-    # where, not ȳ times a 0/1 mask: an infinite ȳ times 0 would be NaN, not 0. And 0 · y,
-    # not 0: still zero, but x̄ stays on y's graph, so x̄'s own gradient w.r.t. x is 0 (as
-    # PyTorch's) rather than missing.
-    return [where(y > 0, grad, 0 * y)]
+    # where, not ȳ times a 0/1 mask: an infinite ȳ times 0 would be NaN, not 0. Where
+    # y ≤ 0, y is 0, so 0 · y is 0; written so, x̄ stays on y's graph and x̄'s own
+    # gradient w.r.t. x is 0 (as PyTorch's) rather than missing. At y = NaN: ȳ, as PyTorch.
+    return [where(y <= 0, 0 * y, grad)]
 
 
 def exp(input) -> Tensor:
