@@ -1,0 +1,136 @@
+"""Closing a widget lets go of everything: child widgets, handlers, the event bus, the graph.
+
+ipywidgets keeps every open widget in a global registry until it is closed. A child
+left open keeps its click and observe handlers, and a handler such as
+``lambda _: self.next()`` keeps the whole widget, and the loss and graph it holds,
+alive for the rest of the session. Each test builds a widget, uses it, closes it and
+checks with weak references that nothing it held survives ``gc.collect()``.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import ipywidgets
+import pytest
+
+import workbench as wb
+from workbench import events
+from workbench.widgets import BackwardStepper, GraphView
+
+
+def registry() -> dict:
+    """Every widget ipywidgets holds open, by model id.
+
+    ipywidgets 8 keeps them in ``ipywidgets.widgets.widget._instances`` (``Widget.widgets``
+    is a deprecated alias of it); ipywidgets 7 kept them in ``Widget.widgets``.
+    """
+    instances = getattr(ipywidgets.widgets.widget, "_instances", None)
+    if instances is None:  # pragma: no cover - ipywidgets 7
+        instances = ipywidgets.Widget.widgets
+    return instances
+
+
+def open_widgets() -> set[str]:
+    return set(registry())
+
+
+def left_open(before: set[str]) -> list[str]:
+    """The kinds of the widgets opened since ``before`` that are still open."""
+    opened = registry()
+    return sorted(type(opened[uid]).__name__ for uid in open_widgets() - before)
+
+
+def mlp_loss():
+    """A two-layer MLP's loss: ``mean((tanh(x @ w1 + b1) @ w2)²)``."""
+    x = wb.randn(4, 3)
+    w1 = wb.randn(3, 5, requires_grad=True, name="w1")
+    b1 = wb.zeros(5, requires_grad=True, name="b1")
+    w2 = wb.randn(5, 1, requires_grad=True, name="w2")
+    return ((x @ w1 + b1).tanh() @ w2).pow(2).mean()
+
+
+@pytest.fixture(autouse=True)
+def _quiet_bus():
+    """Every test here starts with nobody listening to the event bus."""
+    assert not events.listening, "an earlier test left a subscriber on the event bus"
+
+
+def test_a_closed_stepper_lets_go_of_the_loss_its_graph_and_every_child_widget():
+    before = open_widgets()
+    loss = mlp_loss()
+    loss_ref, node_ref = weakref.ref(loss), weakref.ref(loss.grad_fn)
+    stepper = BackwardStepper(loss)
+    for _ in range(3):
+        stepper.next()
+    assert stepper.step == 3
+    del loss
+    stepper.close()
+    stepper.close()  # closing twice does nothing more
+    assert left_open(before) == []
+    stepper_ref = weakref.ref(stepper)
+    del stepper
+    gc.collect()
+    assert stepper_ref() is None
+    assert loss_ref() is None and node_ref() is None
+
+
+def test_a_closed_stepper_still_held_by_the_notebook_holds_no_graph():
+    """``s.close()`` leaves ``s`` in the notebook's namespace: the graph must go anyway."""
+    loss = mlp_loss()
+    loss_ref, node_ref = weakref.ref(loss), weakref.ref(loss.grad_fn)
+    stepper = BackwardStepper(loss)
+    stepper.next()
+    del loss
+    stepper.close()
+    gc.collect()
+    assert loss_ref() is None and node_ref() is None
+    assert stepper.next() is False  # a closed stepper's moves do nothing, quietly
+
+
+def test_a_closed_stepper_of_a_saved_trace_lets_go_too():
+    before = open_widgets()
+    loss = mlp_loss()
+    with wb.trace.Trace() as trace:
+        loss.backward()
+    stepper = BackwardStepper(trace)
+    stepper.next()
+    stepper.close()
+    assert left_open(before) == []
+    stepper_ref = weakref.ref(stepper)
+    del stepper
+    gc.collect()
+    assert stepper_ref() is None
+
+
+def test_a_stepper_that_showed_a_message_closes_too():
+    before = open_widgets()
+    stepper = BackwardStepper(wb.tensor([1.0, 2.0]))  # no graph: a message, no handlers
+    assert stepper.error is not None
+    stepper.close()
+    assert left_open(before) == []
+
+
+def test_fifteen_steppers_built_and_closed_do_not_grow_the_registry():
+    before = open_widgets()
+    refs = []
+    for _ in range(15):
+        loss = mlp_loss()
+        refs.append(weakref.ref(loss))
+        stepper = BackwardStepper(loss)
+        stepper.next()
+        stepper.next()
+        stepper.close()
+    del loss, stepper
+    gc.collect()
+    assert left_open(before) == []
+    assert [ref() for ref in refs] == [None] * 15
+
+
+def test_a_closed_graph_view_closes_its_layout():
+    before = open_widgets()
+    view = GraphView(layout=ipywidgets.Layout(width="50%"))
+    view.close()
+    view.close()
+    assert left_open(before) == []
