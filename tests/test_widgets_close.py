@@ -14,10 +14,12 @@ import weakref
 
 import ipywidgets
 import pytest
+from IPython.core.events import EventManager, available_events
 
 import workbench as wb
 from workbench import events
-from workbench.widgets import BackwardStepper, GraphView
+from workbench.widgets import BackwardStepper, GraphView, LiveGraph
+from workbench.widgets import live as live_module
 
 
 def registry() -> dict:
@@ -126,6 +128,50 @@ def test_fifteen_steppers_built_and_closed_do_not_grow_the_registry():
     gc.collect()
     assert left_open(before) == []
     assert [ref() for ref in refs] == [None] * 15
+
+
+def test_a_closed_live_graph_stops_listening_and_lets_go():
+    before = open_widgets()
+    live = LiveGraph(auto=False)
+    assert events.listening
+    x = wb.tensor([1.0, 2.0], requires_grad=True, name="x")
+    loss = (x * 3).exp().sum()
+    live.refresh()
+    assert f'<g id="{loss.grad_fn.uid}"' in live.view.svg
+    loss_ref, node_ref = weakref.ref(loss), weakref.ref(loss.grad_fn)
+    del loss
+    live.close()
+    live.close()
+    assert not events.listening  # close() alone turns the bus off: no stop() needed
+    assert live.ops == []  # nothing recorded is kept, and nothing more is heard
+    (x * 2).sum()
+    assert live.ops == []
+    assert left_open(before) == []
+    live_ref = weakref.ref(live)
+    del live
+    gc.collect()
+    assert live_ref() is None
+    assert loss_ref() is None and node_ref() is None
+
+
+class FakeShell:
+    """Just enough of IPython's shell for LiveGraph: its real event manager."""
+
+    def __init__(self) -> None:
+        self.events = EventManager(self, available_events)
+
+
+def test_a_closed_live_graph_leaves_ipython_cell_events(monkeypatch):
+    shell = FakeShell()
+    monkeypatch.setattr(live_module, "_ipython", lambda: shell)
+    live = LiveGraph()
+    assert len(shell.events.callbacks["post_run_cell"]) == 1
+    live.close()
+    assert shell.events.callbacks["post_run_cell"] == []
+    live_ref = weakref.ref(live)
+    del live
+    gc.collect()
+    assert live_ref() is None
 
 
 def test_a_closed_graph_view_closes_its_layout():
