@@ -18,7 +18,14 @@ from IPython.core.events import EventManager, available_events
 
 import workbench as wb
 from workbench import events
-from workbench.widgets import BackwardStepper, GraphView, LiveGraph
+from workbench.widgets import (
+    BackwardStepper,
+    BroadcastExplorer,
+    CheckpointExplorer,
+    GraphView,
+    LiveGraph,
+    SigmoidExplorer,
+)
 from workbench.widgets import live as live_module
 
 
@@ -172,6 +179,51 @@ def test_a_closed_live_graph_leaves_ipython_cell_events(monkeypatch):
     del live
     gc.collect()
     assert live_ref() is None
+
+
+def test_a_closed_sigmoid_explorer_lets_go():
+    before = open_widgets()
+    explorer = SigmoidExplorer(x=0.5)
+    explorer.slider.value = 1.5
+    assert abs(explorer.point.x - 1.5) < 1e-12
+    explorer.close()
+    explorer.close()
+    assert left_open(before) == []
+    explorer_ref = weakref.ref(explorer)
+    del explorer
+    gc.collect()
+    assert explorer_ref() is None
+
+
+def test_a_closed_broadcast_explorer_lets_go():
+    before = open_widgets()
+    explorer = BroadcastExplorer("2, 3", "3")
+    explorer.op_picker.value = "add"
+    assert explorer.result.op == "add"
+    explorer.close()
+    explorer.close()
+    assert left_open(before) == []
+    explorer_ref = weakref.ref(explorer)
+    del explorer
+    gc.collect()
+    assert explorer_ref() is None
+
+
+def test_a_closed_checkpoint_explorer_lets_go_of_its_model():
+    before = open_widgets()
+    explorer = CheckpointExplorer(segments=2, layers=3, width=4, batch=2)
+    explorer.slider.value = 3
+    assert explorer.result.segments == 3
+    weight_ref = weakref.ref(explorer.mlp.layers[0].weight)
+    explorer.close()
+    explorer.close()
+    assert left_open(before) == []
+    gc.collect()
+    assert weight_ref() is None  # let go even while the notebook still holds the explorer
+    explorer_ref = weakref.ref(explorer)
+    del explorer
+    gc.collect()
+    assert explorer_ref() is None
 
 
 def test_a_closed_graph_view_closes_its_layout():
