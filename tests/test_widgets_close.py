@@ -232,3 +232,50 @@ def test_a_closed_graph_view_closes_its_layout():
     view.close()
     view.close()
     assert left_open(before) == []
+
+
+def stepper_and_parts():
+    stepper = BackwardStepper(mlp_loss())
+    stepper.next()
+    return stepper, [stepper.next_button, stepper.slider, stepper.graph]
+
+
+def live_graph_and_parts():
+    live = LiveGraph(auto=False)
+    return live, [live.clear_button]
+
+
+def sigmoid_and_parts():
+    explorer = SigmoidExplorer()
+    return explorer, [explorer.slider]
+
+
+def broadcast_and_parts():
+    explorer = BroadcastExplorer()
+    return explorer, [explorer.a_text, explorer.op_picker]
+
+
+def checkpoint_and_parts():
+    explorer = CheckpointExplorer(segments=2, layers=2, width=4, batch=2)
+    return explorer, [explorer.slider, explorer.layers_box]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        stepper_and_parts,
+        live_graph_and_parts,
+        sigmoid_and_parts,
+        broadcast_and_parts,
+        checkpoint_and_parts,
+    ],
+)
+def test_a_control_still_held_does_not_keep_the_closed_widget_alive(build):
+    """close() removes the handlers: a button kept in a variable no longer holds the widget."""
+    widget, parts = build()
+    widget.close()
+    widget_ref = weakref.ref(widget)
+    del widget
+    gc.collect()
+    assert widget_ref() is None
+    assert parts  # still held, all through the check
