@@ -7,6 +7,9 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 - :class:`SigmoidExplorer`, :class:`BroadcastExplorer`: the lessons' explorers.
 - :class:`CheckpointExplorer`: segments of ``checkpoint_sequential`` vs memory and recompute.
 - :class:`GraphView`: the clickable SVG they share.
+
+Each one's ``close()`` closes all of its parts and removes its handlers, so a closed
+widget keeps no loss, graph or event subscription alive (see ``closing.py``).
 """
 
 from .checkpointing import CheckpointExplorer

@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from ..utils.checkpoint import checkpoint_sequential
 from ..viz.memory import MemoryTimeline, plot_memory, watch_memory
 from ..viz.model import RECOMPUTED
+from .closing import ClosingBox
 from .graphview import GraphView
 from .panel import STYLE, message_html
 from .plots import figure_png, new_figure
@@ -187,7 +188,7 @@ def check_settings(segments: int, layers: int, width: int, batch: int) -> None:
 
 
 # -------------------------------------------------------------------- widget
-class CheckpointExplorer(widgets.VBox):
+class CheckpointExplorer(ClosingBox):
     """A slider for the number of segments: memory timeline, peaks, recomputations, graph.
 
     The default batch (256) makes one layer's activations (64 KiB) four times a weight
@@ -219,8 +220,8 @@ class CheckpointExplorer(widgets.VBox):
         self.image = widgets.Image(format="png")
         self.graph = GraphView()
         self._refitting = False
-        self.slider.observe(lambda _: self._refitting or self.update(), names="value")
-        self.layers_box.observe(lambda _: self._new_model(), names="value")
+        self._observe(self.slider, lambda _: self._refitting or self.update())
+        self._observe(self.layers_box, lambda _: self._new_model())
         controls = widgets.HBox([self.slider, self.layers_box])
         self.children = [widgets.HTML(STYLE), controls, self.readout, self.image, self.graph]
         self.show(segments, layers)
@@ -265,6 +266,12 @@ class CheckpointExplorer(widgets.VBox):
         for segments in range(1, len(self.mlp.layers) + 1):
             run, _ = run_step(self.mlp, segments)
             self.sweep[segments] = run.memory.peak_bytes
+
+    def _let_go(self) -> None:
+        """Drop the model (its parameters and their gradients) and the measurements."""
+        self.mlp = None
+        self.result = None
+        self.sweep = {}
 
     def _show_message(self, text: str) -> None:
         self.error = text

@@ -16,6 +16,7 @@ import numpy as np
 from .. import events, factories, ops
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, float64
+from .closing import ClosingBox
 from .panel import STYLE, format_array, message_html
 from .plots import figure_png, new_figure
 
@@ -54,7 +55,7 @@ def sigmoid_curves(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return y.detach().numpy(), t.grad.numpy()
 
 
-class SigmoidExplorer(widgets.VBox):
+class SigmoidExplorer(ClosingBox):
     """A slider for x: σ(x), σ'(x) from the engine, the tangent line, a finite-difference check."""
 
     def __init__(self, x: float = 0.0, span: float = 6.0) -> None:
@@ -67,7 +68,7 @@ class SigmoidExplorer(widgets.VBox):
         self._xs = np.linspace(-span, span, 241)
         self._curves = sigmoid_curves(self._xs)
         self.point = sigmoid_point(x)
-        self.slider.observe(lambda _: self.update(), names="value")
+        self._observe(self.slider, lambda _: self.update())
         self.children = [widgets.HTML(STYLE), self.slider, self.readout, self.image]
         self.update()
 
@@ -183,7 +184,7 @@ def _input_result(t: Tensor, out: Tensor, summed: dict, values: dict, inputs_of:
     return BroadcastInput(t.name, tuple(t.shape), value, before, grad, tuple(event.axes))
 
 
-class BroadcastExplorer(widgets.VBox):
+class BroadcastExplorer(ClosingBox):
     """Choose two shapes: the broadcast, the gradient before/after collapse-sum, the axes."""
 
     def __init__(self, a_shape="2, 3", b_shape="3", op: str = "mul") -> None:
@@ -196,7 +197,7 @@ class BroadcastExplorer(widgets.VBox):
         self.result: BroadcastResult | None = None
         self.error: str | None = None
         for control in (self.a_text, self.b_text, self.op_picker):
-            control.observe(lambda _: self.update(), names="value")
+            self._observe(control, lambda _: self.update())
         controls = widgets.HBox([self.a_text, self.b_text, self.op_picker])
         self.children = [widgets.HTML(STYLE), controls, self.readout, self.image]
         self.update()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import anywidget
 import traitlets
 
+from .closing import close_held
+
 _ESM = r"""
 function nodeOf(target) {
   const g = target.closest("g.node");
@@ -145,3 +147,8 @@ class GraphView(anywidget.AnyWidget):
         """The id of the node highlighted as ``active`` (the browser computes the same)."""
         nodes = self.step_nodes
         return nodes[self.step] if 0 <= self.step < len(nodes) else ""
+
+    def close(self) -> None:
+        """Close the picture and its Layout (ipywidgets' ``close()`` leaves the Layout open)."""
+        close_held(self)
+        super().close()

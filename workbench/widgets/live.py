@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..trace import Trace
+from .closing import ClosingBox
 from .graphview import GraphView
 from .panel import STYLE, message_html
 
@@ -23,11 +24,11 @@ def _ipython():
     return get_ipython()
 
 
-class LiveGraph(widgets.VBox):
+class LiveGraph(ClosingBox):
     """Shows the forward graph of every op run since it was created (or cleared).
 
     Outside IPython, or with ``auto=False``, call :meth:`refresh` to redraw.
-    :meth:`stop` stops listening.
+    :meth:`stop` stops listening; ``close()`` stops too, and closes every part of it.
     """
 
     def __init__(self, auto: bool = True) -> None:
@@ -37,7 +38,7 @@ class LiveGraph(widgets.VBox):
         self.view = GraphView()
         self.status = widgets.HTML()
         self.clear_button = widgets.Button(description="Clear", tooltip="forget the ops so far")
-        self.clear_button.on_click(lambda _: self.clear())
+        self._on_click(self.clear_button, lambda _: self.clear())
         self._drawn: set[str] = set()
         self._seen_ops = 0
         self._shell = _ipython() if auto else None
@@ -92,6 +93,13 @@ class LiveGraph(widgets.VBox):
         if self._shell is not None:
             self._shell.events.unregister("post_run_cell", self._after_cell)
             self._shell = None
+
+    def _let_go(self) -> None:
+        """Stop listening, and drop what was heard (a trace of a long session can be big)."""
+        self.stop()
+        self.trace = Trace()
+        self._drawn = set()
+        self._seen_ops = 0
 
     def _after_cell(self, result=None) -> None:
         self.refresh()

@@ -16,6 +16,7 @@ import ipywidgets as widgets
 
 from ..autograd.graph import Node
 from ..tensor import Tensor
+from .closing import ClosingBox
 from .graphview import GraphView, Picture, draw
 from .panel import STYLE, inspect_html, message_html, step_html
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
@@ -41,12 +42,13 @@ def source_for(target, retain_graph: bool = False) -> StepSource:
     )
 
 
-class BackwardStepper(widgets.VBox):
+class BackwardStepper(ClosingBox):
     """Step through ``loss.backward()`` (or a saved Trace) node by node.
 
     Python API, mirrored by the buttons: :meth:`next`, :meth:`prev`, :meth:`reset`,
     :meth:`go`, :meth:`run_to`, :meth:`toggle_breakpoint`, :meth:`continue_`,
     :meth:`inspect`. ``retain_graph=True`` keeps saved tensors after their node ran.
+    ``close()`` closes every part of it and lets go of the loss and its graph.
     """
 
     def __init__(self, target, *, retain_graph: bool = False, interval_ms: int = 800) -> None:
@@ -70,7 +72,7 @@ class BackwardStepper(widgets.VBox):
             self._fail(err)
             return
         self._fill_node_picker()
-        self.graph.observe(self._on_select, names="selected")
+        self._observe(self.graph, self._on_select, names="selected")
         self._show()
 
     # ----------------------------------------------------------- layout
@@ -80,19 +82,21 @@ class BackwardStepper(widgets.VBox):
         self.reset_button = widgets.Button(description="⟲ Reset", tooltip="back to step 0")
         self.play = widgets.Play(min=0, max=0, interval=interval_ms, description="play")
         self.slider = widgets.IntSlider(min=0, max=0, description="step")
-        widgets.jslink((self.play, "value"), (self.slider, "value"))
-        widgets.jslink((self.slider, "value"), (self.graph, "step"))
+        self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
+        self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
         self.node_picker = widgets.Dropdown(description="node")
         self.run_to_button = widgets.Button(description="Run to node")
         self.breakpoint_button = widgets.Button(description="Toggle breakpoint")
         self.continue_button = widgets.Button(description="Continue ▶▶")
-        self.prev_button.on_click(lambda _: self.prev())
-        self.next_button.on_click(lambda _: self.next())
-        self.reset_button.on_click(lambda _: self.reset())
-        self.run_to_button.on_click(lambda _: self.run_to(self.node_picker.value))
-        self.breakpoint_button.on_click(lambda _: self.toggle_breakpoint(self.node_picker.value))
-        self.continue_button.on_click(lambda _: self.continue_())
-        self.slider.observe(self._on_slider, names="value")
+        self._on_click(self.prev_button, lambda _: self.prev())
+        self._on_click(self.next_button, lambda _: self.next())
+        self._on_click(self.reset_button, lambda _: self.reset())
+        self._on_click(self.run_to_button, lambda _: self.run_to(self.node_picker.value))
+        self._on_click(
+            self.breakpoint_button, lambda _: self.toggle_breakpoint(self.node_picker.value)
+        )
+        self._on_click(self.continue_button, lambda _: self.continue_())
+        self._observe(self.slider, self._on_slider)
         row1 = [self.prev_button, self.next_button, self.reset_button, self.play, self.slider]
         row2 = [self.node_picker, self.run_to_button, self.breakpoint_button]
         self.children = [
@@ -130,6 +134,11 @@ class BackwardStepper(widgets.VBox):
             self.breakpoint_button,
             self.continue_button,
         ]
+
+    def _let_go(self) -> None:
+        """Drop the cursor: it holds the engine's paused pass, and so the whole graph."""
+        self.cursor = None
+        self.picture = None
 
     # ----------------------------------------------------------- state
     @property
