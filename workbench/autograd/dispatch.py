@@ -7,13 +7,12 @@ nobody listens.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from types import MappingProxyType
 
 import numpy as np
 
-from .. import backend, events, scope
+from .. import backend, events, scope, state
 from ..tensor import Tensor, _new_object
 from . import grad_mode
 from .graph import (
@@ -84,8 +83,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     One pass over the inputs collects their arrays and whether any needs a gradient;
     then the kernel runs, and a node is recorded only if one is needed.
     """
-    state = grad_mode._state
-    recording = state.enabled
+    recording = state.grad_mode.enabled
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -113,7 +111,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             node = _record_node(op, inputs, attrs, result)
         else:  # a checkpoint marker stage is open: it tapes the call, then records it
             node = _stage.record(op, inputs, attrs, result)
-    elif state.inference:
+    elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
         _link_view(result, op, inputs, attrs, recording)
@@ -231,7 +229,7 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
             node=node_id,
             attrs=_plain_attrs(attrs, inputs) if attrs or numbers else {},
             name=result.name,
-            in_backward=_in_backward.depth > 0,
+            in_backward=state.in_backward(),
             value=data,
             scope=scope._state.stack,
             next_nodes=next_nodes,
@@ -290,12 +288,6 @@ class _AnomalyFlag:
     enabled = False
 
 
-class _BackwardDepth(threading.local):
-    """How deep this thread is inside backward passes (ops run by rules are 'in backward')."""
-
-    depth = 0
-
-
 class _StageRecorder:
     """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None."""
 
@@ -304,4 +296,3 @@ class _StageRecorder:
 
 _anomaly = _AnomalyFlag
 _stage = _StageRecorder
-_in_backward = _BackwardDepth()

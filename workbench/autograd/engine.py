@@ -25,28 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backend, events
+from .. import backend, events, state
 from ..tensor import Tensor
-from . import dispatch, grad_mode
+from . import dispatch
 from .graph import AccumulateGrad, Node, OpNode, edge_of
 
 _accumulate_lock = threading.Lock()
-
-
-class _CheckpointValidity(threading.local):
-    valid = True
-
-
-_checkpoint_validity = _CheckpointValidity()
-
-
-def _is_checkpoint_valid() -> bool:
-    """False while a node runs for ``grad()`` or ``backward(inputs=...)`` (as in PyTorch).
-
-    The reentrant checkpoint runs a nested ``backward()`` that accumulates into every
-    leaf, which would be wrong when only some inputs were asked for.
-    """
-    return _checkpoint_validity.valid
 
 
 class _BackwardMode:
@@ -59,15 +43,10 @@ class _BackwardMode:
         self.checkpoint_valid = checkpoint_valid
 
     def __enter__(self) -> None:
-        state = grad_mode._state
-        self.saved = (state.enabled, _checkpoint_validity.valid)
-        state.enabled = self.create_graph
-        _checkpoint_validity.valid = self.checkpoint_valid
-        dispatch._in_backward.depth += 1
+        self.saved = state.enter_backward(self.create_graph, self.checkpoint_valid)
 
     def __exit__(self, *exc) -> None:
-        dispatch._in_backward.depth -= 1
-        grad_mode._state.enabled, _checkpoint_validity.valid = self.saved
+        state.exit_backward(self.saved)
 
 
 @dataclass

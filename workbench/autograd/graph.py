@@ -14,9 +14,9 @@ import traceback
 import weakref
 from collections.abc import Callable
 
-from .. import events
+from .. import events, state
 from ..tensor import RemovableHandle, Tensor, add_hook
-from . import grad_mode, memory
+from . import memory
 
 _sequence = itertools.count()
 SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
@@ -178,7 +178,7 @@ class SavedTensor:
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
         self.held = None  # set first: __del__ reads it even when this raises
-        if tensor._is_inference and not grad_mode._state.inference:
+        if tensor._is_inference and not state.grad_mode.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
                 "a clone to get a normal tensor and use it in autograd."
