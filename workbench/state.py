@@ -69,7 +69,7 @@ class AnomalyMode:
     """``enabled``: nodes remember their forward stack, the engine checks for NaN.
 
     One flag for the whole process; whether NaN is checked (``check_nan``) is kept
-    per thread, see :func:`anomaly_checks_nan`.
+    per thread, and read through :func:`anomaly_checks_nan`.
     """
 
     enabled = False
@@ -83,15 +83,20 @@ anomaly = AnomalyMode()
 _check_nan = _CheckNan()
 
 
-def set_anomaly(enabled: bool, check_nan: bool) -> None:
-    """Turn anomaly mode on or off (for every thread); ``check_nan`` for this thread."""
+def set_anomaly(enabled: bool, check_nan: bool) -> tuple[bool, bool]:
+    """Turn anomaly mode on or off (for every thread), and set ``check_nan`` for this thread.
+
+    Returns the previous ``(enabled, check_nan)``, to restore them later.
+    """
+    previous = (anomaly.enabled, _check_nan.check_nan)
     anomaly.enabled = enabled
     _check_nan.check_nan = check_nan
+    return previous
 
 
 def anomaly_checks_nan() -> bool:
-    """This thread's ``check_nan`` setting (it counts only while anomaly mode is on)."""
-    return _check_nan.check_nan
+    """Whether the engine checks gradients for NaN: anomaly mode with ``check_nan``."""
+    return anomaly.enabled and _check_nan.check_nan
 
 
 # ------------------------------------------------------ inside backward (per thread)

@@ -190,7 +190,7 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     node.saved_out = SavedTensor(result, True) if save_out else None
     if scope._state.stack:  # the name scopes (module paths) it was recorded in, for pictures
         node.metadata["scope"] = scope._state.stack
-    if _anomaly.enabled:
+    if state.anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
 
@@ -284,15 +284,10 @@ def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:
     return plain
 
 
-class _AnomalyFlag:
-    enabled = False
-
-
 class _StageRecorder:
     """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None."""
 
     record = None
 
 
-_anomaly = _AnomalyFlag
 _stage = _StageRecorder

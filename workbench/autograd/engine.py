@@ -27,7 +27,6 @@ import numpy as np
 
 from .. import backend, events, state
 from ..tensor import Tensor
-from . import dispatch
 from .graph import AccumulateGrad, Node, OpNode, edge_of
 
 _accumulate_lock = threading.Lock()
@@ -189,7 +188,7 @@ class GraphTask:
         (:meth:`_run_plain_node`, :meth:`_run_plain_leaf`).
         """
         ready = self._start()
-        plain = self.needed is None and not dispatch._anomaly.enabled
+        plain = self.needed is None and not state.anomaly.enabled
         buffers = self.buffers
         with self._backward_mode():
             while ready:
@@ -393,7 +392,7 @@ class GraphTask:
             _note_forward_stack(err, node)
             raise
         grads_out = _validate_outputs(node, grads_out)
-        if dispatch._anomaly.enabled and _anomaly_checks_nan():
+        if state.anomaly.enabled and _anomaly_checks_nan():
             _check_nan(node, grads_out)
         return grads_out
 
@@ -570,13 +569,7 @@ def _expandable(shape: tuple, target: tuple) -> bool:
 
 
 def _anomaly_checks_nan() -> bool:
-    return dispatch._anomaly.enabled and _anomaly_state().check_nan
-
-
-def _anomaly_state():
-    from . import anomaly
-
-    return anomaly._state
+    return state.anomaly_checks_nan()
 
 
 def _check_nan(node: Node, grads_out: list) -> None:

@@ -26,9 +26,9 @@ import functools
 import warnings
 import weakref
 
-from .. import backend
+from .. import backend, state
 from ..tensor import Tensor
-from . import dispatch, grad_mode
+from . import grad_mode
 from .graph import (
     FREED,
     Node,
@@ -286,7 +286,7 @@ def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> 
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
     if first is not None:
         ctx.metadata["output"] = weakref.ref(first)
-    if dispatch._anomaly.enabled:  # anomaly mode: remember where this node was made
+    if state.anomaly.enabled:  # anomaly mode: remember where this node was made
         ctx._forward_stack = forward_stack()
 
 
