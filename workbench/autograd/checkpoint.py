@@ -42,7 +42,7 @@ import itertools
 import weakref
 from collections.abc import Callable
 
-from .. import events
+from .. import events, state
 from ..factories import get_rng_state, set_rng_state
 from ..tensor import Tensor
 from . import dispatch, grad_mode, graph, memory
@@ -385,7 +385,7 @@ class MarkerStage(CheckpointFrame):
         self.depth = len(stack)
         self.hooks = (self._pack, _unpack_handle)
         stack.append(self.hooks)
-        dispatch._stage.record = self.record_op
+        state.set_stage_recorder(self.record_op)
 
     def close(self) -> None:
         stack = graph._SavedHooksState.stack
@@ -395,7 +395,7 @@ class MarkerStage(CheckpointFrame):
                 "exited before end_checkpoint"
             )
         stack.pop()
-        dispatch._stage.record = None
+        state.set_stage_recorder(None)
         self.hooks = None
         self.refs = {}
 
@@ -410,16 +410,16 @@ class MarkerStage(CheckpointFrame):
         self.inputs.append(saved)
 
     def record_op(self, op, inputs: tuple, attrs, result: Tensor) -> graph.OpNode:
-        """dispatch calls this instead of ``_record_node`` while the stage is open."""
+        """dispatch calls this instead of ``record_node`` while the stage is open."""
         stack = graph._SavedHooksState.stack
         if not stack or stack[-1] is not self.hooks:  # another checkpoint or hook is on top
-            return dispatch._record_node(op, inputs, attrs, result)
+            return dispatch.record_node(op, inputs, attrs, result)
         index = len(self.tape)
         refs = tuple(self._ref(x, index) for x in inputs)
         self.tape.append(_TapeEntry(op, refs, attrs, get_rng_state()))
         self.in_entry = True
         try:
-            node = dispatch._record_node(op, inputs, attrs, result)
+            node = dispatch.record_node(op, inputs, attrs, result)
         finally:
             self.in_entry = False
         self.refs[id(result)] = (weakref.ref(result), ("node", index))
@@ -443,18 +443,17 @@ class MarkerStage(CheckpointFrame):
     def rerun(self) -> None:
         inputs = [_detached(s.unpack(self, f"input {k}")) for k, s in enumerate(self.inputs)]
         results: dict = {}
-        recording, dispatch._stage.record = dispatch._stage.record, None
         outer_rng = get_rng_state()
         try:
-            for index, entry in enumerate(self.tape):
-                args = tuple(self._value(ref, inputs, results) for ref in entry.refs)
-                set_rng_state(entry.rng_state)
-                out = dispatch.apply_op(entry.op, args, entry.attrs)
-                if index in self.last_use:
-                    results[index] = out
-                self._forget_read(entry, index, results)
+            with state.stage_recorder_paused():  # the replay is not taped again
+                for index, entry in enumerate(self.tape):
+                    args = tuple(self._value(ref, inputs, results) for ref in entry.refs)
+                    set_rng_state(entry.rng_state)
+                    out = dispatch.apply_op(entry.op, args, entry.attrs)
+                    if index in self.last_use:
+                        results[index] = out
+                    self._forget_read(entry, index, results)
         finally:
-            dispatch._stage.record = recording
             set_rng_state(outer_rng)
 
     def _value(self, ref: tuple, inputs: list, results: dict):
@@ -501,14 +500,9 @@ def end_stage() -> MarkerStage:
     return stage
 
 
-@contextlib.contextmanager
-def stage_paused():
+def stage_paused() -> contextlib.AbstractContextManager[None]:
     """Record the markers themselves outside the tape."""
-    recording, dispatch._stage.record = dispatch._stage.record, None
-    try:
-        yield
-    finally:
-        dispatch._stage.record = recording
+    return state.stage_recorder_paused()
 
 
 def open_stage() -> MarkerStage | None:

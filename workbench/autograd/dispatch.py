@@ -107,10 +107,10 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(out)
     node = None
     if requires_grad and recording and op.differentiable:
-        if _stage.record is None:
-            node = _record_node(op, inputs, attrs, result)
+        if state.stage.record is None:
+            node = record_node(op, inputs, attrs, result)
         else:  # a checkpoint marker stage is open: it tapes the call, then records it
-            node = _stage.record(op, inputs, attrs, result)
+            node = state.stage.record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
@@ -150,7 +150,7 @@ def replay_view(view: Tensor) -> None:
         node._retain(view)
 
 
-def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
+def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
     """Make the node of this call: one edge per input and what the rule needs saved.
 
     One pass over the inputs builds every per-input tuple (this runs once per op).
@@ -282,12 +282,3 @@ def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:
         if not isinstance(x, Tensor):
             plain[f"input{i}"] = x if isinstance(x, (int, float, bool)) else repr(x)
     return plain
-
-
-class _StageRecorder:
-    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None."""
-
-    record = None
-
-
-_stage = _StageRecorder
