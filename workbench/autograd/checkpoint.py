@@ -2,13 +2,13 @@
 
 A *checkpoint frame* is a stretch of the forward pass whose saved tensors the graph
 does not keep. While the stretch runs, the frame's saved-tensor hook is on top of the
-hook stack (``graph.SavedTensor`` consults it), so every node recorded inside saves a
-:class:`Handle` -- a claim ticket -- instead of the tensor. The first time backward
-unpacks a handle, the frame runs its stretch again (grad enabled, same random state)
-under a second hook that hands each tensor saved during the rerun to the handle with
-the same position in save order. Backward then carries on through the *original*
-graph with the recomputed values, so gradients, hooks and ``autograd.grad`` behave
-exactly as without checkpointing.
+hook stack (``state.saved_hooks``, which ``graph.SavedTensor`` consults), so every node
+recorded inside saves a :class:`Handle` -- a claim ticket -- instead of the tensor. The
+first time backward unpacks a handle, the frame runs its stretch again (grad enabled,
+same random state) under a second hook that hands each tensor saved during the rerun
+to the handle with the same position in save order. Backward then carries on through
+the *original* graph with the recomputed values, so gradients, hooks and
+``autograd.grad`` behave exactly as without checkpointing.
 
 Two ways to mark a stretch, one machinery:
 
@@ -140,14 +140,14 @@ def _refuse_unpack(packed) -> Tensor:
 @contextlib.contextmanager
 def _hooks_on_top(entry: tuple):
     """Push a (pack, unpack) pair on the saved-tensor hook stack for the block."""
-    stack = graph._SavedHooksState.stack
-    stack.append(entry)
+    state.push_saved_hooks(entry)
     try:
         yield
     finally:
+        stack = state.saved_hooks.stack
         if not stack or stack[-1] is not entry:
             raise RuntimeError("checkpoint: saved-tensor hooks were not exited in order")
-        stack.pop()
+        state.pop_saved_hooks()
 
 
 @contextlib.contextmanager
@@ -372,29 +372,26 @@ class MarkerStage(CheckpointFrame):
     @contextlib.contextmanager
     def _hooks_lifted(self):
         """Save with the hooks below this stage (its inputs belong to an enclosing frame)."""
-        stack = graph._SavedHooksState.stack
-        above = stack[self.depth :]
-        del stack[self.depth :]
+        above = state.cut_saved_hooks(self.depth)
         try:
             yield
         finally:
-            stack.extend(above)
+            state.push_saved_hooks(*above)
 
     def open(self) -> None:
-        stack = graph._SavedHooksState.stack
-        self.depth = len(stack)
+        self.depth = len(state.saved_hooks.stack)
         self.hooks = (self._pack, _unpack_handle)
-        stack.append(self.hooks)
+        state.push_saved_hooks(self.hooks)
         state.set_stage_recorder(self.record_op)
 
     def close(self) -> None:
-        stack = graph._SavedHooksState.stack
+        stack = state.saved_hooks.stack
         if not stack or stack[-1] is not self.hooks:
             raise RuntimeError(
                 "end_checkpoint: saved-tensor hooks entered after start_checkpoint must be "
                 "exited before end_checkpoint"
             )
-        stack.pop()
+        state.pop_saved_hooks()
         state.set_stage_recorder(None)
         self.hooks = None
         self.refs = {}
@@ -411,7 +408,7 @@ class MarkerStage(CheckpointFrame):
 
     def record_op(self, op, inputs: tuple, attrs, result: Tensor) -> graph.OpNode:
         """dispatch calls this instead of ``record_node`` while the stage is open."""
-        stack = graph._SavedHooksState.stack
+        stack = state.saved_hooks.stack
         if not stack or stack[-1] is not self.hooks:  # another checkpoint or hook is on top
             return dispatch.record_node(op, inputs, attrs, result)
         index = len(self.tape)
@@ -518,8 +515,8 @@ def abandon_open_stage() -> MarkerStage | None:
     stage = _OpenStage.stage
     if stage is None:
         return None
-    stack = graph._SavedHooksState.stack
+    stack = state.saved_hooks.stack
     if stage.hooks in stack:
-        del stack[stack.index(stage.hooks) :]
-        stack.append(stage.hooks)  # so that close() finds it on top
+        state.cut_saved_hooks(stack.index(stage.hooks))
+        state.push_saved_hooks(stage.hooks)  # so that close() finds it on top
     return end_stage()

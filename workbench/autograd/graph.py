@@ -187,7 +187,7 @@ class SavedTensor:
         self.version_ref = version_ref = tensor._version_ref
         self.version = version_ref[0]
         self.unpack_hook = None
-        if _SavedHooksState.stack:
+        if state.saved_hooks.stack:
             self._pack(tensor)
             return
         data = tensor._data
@@ -203,7 +203,7 @@ class SavedTensor:
     def _pack(self, tensor: Tensor) -> None:
         """Hand the tensor to the innermost saved_tensors_hooks' pack hook; keep its result."""
         before = SavedMemory.current
-        pack, unpack = _SavedHooksState.stack[-1]
+        pack, unpack = state.saved_hooks.stack[-1]
         self.tensor = None
         self.array = None
         self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
@@ -282,10 +282,6 @@ class _Freed:
 FREED = _Freed()
 
 
-class _SavedHooksState:
-    stack: list = []
-
-
 class saved_tensors_hooks:
     """Intercept what the graph saves for backward, as ``torch.autograd.graph.saved_tensors_hooks``.
 
@@ -314,11 +310,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self) -> saved_tensors_hooks:
-        _SavedHooksState.stack.append((self.pack_hook, self.unpack_hook))
+        state.push_saved_hooks((self.pack_hook, self.unpack_hook))
         return self
 
     def __exit__(self, *exc) -> None:
-        _SavedHooksState.stack.pop()
+        state.pop_saved_hooks()
 
 
 def _anomaly_enabled() -> bool:
