@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .. import backend, events, scope, state
+from .. import backend, events, state
 from ..tensor import Tensor, _new_object
 from . import grad_mode
 from .graph import (
@@ -188,8 +188,8 @@ def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode
     result._requires_grad = True
     result._grad_fn = node
     node.saved_out = SavedTensor(result, True) if save_out else None
-    if scope._state.stack:  # the name scopes (module paths) it was recorded in, for pictures
-        node.metadata["scope"] = scope._state.stack
+    if state.name_scopes.stack:  # the name scopes (module paths) it was recorded in, for pictures
+        node.metadata["scope"] = state.name_scopes.stack
     if state.anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
@@ -231,7 +231,7 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
             name=result.name,
             in_backward=state.in_backward(),
             value=data,
-            scope=scope._state.stack,
+            scope=state.name_scopes.stack,
             next_nodes=next_nodes,
             next_names=next_names,
             input_names=tuple(names),
