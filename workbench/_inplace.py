@@ -212,7 +212,7 @@ def setitem(t: Tensor, key, value) -> None:
     if not _recording(t, (value,)):
         array = value._data if isinstance(value, Tensor) else value
         try:
-            t._data[ops.shape._index_key(key, t._data)] = array
+            t._data[ops.shape.index_key(key, t._data)] = array
         except (ValueError, IndexError, TypeError) as err:
             raise RuntimeError(
                 f"setitem: cannot assign a value of shape {np.shape(array)} into a tensor of "

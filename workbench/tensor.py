@@ -732,7 +732,13 @@ def _to_array(data: Any, dtype, device):
 
 
 # Imported last: these modules build on Tensor (and call back into it). The op
-# library binds itself as ``_ops`` when it loads (see workbench/ops/__init__.py).
+# library binds itself as ``_ops`` when it loads (bind_ops, called by workbench/ops).
 from . import _inplace  # noqa: E402
 
 _ops = None
+
+
+def bind_ops(namespace) -> None:
+    """Let Tensor's operators call the op library (``workbench.ops``, once it has loaded)."""
+    global _ops
+    _ops = namespace

@@ -121,7 +121,7 @@ class Handle:
         if self.held is not None:
             try:
                 freed = memory.let_go(self.held)
-                graph._saved_memory_release(None, [(self.frame.segment, None, freed)])
+                graph.saved_memory_release(None, [(self.frame.segment, None, freed)])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
@@ -230,7 +230,7 @@ class CheckpointFrame:
         self.recomputations += 1
         for node in nodes:
             node.metadata["recomputed"] = self.recomputations
-        graph._saved_memory_packed(None, self._filled, slot=f"recomputed {self.segment}")
+        graph.saved_memory_packed(None, self._filled, slot=f"recomputed {self.segment}")
         if events.listening:
             events.publish(
                 events.CheckpointRecompute(
@@ -298,14 +298,14 @@ class FunctionFrame(CheckpointFrame):
         self.args = tuple(
             graph.SavedTensor(a, is_output=False) if isinstance(a, Tensor) else a for a in args
         )
-        graph._saved_memory_packed(
+        graph.saved_memory_packed(
             None, memory.SavedMemory.current - before, slot=f"inputs of {self.segment}"
         )
         self.rng_state = get_rng_state() if preserve_rng_state else None
 
     def run(self, args: tuple):
         """The forward pass: run ``fn`` with this frame's hook on top, then claim its nodes."""
-        start = next(graph._sequence)
+        start = next(graph.node_sequence)
         with _hooks_on_top((self._pack, _unpack_handle)):
             out = self.fn(*args, **self.kwargs)
         self._claim_new_nodes(out, start)
@@ -400,7 +400,7 @@ class MarkerStage(CheckpointFrame):
         before = memory.SavedMemory.current
         with self._hooks_lifted():
             saved = graph.SavedTensor(t, is_output=False)
-        graph._saved_memory_packed(
+        graph.saved_memory_packed(
             None, memory.SavedMemory.current - before, slot=f"inputs of {self.segment}", tensor=t
         )
         self.refs[id(t)] = (weakref.ref(t), ("input", len(self.inputs)))

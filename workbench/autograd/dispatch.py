@@ -21,9 +21,9 @@ from .graph import (
     OpNode,
     SavedMemory,
     SavedTensor,
-    _sequence,
     edge_of,
     forward_stack,
+    node_sequence,
 )
 
 
@@ -156,7 +156,7 @@ def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode
     One pass over the inputs builds every per-input tuple (this runs once per op).
     """
     node = _new_object(OpNode)
-    node._seq = next(_sequence)  # before edge_of: it precedes the nodes of new leaves
+    node._seq = next(node_sequence)  # before edge_of: it precedes the nodes of new leaves
     needs, edges, metas = [], [], []
     slots = list(inputs)  # Python numbers stay; tensor slots become NOT_SAVED or saved
     for i, x in enumerate(inputs):

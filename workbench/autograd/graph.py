@@ -18,7 +18,7 @@ from .. import events, state
 from ..tensor import RemovableHandle, Tensor, add_hook
 from . import memory
 
-_sequence = itertools.count()
+node_sequence = itertools.count()  # each new node takes the next number: its creation order
 SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
 
 FREED_MESSAGE = (
@@ -47,7 +47,7 @@ class Node:
 
     def __init__(self) -> None:
         self.next_functions: tuple = ()
-        self._seq = next(_sequence)
+        self._seq = next(node_sequence)
 
     @property
     def metadata(self) -> dict:
@@ -224,7 +224,7 @@ class SavedTensor:
         # A graph dropped without backward: its saved tensors let go as they die.
         if self.held is not None:
             try:
-                _saved_memory_release(None, [("dropped", self, self.drop())])
+                saved_memory_release(None, [("dropped", self, self.drop())])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
@@ -436,7 +436,7 @@ class OpNode(Node):
             released.append(("out", saved_out, saved_out.drop()))
             self.saved_out = FREED
         if released and events.listening:
-            _saved_memory_release(self, released)
+            saved_memory_release(self, released)
 
     def _free_saved_inputs(self, released: list) -> tuple:
         """The input slots with every saved tensor dropped and marked FREED."""
@@ -453,7 +453,7 @@ class OpNode(Node):
 
 
 # -------------------------------------------------------------- saved memory
-def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
+def saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
     """Tell listeners that ``node`` (None: a checkpoint) made the total grow by ``nbytes``."""
     if events.listening:
         events.publish(
@@ -467,7 +467,7 @@ def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor
         )
 
 
-def _saved_memory_release(node: Node | None, released: list) -> None:
+def saved_memory_release(node: Node | None, released: list) -> None:
     """Publish one SavedTensorFreed per ``(slot, SavedTensor or None, bytes freed)``.
 
     The bytes were already let go (:meth:`SavedTensor.drop`); ``node`` None means the

@@ -188,10 +188,11 @@ def _bind_tensor_methods() -> None:
     import sys
 
     tensor_module = importlib.import_module("workbench.tensor")
-    tensor_module._ops = sys.modules[__name__]
-    tensor_module.install_method_ops(tensor_module.METHOD_OPS, tensor_module._ops)
-    tensor_module.install_method_ops(MORE_METHOD_OPS, tensor_module._ops)
-    tensor_module.install_operator_ops(tensor_module._ops)
+    ops = sys.modules[__name__]
+    tensor_module.bind_ops(ops)
+    tensor_module.install_method_ops(tensor_module.METHOD_OPS, ops)
+    tensor_module.install_method_ops(MORE_METHOD_OPS, ops)
+    tensor_module.install_operator_ops(ops)
 
 
 _bind_tensor_methods()
