@@ -1,17 +1,21 @@
 """No module of workbench reads or writes another module's private names.
 
 A name that starts with one underscore is a module's own business. Another module
-that wants it (the grad mode, the checkpoint stage recorder, ...) goes through a
-public function or object instead, so every change of shared state can be found
-by searching for one name.
+that needs it goes through a public function or object instead; global state (grad
+mode, anomaly mode, the checkpoint stage recorder, ...) lives in
+:mod:`workbench.state` and is changed only by its functions, so every change can be
+found by searching for one name.
 
-The check parses every file in ``workbench/`` and flags ``module._name`` where
+The checks parse every file in ``workbench/``. The first flags ``module._name`` where
 ``module`` was bound by importing a workbench module: ``from . import dispatch``,
 ``from ..autograd import grad_mode``, ``import workbench.scope as scope``,
 ``import workbench as wb`` (then ``wb.scope._state`` counts too), or
 ``importlib.import_module("workbench.tensor")``. Attributes of objects
 (``tensor._data``, ``node._seq``) are not module names and are not checked, and
 neither is a private submodule (``workbench._inplace``): it belongs to the package.
+The second flags assignments, outside ``workbench/state.py``, to another module's
+names (``tensor._ops = ...``) or to the attributes of the state's objects
+(``state.grad_mode.enabled = False``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "workbench"
+STATE = "workbench.state"
 
 
 def module_name(path: Path) -> str:
@@ -43,8 +48,8 @@ def is_private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
-def imported_modules(tree: ast.Module, this: str, is_package: bool) -> dict[str, str]:
-    """The names bound anywhere in the file to a workbench module, and the module."""
+def imported_names(tree: ast.Module, this: str, is_package: bool) -> dict[str, str]:
+    """Every name an import binds anywhere in the file, and what it names (``a.b.c``)."""
     package = this if is_package else this.rpartition(".")[0]
     bound = {}
     for node in ast.walk(tree):
@@ -65,11 +70,17 @@ def imported_modules(tree: ast.Module, this: str, is_package: bool) -> dict[str,
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound[target.id] = node.value.args[0].value
+    return bound
+
+
+def imported_modules(tree: ast.Module, this: str, is_package: bool) -> dict[str, str]:
+    """The names bound anywhere in the file to a workbench module, and the module."""
+    bound = imported_names(tree, this, is_package)
     return {name: dotted for name, dotted in bound.items() if is_module(dotted)}
 
 
 def _is_import_module_call(value: ast.expr) -> bool:
-    """``importlib.import_module("workbench.x")`` (or ``import_module(...)``)."""
+    """``importlib.import_module("...")`` (or ``import_module("...")``)."""
     if not isinstance(value, ast.Call) or not value.args:
         return False
     func = value.func
@@ -109,13 +120,63 @@ def private_accesses(source: str, this: str, is_package: bool = False) -> list[s
     return [access for _, access in sorted(found)]
 
 
-def test_no_module_touches_another_modules_private_names():
-    offenders = []
+def assigned_attributes(tree: ast.Module) -> list[ast.Attribute]:
+    """The ``a.b`` targets of every assignment (``=``, ``+=``, ``del``, unpacking)."""
+    targets = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets += node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets.append(node.target)
+    found = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets += target.elts
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute):
+            found.append(target)
+    return found
+
+
+def state_writes(source: str, this: str, is_package: bool = False) -> list[str]:
+    """``line: what`` for each assignment to another module's name or to the state's objects."""
+    if this == STATE:
+        return []
+    tree = ast.parse(source)
+    names = imported_names(tree, this, is_package)
+    modules = {name: dotted for name, dotted in names.items() if is_module(dotted)}
+    state_objects = {name for name, dotted in names.items() if dotted.startswith(STATE + ".")}
+    found = []
+    for target in assigned_attributes(tree):
+        owner = target.value
+        module = module_of(owner, modules)
+        if module is not None and module != this:  # tensor._ops = ...
+            found.append((target.lineno, f"{target.lineno}: {module}.{target.attr}"))
+        elif isinstance(owner, ast.Attribute) and module_of(owner.value, modules) == STATE:
+            found.append((target.lineno, f"{target.lineno}: state.{owner.attr}.{target.attr}"))
+        elif isinstance(owner, ast.Name) and owner.id in state_objects:  # from .state import x
+            found.append((target.lineno, f"{target.lineno}: state.{owner.id}.{target.attr}"))
+    return [write for _, write in sorted(found)]
+
+
+def offenders(check) -> list[str]:
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        this = module_name(path)
-        accesses = private_accesses(path.read_text(), this, path.name == "__init__.py")
-        offenders += [f"{path.relative_to(ROOT)}:{access}" for access in accesses]
-    assert not offenders, "private names of other modules used:\n" + "\n".join(offenders)
+        lines = check(path.read_text(), module_name(path), path.name == "__init__.py")
+        found += [f"{path.relative_to(ROOT)}:{line}" for line in lines]
+    return found
+
+
+def test_no_module_touches_another_modules_private_names():
+    found = offenders(private_accesses)
+    assert not found, "private names of other modules used:\n" + "\n".join(found)
+
+
+def test_only_the_state_module_changes_global_state():
+    found = offenders(state_writes)
+    assert not found, "state changed outside workbench/state.py:\n" + "\n".join(found)
 
 
 def test_the_check_finds_each_kind_of_import():
@@ -160,7 +221,33 @@ def f(x, node):
     dispatch.apply_op
 """
     assert private_accesses(source, "workbench.autograd.checkpoint") == []
-    assert (
-        private_accesses("from . import dispatch\ndispatch._stage", "workbench.autograd.dispatch")
-        == []
-    )
+    own = "from . import dispatch\ndispatch._stage"
+    assert private_accesses(own, "workbench.autograd.dispatch") == []
+
+
+def test_the_state_check_finds_writes_from_outside():
+    source = """
+import importlib
+from .. import state
+from ..state import grad_mode
+from . import dispatch
+
+state.grad_mode.enabled = False
+grad_mode.inference, x = True, 1
+state.anomaly.enabled += 1
+del state.stage.record
+dispatch.apply_op = None
+importlib.import_module("workbench.tensor")._ops = None
+x.y = state.grad_mode.enabled  # reading is fine, and so is writing an object's attribute
+state.set_grad_enabled_flag(False)
+"""
+    found = state_writes(source, "workbench.autograd.engine")
+    assert [line.partition(": ")[2] for line in found] == [
+        "state.grad_mode.enabled",
+        "state.grad_mode.inference",
+        "state.anomaly.enabled",
+        "state.stage.record",
+        "workbench.autograd.dispatch.apply_op",
+        "workbench.tensor._ops",
+    ]
+    assert state_writes(source, STATE) == []
