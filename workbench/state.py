@@ -1,8 +1,10 @@
 """The global state of the workbench, all in one place.
 
-Every flag or stack that outlives a single call lives here, and is changed only
-by the functions below; other modules read it, and never assign to it. Search
-for a function's name to find every place that changes a piece of state.
+The modes and stacks that change what an op call or a backward pass does live
+here, each changed only by the functions below: other modules read them and never
+assign to them (tests/test_module_privacy.py checks this). Search for a function's
+name to find every place that changes a piece of state. Counters (the random
+generator, the saved-memory totals, event and node ids) stay with their modules.
 
 =====================  =================  =============================================
 piece                  threads            changed by
