@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import events
+from workbench import events, state
 from workbench.ops.checkpoint_markers import end_checkpoint, start_checkpoint
 from workbench.utils.checkpoint import checkpoint, checkpoint_sequential
 
@@ -25,7 +25,7 @@ def _no_stage_left_open():
     yield
     left = wb.autograd.checkpoint.abandon_open_stage()
     assert left is None, "a test left a start_checkpoint stage open"
-    assert not wb.autograd.graph._SavedHooksState.stack
+    assert not state.saved_hooks.stack
 
 
 def held() -> int:
@@ -505,7 +505,7 @@ def test_an_error_inside_fn_leaves_no_hooks_behind():
 
     with pytest.raises(ValueError, match="boom"):
         checkpoint(broken, wb.randn(3, requires_grad=True), use_reentrant=False)
-    assert not wb.autograd.graph._SavedHooksState.stack
+    assert not state.saved_hooks.stack
 
 
 def test_an_error_between_markers_can_be_cleaned_up():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import state
 from .autograd import grad_mode
 from .tensor import Tensor
 
@@ -24,11 +25,11 @@ def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
 
     ``x[i] = v`` writes through the view ``x[i]``, so on a leaf it gets the view message.
     """
-    if t._is_inference and not grad_mode._state.inference:
+    if t._is_inference and not state.grad_mode.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed"
         )
-    if not grad_mode._state.enabled:
+    if not state.grad_mode.enabled:
         return
     base = t._base
     leaf_view = base is not None and base._grad_fn is None and base._requires_grad
@@ -62,7 +63,7 @@ def snapshot(t: Tensor) -> Tensor:
 
 
 def _recording(t: Tensor, others) -> bool:
-    if not grad_mode._state.enabled:
+    if not state.grad_mode.enabled:
         return False
     return t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
 
@@ -211,7 +212,7 @@ def setitem(t: Tensor, key, value) -> None:
     if not _recording(t, (value,)):
         array = value._data if isinstance(value, Tensor) else value
         try:
-            t._data[ops.shape._index_key(key, t._data)] = array
+            t._data[ops.shape.index_key(key, t._data)] = array
         except (ValueError, IndexError, TypeError) as err:
             raise RuntimeError(
                 f"setitem: cannot assign a value of shape {np.shape(array)} into a tensor of "

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, events
+from . import backend, events, state
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -127,7 +127,7 @@ class Tensor:
         self._version_ref = [0]
         if name is not None:
             self.name = name
-        if grad_mode._state.inference:
+        if state.grad_mode.inference:
             self._is_inference = True
         if requires_grad:
             self._set_requires_grad(
@@ -218,7 +218,7 @@ class Tensor:
             )
         if flag and not is_differentiable_dtype(self.dtype):
             raise RuntimeError(dtype_message + f" (got dtype {self.dtype})")
-        if flag and self._is_inference and not grad_mode._state.inference:
+        if flag and self._is_inference and not state.grad_mode.inference:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                 "allowed."
@@ -925,4 +925,3 @@ def _to_array(data: Any, dtype, device):
 # only look ``_ops`` up when called, so a half-loaded op package is fine here.
 from . import _inplace  # noqa: E402
 from . import ops as _ops  # noqa: E402
-from .autograd import grad_mode  # noqa: E402

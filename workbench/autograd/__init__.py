@@ -14,6 +14,7 @@ checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 ``wb.ops.checkpoint_markers``).
 """
 
+from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
 from . import checkpoint as checkpoint
 from . import functional as functional
 from . import graph as graph
@@ -24,7 +25,7 @@ from .anomaly import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from .engine import GraphTask, Step, _is_checkpoint_valid, backward, grad, make_backward_task
+from .engine import GraphTask, Step, backward, grad, make_backward_task
 from .function import Function, once_differentiable
 from .grad_mode import (
     enable_grad,

@@ -7,34 +7,20 @@ error naming the node and shows that stack.
 
 from __future__ import annotations
 
-import threading
 import warnings
 
 import numpy as np
 
-from .. import events
-from . import dispatch
+from .. import events, state
 from .grad_mode import _DecoratorContextManager
 
 
-class _AnomalyState(threading.local):
-    check_nan = True
-
-
-_state = _AnomalyState()
-
-
 def is_anomaly_enabled() -> bool:
-    return dispatch._anomaly.enabled
+    return state.anomaly.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    return dispatch._anomaly.enabled and _state.check_nan
-
-
-def _set(enabled: bool, check_nan: bool) -> None:
-    dispatch._anomaly.enabled = enabled
-    _state.check_nan = check_nan
+    return state.anomaly_checks_nan()
 
 
 class detect_anomaly(_DecoratorContextManager):
@@ -50,11 +36,10 @@ class detect_anomaly(_DecoratorContextManager):
         )
 
     def __enter__(self) -> None:
-        self.prev = (is_anomaly_enabled(), _state.check_nan)
-        _set(True, self.check_nan)
+        self.prev = state.set_anomaly(True, self.check_nan)
 
     def __exit__(self, *exc) -> None:
-        _set(*self.prev)
+        state.set_anomaly(*self.prev)
 
     def clone(self):
         with warnings.catch_warnings():
@@ -66,16 +51,15 @@ class set_detect_anomaly(_DecoratorContextManager):
     """Turn anomaly detection on or off now; as a context manager, restore it on exit."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self.prev = (is_anomaly_enabled(), _state.check_nan)
         self.mode = mode
         self.check_nan = check_nan
-        _set(mode, check_nan)
+        self.prev = state.set_anomaly(mode, check_nan)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        _set(*self.prev)
+        state.set_anomaly(*self.prev)
 
     def clone(self):
         return self.__class__(self.mode, self.check_nan)

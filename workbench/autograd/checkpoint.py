@@ -2,13 +2,13 @@
 
 A *checkpoint frame* is a stretch of the forward pass whose saved tensors the graph
 does not keep. While the stretch runs, the frame's saved-tensor hook is on top of the
-hook stack (``graph.SavedTensor`` consults it), so every node recorded inside saves a
-:class:`Handle` -- a claim ticket -- instead of the tensor. The first time backward
-unpacks a handle, the frame runs its stretch again (grad enabled, same random state)
-under a second hook that hands each tensor saved during the rerun to the handle with
-the same position in save order. Backward then carries on through the *original*
-graph with the recomputed values, so gradients, hooks and ``autograd.grad`` behave
-exactly as without checkpointing.
+hook stack (``state.saved_hooks``, which ``graph.SavedTensor`` consults), so every node
+recorded inside saves a :class:`Handle` -- a claim ticket -- instead of the tensor. The
+first time backward unpacks a handle, the frame runs its stretch again (grad enabled,
+same random state) under a second hook that hands each tensor saved during the rerun
+to the handle with the same position in save order. Backward then carries on through
+the *original* graph with the recomputed values, so gradients, hooks and
+``autograd.grad`` behave exactly as without checkpointing.
 
 Two ways to mark a stretch, one machinery:
 
@@ -42,7 +42,7 @@ import itertools
 import weakref
 from collections.abc import Callable
 
-from .. import events
+from .. import events, state
 from ..factories import get_rng_state, set_rng_state
 from ..tensor import Tensor
 from . import dispatch, grad_mode, graph, memory
@@ -121,7 +121,7 @@ class Handle:
         if self.held is not None:
             try:
                 freed = memory.let_go(self.held)
-                graph._saved_memory_release(None, [(self.frame.segment, None, freed)])
+                graph.saved_memory_release(None, [(self.frame.segment, None, freed)])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
@@ -140,14 +140,14 @@ def _refuse_unpack(packed) -> Tensor:
 @contextlib.contextmanager
 def _hooks_on_top(entry: tuple):
     """Push a (pack, unpack) pair on the saved-tensor hook stack for the block."""
-    stack = graph._SavedHooksState.stack
-    stack.append(entry)
+    state.push_saved_hooks(entry)
     try:
         yield
     finally:
+        stack = state.saved_hooks.stack
         if not stack or stack[-1] is not entry:
             raise RuntimeError("checkpoint: saved-tensor hooks were not exited in order")
-        stack.pop()
+        state.pop_saved_hooks()
 
 
 @contextlib.contextmanager
@@ -230,7 +230,7 @@ class CheckpointFrame:
         self.recomputations += 1
         for node in nodes:
             node.metadata["recomputed"] = self.recomputations
-        graph._saved_memory_packed(None, self._filled, slot=f"recomputed {self.segment}")
+        graph.saved_memory_packed(None, self._filled, slot=f"recomputed {self.segment}")
         if events.listening:
             events.publish(
                 events.CheckpointRecompute(
@@ -298,14 +298,14 @@ class FunctionFrame(CheckpointFrame):
         self.args = tuple(
             graph.SavedTensor(a, is_output=False) if isinstance(a, Tensor) else a for a in args
         )
-        graph._saved_memory_packed(
+        graph.saved_memory_packed(
             None, memory.SavedMemory.current - before, slot=f"inputs of {self.segment}"
         )
         self.rng_state = get_rng_state() if preserve_rng_state else None
 
     def run(self, args: tuple):
         """The forward pass: run ``fn`` with this frame's hook on top, then claim its nodes."""
-        start = next(graph._sequence)
+        start = next(graph.node_sequence)
         with _hooks_on_top((self._pack, _unpack_handle)):
             out = self.fn(*args, **self.kwargs)
         self._claim_new_nodes(out, start)
@@ -372,30 +372,27 @@ class MarkerStage(CheckpointFrame):
     @contextlib.contextmanager
     def _hooks_lifted(self):
         """Save with the hooks below this stage (its inputs belong to an enclosing frame)."""
-        stack = graph._SavedHooksState.stack
-        above = stack[self.depth :]
-        del stack[self.depth :]
+        above = state.cut_saved_hooks(self.depth)
         try:
             yield
         finally:
-            stack.extend(above)
+            state.push_saved_hooks(*above)
 
     def open(self) -> None:
-        stack = graph._SavedHooksState.stack
-        self.depth = len(stack)
+        self.depth = len(state.saved_hooks.stack)
         self.hooks = (self._pack, _unpack_handle)
-        stack.append(self.hooks)
-        dispatch._stage.record = self.record_op
+        state.push_saved_hooks(self.hooks)
+        state.set_stage_recorder(self.record_op)
 
     def close(self) -> None:
-        stack = graph._SavedHooksState.stack
+        stack = state.saved_hooks.stack
         if not stack or stack[-1] is not self.hooks:
             raise RuntimeError(
                 "end_checkpoint: saved-tensor hooks entered after start_checkpoint must be "
                 "exited before end_checkpoint"
             )
-        stack.pop()
-        dispatch._stage.record = None
+        state.pop_saved_hooks()
+        state.set_stage_recorder(None)
         self.hooks = None
         self.refs = {}
 
@@ -403,23 +400,23 @@ class MarkerStage(CheckpointFrame):
         before = memory.SavedMemory.current
         with self._hooks_lifted():
             saved = graph.SavedTensor(t, is_output=False)
-        graph._saved_memory_packed(
+        graph.saved_memory_packed(
             None, memory.SavedMemory.current - before, slot=f"inputs of {self.segment}", tensor=t
         )
         self.refs[id(t)] = (weakref.ref(t), ("input", len(self.inputs)))
         self.inputs.append(saved)
 
     def record_op(self, op, inputs: tuple, attrs, result: Tensor) -> graph.OpNode:
-        """dispatch calls this instead of ``_record_node`` while the stage is open."""
-        stack = graph._SavedHooksState.stack
+        """dispatch calls this instead of ``record_node`` while the stage is open."""
+        stack = state.saved_hooks.stack
         if not stack or stack[-1] is not self.hooks:  # another checkpoint or hook is on top
-            return dispatch._record_node(op, inputs, attrs, result)
+            return dispatch.record_node(op, inputs, attrs, result)
         index = len(self.tape)
         refs = tuple(self._ref(x, index) for x in inputs)
         self.tape.append(_TapeEntry(op, refs, attrs, get_rng_state()))
         self.in_entry = True
         try:
-            node = dispatch._record_node(op, inputs, attrs, result)
+            node = dispatch.record_node(op, inputs, attrs, result)
         finally:
             self.in_entry = False
         self.refs[id(result)] = (weakref.ref(result), ("node", index))
@@ -443,18 +440,17 @@ class MarkerStage(CheckpointFrame):
     def rerun(self) -> None:
         inputs = [_detached(s.unpack(self, f"input {k}")) for k, s in enumerate(self.inputs)]
         results: dict = {}
-        recording, dispatch._stage.record = dispatch._stage.record, None
         outer_rng = get_rng_state()
         try:
-            for index, entry in enumerate(self.tape):
-                args = tuple(self._value(ref, inputs, results) for ref in entry.refs)
-                set_rng_state(entry.rng_state)
-                out = dispatch.apply_op(entry.op, args, entry.attrs)
-                if index in self.last_use:
-                    results[index] = out
-                self._forget_read(entry, index, results)
+            with state.stage_recorder_paused():  # the replay is not taped again
+                for index, entry in enumerate(self.tape):
+                    args = tuple(self._value(ref, inputs, results) for ref in entry.refs)
+                    set_rng_state(entry.rng_state)
+                    out = dispatch.apply_op(entry.op, args, entry.attrs)
+                    if index in self.last_use:
+                        results[index] = out
+                    self._forget_read(entry, index, results)
         finally:
-            dispatch._stage.record = recording
             set_rng_state(outer_rng)
 
     def _value(self, ref: tuple, inputs: list, results: dict):
@@ -501,14 +497,9 @@ def end_stage() -> MarkerStage:
     return stage
 
 
-@contextlib.contextmanager
-def stage_paused():
+def stage_paused() -> contextlib.AbstractContextManager[None]:
     """Record the markers themselves outside the tape."""
-    recording, dispatch._stage.record = dispatch._stage.record, None
-    try:
-        yield
-    finally:
-        dispatch._stage.record = recording
+    return state.stage_recorder_paused()
 
 
 def open_stage() -> MarkerStage | None:
@@ -524,8 +515,8 @@ def abandon_open_stage() -> MarkerStage | None:
     stage = _OpenStage.stage
     if stage is None:
         return None
-    stack = graph._SavedHooksState.stack
+    stack = state.saved_hooks.stack
     if stage.hooks in stack:
-        del stack[stack.index(stage.hooks) :]
-        stack.append(stage.hooks)  # so that close() finds it on top
+        state.cut_saved_hooks(stack.index(stage.hooks))
+        state.push_saved_hooks(stage.hooks)  # so that close() finds it on top
     return end_stage()

@@ -7,13 +7,12 @@ nobody listens.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from types import MappingProxyType
 
 import numpy as np
 
-from .. import backend, events, scope
+from .. import backend, events, state
 from ..tensor import Tensor, _new_object
 from . import grad_mode
 from .graph import (
@@ -22,9 +21,9 @@ from .graph import (
     OpNode,
     SavedMemory,
     SavedTensor,
-    _sequence,
     edge_of,
     forward_stack,
+    node_sequence,
 )
 
 
@@ -84,8 +83,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     One pass over the inputs collects their arrays and whether any needs a gradient;
     then the kernel runs, and a node is recorded only if one is needed.
     """
-    state = grad_mode._state
-    recording = state.enabled
+    recording = state.grad_mode.enabled
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -109,11 +107,11 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(out)
     node = None
     if requires_grad and recording and op.differentiable:
-        if _stage.record is None:
-            node = _record_node(op, inputs, attrs, result)
+        if state.stage.record is None:
+            node = record_node(op, inputs, attrs, result)
         else:  # a checkpoint marker stage is open: it tapes the call, then records it
-            node = _stage.record(op, inputs, attrs, result)
-    elif state.inference:
+            node = state.stage.record(op, inputs, attrs, result)
+    elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
         _link_view(result, op, inputs, attrs, recording)
@@ -152,13 +150,13 @@ def replay_view(view: Tensor) -> None:
         node._retain(view)
 
 
-def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
+def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
     """Make the node of this call: one edge per input and what the rule needs saved.
 
     One pass over the inputs builds every per-input tuple (this runs once per op).
     """
     node = _new_object(OpNode)
-    node._seq = next(_sequence)  # before edge_of: it precedes the nodes of new leaves
+    node._seq = next(node_sequence)  # before edge_of: it precedes the nodes of new leaves
     needs, edges, metas = [], [], []
     slots = list(inputs)  # Python numbers stay; tensor slots become NOT_SAVED or saved
     for i, x in enumerate(inputs):
@@ -190,9 +188,9 @@ def _record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNod
     result._requires_grad = True
     result._grad_fn = node
     node.saved_out = SavedTensor(result, True) if save_out else None
-    if scope._state.stack:  # the name scopes (module paths) it was recorded in, for pictures
-        node.metadata["scope"] = scope._state.stack
-    if _anomaly.enabled:
+    if state.name_scopes.stack:  # the name scopes (module paths) it was recorded in, for pictures
+        node.metadata["scope"] = state.name_scopes.stack
+    if state.anomaly.enabled:
         node._forward_stack = forward_stack()
     return node
 
@@ -231,9 +229,9 @@ def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> 
             node=node_id,
             attrs=_plain_attrs(attrs, inputs) if attrs or numbers else {},
             name=result.name,
-            in_backward=_in_backward.depth > 0,
+            in_backward=state.in_backward(),
             value=data,
-            scope=scope._state.stack,
+            scope=state.name_scopes.stack,
             next_nodes=next_nodes,
             next_names=next_names,
             input_names=tuple(names),
@@ -284,24 +282,3 @@ def _plain_attrs(attrs: dict | None, inputs: tuple) -> dict:
         if not isinstance(x, Tensor):
             plain[f"input{i}"] = x if isinstance(x, (int, float, bool)) else repr(x)
     return plain
-
-
-class _AnomalyFlag:
-    enabled = False
-
-
-class _BackwardDepth(threading.local):
-    """How deep this thread is inside backward passes (ops run by rules are 'in backward')."""
-
-    depth = 0
-
-
-class _StageRecorder:
-    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None."""
-
-    record = None
-
-
-_anomaly = _AnomalyFlag
-_stage = _StageRecorder
-_in_backward = _BackwardDepth()

@@ -34,28 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backend, events
+from .. import backend, events, state
 from ..tensor import Tensor
-from . import dispatch, grad_mode
 from .graph import AccumulateGrad, Node, OpNode, edge_of
 
 _accumulate_lock = threading.Lock()
-
-
-class _CheckpointValidity(threading.local):
-    valid = True
-
-
-_checkpoint_validity = _CheckpointValidity()
-
-
-def _is_checkpoint_valid() -> bool:
-    """False while a node runs for ``grad()`` or ``backward(inputs=...)`` (as in PyTorch).
-
-    The reentrant checkpoint runs a nested ``backward()`` that accumulates into every
-    leaf, which would be wrong when only some inputs were asked for.
-    """
-    return _checkpoint_validity.valid
 
 
 class _BackwardMode:
@@ -68,15 +51,10 @@ class _BackwardMode:
         self.checkpoint_valid = checkpoint_valid
 
     def __enter__(self) -> None:
-        state = grad_mode._state
-        self.saved = (state.enabled, _checkpoint_validity.valid)
-        state.enabled = self.create_graph
-        _checkpoint_validity.valid = self.checkpoint_valid
-        dispatch._in_backward.depth += 1
+        self.saved = state.enter_backward(self.create_graph, self.checkpoint_valid)
 
     def __exit__(self, *exc) -> None:
-        dispatch._in_backward.depth -= 1
-        grad_mode._state.enabled, _checkpoint_validity.valid = self.saved
+        state.exit_backward(self.saved)
 
 
 @dataclass
@@ -356,7 +334,7 @@ class GraphTask:
             _note_forward_stack(err, node)
             raise
         grads_out = validate_outputs(node, grads_out)
-        if dispatch._anomaly.enabled and _anomaly_checks_nan():
+        if state.anomaly.enabled and _anomaly_checks_nan():
             _check_nan(node, grads_out)
         return grads_out
 
@@ -533,13 +511,7 @@ def _expandable(shape: tuple, target: tuple) -> bool:
 
 
 def _anomaly_checks_nan() -> bool:
-    return dispatch._anomaly.enabled and _anomaly_state().check_nan
-
-
-def _anomaly_state():
-    from . import anomaly
-
-    return anomaly._state
+    return state.anomaly_checks_nan()
 
 
 def _check_nan(node: Node, grads_out: list) -> None:

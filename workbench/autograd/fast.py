@@ -23,9 +23,8 @@ import threading
 
 import numpy as np
 
-from .. import events
+from .. import events, state
 from ..tensor import Tensor
-from . import dispatch
 from .engine import GraphTask, Step, checked_output, publish_step, validate_outputs
 from .graph import AccumulateGrad, OpNode
 
@@ -41,7 +40,7 @@ def run(task: GraphTask) -> None:
     the general road (``task.run_node``).
     """
     ready = task.start()
-    plain = task.needed is None and not dispatch._anomaly.enabled
+    plain = task.needed is None and not state.anomaly.enabled
     buffers = task.buffers
     with task.backward_mode():
         while ready:

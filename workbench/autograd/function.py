@@ -26,18 +26,18 @@ import functools
 import warnings
 import weakref
 
-from .. import backend
+from .. import backend, state
 from ..tensor import Tensor
-from . import dispatch, grad_mode
+from . import grad_mode
 from .graph import (
     FREED,
     Node,
     SavedMemory,
     SavedTensor,
-    _saved_memory_packed,
-    _saved_memory_release,
     edge_of,
     forward_stack,
+    saved_memory_packed,
+    saved_memory_release,
 )
 
 
@@ -147,7 +147,7 @@ class BackwardFunction(Node):
                 (str(i), s, s.drop()) for i, s in enumerate(self._saved) if type(s) is SavedTensor
             ]
             self._saved = tuple(None if s is None else FREED for s in self._saved)
-            _saved_memory_release(self, released)
+            saved_memory_release(self, released)
 
 
 class FunctionMeta(type):
@@ -282,11 +282,11 @@ def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> 
     ctx._saved = tuple(saved)
     ctx.to_save = ()
     if saved:
-        _saved_memory_packed(ctx, SavedMemory.current - held_before)
+        saved_memory_packed(ctx, SavedMemory.current - held_before)
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
     if first is not None:
         ctx.metadata["output"] = weakref.ref(first)
-    if dispatch._anomaly.enabled:  # anomaly mode: remember where this node was made
+    if state.anomaly.enabled:  # anomaly mode: remember where this node was made
         ctx._forward_stack = forward_stack()
 
 

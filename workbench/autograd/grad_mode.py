@@ -2,31 +2,24 @@
 
 The mode is thread-local, as in PyTorch: a thread started inside ``no_grad`` still
 records graphs. Each mode works as a context manager and as a decorator, with or
-without parentheses (``@no_grad`` and ``@no_grad()``).
+without parentheses (``@no_grad`` and ``@no_grad()``). The mode itself lives in
+:mod:`workbench.state`; the classes here change it through its functions.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
-
-class _ModeState(threading.local):
-    def __init__(self) -> None:
-        self.enabled = True
-        self.inference = False
-
-
-_state = _ModeState()
+from .. import state
 
 
 def is_grad_enabled() -> bool:
-    return _state.enabled
+    return state.grad_mode.enabled
 
 
 def is_inference_mode_enabled() -> bool:
-    return _state.inference
+    return state.grad_mode.inference
 
 
 class _DecoratorContextManager:
@@ -87,22 +80,22 @@ class no_grad(_NoParamDecoratorContextManager):
     """Ops inside record no graph; factories given ``requires_grad=True`` still make leaves."""
 
     def __enter__(self) -> None:
-        self.prev = _state.enabled
-        _state.enabled = False
+        self.prev = state.grad_mode.enabled
+        state.set_grad_enabled_flag(False)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled = self.prev
+        state.set_grad_enabled_flag(self.prev)
 
 
 class enable_grad(_NoParamDecoratorContextManager):
     """Turn recording back on inside ``no_grad``."""
 
     def __enter__(self) -> None:
-        self.prev = _state.enabled
-        _state.enabled = True
+        self.prev = state.grad_mode.enabled
+        state.set_grad_enabled_flag(True)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled = self.prev
+        state.set_grad_enabled_flag(self.prev)
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -115,19 +108,19 @@ class set_grad_enabled(_DecoratorContextManager):
     def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled expects a bool, got {type(mode).__name__}")
-        self.prev = _state.enabled
+        self.prev = state.grad_mode.enabled
         self.mode = mode
-        _state.enabled = mode
+        state.set_grad_enabled_flag(mode)
 
     def __call__(self, func):
-        _state.enabled = self.prev
+        state.set_grad_enabled_flag(self.prev)
         return super().__call__(func)
 
     def __enter__(self) -> None:
-        _state.enabled = self.mode
+        state.set_grad_enabled_flag(self.mode)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled = self.prev
+        state.set_grad_enabled_flag(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)
@@ -145,13 +138,15 @@ class inference_mode(_DecoratorContextManager):
         self.mode = mode
 
     def __enter__(self) -> None:
-        self.prev = (_state.enabled, _state.inference)
+        self.prev = (state.grad_mode.enabled, state.grad_mode.inference)
         # As in PyTorch, inference_mode(False) turns recording back on inside the mode.
-        _state.enabled = not self.mode
-        _state.inference = self.mode
+        state.set_grad_enabled_flag(not self.mode)
+        state.set_inference_flag(self.mode)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled, _state.inference = self.prev
+        enabled, inference = self.prev
+        state.set_grad_enabled_flag(enabled)
+        state.set_inference_flag(inference)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -14,11 +14,11 @@ import traceback
 import weakref
 from collections.abc import Callable
 
-from .. import events
+from .. import events, state
 from ..tensor import RemovableHandle, Tensor, add_hook
-from . import grad_mode, memory
+from . import memory
 
-_sequence = itertools.count()
+node_sequence = itertools.count()  # each new node takes the next number: its creation order
 SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
 
 FREED_MESSAGE = (
@@ -47,7 +47,7 @@ class Node:
 
     def __init__(self) -> None:
         self.next_functions: tuple = ()
-        self._seq = next(_sequence)
+        self._seq = next(node_sequence)
 
     @property
     def metadata(self) -> dict:
@@ -178,7 +178,7 @@ class SavedTensor:
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
         self.held = None  # set first: __del__ reads it even when this raises
-        if tensor._is_inference and not grad_mode._state.inference:
+        if tensor._is_inference and not state.grad_mode.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
                 "a clone to get a normal tensor and use it in autograd."
@@ -187,7 +187,7 @@ class SavedTensor:
         self.version_ref = version_ref = tensor._version_ref
         self.version = version_ref[0]
         self.unpack_hook = None
-        if _SavedHooksState.stack:
+        if state.saved_hooks.stack:
             self._pack(tensor)
             return
         data = tensor._data
@@ -203,7 +203,7 @@ class SavedTensor:
     def _pack(self, tensor: Tensor) -> None:
         """Hand the tensor to the innermost saved_tensors_hooks' pack hook; keep its result."""
         before = SavedMemory.current
-        pack, unpack = _SavedHooksState.stack[-1]
+        pack, unpack = state.saved_hooks.stack[-1]
         self.tensor = None
         self.array = None
         self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
@@ -224,7 +224,7 @@ class SavedTensor:
         # A graph dropped without backward: its saved tensors let go as they die.
         if self.held is not None:
             try:
-                _saved_memory_release(None, [("dropped", self, self.drop())])
+                saved_memory_release(None, [("dropped", self, self.drop())])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
@@ -282,10 +282,6 @@ class _Freed:
 FREED = _Freed()
 
 
-class _SavedHooksState:
-    stack: list = []
-
-
 class saved_tensors_hooks:
     """Intercept what the graph saves for backward, as ``torch.autograd.graph.saved_tensors_hooks``.
 
@@ -314,11 +310,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self) -> saved_tensors_hooks:
-        _SavedHooksState.stack.append((self.pack_hook, self.unpack_hook))
+        state.push_saved_hooks((self.pack_hook, self.unpack_hook))
         return self
 
     def __exit__(self, *exc) -> None:
-        _SavedHooksState.stack.pop()
+        state.pop_saved_hooks()
 
 
 def _anomaly_enabled() -> bool:
@@ -443,7 +439,7 @@ class OpNode(Node):
             released.append(("out", saved_out, saved_out.drop()))
             self.saved_out = FREED
         if released and events.listening:
-            _saved_memory_release(self, released)
+            saved_memory_release(self, released)
 
     def _free_saved_inputs(self, released: list) -> tuple:
         """The input slots with every saved tensor dropped and marked FREED."""
@@ -460,7 +456,7 @@ class OpNode(Node):
 
 
 # -------------------------------------------------------------- saved memory
-def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
+def saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=None) -> None:
     """Tell listeners that ``node`` (None: a checkpoint) made the total grow by ``nbytes``."""
     if events.listening:
         events.publish(
@@ -474,7 +470,7 @@ def _saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor
         )
 
 
-def _saved_memory_release(node: Node | None, released: list) -> None:
+def saved_memory_release(node: Node | None, released: list) -> None:
     """Publish one SavedTensorFreed per ``(slot, SavedTensor or None, bytes freed)``.
 
     The bytes were already let go (:meth:`SavedTensor.drop`); ``node`` None means the

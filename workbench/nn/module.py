@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import workbench as wb
-from workbench import Tensor
+from workbench import Tensor, state
 from workbench.tensor import RemovableHandle, add_hook
 
 from .parameter import Parameter
@@ -79,14 +79,12 @@ class Module:
             args = self._run_pre_hooks(args)
         path, prefix = self._call_path()
         frames = _calls.frames
-        scope_state = wb.scope._state
-        outer_scope = scope_state.stack
         frames.append((self, prefix))
-        scope_state.stack = outer_scope + (path,)
+        outer_scope = state.push_name_scope(path)
         try:
             out = self.forward(*args, **kwargs)
         finally:
-            scope_state.stack = outer_scope
+            state.restore_name_scopes(outer_scope)
             frames.pop()
         if self._forward_hooks:
             out = self._run_forward_hooks(args, out)

@@ -47,7 +47,7 @@ class OpDef:
     node_name: str = ""
     extra: dict = field(default_factory=dict)
     # What a call saves depends only on which inputs need a gradient: the plan for each
-    # pattern of needs_input_grad is worked out once (see dispatch._record_node).
+    # pattern of needs_input_grad is worked out once (see dispatch.record_node).
     save_plans: dict = field(default_factory=dict)
 
     def save_plan(self, needs: tuple) -> tuple:

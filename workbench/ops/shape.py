@@ -283,14 +283,14 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 # ----------------------------------------------------------------- indexing
-def _index_key(key, like):
+def index_key(key, like):
     """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it.
 
     A list or a numpy array (a CPU tensor's too) becomes an index array on the device of
     ``like``, the array being indexed, so that the gradient's scatter-add finds it there.
     """
     if isinstance(key, tuple):
-        return tuple(_index_key(k, like) for k in key)
+        return tuple(index_key(k, like) for k in key)
     if isinstance(key, Tensor):
         key = key._data
     if isinstance(key, (list, np.ndarray)):
@@ -353,7 +353,7 @@ def getitem_backward(grad: Tensor, shape: tuple, key) -> Tensor:
 
 
 def getitem(input: Tensor, key, keep_raw: bool = False) -> Tensor:
-    key = key if keep_raw else _index_key(key, input._data)
+    key = key if keep_raw else index_key(key, input._data)
     if is_basic_key(key):
         return apply_op(_getitem_view, (input,), {"key": key})
     return apply_op(_getitem_copy, (input,), {"key": key})
@@ -387,7 +387,7 @@ def index_put(input: Tensor, key, values) -> Tensor:
         values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
     else:
         _, values = promote(input, values)
-    return apply_op(_index_put, (input, values), {"key": _index_key(key, input._data)})
+    return apply_op(_index_put, (input, values), {"key": index_key(key, input._data)})
 
 
 # ----------------------------------------------------------------- copies

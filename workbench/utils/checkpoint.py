@@ -24,6 +24,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 
+from .. import state
 from ..autograd import engine, grad_mode
 from ..autograd.checkpoint import FunctionFrame, _detached, _rng_state
 from ..autograd.function import Function
@@ -145,7 +146,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        if not engine._is_checkpoint_valid():
+        if not state.is_checkpoint_valid():
             raise RuntimeError(_GRAD_INCOMPATIBLE)
         inputs = list(ctx.inputs)
         for index, saved in zip(ctx.tensor_indices, ctx.saved_tensors):

@@ -1,0 +1,235 @@
+"""The global state of the workbench, all in one place.
+
+The modes and stacks that change what an op call or a backward pass does live
+here, each changed only by the functions below: other modules read them and never
+assign to them (tests/test_module_privacy.py checks this). Search for a function's
+name to find every place that changes a piece of state. Counters (the random
+generator, the saved-memory totals, event and node ids) stay with their modules.
+
+=====================  =================  =============================================
+piece                  threads            changed by
+=====================  =================  =============================================
+``grad_mode``          one per thread     ``no_grad``, ``enable_grad``,
+ (enabled, inference)                     ``set_grad_enabled``, ``inference_mode``
+                                          (autograd/grad_mode.py), and the engine
+                                          while a node runs (``enter_backward``)
+anomaly ``enabled``    whole process      ``detect_anomaly``, ``set_detect_anomaly``
+anomaly ``check_nan``  one per thread     (autograd/anomaly.py), via ``set_anomaly``
+backward depth,        one per thread     the engine, around each node it runs
+checkpoint validity                       (``enter_backward`` / ``exit_backward``)
+``stage``              whole process      the checkpoint marker stages
+ (the stage recorder)                     (autograd/checkpoint.py)
+``saved_hooks``        whole process      ``saved_tensors_hooks`` (autograd/graph.py)
+                                          and checkpointing (autograd/checkpoint.py)
+``name_scopes``        one per thread     ``name_scope`` (scope.py) and
+                                          ``Module.__call__`` (nn/module.py)
+=====================  =================  =============================================
+
+"One per thread" is ``threading.local``, as in PyTorch: a thread started inside
+``no_grad`` still records graphs. The pieces read on every op call (``grad_mode``,
+``anomaly``, ``stage``, ``saved_hooks``, ``name_scopes``) are public objects, read
+as plain attributes (``state.grad_mode.enabled``) rather than through a function
+call, which would slow every op down. The rest is read through functions.
+
+This module imports nothing from workbench, so every layer can use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+
+# ----------------------------------------------------------- grad mode (per thread)
+
+
+class GradMode(threading.local):
+    """``enabled``: ops record graphs; ``inference``: inside ``inference_mode``."""
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+grad_mode = GradMode()
+
+
+def set_grad_enabled_flag(enabled: bool) -> None:
+    """Turn graph recording on or off in this thread."""
+    grad_mode.enabled = enabled
+
+
+def set_inference_flag(inference: bool) -> None:
+    """Enter (True) or leave (False) inference mode in this thread."""
+    grad_mode.inference = inference
+
+
+# ------------------------------------------------------------------- anomaly mode
+
+
+class AnomalyMode:
+    """``enabled``: nodes remember their forward stack, the engine checks for NaN.
+
+    One flag for the whole process; whether NaN is checked (``check_nan``) is kept
+    per thread, and read through :func:`anomaly_checks_nan`.
+    """
+
+    enabled = False
+
+
+class _CheckNan(threading.local):
+    check_nan = True
+
+
+anomaly = AnomalyMode()
+_check_nan = _CheckNan()
+
+
+def set_anomaly(enabled: bool, check_nan: bool) -> tuple[bool, bool]:
+    """Turn anomaly mode on or off (for every thread), and set ``check_nan`` for this thread.
+
+    Returns the previous ``(enabled, check_nan)``, to restore them later.
+    """
+    previous = (anomaly.enabled, _check_nan.check_nan)
+    anomaly.enabled = enabled
+    _check_nan.check_nan = check_nan
+    return previous
+
+
+def anomaly_checks_nan() -> bool:
+    """Whether the engine checks gradients for NaN: anomaly mode with ``check_nan``."""
+    return anomaly.enabled and _check_nan.check_nan
+
+
+# ------------------------------------------------------ inside backward (per thread)
+
+
+class _Backward(threading.local):
+    depth = 0  # how many backward passes this thread is inside (nested: create_graph)
+    checkpoint_valid = True  # see is_checkpoint_valid
+
+
+_backward = _Backward()
+
+
+def enter_backward(create_graph: bool, checkpoint_valid: bool) -> tuple[bool, bool]:
+    """The engine is about to run a node: record only if ``create_graph``.
+
+    Returns what :func:`exit_backward` needs to restore the caller's state.
+    """
+    saved = (grad_mode.enabled, _backward.checkpoint_valid)
+    grad_mode.enabled = create_graph
+    _backward.checkpoint_valid = checkpoint_valid
+    _backward.depth += 1
+    return saved
+
+
+def exit_backward(saved: tuple[bool, bool]) -> None:
+    """The node has run: back to the state :func:`enter_backward` returned."""
+    _backward.depth -= 1
+    grad_mode.enabled, _backward.checkpoint_valid = saved
+
+
+def in_backward() -> bool:
+    """Whether this thread is running a node of a backward pass (ops called by a rule)."""
+    return _backward.depth > 0
+
+
+def is_checkpoint_valid() -> bool:
+    """False while a node runs for ``grad()`` or ``backward(inputs=...)`` (as in PyTorch).
+
+    The reentrant checkpoint runs a nested ``backward()`` that accumulates into every
+    leaf, which would be wrong when only some inputs were asked for.
+    """
+    return _backward.checkpoint_valid
+
+
+# ------------------------------------------------------ checkpoint marker stage
+
+
+class StageRecorder:
+    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None.
+
+    While a stage is open, the op call hands each node to record to it instead of
+    recording the node itself (see ``apply_op`` and ``MarkerStage.record_op``).
+    """
+
+    record: Callable | None = None
+
+
+stage = StageRecorder()
+
+
+def set_stage_recorder(record: Callable | None) -> None:
+    """A marker stage opens (``record``) or closes (None)."""
+    stage.record = record
+
+
+@contextlib.contextmanager
+def stage_recorder_paused() -> Iterator[None]:
+    """Record ops plainly inside the block (the markers themselves, a replay)."""
+    recording = stage.record
+    stage.record = None
+    try:
+        yield
+    finally:
+        stage.record = recording
+
+
+# ----------------------------------------------------------- saved-tensor hooks
+
+
+class SavedHooks:
+    """``stack``: the ``(pack, unpack)`` pairs in force, innermost last.
+
+    A tuple, replaced on each change, so that a reader cannot change it by accident.
+    """
+
+    stack: tuple = ()
+
+
+saved_hooks = SavedHooks()
+
+
+def push_saved_hooks(*pairs: tuple) -> None:
+    """Put ``(pack, unpack)`` pairs on top of the stack, the last one innermost."""
+    saved_hooks.stack += pairs
+
+
+def pop_saved_hooks() -> tuple:
+    """Take the innermost pair off the stack and return it."""
+    *rest, top = saved_hooks.stack
+    saved_hooks.stack = tuple(rest)
+    return top
+
+
+def cut_saved_hooks(depth: int) -> tuple:
+    """Keep the ``depth`` outermost pairs; return the ones taken off, outermost first."""
+    above = saved_hooks.stack[depth:]
+    saved_hooks.stack = saved_hooks.stack[:depth]
+    return above
+
+
+# ----------------------------------------------------- name scopes (per thread)
+
+
+class NameScopes(threading.local):
+    """``stack``: the names of the scopes open in this thread, outermost first."""
+
+    def __init__(self) -> None:
+        self.stack: tuple[str, ...] = ()
+
+
+name_scopes = NameScopes()
+
+
+def push_name_scope(name: str) -> tuple[str, ...]:
+    """Open a scope called ``name``; returns the stack before, for :func:`restore_name_scopes`."""
+    previous = name_scopes.stack
+    name_scopes.stack = previous + (name,)
+    return previous
+
+
+def restore_name_scopes(previous: tuple[str, ...]) -> None:
+    """Close the scopes opened since ``previous`` was the stack."""
+    name_scopes.stack = previous
