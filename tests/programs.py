@@ -4,10 +4,14 @@
 ``random_program(seed)`` builds a small random program (broadcasting, fan-out,
 several leaves, reductions). Both return ``(leaves, outputs, output_grads)``; the
 same arguments always build the same program, so a test can build it twice and
-run each copy down a different road.
+run each copy down a different road. ``assert_same_events`` compares the events two
+runs published, field by field, ids by the order each run first mentions them.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import re
 
 import numpy as np
 
@@ -70,3 +74,47 @@ def random_program(seed: int) -> tuple:
     outputs = [values[-1], values[len(values) // 2]]
     outputs = [o for o in dict.fromkeys(outputs) if o.requires_grad]
     return leaves, outputs, _output_grads(outputs, f"program {seed}")
+
+
+# ------------------------------------------------- comparing two runs' events
+ID = re.compile(r"\b[tnc]\d+\b")  # tensor, node and checkpoint ids, also inside text
+
+
+def canonical(value, ids: dict):
+    """``value`` with each id replaced by the order of its first mention in this run."""
+    if isinstance(value, str):
+        return ID.sub(lambda m: ids.setdefault(m.group(), f"{m.group()[0]}#{len(ids)}"), value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(canonical(v, ids) for v in value)
+    if isinstance(value, dict):
+        return {k: canonical(v, ids) for k, v in value.items()}
+    return value
+
+
+def _fields(event, ids: dict) -> dict:
+    fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+    fields.pop("seq", None)
+    return {name: canonical(value, ids) for name, value in fields.items()}
+
+
+def _assert_same_value(a, b, where: str) -> None:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), where
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    elif isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same_value(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+def assert_same_events(general: list, fast: list) -> None:
+    assert [e.kind for e in general] == [e.kind for e in fast]
+    ids_general, ids_fast = {}, {}
+    for i, (a, b) in enumerate(zip(general, fast)):
+        fa, fb = _fields(a, ids_general), _fields(b, ids_fast)
+        assert fa.keys() == fb.keys()
+        for name in fa:
+            _assert_same_value(fa[name], fb[name], f"event {i} ({a.kind}).{name}")

@@ -11,11 +11,10 @@ compared by the order in which each run first mentions them).
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 import pytest
-from programs import random_program, sample_program
+from programs import assert_same_events, random_program, sample_program
 from samples import all_samples
 
 import workbench as wb
@@ -26,7 +25,6 @@ from workbench.ops import OPS
 SAMPLES = [
     s for s in all_samples() if any(s.requires()) and any(OPS[op].differentiable for op in s.ops)
 ]
-ID = re.compile(r"^[tn]\d+$")
 
 
 def _run(leaves, outputs, grads, fast: bool, listen: bool) -> tuple:
@@ -35,55 +33,23 @@ def _run(leaves, outputs, grads, fast: bool, listen: bool) -> tuple:
         leaf.grad = None
     task = engine.make_backward_task(outputs, grads, retain_graph=True)
     if not listen:
-        engine.run_to_end(task, fast=fast)
+        _run_to_end(task, fast)
         return _grads(leaves), []
     with events.collect() as got:
-        engine.run_to_end(task, fast=fast)
+        _run_to_end(task, fast)
     return _grads(leaves), got.events
+
+
+def _run_to_end(task, fast: bool) -> None:
+    if fast:
+        engine.run_to_end(task)
+        return
+    with wb.autograd.fast.disabled():
+        engine.run_to_end(task)
 
 
 def _grads(leaves) -> list:
     return [None if x.grad is None else x.grad.numpy().copy() for x in leaves]
-
-
-def _canonical(value, ids: dict):
-    """``value`` with each id replaced by the order of its first mention in this run."""
-    if isinstance(value, str) and ID.match(value):
-        return ids.setdefault(value, f"{value[0]}#{len(ids)}")
-    if isinstance(value, (tuple, list)):
-        return type(value)(_canonical(v, ids) for v in value)
-    if isinstance(value, dict):
-        return {k: _canonical(v, ids) for k, v in value.items()}
-    return value
-
-
-def _fields(event, ids: dict) -> dict:
-    fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
-    fields.pop("seq", None)
-    return {name: _canonical(value, ids) for name, value in fields.items()}
-
-
-def _assert_same_value(a, b, where: str) -> None:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), where
-        assert a.dtype == b.dtype and a.shape == b.shape, where
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    elif isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same_value(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, f"{where}: {a!r} != {b!r}"
-
-
-def _assert_same_events(general: list, fast: list) -> None:
-    assert [e.kind for e in general] == [e.kind for e in fast]
-    ids_general, ids_fast = {}, {}
-    for i, (a, b) in enumerate(zip(general, fast)):
-        fa, fb = _fields(a, ids_general), _fields(b, ids_fast)
-        assert fa.keys() == fb.keys()
-        for name in fa:
-            _assert_same_value(fa[name], fb[name], f"event {i} ({a.kind}).{name}")
 
 
 def _assert_same_grads(general: list, fast: list) -> None:
@@ -100,7 +66,7 @@ def _check_both_roads(build) -> None:
         general = _run(leaves, outputs, grads, fast=False, listen=listen)
         fast = _run(leaves, outputs, grads, fast=True, listen=listen)
         _assert_same_grads(general[0], fast[0])
-        _assert_same_events(general[1], fast[1])
+        assert_same_events(general[1], fast[1])
     assert any(isinstance(e, events.NodeStep) for e in general[1])
 
 
@@ -123,7 +89,7 @@ def test_the_comparison_sees_a_difference():
     changed = dataclasses.replace(fast[step])
     changed.grads_in = tuple(None if g is None else g + 1 for g in changed.grads_in)
     with pytest.raises(AssertionError):
-        _assert_same_events(general, fast[:step] + [changed] + fast[step + 1 :])
+        assert_same_events(general, fast[:step] + [changed] + fast[step + 1 :])
 
 
 def test_a_0d_sum_of_gradients_keeps_float64():

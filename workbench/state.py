@@ -23,6 +23,8 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
                                           and checkpointing (autograd/checkpoint.py)
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
+``speed``              whole process      ``autograd.fast.set_enabled`` and
+ (fast_path)                              ``autograd.fast.disabled``
 =====================  =================  =============================================
 
 "One per thread" is ``threading.local``, as in PyTorch: a thread started inside
@@ -233,3 +235,24 @@ def push_name_scope(name: str) -> tuple[str, ...]:
 def restore_name_scopes(previous: tuple[str, ...]) -> None:
     """Close the scopes opened since ``previous`` was the stack."""
     name_scopes.stack = previous
+
+
+# ------------------------------------------------------- the speed layer (process)
+
+
+class SpeedLayer:
+    """``fast_path``: op recording and ``backward()`` take the shortcuts of
+    ``autograd/fast.py`` (on by default). Off, only the plain code runs: what the
+    shortcuts stand in for, and what the tests hold them to."""
+
+    fast_path = True
+
+
+speed = SpeedLayer()
+
+
+def set_fast_path(enabled: bool) -> bool:
+    """Turn the speed layer on or off; returns whether it was on."""
+    previous = speed.fast_path
+    speed.fast_path = enabled
+    return previous

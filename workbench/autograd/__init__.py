@@ -16,6 +16,7 @@ checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 
 from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
 from . import checkpoint as checkpoint
+from . import fast as fast
 from . import functional as functional
 from . import graph as graph
 from . import reference as reference

@@ -8,22 +8,18 @@ nobody listens.
 from __future__ import annotations
 
 import weakref
-from types import MappingProxyType
 
 import numpy as np
 
 from .. import backend, events, state
-from ..tensor import Tensor, _new_object
-from . import grad_mode
+from ..tensor import Tensor
+from . import fast, grad_mode
 from .graph import (
-    NOT_SAVED,
     Node,
     OpNode,
     SavedMemory,
     SavedTensor,
-    edge_of,
     forward_stack,
-    node_sequence,
 )
 
 
@@ -107,10 +103,12 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(out)
     node = None
     if requires_grad and recording and op.differentiable:
-        if state.stage.record is None:
-            node = record_node(op, inputs, attrs, result)
-        else:  # a checkpoint marker stage is open: it tapes the call, then records it
+        if state.stage.record is not None:  # a checkpoint marker stage tapes the call
             node = state.stage.record(op, inputs, attrs, result)
+        elif state.speed.fast_path:  # fast path: record_node with less Python per input
+            node = fast.record_node(op, inputs, attrs, result)
+        else:
+            node = record_node(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
@@ -151,52 +149,25 @@ def replay_view(view: Tensor) -> None:
 
 
 def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
-    """Make the node of this call: one edge per input and what the rule needs saved.
+    """Make the node of this call (:class:`OpNode`), noting where it was recorded.
 
-    One pass over the inputs builds every per-input tuple (this runs once per op).
+    (``apply_op`` calls :func:`fast.record_node` instead while the speed layer is on;
+    a checkpoint marker stage calls this.)
     """
-    node = _new_object(OpNode)
-    node._seq = next(node_sequence)  # before edge_of: it precedes the nodes of new leaves
-    needs, edges, metas = [], [], []
-    slots = list(inputs)  # Python numbers stay; tensor slots become NOT_SAVED or saved
-    for i, x in enumerate(inputs):
-        if isinstance(x, Tensor):
-            needs.append(x._requires_grad)
-            if x._grad_fn is not None and x._view_of is None:
-                edges.append((x._grad_fn, x._output_nr))  # edge_of's common cases, inline
-            elif x._grad_acc is not None and x._grad_acc() is not None:
-                edges.append((x._grad_acc(), 0))  # a leaf whose AccumulateGrad is alive
-            else:
-                edges.append(edge_of(x))
-            metas.append((x._data.shape, x._data.dtype))
-            slots[i] = NOT_SAVED
-        else:
-            needs.append(False)
-            edges.append(_NO_EDGE)
-            metas.append(None)
-    node.op = op
-    node.attrs = attrs if attrs is not None else _NO_ATTRS
-    node.needs_input_grad = needs = tuple(needs)
-    node.next_functions = tuple(edges)
-    node.input_meta = tuple(metas)
-    save_inputs, save_out = op.save_plans.get(needs) or op.save_plan(needs)
-    for index in save_inputs:
-        if slots[index] is NOT_SAVED:  # (a Python number is kept as it is)
-            slots[index] = SavedTensor(inputs[index], False)
-    node.inputs = tuple(slots)
-    node._output_ref = weakref.ref(result)
-    result._requires_grad = True
-    result._grad_fn = node
-    node.saved_out = SavedTensor(result, True) if save_out else None
-    if state.name_scopes.stack:  # the name scopes (module paths) it was recorded in, for pictures
-        node.metadata["scope"] = state.name_scopes.stack
-    if state.anomaly.enabled:
-        node._forward_stack = forward_stack()
+    if state.speed.fast_path:
+        return fast.record_node(op, inputs, attrs, result)
+    node = OpNode(op, inputs, attrs, result)
+    note_where_recorded(node)
     return node
 
 
-_NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
-_NO_ATTRS = MappingProxyType({})  # the attrs of a call that has none (read-only, shared)
+def note_where_recorded(node: OpNode) -> None:
+    """The name scopes (module paths) the node was recorded in, for pictures; in
+    anomaly mode, the Python stack that recorded it, for error messages."""
+    if state.name_scopes.stack:
+        node.metadata["scope"] = state.name_scopes.stack
+    if state.anomaly.enabled:
+        node._forward_stack = forward_stack()
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:

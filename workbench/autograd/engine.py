@@ -609,21 +609,21 @@ def backward(
     run_to_end(task)
 
 
-def run_to_end(task: GraphTask, fast: bool = True) -> None:
+def run_to_end(task: GraphTask) -> None:
     """Run every step of ``task``: ``backward()`` and ``grad()`` end here.
 
-    ``fast=True`` runs the pass through the speed layer (:func:`fast.run`, with
-    Python's cyclic garbage collector paused); ``fast=False`` runs the general road,
-    :meth:`GraphTask.run`. Both give the same gradients and the same events (the
-    test suite checks this on every registered op).
+    While the speed layer is on (the default), the pass runs through
+    :func:`fast.run`, with Python's cyclic garbage collector paused; otherwise down
+    the general road, :meth:`GraphTask.run`. Both give the same gradients and the
+    same events (the test suite checks this on every registered op).
     """
-    if not fast:
+    if not state.speed.fast_path:
         task.run()
         return
-    from . import fast as speed_layer  # (fast.py builds on this module: imported here)
+    from . import fast  # (fast.py builds on this module: imported here, not at the top)
 
-    with speed_layer.paused_gc():
-        speed_layer.run(task)
+    with fast.paused_gc():
+        fast.run(task)
 
 
 def make_backward_task(

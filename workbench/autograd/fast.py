@@ -13,20 +13,61 @@ stands in for, and names the test that pins it to the plain code:
 - :func:`add_arrays` — summing two gradients that meet at a node as raw arrays
   when nothing records or listens, instead of through the ``add`` op.
 - :func:`paused_gc` — Python's cyclic garbage collector paused during a pass.
+- :func:`record_node` — an op call's node built in one pass over the inputs, with
+  ``edge_of`` inlined and what the op saves looked up once per pattern of
+  ``needs_input_grad``; stands in for ``OpNode(...)`` (``OpNode.__init__``). Pinned
+  by ``tests/test_fast_path.py``.
+
+The fused backward kernels (``ops/fused.py``) are a speed layer of their own, off
+by default. This one is on by default and changes no result: ``set_enabled(False)``
+or ``with disabled():`` runs only the plain code, for reading and for the tests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import heapq
 import threading
+import weakref
+from collections.abc import Iterator
 
 import numpy as np
 
 from .. import events, state
 from ..tensor import Tensor
 from .engine import GraphTask, Step, checked_output, publish_step, validate_outputs
-from .graph import AccumulateGrad, OpNode
+from .graph import (
+    NO_ATTRS,
+    NO_EDGE,
+    NOT_SAVED,
+    AccumulateGrad,
+    OpNode,
+    SavedTensor,
+    edge_of,
+    forward_stack,
+    node_sequence,
+)
+
+
+def is_enabled() -> bool:
+    """Whether op recording and ``backward()`` take the shortcuts of this module."""
+    return state.speed.fast_path
+
+
+def set_enabled(enabled: bool) -> None:
+    """Turn the shortcuts of this module on (the default) or off (plain code only)."""
+    state.set_fast_path(enabled)
+
+
+@contextlib.contextmanager
+def disabled() -> Iterator[None]:
+    """Inside the block, only the plain code runs: what the shortcuts stand in for."""
+    previous = state.set_fast_path(False)
+    try:
+        yield
+    finally:
+        state.set_fast_path(previous)
 
 
 def run(task: GraphTask) -> None:
@@ -142,6 +183,61 @@ def add_arrays(a: Tensor, b: Tensor) -> Tensor:
     if isinstance(total, np.generic):  # 0-d + 0-d: keep an array, and its dtype
         total = np.asarray(total)
     return Tensor._make(total)
+
+
+# ------------------------------------------------------------ recording a node
+_new_object = object.__new__
+
+
+def record_node(op, inputs: tuple, attrs, result: Tensor) -> OpNode:
+    """The node of one op call, as ``dispatch.record_node`` makes it (``OpNode(...)``).
+
+    # fast path: stands in for OpNode.__init__ + dispatch.note_where_recorded:
+    # one pass over the inputs builds every per-input tuple; edge_of's common cases
+    # inline; op.what_to_save looked up once per pattern of needs_input_grad;
+    # OpNode's constructor bypassed. Pinned by tests/test_fast_path.py.
+    """
+    node = _new_object(OpNode)
+    node._seq = next(node_sequence)  # before edge_of: it precedes the nodes of new leaves
+    needs, edges, metas = [], [], []
+    slots = list(inputs)  # Python numbers stay; tensor slots become NOT_SAVED or saved
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            needs.append(x._requires_grad)
+            if x._grad_fn is not None and x._view_of is None:
+                edges.append((x._grad_fn, x._output_nr))  # edge_of's common cases, inline
+            elif x._grad_acc is not None and x._grad_acc() is not None:
+                edges.append((x._grad_acc(), 0))  # a leaf whose AccumulateGrad is alive
+            else:
+                edges.append(edge_of(x))
+            metas.append((x._data.shape, x._data.dtype))
+            slots[i] = NOT_SAVED
+        else:
+            needs.append(False)
+            edges.append(NO_EDGE)
+            metas.append(None)
+    node.op = op
+    node.attrs = attrs if attrs is not None else NO_ATTRS
+    node.needs_input_grad = needs = tuple(needs)
+    node.next_functions = tuple(edges)
+    node.input_meta = tuple(metas)
+    plan = op.save_plans.get(needs)
+    if plan is None:
+        plan = op.save_plans[needs] = op.what_to_save(needs)
+    save_inputs, save_out = plan
+    for index in save_inputs:
+        if slots[index] is NOT_SAVED:  # (a Python number is kept as it is)
+            slots[index] = SavedTensor(inputs[index], False)
+    node.inputs = tuple(slots)
+    node._output_ref = weakref.ref(result)
+    result._requires_grad = True
+    result._grad_fn = node
+    node.saved_out = SavedTensor(result, True) if save_out else None
+    if state.name_scopes.stack:  # dispatch.note_where_recorded's two notes, inline
+        node.metadata["scope"] = state.name_scopes.stack
+    if state.anomaly.enabled:
+        node._forward_stack = forward_stack()
+    return node
 
 
 # ---------------------------------------------------- the garbage collector

@@ -12,7 +12,8 @@ from __future__ import annotations
 import itertools
 import traceback
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from .. import events, state
 from ..tensor import RemovableHandle, Tensor, add_hook
@@ -325,6 +326,8 @@ def _anomaly_enabled() -> bool:
 
 # ---------------------------------------------------------------------- op nodes
 NOT_SAVED = object()  # an input slot whose tensor the op did not need to keep
+NO_EDGE = (None, 0)  # the edge of a Python-number input: no gradient goes anywhere
+NO_ATTRS = MappingProxyType({})  # the attrs of a call that has none (read-only, shared)
 
 
 class TensorMeta:
@@ -365,6 +368,29 @@ class OpNode(Node):
         "_output_ref",
     )
 
+    def __init__(self, op, inputs: tuple, attrs: Mapping | None, output: Tensor) -> None:
+        """Record one call of ``op``: one edge per input, and what its rule needs saved.
+
+        ``inputs`` are Tensors and Python numbers; ``output`` is the call's result,
+        which becomes non-leaf with this node as its ``grad_fn``.
+        """
+        super().__init__()  # its number first: it precedes the nodes of new leaves below
+        tensors = [x if isinstance(x, Tensor) else None for x in inputs]
+        self.op = op
+        self.attrs = NO_ATTRS if attrs is None else attrs
+        self.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
+        self.next_functions = tuple(NO_EDGE if t is None else edge_of(t) for t in tensors)
+        self.input_meta = tuple(None if t is None else (t.shape, t.dtype) for t in tensors)
+        save_inputs, save_out = op.what_to_save(self.needs_input_grad)
+        self.inputs = tuple(
+            x if t is None else SavedTensor(t, False) if i in save_inputs else NOT_SAVED
+            for i, (x, t) in enumerate(zip(inputs, tensors))
+        )
+        self._output_ref = weakref.ref(output)
+        output._requires_grad = True
+        output._grad_fn = self
+        self.saved_out = SavedTensor(output, True) if save_out else None
+
     def name(self) -> str:
         return self.op.node_name
 
@@ -399,14 +425,8 @@ class OpNode(Node):
             if slot is NOT_SAVED:
                 shape, dtype = self.input_meta[i]
                 args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
-            elif type(slot) is SavedTensor:
-                # SavedTensor.unpack's common case inline: an input kept unchanged, no hooks
-                tensor = slot.tensor
-                if tensor is None or slot.version_ref[0] != slot.version or slot.unpack_hook:
-                    tensor = slot.unpack(self, i)
-                args.append(tensor)
-            elif slot is FREED:
-                args.append(slot.unpack(self, i))
+            elif isinstance(slot, (SavedTensor, _Freed)):
+                args.append(slot.unpack(self, i))  # checks the version; raises once freed
             else:
                 args.append(slot)
         return tuple(args)

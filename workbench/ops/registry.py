@@ -46,25 +46,22 @@ class OpDef:
     formula: str = ""
     node_name: str = ""
     extra: dict = field(default_factory=dict)
-    # What a call saves depends only on which inputs need a gradient: the plan for each
-    # pattern of needs_input_grad is worked out once (see dispatch.record_node).
+    # fast path: fast.record_node remembers what_to_save's answer per pattern of
+    # needs_input_grad here; pinned by tests/test_fast_path.py.
     save_plans: dict = field(default_factory=dict)
 
-    def save_plan(self, needs: tuple) -> tuple:
-        """``(input indices to save, whether to save the output)`` when ``needs`` is the
-        needs_input_grad of a call."""
-        plan = self.save_plans.get(needs)
-        if plan is None:
-            indices = tuple(
+    def what_to_save(self, needs: tuple) -> tuple:
+        """``(input indices to save, whether to save the output)`` for a call whose
+        inputs need gradients as ``needs`` says (mul keeps ``y`` only for ``x``'s)."""
+        indices = tuple(
+            sorted(
                 index
                 for index, needed_by in self.save_inputs
                 if needed_by is None or any(needs[j] for j in needed_by)
             )
-            out = self.save_out is True or bool(
-                self.save_out and any(needs[j] for j in self.save_out)
-            )
-            plan = self.save_plans[needs] = (indices, out)
-        return plan
+        )
+        out = self.save_out is True or bool(self.save_out and any(needs[j] for j in self.save_out))
+        return indices, out
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
