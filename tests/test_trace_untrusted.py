@@ -21,6 +21,7 @@ from workbench.cli import main
 from workbench.trace import Trace, TraceFormatError
 from workbench.trace_format import MAX_BYTES, MAX_DEPTH, field_checks
 from workbench.utils.checkpoint import checkpoint
+from workbench.viz.model import RECOMPUTED
 
 
 @pytest.fixture(scope="module")
@@ -295,3 +296,23 @@ def test_a_varied_trace_round_trips_exactly(tmp_path):
     path = tr.save(tmp_path / "run.json")
     assert Trace.load(path).records == tr.records
     assert Trace.load(path, max_bytes=path.stat().st_size).records == tr.records
+
+
+def test_drawing_a_loaded_trace_marks_the_recomputed_nodes_as_the_live_graph_does(tmp_path):
+    x = wb.tensor(np.ones((2, 3)), requires_grad=True)
+    w = wb.tensor(np.full(3, 0.5), requires_grad=True)
+    with wb.trace() as tr:
+        h = checkpoint(lambda t: (t * w).sin().exp(), x, use_reentrant=False)
+        loss = (h * 2.0).sum()
+        loss.backward()
+    loaded = Trace.load(tr.save(tmp_path / "run.json"))
+
+    def marked(graph) -> dict:
+        vertices = graph.model.vertices.values()
+        return {v.id: v.lines[-1] for v in vertices if RECOMPUTED in v.classes}
+
+    live = marked(wb.viz.draw(loss))
+    assert len(live) == 3  # mul, sin, exp ran again in backward
+    assert marked(wb.viz.draw(loaded)) == live
+    assert all(line.startswith("↻ recomputed ×1") for line in live.values())
+    assert 'class="node backward recomputed' in wb.viz.draw(loaded).svg()
