@@ -230,7 +230,7 @@ def field_checks(cls: type) -> dict[str, tuple[Check, bool]]:
 
 
 def _check_for(name: str, annotation: str) -> Check:
-    if annotation == "tuple":
+    if annotation == "tuple" and name in ITEMS:
         return _list_of(ITEMS[name])
     if annotation == "Any" and name in events.ARRAY_FIELDS:
         return _maybe(_summary)
