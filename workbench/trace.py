@@ -15,9 +15,10 @@ A trace keeps *summaries*, never live arrays or graph objects: a small array (up
 So a trace is safe to keep, to save and to send, and it never holds a graph alive.
 
 Records are plain dicts shaped like the event dataclasses of :mod:`workbench.events`
-(``record["kind"]``, ``record["seq"]`` and one key per field). The JSON loader parses
-with :func:`json.loads` only (no pickle, no eval) and checks every record against the
-fields of its event class before anything uses it.
+(``record["kind"]``, ``record["seq"]`` and one key per field). A trace file is untrusted
+input: the loader (:mod:`workbench.trace_format`) refuses a file over 64 MiB unless told
+otherwise, parses with :func:`json.loads` only (no pickle, no eval) and checks every
+field of every record against its event class before anything uses it.
 
 ``wb.trace`` is this module, made callable: ``wb.trace()`` is :func:`trace`, and
 ``import workbench.trace`` or ``from workbench.trace import Trace`` work as usual.
@@ -32,20 +33,22 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from . import events
 from .tensor import writes as tensor_writes  # the list itself: its count stays live
+from .trace_format import (
+    FORMAT_NAME,
+    SCHEMA_VERSION,
+    TraceFormatError,
+    parse_json,
+    read_text,
+    size_limit,
+    validate,
+)
 
-SCHEMA_VERSION = 1
-FORMAT_NAME = "autodiff-workbench-trace"
 SMALL_ARRAY = 64  # arrays with at most this many elements are stored in full
-
-
-class TraceFormatError(ValueError):
-    """A trace file that this workbench cannot read; the message says what is wrong."""
 
 
 # --------------------------------------------------------------- summaries
@@ -418,22 +421,23 @@ class Trace:
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise TraceFormatError(f"not a trace: the text is not valid JSON ({err})") from None
-        return cls.from_dict(data)
+        """Parse and check JSON text (see :mod:`workbench.trace_format` for the limits)."""
+        return cls.from_dict(parse_json(text))
 
     @classmethod
-    def load(cls, path) -> Trace:
-        """Read a trace saved by :meth:`save`; refuses files it cannot trust, saying why."""
+    def load(cls, path, max_bytes: int | None = None) -> Trace:
+        """Read a trace saved by :meth:`save`; refuses files it cannot trust, saying why.
+
+        A file is untrusted input: one larger than ``max_bytes`` is refused before it is
+        read. The limit is 64 MiB (``MAX_BYTES``) unless ``max_bytes`` or the environment
+        variable ``WORKBENCH_TRACE_MAX_BYTES`` gives another. Every field of every record
+        is checked (:mod:`workbench.trace_format`); a bad file raises
+        :class:`TraceFormatError` naming the file and the field.
+        """
         path = Path(path)
+        limit = size_limit(max_bytes)
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise TraceFormatError(f"{path}: not a trace (the file is not UTF-8 text)") from None
-        try:
-            return cls.from_json(text)
+            return cls.from_json(read_text(path, limit))
         except TraceFormatError as err:
             raise TraceFormatError(f"{path}: {err}") from None
 
@@ -598,138 +602,6 @@ class TraceReplay:
             for record in step.of_kind("grad_accumulated"):
                 grads[record["tensor"]] = record["after"]
         return grads
-
-
-# ---------------------------------------------------------------- validation
-_ANNOTATION_TYPES = {
-    "str": (str,),
-    "int": (int,),
-    "bool": (bool,),
-    "dict": (dict,),
-    "tuple": (list,),
-}
-
-
-def _allowed_types(annotation: str) -> tuple | None:
-    """JSON types a field may hold, from its annotation (None: anything, e.g. an array)."""
-    allowed: tuple = ()
-    for part in (p.strip() for p in str(annotation).split("|")):
-        if part == "None":
-            allowed += (type(None),)
-        elif part in _ANNOTATION_TYPES:
-            allowed += _ANNOTATION_TYPES[part]
-        else:
-            return None
-    return allowed
-
-
-def validate(data: Any) -> None:
-    """Raise TraceFormatError unless ``data`` is a trace this workbench can read."""
-    if not isinstance(data, dict):
-        raise TraceFormatError(f"not a trace: expected a JSON object, got {_json_type(data)}")
-    if data.get("format") != FORMAT_NAME:
-        raise TraceFormatError(f"not a trace: 'format' should be '{FORMAT_NAME}'")
-    version = data.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise TraceFormatError("missing or non-integer 'schema_version'")
-    if version > SCHEMA_VERSION:
-        raise TraceFormatError(
-            f"schema_version {version} is newer than this workbench reads "
-            f"({SCHEMA_VERSION}); upgrade workbench to open it"
-        )
-    if version < 1:
-        raise TraceFormatError(f"schema_version {version} is not a valid version")
-    records = data.get("events")
-    if not isinstance(records, list):
-        raise TraceFormatError("'events' should be a list of event records")
-    for i, record in enumerate(records):
-        _validate_record(i, record)
-
-
-def _validate_record(i: int, record: Any) -> None:
-    if not isinstance(record, dict):
-        raise TraceFormatError(f"event {i}: expected an object, got {_json_type(record)}")
-    kind = record.get("kind")
-    cls = events.EVENT_TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise TraceFormatError(f"event {i}: unknown kind {kind!r}")
-    where = f"event {i} ({kind})"
-    if not isinstance(record.get("seq"), int):
-        raise TraceFormatError(f"{where}: 'seq' should be an integer")
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "seq"}
-    unknown = set(record) - set(fields) - {"kind", "seq"}
-    if unknown:
-        raise TraceFormatError(f"{where}: unknown field(s) {sorted(unknown)}")
-    for name, f in fields.items():
-        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if name not in record:
-            if required:
-                raise TraceFormatError(f"{where}: missing field '{name}'")
-            continue
-        value = record[name]
-        if name in events.ARRAY_FIELDS:
-            _validate_arrays(f"{where}, field '{name}'", value)
-        else:
-            _validate_type(f"{where}, field '{name}'", value, _allowed_types(f.type))
-
-
-def _validate_type(where: str, value: Any, allowed: tuple | None) -> None:
-    if allowed is not None and not isinstance(value, allowed):
-        names = " or ".join(sorted({_JSON_NAMES[t] for t in allowed}))
-        raise TraceFormatError(f"{where}: expected {names}, got {_json_type(value)}")
-
-
-def _validate_arrays(where: str, value: Any) -> None:
-    """An array field holds null, one array summary, or a list of those."""
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if item is None:
-            continue
-        if not isinstance(item, dict):
-            raise TraceFormatError(f"{where}: expected an array summary, got {_json_type(item)}")
-        _validate_summary(where, item)
-
-
-def _validate_summary(where: str, summary: dict) -> None:
-    shape = summary.get("shape")
-    if not isinstance(shape, list) or not all(
-        isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
-    ):
-        raise TraceFormatError(f"{where}: array 'shape' should be a list of sizes")
-    dtype = summary.get("dtype")
-    try:
-        kind = np.dtype(dtype).kind if isinstance(dtype, str) else None
-    except TypeError:
-        kind = None
-    if kind is None or kind not in "biufc":
-        raise TraceFormatError(f"{where}: array 'dtype' {dtype!r} is not a numeric dtype")
-    extra = set(summary) - {"shape", "dtype", "values", "stats"}
-    if extra:
-        raise TraceFormatError(f"{where}: unknown array field(s) {sorted(extra)}")
-    if "values" in summary:
-        try:
-            array = summary_array(summary)
-        except (TypeError, ValueError, KeyError):
-            array = None
-        if array is None or list(array.shape) != shape:
-            raise TraceFormatError(f"{where}: array 'values' do not match shape {shape}")
-    elif not isinstance(summary.get("stats"), dict):
-        raise TraceFormatError(f"{where}: an array needs 'values' or 'stats'")
-
-
-_JSON_NAMES = {
-    dict: "an object",
-    list: "a list",
-    str: "a string",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    type(None): "null",
-}
-
-
-def _json_type(value: Any) -> str:
-    return _JSON_NAMES.get(type(value), type(value).__name__)
 
 
 class _CallableModule(types.ModuleType):

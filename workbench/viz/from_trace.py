@@ -4,8 +4,9 @@ A trace holds summaries, not the graph, so the picture is rebuilt from the event
 ``op_recorded`` gives each forward op, its node and its edges; ``saved_tensor_packed``
 the saved tensors; the ``node_step`` records of a backward pass give the order, the
 formulas and the gradients; ``collapse_sum`` says where broadcasting was undone; and
-``grad_accumulated`` the leaves' gradients. Ids are the ones the live objects had, so
-a picture of a trace links to the same ids as a picture of the live tensors.
+``grad_accumulated`` the leaves' gradients; ``checkpoint_recompute`` which nodes a
+checkpoint reran. Ids are the ones the live objects had, so a picture of a trace links
+to the same ids as a picture of the live tensors.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..trace import BackwardPass, Trace, summary_array
 from .model import (
     GraphModel,
     Vertex,
+    add_recomputed_mark,
     attr_lines,
     broadcast_axes,
     collapse_lines,
@@ -61,6 +63,8 @@ class TraceGraph:
         self.nodes: dict[str, NodeInfo] = {}
         self.forward_ops: list[dict] = []
         self.saved: dict[str, list] = {}  # node id -> saved_tensor_packed records
+        self.reruns: dict[str, int] = {}  # checkpoint segment -> times it was recomputed
+        self.recomputed: dict[str, tuple] = {}  # node id -> (times, segment), as live marks
         passes = trace.passes
         self.backward: BackwardPass | None = passes[which] if passes else None
         for record in trace.records:
@@ -79,6 +83,8 @@ class TraceGraph:
             self._read_op(r)
         elif kind == "saved_tensor_packed":
             self.saved.setdefault(r["node"], []).append(r)
+        elif kind == "checkpoint_recompute" and r["phase"] == "end":
+            self._read_recompute(r)
 
     def _read_op(self, r: dict) -> None:
         self.forward_ops.append(r)
@@ -105,6 +111,16 @@ class TraceGraph:
             if name == "AccumulateGrad":
                 info.leaf = tid
                 info.formula = info.formula or "x.grad += x̄"
+
+    def _read_recompute(self, r: dict) -> None:
+        """A segment reran: its nodes now count that many reruns, as in ``node.metadata``.
+
+        The whole trace is read, so a picture of any pass shows the counts at the end of
+        the recording, as a live picture drawn then would.
+        """
+        runs = self.reruns[r["segment"]] = self.reruns.get(r["segment"], 0) + 1
+        for nid in r["nodes"]:
+            self.recomputed[nid] = (runs, r["segment"])
 
     def _read_step(self, step) -> None:
         r = step.record
@@ -229,6 +245,8 @@ def _node_vertex(model: GraphModel, graph: TraceGraph, node: NodeInfo, grads: di
     lines = [name or node.id, *formula_lines(formula)]
     tooltip = f"{node.id}: {formula}" if formula else node.id
     vertex = Vertex(node.id, "backward", lines, (node.id,), node.scope, tooltip)
+    if node.id in graph.recomputed:
+        add_recomputed_mark(vertex, *graph.recomputed[node.id])
     model.add(vertex)
 
 

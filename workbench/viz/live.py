@@ -14,9 +14,9 @@ from .. import backend
 from ..autograd.graph import FREED, AccumulateGrad, Node, OpNode, SavedTensor, edge_of
 from ..tensor import Tensor
 from .model import (
-    RECOMPUTED,
     GraphModel,
     Vertex,
+    add_recomputed_mark,
     attr_lines,
     broadcast_axes,
     collapse_lines,
@@ -168,10 +168,8 @@ def mark_recomputed(vertex: Vertex, node: Node) -> None:
     the segment in ``node.metadata["checkpoint"]`` (see :mod:`workbench.autograd.checkpoint`).
     """
     count = node.metadata.get("recomputed")
-    if not count:
-        return
-    vertex.classes.append(RECOMPUTED)
-    vertex.lines.append(f"↻ recomputed ×{count} ({node.metadata.get('checkpoint', '?')})")
+    if count:
+        add_recomputed_mark(vertex, count, node.metadata.get("checkpoint", "?"))
 
 
 def scope_of(node: Node) -> tuple:

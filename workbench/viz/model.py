@@ -66,6 +66,12 @@ class GraphModel:
         self.edges.append(Edge(tail, head, label, kind))
 
 
+def add_recomputed_mark(vertex: Vertex, count: int, segment: str) -> None:
+    """Class ``recomputed`` and a line saying so: a checkpoint reran this node ``count`` times."""
+    vertex.classes.append(RECOMPUTED)
+    vertex.lines.append(f"↻ recomputed ×{count} ({segment})")
+
+
 # ----------------------------------------------------------------- labels
 def shape_text(shape) -> str:
     """``(2, 3)``; a scalar is ``()``."""
