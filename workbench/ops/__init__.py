@@ -9,6 +9,14 @@ that stand in for the formula rules of sigmoid, tanh, relu and log_softmax.
 import types as _types
 
 from . import checkpoint_markers, fused, grad  # checkpoint_markers registers TVM's markers
+from .broadcasting import (
+    TensorShape,
+    broadcast_to,
+    collapse_sum_like,
+    expand,
+    expand_as,
+    sum_to,
+)
 from .elementwise import (
     abs,
     absolute,
@@ -110,21 +118,15 @@ from .reductions import (
 )
 from .registry import OPS, get_op, register_gradient, register_op
 from .shape import (
-    TensorShape,
     astype,
-    broadcast_to,
     clone,
-    collapse_sum_like,
     contiguous,
-    expand,
-    expand_as,
     flatten,
     getitem,
     index_put,
     permute,
     reshape,
     squeeze,
-    sum_to,
     swapaxes,
     t,
     to_device,

@@ -14,8 +14,8 @@ import numpy as np
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
+from .broadcasting import collapse_sum_like
 from .registry import register_gradient, register_op
-from .shape import collapse_sum_like
 
 
 # ----------------------------------------------------------- dtype promotion

@@ -14,8 +14,9 @@ import numpy as np
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
+from .broadcasting import expand
 from .registry import register_gradient, register_op
-from .shape import expand, normalize_dim, reshape
+from .shape import normalize_dim, reshape
 
 
 def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
