@@ -9,15 +9,17 @@ that stand in for the formula rules of sigmoid, tanh, relu and log_softmax.
 import types as _types
 
 from . import checkpoint_markers, fused, grad  # checkpoint_markers registers TVM's markers
-from .broadcasting import (
-    TensorShape,
-    broadcast_to,
-    collapse_sum_like,
-    expand,
-    expand_as,
-    sum_to,
+from .activations import (
+    elu,
+    gelu,
+    leaky_relu,
+    relu,
+    sigmoid,
+    silu,
+    softplus,
+    tanh,
 )
-from .elementwise import (
+from .arithmetic import (
     abs,
     absolute,
     add,
@@ -25,11 +27,9 @@ from .elementwise import (
     clamp_max,
     clamp_min,
     clip,
-    cos,
     div,
     divide,
     eq,
-    exp,
     ge,
     greater,
     greater_equal,
@@ -37,7 +37,6 @@ from .elementwise import (
     le,
     less,
     less_equal,
-    log,
     logical_and,
     logical_not,
     logical_or,
@@ -53,16 +52,19 @@ from .elementwise import (
     not_equal,
     pow,
     promote,
-    relu,
-    sigmoid,
     sign,
-    sin,
-    sqrt,
     sub,
     subtract,
-    tanh,
     true_divide,
     where,
+)
+from .broadcasting import (
+    TensorShape,
+    broadcast_to,
+    collapse_sum_like,
+    expand,
+    expand_as,
+    sum_to,
 )
 from .indexing import (
     cat,
@@ -85,24 +87,6 @@ from .indexing import (
     unbind,
 )
 from .linalg import dot, linear, matmul, mm
-from .math import (
-    ceil,
-    elu,
-    erf,
-    expm1,
-    floor,
-    gelu,
-    leaky_relu,
-    log1p,
-    reciprocal,
-    round,
-    rsqrt,
-    silu,
-    softplus,
-    square,
-    tan,
-    trunc,
-)
 from .nn import avg_pool2d, conv2d, dropout, layer_norm, max_pool2d, nll_loss
 from .reduce import amax, amin, argmax, argmin, max, mean, min, sum
 from .reductions import (
@@ -133,6 +117,24 @@ from .shape import (
     transpose,
     unsqueeze,
     view,
+)
+from .unary import (
+    ceil,
+    cos,
+    erf,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    reciprocal,
+    round,
+    rsqrt,
+    sin,
+    sqrt,
+    square,
+    tan,
+    trunc,
 )
 
 # Export the functions, not the submodules: ``from workbench.ops import *`` must not

@@ -53,7 +53,7 @@ def _fit(grad: Tensor, shape: tuple, left: bool) -> Tensor:
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
-    from .elementwise import promote
+    from .arithmetic import promote
 
     a, b = promote(input, other)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):

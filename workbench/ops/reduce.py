@@ -186,7 +186,7 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
     if dim is None:
         return (amax if largest else amin)(input)
     if isinstance(dim, Tensor):
-        from .elementwise import maximum, minimum
+        from .arithmetic import maximum, minimum
 
         return (maximum if largest else minimum)(input, dim)
     if input.numel() == 0:

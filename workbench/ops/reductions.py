@@ -20,12 +20,13 @@ import numpy as np
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
-from .elementwise import _float_input, abs, exp, sign, sqrt, where
+from .arithmetic import _float_input, abs, sign, where
 from .indexing import cat, flip
 from .reduce import keepdim_shape, reduced_dims, sum, unreduce
 from .reduce import mean as mean_op
 from .registry import register_gradient, register_op
 from .shape import astype, getitem, normalize_dim, reshape, transpose, unsqueeze
+from .unary import exp, sqrt
 
 
 def _along(dim: int, index) -> tuple:

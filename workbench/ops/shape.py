@@ -272,7 +272,7 @@ def index_put_grad(orig, grad):
 
 def index_put(input: Tensor, key, values) -> Tensor:
     """Out-of-place ``input[key] = values``: a new tensor."""
-    from .elementwise import promote
+    from .arithmetic import promote
 
     if not isinstance(values, Tensor):
         values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
