@@ -89,18 +89,9 @@ from .indexing import (
 from .linalg import dot, linear, matmul, mm
 from .nn import avg_pool2d, conv2d, dropout, layer_norm, max_pool2d, nll_loss
 from .reduce import amax, amin, argmax, argmin, max, mean, min, sum
-from .reductions import (
-    cumprod,
-    cumsum,
-    log_softmax,
-    logsumexp,
-    norm,
-    prod,
-    softmax,
-    std,
-    var,
-)
+from .reductions import logsumexp, norm, prod, std, var
 from .registry import OPS, get_op, register_gradient, register_op
+from .scans import cumprod, cumsum
 from .shape import (
     astype,
     clone,
@@ -118,6 +109,7 @@ from .shape import (
     unsqueeze,
     view,
 )
+from .softmax import log_softmax, softmax
 from .unary import (
     ceil,
     cos,

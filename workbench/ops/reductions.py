@@ -1,9 +1,9 @@
-"""More reductions and scans: prod, var, std, logsumexp, cumsum, cumprod, norm, softmax.
+"""More reductions: prod, var, std, logsumexp, norm.
 
 Like ``sum`` and ``mean`` (in :mod:`workbench.ops.reduce`), a reduction's gradient
 broadcasts ȳ back over the reduced axes (``unreduce``) and multiplies it by the
-local derivative. Scans (``cumsum``, ``cumprod``) keep their axis, and their
-gradients run the scan backwards.
+local derivative. Scans (``cumsum``, ``cumprod``) are in :mod:`workbench.ops.scans`,
+softmax and log_softmax in :mod:`workbench.ops.softmax`.
 
 numpy returns a scalar, not an array, from a full reduction. Kernels turn it into a
 0-d array with ``backend.asarray(result, like=x)``, not ``np.asarray``: on a CuPy
@@ -13,7 +13,6 @@ array np.asarray would have to copy GPU memory to the CPU, which CuPy refuses.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from .indexing import cat, flip
 from .reduce import keepdim_shape, reduced_dims, sum, unreduce
 from .reduce import mean as mean_op
 from .registry import register_gradient, register_op
-from .shape import astype, getitem, normalize_dim, reshape, transpose, unsqueeze
+from .shape import astype, getitem, reshape
 from .unary import exp, sqrt
 
 
@@ -80,6 +79,8 @@ def _product_of_others(x: Tensor, dim: int) -> Tensor:
     It is (product of everything before i) · (product of everything after i): two
     cumulative products, one run forwards and one backwards.
     """
+    from .scans import cumprod  # scans.py imports this module
+
     n = x.shape[dim]
     shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
     one = Tensor._make(backend.xp(x._data).ones(shape, x.dtype))  # on x's device, for cat
@@ -97,79 +98,6 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
     if wanted is not None:
         attrs["dtype"] = wanted
     return apply_op(_prod, (input,), attrs)
-
-
-# ----------------------------------------------------------- cumsum, cumprod
-@register_op("cumsum")
-def _cumsum(x, dim, dtype=None):
-    return np.cumsum(x, axis=dim, dtype=dtype)
-
-
-@register_gradient("cumsum")
-def cumsum_grad(orig, grad):
-    """Forward: yᵢ = Σ_{j≤i} xⱼ   (along dim)
-    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ   (a reversed cumsum: flip, cumsum, flip)"""
-    return [_reverse_cumsum(grad, orig.attrs["dim"])]
-
-
-def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
-    return flip(cumsum(flip(x, dim), dim), dim)
-
-
-@register_op("cumprod", saves=("x", "out"))
-def _cumprod(x, dim, dtype=None):
-    return np.cumprod(x, axis=dim, dtype=dtype)
-
-
-@register_gradient("cumprod")
-def cumprod_grad(orig, grad):
-    """Forward: yᵢ = Π_{j≤i} xⱼ   (along dim)
-    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · Π_{j≤i, j≠k} xⱼ   (= revcumsum(ȳ · y)ₖ / xₖ when no x is 0)"""
-    (x,) = orig.args
-    dim = orig.attrs["dim"]
-    if not _has_zeros(x):
-        return [_reverse_cumsum(grad * orig.out, dim) / x]
-    return [_cumprod_grad_with_zeros(x, grad, dim)]
-
-
-def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
-    """The cumprod gradient without dividing by x, as an n × n table along ``dim``.
-
-    Row k of the table is x with xₖ replaced by 1; its cumulative product at i is
-    Π_{j≤i, j≠k} xⱼ. Weighting by ȳᵢ and summing over i ≥ k gives x̄ₖ. It costs n²
-    per slice, so it is used only when some x is exactly 0.
-    """
-    last = x.ndim - 1
-    xs, gs = (x, grad) if dim == last else (transpose(x, dim, -1), transpose(grad, dim, -1))
-    n = xs.shape[-1]
-    xp = backend.xp(x._data)  # the masks go on x's device, to meet it in where
-    diagonal = Tensor._make(xp.eye(n, dtype=bool))
-    table = cumprod(where(diagonal, 1.0, unsqueeze(xs, -2)), -1)
-    later = Tensor._make(np.triu(xp.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
-    out = sum(where(later, unsqueeze(gs, -2) * table, 0.0), -1)
-    return out if dim == last else transpose(out, dim, -1)
-
-
-def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
-    if input.ndim == 0:
-        normalize_dim(dim, 0, name)
-        return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
-    d = normalize_dim(dim, input.ndim, name)
-    attrs = {"dim": d}
-    wanted = _int_to_int64(input, dtype)
-    if wanted is not None:
-        attrs["dtype"] = wanted
-    return apply_op(kernel, (input,), attrs)
-
-
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running sums along ``dim``."""
-    return _scan(_cumsum, input, dim, dtype, "cumsum")
-
-
-def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running products along ``dim``."""
-    return _scan(_cumprod, input, dim, dtype, "cumprod")
 
 
 # ------------------------------------------------------------------ var, std
@@ -298,66 +226,3 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     p = 2.0 if p in ("fro", None) else float(p)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
     return apply_op(_norm, (_float_input(input),), {"p": p, "dims": dims, "keepdim": keepdim})
-
-
-# ----------------------------------------------------- softmax, log_softmax
-@register_op("softmax", saves=("out",))
-def _softmax(x, dim):
-    with np.errstate(invalid="ignore"):
-        e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-        return e / np.sum(e, axis=dim, keepdims=True)
-
-
-@register_gradient("softmax")
-def softmax_grad(orig, grad):
-    """Forward: yᵢ = exp(xᵢ) / Σⱼ exp(xⱼ)   (along dim)
-    Backward: x̄ = (ȳ − Σ ȳ · y) · y"""
-    y = orig.out
-    return [(grad - sum(grad * y, orig.attrs["dim"], keepdim=True)) * y]
-
-
-@register_op("log_softmax", saves=("out",))
-def _log_softmax(x, dim):
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - x.max(axis=dim, keepdims=True)
-        # shifted is a fresh array: subtract the log-sum-exp from it in place.
-        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
-
-
-@register_gradient("log_softmax")
-def log_softmax_grad(orig, grad):
-    """Forward: yᵢ = xᵢ − log Σⱼ exp(xⱼ)   (along dim)
-    Backward: x̄ = ȳ − exp(y) · Σ ȳ   (Σ along dim; exp(y) is softmax(x))"""
-    y = orig.out
-    return [grad - exp(y) * sum(grad, orig.attrs["dim"], keepdim=True)]
-
-
-def _softmax_dim(dim, ndim: int, name: str) -> int:
-    if dim is None:
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim, name)
-
-
-def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
-    input = _float_input(input) if dtype is None else astype(input, dtype)
-    if input.ndim == 0:
-        return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
-    d = _softmax_dim(dim, input.ndim, name)
-    return apply_op(kernel, (input,), {"dim": d})
-
-
-def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
-    """Exponentiate and normalize along ``dim``: the entries become probabilities."""
-    return _normalize(_softmax, input, dim, dtype, "softmax")
-
-
-def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
-    """``log(softmax(x))``, computed without taking the log of a tiny number."""
-    return _normalize(_log_softmax, input, dim, dtype, "log_softmax")
