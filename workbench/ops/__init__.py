@@ -88,8 +88,21 @@ from .indexing import (
 )
 from .linalg import dot, linear, matmul, mm
 from .nn import avg_pool2d, conv2d, dropout, layer_norm, max_pool2d, nll_loss
-from .reduce import amax, amin, argmax, argmin, max, mean, min, sum
-from .reductions import logsumexp, norm, prod, std, var
+from .reductions import (
+    amax,
+    amin,
+    argmax,
+    argmin,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
+)
 from .registry import OPS, get_op, register_gradient, register_op
 from .scans import cumprod, cumsum
 from .shape import (

@@ -17,7 +17,7 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
 from .arithmetic import where
-from .reduce import sum
+from .reductions import sum
 from .registry import OpDef, register_gradient, register_op
 from .shape import astype, getitem, normalize_dim, reshape
 

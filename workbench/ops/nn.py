@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from . import grad as grad_ops
 from . import im2col
 from .broadcasting import collapse_sum_like
-from .reduce import mean
+from .reductions import mean
 from .registry import register_gradient, register_op
 from .shape import reshape, squeeze, unsqueeze
 from .unary import rsqrt

@@ -12,8 +12,7 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import where
 from .indexing import flip
-from .reduce import sum
-from .reductions import _has_zeros, _int_to_int64
+from .reductions import _has_zeros, _int_to_int64, sum
 from .registry import register_gradient, register_op
 from .shape import normalize_dim, reshape, transpose, unsqueeze
 

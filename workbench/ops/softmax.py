@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input
-from .reduce import sum
+from .reductions import sum
 from .registry import register_gradient, register_op
 from .shape import astype, normalize_dim, reshape
 from .unary import exp
