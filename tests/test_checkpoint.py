@@ -13,7 +13,7 @@ import pytest
 
 import workbench as wb
 from workbench import events, state
-from workbench.ops.checkpoint_markers import end_checkpoint, start_checkpoint
+from workbench.ops.markers import end_checkpoint, start_checkpoint
 from workbench.utils.checkpoint import checkpoint, checkpoint_sequential
 
 F32 = 4  # bytes per float32 element

@@ -11,7 +11,7 @@ reading order is in ``workbench/autograd/README.md``.
 ``saved_memory()`` reports the bytes that live graphs hold for backward (current and
 peak); ``workbench.autograd.recompute`` is the machinery behind activation
 checkpointing (``wb.utils.checkpoint`` and the TVM markers of
-``wb.ops.checkpoint_markers``).
+``wb.ops.markers``).
 """
 
 from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name

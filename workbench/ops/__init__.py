@@ -8,7 +8,7 @@ that stand in for the formula rules of sigmoid, tanh, relu and log_softmax.
 
 import types as _types
 
-from . import checkpoint_markers, fused, grad  # checkpoint_markers registers TVM's markers
+from . import fused, grad, markers  # markers registers TVM's checkpoint markers
 from .activations import (
     elu,
     gelu,
