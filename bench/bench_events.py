@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 import workbench as wb  # noqa: E402
 from workbench import events  # noqa: E402
 from workbench.autograd import anomaly, dispatch, engine, graph  # noqa: E402
-from workbench.ops import shape  # noqa: E402
+from workbench.ops import broadcasting  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -102,7 +102,7 @@ class CountingEvents:
         return getattr(events, name)
 
 
-PUBLISHERS = (dispatch, engine, graph, shape, anomaly)
+PUBLISHERS = (dispatch, engine, graph, broadcasting, anomaly)
 
 
 def checks_per_step(params, x, y) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 import workbench as wb
 from workbench import events, state
-from workbench.ops.checkpoint_markers import end_checkpoint, start_checkpoint
+from workbench.ops.markers import end_checkpoint, start_checkpoint
 from workbench.utils.checkpoint import checkpoint, checkpoint_sequential
 
 F32 = 4  # bytes per float32 element
@@ -23,7 +23,7 @@ F32 = 4  # bytes per float32 element
 def _no_stage_left_open():
     """A failing marker test must not leave its stage (and hooks) open for the next test."""
     yield
-    left = wb.autograd.checkpoint.abandon_open_stage()
+    left = wb.autograd.recompute.abandon_open_stage()
     assert left is None, "a test left a start_checkpoint stage open"
     assert not state.saved_hooks.stack
 
@@ -514,7 +514,7 @@ def test_an_error_between_markers_can_be_cleaned_up():
     with pytest.raises(Exception, match="matmul"):
         h @ wb.randn(4, 4)
     y = h.exp()  # recorded on the still-open stage
-    stage = wb.autograd.checkpoint.abandon_open_stage()
+    stage = wb.autograd.recompute.abandon_open_stage()
     assert stage is not None and y.grad_fn.metadata["checkpoint"] == stage.segment
     y.sum().backward()  # replayed from the tape
     np.testing.assert_allclose(x.grad.numpy(), x.exp().detach().numpy())

@@ -13,8 +13,9 @@ import pytest
 
 import workbench as wb
 from tests.samples import all_samples
-from workbench.ops import elementwise, fused, reductions
+from workbench.ops import activations, fused
 from workbench.ops.registry import OPS
+from workbench.ops.softmax import log_softmax_grad
 
 KERNELS = {  # op -> the fused kernel its fast rule calls
     "sigmoid": "sigmoid_backward",
@@ -23,10 +24,10 @@ KERNELS = {  # op -> the fused kernel its fast rule calls
     "log_softmax": "log_softmax_backward",
 }
 FORMULA_RULES = {
-    "sigmoid": elementwise.sigmoid_grad,
-    "tanh": elementwise.tanh_grad,
-    "relu": elementwise.relu_grad,
-    "log_softmax": reductions.log_softmax_grad,
+    "sigmoid": activations.sigmoid_grad,
+    "tanh": activations.tanh_grad,
+    "relu": activations.relu_grad,
+    "log_softmax": log_softmax_grad,
 }
 SAMPLES = [s for s in all_samples() if set(s.ops) & set(KERNELS)]
 

@@ -197,7 +197,7 @@ importlib.import_module("workbench.tensor")._ops
 tensor_module = importlib.import_module("workbench.tensor")
 tensor_module._ops = None
 """
-    found = private_accesses(source, "workbench.autograd.checkpoint")
+    found = private_accesses(source, "workbench.autograd.recompute")
     assert [line.partition(": ")[2] for line in found] == [
         "workbench.autograd.dispatch._stage",
         "workbench.autograd.dispatch._anomaly",
@@ -220,7 +220,7 @@ def f(x, node):
     _inplace.check_inplace(x)
     dispatch.apply_op
 """
-    assert private_accesses(source, "workbench.autograd.checkpoint") == []
+    assert private_accesses(source, "workbench.autograd.recompute") == []
     own = "from . import dispatch\ndispatch._stage"
     assert private_accesses(own, "workbench.autograd.dispatch") == []
 

@@ -13,7 +13,7 @@ import pytest
 import workbench as wb
 from workbench.utils.checkpoint import checkpoint
 from workbench.widgets import CheckpointExplorer
-from workbench.widgets.checkpointing import TanhMLP
+from workbench.widgets.checkpoint_explorer import TanhMLP
 
 LAYERS, WIDTH, BATCH = 16, 64, 256
 ACTIVATION_BYTES = BATCH * WIDTH * 4

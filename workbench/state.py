@@ -18,9 +18,9 @@ anomaly ``check_nan``  one per thread     (autograd/anomaly.py), via ``set_anoma
 backward depth,        one per thread     the engine, around each node it runs
 checkpoint validity                       (``enter_backward`` / ``exit_backward``)
 ``stage``              whole process      the checkpoint marker stages
- (the stage recorder)                     (autograd/checkpoint.py)
+ (the stage recorder)                     (autograd/recompute.py)
 ``saved_hooks``        whole process      ``saved_tensors_hooks`` (autograd/graph.py)
-                                          and checkpointing (autograd/checkpoint.py)
+                                          and checkpointing (autograd/recompute.py)
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
 ``speed``              whole process      ``autograd.fast.set_enabled`` and

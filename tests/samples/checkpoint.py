@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.samples import Sample
-from workbench.ops.checkpoint_markers import end_checkpoint, start_checkpoint
+from workbench.ops.markers import end_checkpoint, start_checkpoint
 
 
 def _stage(x):

@@ -1,4 +1,4 @@
-"""Samples for the math and activation ops (workbench/ops/math.py)."""
+"""Samples for more one-input math and activation ops (workbench/ops/unary.py, activations.py)."""
 
 from __future__ import annotations
 

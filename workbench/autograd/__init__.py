@@ -9,16 +9,16 @@ reading order is in ``workbench/autograd/README.md``.
 ``workbench.autograd`` mirrors ``torch.autograd``: ``backward``, ``grad``,
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
 ``saved_memory()`` reports the bytes that live graphs hold for backward (current and
-peak); ``workbench.autograd.checkpoint`` is the machinery behind activation
+peak); ``workbench.autograd.recompute`` is the machinery behind activation
 checkpointing (``wb.utils.checkpoint`` and the TVM markers of
-``wb.ops.checkpoint_markers``).
+``wb.ops.markers``).
 """
 
 from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
-from . import checkpoint as checkpoint
 from . import fast as fast
 from . import functional as functional
 from . import graph as graph
+from . import recompute as recompute
 from . import reference as reference
 from .anomaly import (
     detect_anomaly,

@@ -8,8 +8,18 @@ that stand in for the formula rules of sigmoid, tanh, relu and log_softmax.
 
 import types as _types
 
-from . import checkpoint_markers, fused, grad  # checkpoint_markers registers TVM's markers
-from .elementwise import (
+from . import fused, grad, markers  # markers registers TVM's checkpoint markers
+from .activations import (
+    elu,
+    gelu,
+    leaky_relu,
+    relu,
+    sigmoid,
+    silu,
+    softplus,
+    tanh,
+)
+from .arithmetic import (
     abs,
     absolute,
     add,
@@ -17,11 +27,9 @@ from .elementwise import (
     clamp_max,
     clamp_min,
     clip,
-    cos,
     div,
     divide,
     eq,
-    exp,
     ge,
     greater,
     greater_equal,
@@ -29,7 +37,6 @@ from .elementwise import (
     le,
     less,
     less_equal,
-    log,
     logical_and,
     logical_not,
     logical_or,
@@ -45,16 +52,19 @@ from .elementwise import (
     not_equal,
     pow,
     promote,
-    relu,
-    sigmoid,
     sign,
-    sin,
-    sqrt,
     sub,
     subtract,
-    tanh,
     true_divide,
     where,
+)
+from .broadcasting import (
+    TensorShape,
+    broadcast_to,
+    collapse_sum_like,
+    expand,
+    expand_as,
+    sum_to,
 )
 from .indexing import (
     cat,
@@ -77,60 +87,59 @@ from .indexing import (
     unbind,
 )
 from .linalg import dot, linear, matmul, mm
-from .math import (
-    ceil,
-    elu,
-    erf,
-    expm1,
-    floor,
-    gelu,
-    leaky_relu,
-    log1p,
-    reciprocal,
-    round,
-    rsqrt,
-    silu,
-    softplus,
-    square,
-    tan,
-    trunc,
-)
 from .nn import avg_pool2d, conv2d, dropout, layer_norm, max_pool2d, nll_loss
-from .reduce import amax, amin, argmax, argmin, max, mean, min, sum
 from .reductions import (
-    cumprod,
-    cumsum,
-    log_softmax,
+    amax,
+    amin,
+    argmax,
+    argmin,
     logsumexp,
+    max,
+    mean,
+    min,
     norm,
     prod,
-    softmax,
     std,
+    sum,
     var,
 )
 from .registry import OPS, get_op, register_gradient, register_op
+from .scans import cumprod, cumsum
 from .shape import (
-    TensorShape,
     astype,
-    broadcast_to,
     clone,
-    collapse_sum_like,
     contiguous,
-    expand,
-    expand_as,
     flatten,
     getitem,
     index_put,
     permute,
     reshape,
     squeeze,
-    sum_to,
     swapaxes,
     t,
     to_device,
     transpose,
     unsqueeze,
     view,
+)
+from .softmax import log_softmax, softmax
+from .unary import (
+    ceil,
+    cos,
+    erf,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    reciprocal,
+    round,
+    rsqrt,
+    sin,
+    sqrt,
+    square,
+    tan,
+    trunc,
 )
 
 # Export the functions, not the submodules: ``from workbench.ops import *`` must not

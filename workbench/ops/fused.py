@@ -25,11 +25,13 @@ import numpy as np
 
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
-from .elementwise import exp, relu_grad, sigmoid_grad, tanh_grad, zeros_like_grad
-from .reduce import sum
-from .reductions import log_softmax_grad
+from .activations import relu_grad, sigmoid_grad, tanh_grad
+from .arithmetic import zeros_like_grad
+from .reductions import sum
 from .registry import OPS, register_gradient, register_op
 from .shape import normalize_dim
+from .softmax import log_softmax_grad
+from .unary import exp
 
 
 # -------------------------------------------------------------------- sigmoid

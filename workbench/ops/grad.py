@@ -268,6 +268,6 @@ def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = No
     return apply_op(_take_backward, (output_grad, x, indices), attrs)
 
 
-# TVM's checkpoint-stage markers live with the checkpointing code; tvm.relax.op.grad has them
-# beside the backward operators, so wb.ops.grad does too.
-from .checkpoint_markers import end_checkpoint, start_checkpoint  # noqa: E402, F401
+# TVM's checkpoint-stage markers live in markers.py; tvm.relax.op.grad has them beside the
+# backward operators, so wb.ops.grad does too.
+from .markers import end_checkpoint, start_checkpoint  # noqa: E402, F401

@@ -16,8 +16,8 @@ from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
-from .elementwise import where
-from .reduce import sum
+from .arithmetic import where
+from .reductions import sum
 from .registry import OpDef, register_gradient, register_op
 from .shape import astype, getitem, normalize_dim, reshape
 

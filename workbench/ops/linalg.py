@@ -6,8 +6,9 @@ import numpy as np
 
 from ..autograd.dispatch import apply_op, broadcast_mismatch
 from ..tensor import Tensor
+from .broadcasting import sum_to
 from .registry import register_gradient, register_op
-from .shape import reshape, sum_to, transpose, unsqueeze
+from .shape import reshape, transpose, unsqueeze
 
 
 @register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"})
@@ -52,7 +53,7 @@ def _fit(grad: Tensor, shape: tuple, left: bool) -> Tensor:
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
-    from .elementwise import promote
+    from .arithmetic import promote
 
     a, b = promote(input, other)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):

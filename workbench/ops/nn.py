@@ -21,10 +21,11 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
 from . import im2col
-from .math import rsqrt
-from .reduce import mean
+from .broadcasting import collapse_sum_like
+from .reductions import mean
 from .registry import register_gradient, register_op
-from .shape import collapse_sum_like, reshape, squeeze, unsqueeze
+from .shape import reshape, squeeze, unsqueeze
+from .unary import rsqrt
 
 
 # ------------------------------------------------------------------ conv2d

@@ -1,9 +1,10 @@
-"""More reductions and scans: prod, var, std, logsumexp, cumsum, cumprod, norm, softmax.
+"""Reductions: sum, mean, max/min (full, over a dim, amax/amin), argmax/argmin, prod,
+var, std, logsumexp, norm.
 
-Like ``sum`` and ``mean`` (in :mod:`workbench.ops.reduce`), a reduction's gradient
-broadcasts ȳ back over the reduced axes (``unreduce``) and multiplies it by the
-local derivative. Scans (``cumsum``, ``cumprod``) keep their axis, and their
-gradients run the scan backwards.
+A reduction's gradient broadcasts ȳ back over the reduced axes (``unreduce``: reshape
+ȳ to the ``keepdim`` shape, then expand to the input's shape) and multiplies it by
+the local derivative. Scans (``cumsum``, ``cumprod``) are in :mod:`workbench.ops.scans`,
+softmax and log_softmax in :mod:`workbench.ops.softmax`.
 
 numpy returns a scalar, not an array, from a full reduction. Kernels turn it into a
 0-d array with ``backend.asarray(result, like=x)``, not ``np.asarray``: on a CuPy
@@ -12,30 +13,50 @@ array np.asarray would have to copy GPU memory to the CPU, which CuPy refuses.
 
 from __future__ import annotations
 
+import builtins
 import math
-import warnings
+from collections import namedtuple
 
 import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
-from .elementwise import _float_input, abs, exp, sign, sqrt, where
-from .indexing import cat, flip
-from .reduce import keepdim_shape, reduced_dims, sum, unreduce
-from .reduce import mean as mean_op
+from .arithmetic import _float_input, abs, maximum, minimum, sign, where
+from .broadcasting import expand
 from .registry import register_gradient, register_op
-from .shape import astype, getitem, normalize_dim, reshape, transpose, unsqueeze
+from .shape import astype, getitem, normalize_dim, reshape
+from .unary import exp, sqrt
+
+
+def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
+    """``dim`` as a sorted tuple of non-negative axes (None means all)."""
+    if dim is None:
+        return None
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if ndim == 0:
+        for d in dims:
+            normalize_dim(d, 1, op)
+        return ()
+    return tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+
+
+def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
+    """``shape`` with the reduced axes kept as size 1."""
+    if dims is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def unreduce(grad: Tensor, shape: tuple, dims: tuple | None) -> Tensor:
+    """Broadcast a reduction's gradient back to the input's ``shape``."""
+    if dims is not None or grad.ndim != 0:  # put the reduced axes back (as size 1) first
+        grad = reshape(grad, keepdim_shape(shape, dims))
+    return expand(grad, shape)
 
 
 def _along(dim: int, index) -> tuple:
     return (slice(None),) * dim + (index,)
-
-
-def _count(shape: tuple, dims: tuple | None) -> int:
-    if dims is None:
-        return math.prod(shape)
-    return math.prod(shape[d] for d in dims)
 
 
 def _has_zeros(x: Tensor) -> bool:
@@ -50,6 +71,191 @@ def _int_to_int64(input: Tensor, dtype):
     if input.dtype.kind in "biu":
         return np.dtype("int64")
     return None
+
+
+# ---------------------------------------------------------------------- sum
+@register_op("sum")
+def _sum(x, dims, keepdim, dtype=None):
+    return np.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+
+
+@register_gradient("sum")
+def sum_grad(orig, grad):
+    """Forward: y = Σ x   (over dim)
+    Backward: x̄ = broadcast ȳ back over the summed axes"""
+    (x,) = orig.args
+    return [unreduce(grad, x.shape, orig.attrs["dims"])]
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    dims = reduced_dims(dim, input.ndim, "sum")
+    attrs = {"dims": dims, "keepdim": keepdim}
+    if dtype is not None:
+        attrs["dtype"] = np.dtype(dtype)
+    elif input.dtype.kind in "bu" or input.dtype == np.int32:
+        attrs["dtype"] = np.dtype("int64")
+    return apply_op(_sum, (input,), attrs)
+
+
+# --------------------------------------------------------------------- mean
+@register_op("mean")
+def _mean(x, dims, keepdim):
+    return np.mean(x, axis=dims, keepdims=keepdim)
+
+
+@register_gradient("mean")
+def mean_grad(orig, grad):
+    """Forward: y = (1/N) Σ x   (over dim)
+    Backward: x̄ = broadcast ȳ / N back over the averaged axes"""
+    (x,) = orig.args
+    dims = orig.attrs["dims"]
+    count = _count(x.shape, dims)
+    return [unreduce(grad / count, x.shape, dims)]
+
+
+def _count(shape: tuple, dims: tuple | None) -> int:
+    if dims is None:
+        return math.prod(shape)
+    return math.prod(shape[d] for d in dims)
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {input.dtype}"
+        )
+    dims = reduced_dims(dim, input.ndim, "mean")
+    return apply_op(_mean, (input,), {"dims": dims, "keepdim": keepdim})
+
+
+# ------------------------------------------------------ amax / amin / max / min
+@register_op("amax", saves=("x", "out"))
+def _amax(x, dims, keepdim):
+    return _reduce_checked(np.max, x, dims, keepdim, "amax")
+
+
+@register_op("amin", saves=("x", "out"))
+def _amin(x, dims, keepdim):
+    return _reduce_checked(np.min, x, dims, keepdim, "amin")
+
+
+def _reduce_checked(fn, x, dims, keepdim, name):
+    if x.size == 0:
+        raise ValueError(f"{name}(): expected a non-empty tensor to reduce")
+    return fn(x, axis=dims, keepdims=keepdim)
+
+
+def _extreme_grad(orig, grad):
+    x, y = orig.args[0], orig.out
+    dims = orig.attrs["dims"]
+    y_keep = reshape(y, keepdim_shape(x.shape, dims))
+    hits = (x == y_keep).to(grad.dtype)
+    share = hits / sum(hits, dim=dims, keepdim=True)
+    return [unreduce(grad, x.shape, dims) * share]
+
+
+@register_gradient("amax")
+def amax_grad(orig, grad):
+    """Forward: y = max x   (over dim)
+    Backward: x̄ = ȳ shared evenly among the elements equal to the max"""
+    return _extreme_grad(orig, grad)
+
+
+@register_gradient("amin")
+def amin_grad(orig, grad):
+    """Forward: y = min x   (over dim)
+    Backward: x̄ = ȳ shared evenly among the elements equal to the min"""
+    return _extreme_grad(orig, grad)
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
+    return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
+    return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
+
+
+MaxResult = namedtuple("MaxResult", ["values", "indices"])
+
+
+@register_op("max_dim", saves=("x",))
+def _max_dim(x, dim, keepdim, largest):
+    index = (np.argmax if largest else np.argmin)(x, axis=dim, keepdims=True)
+    values = np.take_along_axis(x, index, axis=dim)
+    return values if keepdim else np.squeeze(values, axis=dim)
+
+
+@register_op("first_extreme_mask", differentiable=False)
+def _first_extreme_mask(x, dim, largest):
+    """1 at the first max (or min) along ``dim``, 0 elsewhere."""
+    index = (np.argmax if largest else np.argmin)(x, axis=dim, keepdims=True)
+    mask = np.zeros_like(x)
+    np.put_along_axis(mask, index, 1, axis=dim)
+    return mask
+
+
+@register_gradient("max_dim")
+def max_dim_grad(orig, grad):
+    """Forward: values = max(x, dim)   (with indices)
+    Backward: x̄ = ȳ at the first index of each max, 0 elsewhere"""
+    (x,) = orig.args
+    dim, largest = orig.attrs["dim"], orig.attrs["largest"]
+    mask = apply_op(_first_extreme_mask, (x,), {"dim": dim, "largest": largest})
+    return [unreduce(grad, x.shape, (dim,)) * mask]
+
+
+def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
+    if dim is None:
+        return (amax if largest else amin)(input)
+    if isinstance(dim, Tensor):
+        return (maximum if largest else minimum)(input, dim)
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    d = normalize_dim(dim, input.ndim, name) if input.ndim else None
+    if d is None:
+        values = input
+        indices = Tensor(backend.xp(input._data).zeros((), dtype=np.int64))  # input's device
+        return MaxResult(values, indices)
+    values = apply_op(_max_dim, (input,), {"dim": d, "keepdim": keepdim, "largest": largest})
+    indices = (argmax if largest else argmin)(input, d, keepdim)
+    return MaxResult(values, indices)
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):
+    """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
+    return _max_or_min(input, dim, keepdim, True, "max")
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):
+    """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
+    return _max_or_min(input, dim, keepdim, False, "min")
+
+
+# ------------------------------------------------------------ argmax/argmin
+@register_op("argmax", differentiable=False)
+def _argmax(x, dim, keepdim):
+    return np.argmax(x, axis=dim, keepdims=keepdim).astype(np.int64)
+
+
+@register_op("argmin", differentiable=False)
+def _argmin(x, dim, keepdim):
+    return np.argmin(x, axis=dim, keepdims=keepdim).astype(np.int64)
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    d = None if dim is None else normalize_dim(dim, input.ndim, "argmax")
+    return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    d = None if dim is None else normalize_dim(dim, input.ndim, "argmin")
+    return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
 # --------------------------------------------------------------------- prod
@@ -79,6 +285,10 @@ def _product_of_others(x: Tensor, dim: int) -> Tensor:
     It is (product of everything before i) · (product of everything after i): two
     cumulative products, one run forwards and one backwards.
     """
+    # indexing.py and scans.py import this module (for sum): import from them here
+    from .indexing import cat, flip
+    from .scans import cumprod
+
     n = x.shape[dim]
     shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
     one = Tensor._make(backend.xp(x._data).ones(shape, x.dtype))  # on x's device, for cat
@@ -98,86 +308,15 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
     return apply_op(_prod, (input,), attrs)
 
 
-# ----------------------------------------------------------- cumsum, cumprod
-@register_op("cumsum")
-def _cumsum(x, dim, dtype=None):
-    return np.cumsum(x, axis=dim, dtype=dtype)
-
-
-@register_gradient("cumsum")
-def cumsum_grad(orig, grad):
-    """Forward: yᵢ = Σ_{j≤i} xⱼ   (along dim)
-    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ   (a reversed cumsum: flip, cumsum, flip)"""
-    return [_reverse_cumsum(grad, orig.attrs["dim"])]
-
-
-def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
-    return flip(cumsum(flip(x, dim), dim), dim)
-
-
-@register_op("cumprod", saves=("x", "out"))
-def _cumprod(x, dim, dtype=None):
-    return np.cumprod(x, axis=dim, dtype=dtype)
-
-
-@register_gradient("cumprod")
-def cumprod_grad(orig, grad):
-    """Forward: yᵢ = Π_{j≤i} xⱼ   (along dim)
-    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · Π_{j≤i, j≠k} xⱼ   (= revcumsum(ȳ · y)ₖ / xₖ when no x is 0)"""
-    (x,) = orig.args
-    dim = orig.attrs["dim"]
-    if not _has_zeros(x):
-        return [_reverse_cumsum(grad * orig.out, dim) / x]
-    return [_cumprod_grad_with_zeros(x, grad, dim)]
-
-
-def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
-    """The cumprod gradient without dividing by x, as an n × n table along ``dim``.
-
-    Row k of the table is x with xₖ replaced by 1; its cumulative product at i is
-    Π_{j≤i, j≠k} xⱼ. Weighting by ȳᵢ and summing over i ≥ k gives x̄ₖ. It costs n²
-    per slice, so it is used only when some x is exactly 0.
-    """
-    last = x.ndim - 1
-    xs, gs = (x, grad) if dim == last else (transpose(x, dim, -1), transpose(grad, dim, -1))
-    n = xs.shape[-1]
-    xp = backend.xp(x._data)  # the masks go on x's device, to meet it in where
-    diagonal = Tensor._make(xp.eye(n, dtype=bool))
-    table = cumprod(where(diagonal, 1.0, unsqueeze(xs, -2)), -1)
-    later = Tensor._make(np.triu(xp.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
-    out = sum(where(later, unsqueeze(gs, -2) * table, 0.0), -1)
-    return out if dim == last else transpose(out, dim, -1)
-
-
-def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
-    if input.ndim == 0:
-        normalize_dim(dim, 0, name)
-        return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
-    d = normalize_dim(dim, input.ndim, name)
-    attrs = {"dim": d}
-    wanted = _int_to_int64(input, dtype)
-    if wanted is not None:
-        attrs["dtype"] = wanted
-    return apply_op(kernel, (input,), attrs)
-
-
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running sums along ``dim``."""
-    return _scan(_cumsum, input, dim, dtype, "cumsum")
-
-
-def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running products along ``dim``."""
-    return _scan(_cumprod, input, dim, dtype, "cumprod")
-
-
 # ------------------------------------------------------------------ var, std
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
     centered = x - np.mean(x, axis=dims, keepdims=True)
     squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return backend.asarray(squares / max(_count(x.shape, dims) - correction, 0), like=x)
+        return backend.asarray(
+            squares / builtins.max(_count(x.shape, dims) - correction, 0), like=x
+        )
 
 
 @register_gradient("var")
@@ -186,8 +325,8 @@ def var_grad(orig, grad):
     Backward: x̄ = ȳ · 2 (x − mean x) / (N − correction)"""
     (x,) = orig.args
     dims, correction = orig.attrs["dims"], orig.attrs["correction"]
-    centered = x - mean_op(x, dims, keepdim=True)
-    denominator = float(max(_count(x.shape, dims) - correction, 0))
+    centered = x - mean(x, dims, keepdim=True)
+    denominator = float(builtins.max(_count(x.shape, dims) - correction, 0))
     return [unreduce(grad, x.shape, dims) * centered * 2 / denominator]
 
 
@@ -297,66 +436,3 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     p = 2.0 if p in ("fro", None) else float(p)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
     return apply_op(_norm, (_float_input(input),), {"p": p, "dims": dims, "keepdim": keepdim})
-
-
-# ----------------------------------------------------- softmax, log_softmax
-@register_op("softmax", saves=("out",))
-def _softmax(x, dim):
-    with np.errstate(invalid="ignore"):
-        e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-        return e / np.sum(e, axis=dim, keepdims=True)
-
-
-@register_gradient("softmax")
-def softmax_grad(orig, grad):
-    """Forward: yᵢ = exp(xᵢ) / Σⱼ exp(xⱼ)   (along dim)
-    Backward: x̄ = (ȳ − Σ ȳ · y) · y"""
-    y = orig.out
-    return [(grad - sum(grad * y, orig.attrs["dim"], keepdim=True)) * y]
-
-
-@register_op("log_softmax", saves=("out",))
-def _log_softmax(x, dim):
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - x.max(axis=dim, keepdims=True)
-        # shifted is a fresh array: subtract the log-sum-exp from it in place.
-        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
-
-
-@register_gradient("log_softmax")
-def log_softmax_grad(orig, grad):
-    """Forward: yᵢ = xᵢ − log Σⱼ exp(xⱼ)   (along dim)
-    Backward: x̄ = ȳ − exp(y) · Σ ȳ   (Σ along dim; exp(y) is softmax(x))"""
-    y = orig.out
-    return [grad - exp(y) * sum(grad, orig.attrs["dim"], keepdim=True)]
-
-
-def _softmax_dim(dim, ndim: int, name: str) -> int:
-    if dim is None:
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim, name)
-
-
-def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
-    input = _float_input(input) if dtype is None else astype(input, dtype)
-    if input.ndim == 0:
-        return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
-    d = _softmax_dim(dim, input.ndim, name)
-    return apply_op(kernel, (input,), {"dim": d})
-
-
-def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
-    """Exponentiate and normalize along ``dim``: the entries become probabilities."""
-    return _normalize(_softmax, input, dim, dtype, "softmax")
-
-
-def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
-    """``log(softmax(x))``, computed without taking the log of a tiny number."""
-    return _normalize(_log_softmax, input, dim, dtype, "log_softmax")

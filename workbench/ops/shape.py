@@ -1,7 +1,8 @@
-"""Shape ops: views, broadcasting, indexing, and broadcasting's one home, collapse_sum_like.
+"""Shape ops: views, indexing, copies and dtype or device changes.
 
-View ops (reshape, transpose, permute, unsqueeze, squeeze, expand, basic indexing)
-return numpy views that share memory and the version counter with their input.
+View ops (reshape, transpose, permute, unsqueeze, squeeze, basic indexing) return
+numpy views that share memory and the version counter with their input. Broadcasting
+(``expand``) and its undo (``collapse_sum_like``) are in :mod:`workbench.ops.broadcasting`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import math
 
 import numpy as np
 
-from .. import backend, events
+from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
@@ -31,75 +32,6 @@ def _shape_arg(shape) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
-
-
-# ------------------------------------------------------------ collapse_sum_like
-def summed_axes(from_shape: tuple, to_shape: tuple) -> tuple:
-    """The axes of ``from_shape`` that broadcasting added or stretched from ``to_shape``."""
-    lead = len(from_shape) - len(to_shape)
-    axes = list(range(lead))
-    for i, size in enumerate(to_shape):
-        if size == 1 and from_shape[lead + i] != 1:
-            axes.append(lead + i)
-    return tuple(axes)
-
-
-@register_op("collapse_sum_like", inputs=("grad",))
-def _collapse_sum(grad, shape):
-    axes = summed_axes(grad.shape, shape)
-    return grad.sum(axis=axes).reshape(shape) if axes else grad.reshape(shape)
-
-
-@register_gradient("collapse_sum_like")
-def collapse_sum_grad(orig, grad):
-    """Forward: y = collapse_sum_like(x, like)   (sum over the broadcast axes)
-    Backward: x̄ = broadcast_to(ȳ, x.shape)"""
-    (x,) = orig.args
-    return [expand(grad, x.shape)]
-
-
-def sum_to(grad: Tensor, shape: tuple) -> Tensor:
-    """Sum ``grad`` over broadcast axes so that it has ``shape`` (TVM's collapse_sum_to)."""
-    shape = tuple(shape)
-    if grad.shape == shape:
-        return grad
-    if not _broadcastable_to(shape, grad.shape):
-        raise RuntimeError(
-            f"collapse_sum_like: cannot sum a gradient of shape {tuple(grad.shape)} to shape "
-            f"{shape}: the shapes are not broadcast-compatible"
-        )
-    out = apply_op(_collapse_sum, (grad,), {"shape": shape})
-    if events.listening:
-        events.publish(
-            events.CollapseSum(
-                input_shape=tuple(grad.shape),
-                output_shape=shape,
-                axes=summed_axes(grad.shape, shape),
-                output=out.uid,
-                node=None if out.grad_fn is None else out.grad_fn.uid,
-            )
-        )
-    return out
-
-
-def collapse_sum_like(grad: Tensor, like) -> Tensor | None:
-    """Relay's ``collapse_sum_like``: sum ``grad`` back to the shape of ``like``.
-
-    ``like`` is the input that was broadcast (a tensor, or anything with ``.shape``).
-    A Python number gets no gradient, so for one this returns None.
-    """
-    shape = like._data.shape if isinstance(like, Tensor) else getattr(like, "shape", None)
-    if shape is None:
-        return None
-    if grad._data.shape == shape:
-        return grad  # nothing was broadcast
-    return sum_to(grad, tuple(shape))
-
-
-def _broadcastable_to(shape: tuple, target: tuple) -> bool:
-    if len(shape) > len(target):
-        return False
-    return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(target)))
 
 
 # ------------------------------------------------------------------- views
@@ -239,49 +171,6 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape)
 
 
-@register_op("expand", view=True)
-def _expand(x, shape):
-    return np.broadcast_to(x, shape)
-
-
-@register_gradient("expand")
-def expand_grad(orig, grad):
-    """Forward: y = broadcast_to(x, shape)
-    Backward: x̄ = collapse_sum_like(ȳ, x)"""
-    (x,) = orig.args
-    return [collapse_sum_like(grad, x)]
-
-
-def expand(input: Tensor, *sizes) -> Tensor:
-    sizes = _shape_arg(sizes)
-    lead = len(sizes) - input.ndim
-    if lead < 0:
-        raise RuntimeError(
-            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
-            f"the number of dimensions in the tensor ({input.ndim})"
-        )
-    shape = tuple(
-        input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes)
-    )
-    for i, size in enumerate(input.shape):
-        if size != 1 and size != shape[lead + i]:
-            raise RuntimeError(
-                f"expand: the expanded size of the tensor ({shape[lead + i]}) must match the "
-                f"existing size ({size}) at non-singleton dimension {lead + i}. Target sizes: "
-                f"{list(sizes)}. Tensor sizes: {list(input.shape)}"
-            )
-    if shape == input.shape:
-        return input
-    return apply_op(_expand, (input,), {"shape": shape})
-
-
-broadcast_to = expand
-
-
-def expand_as(input: Tensor, other: Tensor) -> Tensor:
-    return expand(input, other.shape)
-
-
 # ----------------------------------------------------------------- indexing
 def index_key(key, like):
     """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it.
@@ -371,6 +260,8 @@ def _index_put(x, values, key):
 def index_put_grad(orig, grad):
     """Forward: y = x, then y[key] = v
     Backward: x̄ = ȳ with x̄[key] = 0, v̄ = collapse_sum_like(ȳ[key], v)"""
+    from .broadcasting import collapse_sum_like  # broadcasting.py imports this module
+
     x, values = orig.args
     key = orig.attrs["key"]
     need_x, need_v = orig.needs_input_grad
@@ -381,7 +272,7 @@ def index_put_grad(orig, grad):
 
 def index_put(input: Tensor, key, values) -> Tensor:
     """Out-of-place ``input[key] = values``: a new tensor."""
-    from .elementwise import promote
+    from .arithmetic import promote
 
     if not isinstance(values, Tensor):
         values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
@@ -452,10 +343,3 @@ def to_device_grad(orig, grad):
 
 def to_device(input: Tensor, device: str) -> Tensor:
     return apply_op(_to_device, (input,), {"device": device, "source": input.device})
-
-
-class TensorShape:
-    """Something with just a ``.shape``, for collapse_sum_like when only the shape is known."""
-
-    def __init__(self, shape) -> None:
-        self.shape = tuple(shape)

@@ -9,7 +9,7 @@
 
 ``use_reentrant=False`` (recommended, as in PyTorch) keeps the graph of ``fn`` but not
 its saved tensors; backward reruns ``fn`` once and carries on through the original
-graph (see :mod:`workbench.autograd.checkpoint`). Gradients, tensor hooks,
+graph (see :mod:`workbench.autograd.recompute`). Gradients, tensor hooks,
 ``autograd.grad``, nesting and keyword arguments work as without checkpointing.
 
 ``use_reentrant=True`` is PyTorch's older variant, implemented too: ``fn`` runs
@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 
 from .. import state
 from ..autograd import engine, grad_mode
-from ..autograd.checkpoint import FunctionFrame, _detached, _rng_state
 from ..autograd.function import Function
+from ..autograd.recompute import FunctionFrame, _detached, _rng_state
 from ..factories import get_rng_state
 from ..tensor import Tensor
 

@@ -165,7 +165,7 @@ def mark_recomputed(vertex: Vertex, node: Node) -> None:
     """Class ``recomputed`` and a line saying so, for a node a checkpoint reran in backward.
 
     The checkpoint machinery counts reruns in ``node.metadata["recomputed"]`` and names
-    the segment in ``node.metadata["checkpoint"]`` (see :mod:`workbench.autograd.checkpoint`).
+    the segment in ``node.metadata["checkpoint"]`` (see :mod:`workbench.autograd.recompute`).
     """
     count = node.metadata.get("recomputed")
     if count:

@@ -155,7 +155,7 @@ def broadcast_axes(input_shape, output_shape) -> tuple | None:
     None when no summing is needed: same shapes, not broadcast-compatible (a
     reduction or a reshape), or the same number of elements (only size-1 axes).
     """
-    from ..ops.shape import summed_axes
+    from ..ops.broadcasting import summed_axes
 
     input_shape, output_shape = tuple(input_shape), tuple(output_shape)
     if input_shape == output_shape or len(input_shape) > len(output_shape):

@@ -12,7 +12,7 @@ Each one's ``close()`` closes all of its parts and removes its handlers, so a cl
 widget keeps no loss, graph or event subscription alive (see ``closing.py``).
 """
 
-from .checkpointing import CheckpointExplorer
+from .checkpoint_explorer import CheckpointExplorer
 from .explorers import BroadcastExplorer, SigmoidExplorer
 from .graphview import GraphView
 from .live import LiveGraph

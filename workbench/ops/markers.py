@@ -23,7 +23,7 @@ but a stage may sit inside a ``checkpoint(fn)`` and the other way round.
 
 from __future__ import annotations
 
-from ..autograd import checkpoint as _ckpt
+from ..autograd import recompute
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
@@ -65,14 +65,14 @@ def _check_tensor(x, marker: str) -> None:
 def start_checkpoint(input: Tensor) -> Tensor:
     """Mark ``input`` as an input of a checkpoint stage (opening one if none is open)."""
     _check_tensor(input, "start_checkpoint")
-    with _ckpt.stage_paused():
+    with recompute.stage_paused():
         out = apply_op(_start_checkpoint, (input,))
-    _ckpt.start_stage(out)
+    recompute.start_stage(out)
     return out
 
 
 def end_checkpoint(input: Tensor) -> Tensor:
     """Mark ``input`` as the output of the open checkpoint stage and close the stage."""
     _check_tensor(input, "end_checkpoint")
-    _ckpt.end_stage()
+    recompute.end_stage()
     return apply_op(_end_checkpoint, (input,))

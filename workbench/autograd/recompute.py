@@ -15,7 +15,7 @@ Two ways to mark a stretch, one machinery:
 * :class:`FunctionFrame` -- ``checkpoint(fn, *args)`` (:mod:`workbench.utils.checkpoint`)
   reruns ``fn`` on the saved inputs.
 * :class:`MarkerStage` -- TVM Relax's ``start_checkpoint`` / ``end_checkpoint``
-  (:mod:`workbench.ops.checkpoint_markers`) record the op calls between the markers
+  (:mod:`workbench.ops.markers`) record the op calls between the markers
   on a tape and replay the tape from the stage inputs.
 
 Memory: a frame keeps its inputs; a handle keeps nothing until a recomputation fills

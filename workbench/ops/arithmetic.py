@@ -1,8 +1,10 @@
-"""Elementwise ops: arithmetic, math functions, activations, comparisons.
+"""Arithmetic: + − · / and powers, abs, sign, maximum, minimum, where, clamp, comparisons.
 
 Each op is its forward kernel (numpy arrays in, array out), its gradient rule
 (tensor ops, so it can itself be differentiated) and the public function. Binary
-rules pass each partial through ``collapse_sum_like`` to undo broadcasting.
+rules pass each partial through ``collapse_sum_like`` to undo broadcasting. Mixed
+dtypes are promoted first, as in PyTorch (``promote``). One-input math functions are
+in :mod:`workbench.ops.unary`, activation functions in :mod:`workbench.ops.activations`.
 """
 
 from __future__ import annotations
@@ -11,11 +13,10 @@ import math
 
 import numpy as np
 
-from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
+from .broadcasting import collapse_sum_like
 from .registry import register_gradient, register_op
-from .shape import collapse_sum_like
 
 
 # ----------------------------------------------------------- dtype promotion
@@ -75,6 +76,14 @@ def _float_operands(a, b):
     if for_b and (for_a or not isinstance(a, Tensor)):
         b = _cast_constant(b, get_default_dtype())
     return a, b
+
+
+def _float_input(x: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = Tensor(x)
+    if x._data.dtype.kind not in "fc":
+        x = _cast_constant(x, get_default_dtype())
+    return x
 
 
 # --------------------------------------------------------------- arithmetic
@@ -178,6 +187,8 @@ def _pow_exponent_grad(grad, x, p, z):
 
     Those points take ln 1 = 0 instead of ln 0, so no 0 · ∞ is ever computed.
     """
+    from .unary import log  # unary.py imports this module: log is imported when needed
+
     if isinstance(x, Tensor):
         flat = (x == 0) & (p >= 0)
         return collapse_sum_like(grad * z * log(where(flat, 1.0, x)), p)
@@ -246,58 +257,10 @@ subtract = sub
 negative = neg
 
 
-# ---------------------------------------------------------------- unary math
-def _unary(name: str, kernel, saves=()):
-    op = register_op(name, saves=saves)(kernel)
-    return op
-
-
-def _float_input(x: Tensor) -> Tensor:
-    if not isinstance(x, Tensor):
-        x = Tensor(x)
-    if x._data.dtype.kind not in "fc":
-        x = _cast_constant(x, get_default_dtype())
-    return x
-
-
-@register_op("exp", saves=("out",))
-def _exp(x):
-    with np.errstate(over="ignore"):
-        return np.exp(x)
-
-
-@register_gradient("exp")
-def exp_grad(orig, grad):
-    """Forward: y = exp(x)
-    Backward: x̄ = ȳ · y"""
-    return [grad * orig.out]
-
-
-@register_op("log", saves=("x",))
-def _log(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x)
-
-
-@register_gradient("log")
-def log_grad(orig, grad):
-    """Forward: y = ln x
-    Backward: x̄ = ȳ / x"""
-    (x,) = orig.args
-    return [grad / x]
-
-
-@register_op("sqrt", saves=("out",))
-def _sqrt(x):
-    with np.errstate(invalid="ignore"):
-        return np.sqrt(x)
-
-
-@register_gradient("sqrt")
-def sqrt_grad(orig, grad):
-    """Forward: y = √x
-    Backward: x̄ = ȳ / (2 · y)"""
-    return [grad / (2 * orig.out)]
+# ----------------------------------------------------------------- sign, abs
+def zeros_like_grad(grad: Tensor) -> Tensor:
+    """A zero gradient shaped like ``grad`` (constant: no history)."""
+    return Tensor._make(np.zeros_like(grad._data))
 
 
 @register_op("sign", differentiable=True)
@@ -310,6 +273,10 @@ def sign_grad(orig, grad):
     """Forward: y = sign(x)
     Backward: x̄ = 0"""
     return [zeros_like_grad(grad)]
+
+
+def sign(input) -> Tensor:
+    return apply_op(_sign, (input,))
 
 
 @register_op("abs", saves=("x",))
@@ -325,126 +292,11 @@ def abs_grad(orig, grad):
     return [grad * sign(x)]
 
 
-@register_op("sin", saves=("x",))
-def _sin(x):
-    return np.sin(x)
-
-
-@register_gradient("sin")
-def sin_grad(orig, grad):
-    """Forward: y = sin x
-    Backward: x̄ = ȳ · cos x"""
-    (x,) = orig.args
-    return [grad * cos(x)]
-
-
-@register_op("cos", saves=("x",))
-def _cos(x):
-    return np.cos(x)
-
-
-@register_gradient("cos")
-def cos_grad(orig, grad):
-    """Forward: y = cos x
-    Backward: x̄ = −ȳ · sin x"""
-    (x,) = orig.args
-    return [-grad * sin(x)]
-
-
-_tanh = register_op("tanh", saves=("out",))(np.tanh)
-
-
-@register_gradient("tanh")
-def tanh_grad(orig, grad):
-    """Forward: y = tanh x
-    Backward: x̄ = ȳ · (1 − y²)"""
-    y = orig.out
-    return [grad * (1 - y * y)]
-
-
-@register_op("sigmoid", saves=("out",))
-def _sigmoid(x):
-    # σ(x) = 1 / (1 + e⁻ˣ) = exp(−ln(1 + e⁻ˣ)), and logaddexp(0, −x) = ln(1 + e⁻ˣ) never
-    # overflows: no warning to silence (np.errstate would cost more than the arithmetic).
-    return np.exp(-np.logaddexp(0, -x))
-
-
-@register_gradient("sigmoid")
-def sigmoid_grad(orig, grad):
-    """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
-    Backward: x̄ = ȳ · y · (1 − y)"""
-    y = orig.out
-    return [grad * y * (1 - y)]
-
-
-@register_op("relu", saves=("out",))
-def _relu(x):
-    if x.dtype.kind != "f":
-        return np.maximum(x, 0)
-    # Against the scalar 0 numpy's maximum runs an element-by-element loop; between two
-    # arrays it runs its vectorized one, several times faster. So: an array of zeros,
-    # and the result written over it (it is fresh, nobody else holds it).
-    out = backend.xp(x).zeros(x.shape, x.dtype)  # calloc'd: cheaper than zeros_like's fill
-    return np.maximum(x, out, out=out)
-
-
-@register_gradient("relu")
-def relu_grad(orig, grad):
-    """Forward: y = max(x, 0)
-    Backward: x̄ = ȳ · [y > 0]   (0 at x = 0, as PyTorch)"""
-    y = orig.out
-    # where, not ȳ times a 0/1 mask: an infinite ȳ times 0 would be NaN, not 0. Where
-    # y ≤ 0, y is 0, so 0 · y is 0; written so, x̄ stays on y's graph and x̄'s own
-    # gradient w.r.t. x is 0 (as PyTorch's) rather than missing. At y = NaN: ȳ, as PyTorch.
-    return [where(y <= 0, 0 * y, grad)]
-
-
-def exp(input) -> Tensor:
-    return apply_op(_exp, (_float_input(input),))
-
-
-def log(input) -> Tensor:
-    return apply_op(_log, (_float_input(input),))
-
-
-def sqrt(input) -> Tensor:
-    return apply_op(_sqrt, (_float_input(input),))
-
-
-def sign(input) -> Tensor:
-    return apply_op(_sign, (input,))
-
-
 def abs(input) -> Tensor:
     return apply_op(_abs, (input,))
 
 
-def sin(input) -> Tensor:
-    return apply_op(_sin, (_float_input(input),))
-
-
-def cos(input) -> Tensor:
-    return apply_op(_cos, (_float_input(input),))
-
-
-def tanh(input) -> Tensor:
-    return apply_op(_tanh, (_float_input(input),))
-
-
-def sigmoid(input) -> Tensor:
-    return apply_op(_sigmoid, (_float_input(input),))
-
-
-def relu(input) -> Tensor:
-    return apply_op(_relu, (input,))
-
-
 absolute = abs
-
-
-def zeros_like_grad(grad: Tensor) -> Tensor:
-    """A zero gradient shaped like ``grad`` (constant: no history)."""
-    return Tensor._make(np.zeros_like(grad._data))
 
 
 # ----------------------------------------------------- maximum, minimum, where

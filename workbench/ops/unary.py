@@ -1,9 +1,8 @@
-"""More elementwise math and the activation functions, one op per block.
+"""One-input math functions: exp, log, sqrt, trigonometry, erf, rounding, one op per block.
 
 Each block is a forward kernel on arrays, a gradient rule written in tensor ops
 (so it can be differentiated again) and the public function. Rounding ops have a
-zero gradient, as in PyTorch; the activations follow PyTorch's conventions at their
-kinks (``leaky_relu'(0) = slope``, ``elu'(0) = α``).
+zero gradient, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -15,14 +14,103 @@ import numpy as np
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
-from .elementwise import _float_input, exp, sigmoid, tanh, where, zeros_like_grad
+from .arithmetic import _float_input, zeros_like_grad
 from .registry import register_gradient, register_op
 
-SQRT_2 = math.sqrt(2.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-GELU_TANH_K = math.sqrt(2.0 / math.pi)
-GELU_TANH_C = 0.044715
+
+
+def _unary(name: str, kernel, saves=()):
+    op = register_op(name, saves=saves)(kernel)
+    return op
+
+
+# ------------------------------------------------------------ exp, log, sqrt
+@register_op("exp", saves=("out",))
+def _exp(x):
+    with np.errstate(over="ignore"):
+        return np.exp(x)
+
+
+@register_gradient("exp")
+def exp_grad(orig, grad):
+    """Forward: y = exp(x)
+    Backward: x̄ = ȳ · y"""
+    return [grad * orig.out]
+
+
+def exp(input) -> Tensor:
+    return apply_op(_exp, (_float_input(input),))
+
+
+@register_op("log", saves=("x",))
+def _log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
+
+
+@register_gradient("log")
+def log_grad(orig, grad):
+    """Forward: y = ln x
+    Backward: x̄ = ȳ / x"""
+    (x,) = orig.args
+    return [grad / x]
+
+
+def log(input) -> Tensor:
+    return apply_op(_log, (_float_input(input),))
+
+
+@register_op("sqrt", saves=("out",))
+def _sqrt(x):
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(x)
+
+
+@register_gradient("sqrt")
+def sqrt_grad(orig, grad):
+    """Forward: y = √x
+    Backward: x̄ = ȳ / (2 · y)"""
+    return [grad / (2 * orig.out)]
+
+
+def sqrt(input) -> Tensor:
+    return apply_op(_sqrt, (_float_input(input),))
+
+
+# ------------------------------------------------------------------ sin, cos
+@register_op("sin", saves=("x",))
+def _sin(x):
+    return np.sin(x)
+
+
+@register_gradient("sin")
+def sin_grad(orig, grad):
+    """Forward: y = sin x
+    Backward: x̄ = ȳ · cos x"""
+    (x,) = orig.args
+    return [grad * cos(x)]
+
+
+def sin(input) -> Tensor:
+    return apply_op(_sin, (_float_input(input),))
+
+
+@register_op("cos", saves=("x",))
+def _cos(x):
+    return np.cos(x)
+
+
+@register_gradient("cos")
+def cos_grad(orig, grad):
+    """Forward: y = cos x
+    Backward: x̄ = −ȳ · sin x"""
+    (x,) = orig.args
+    return [-grad * sin(x)]
+
+
+def cos(input) -> Tensor:
+    return apply_op(_cos, (_float_input(input),))
 
 
 # ----------------------------------------------------------- log1p, expm1
@@ -255,119 +343,3 @@ def erf_grad(orig, grad):
 
 def erf(input) -> Tensor:
     return apply_op(_erf, (_float_input(input),))
-
-
-# ----------------------------------------------------------------- softplus
-@register_op("softplus", saves=("x",))
-def _softplus(x, beta=1.0, threshold=20.0):
-    bx = beta * x
-    smooth = np.logaddexp(0, bx) / beta  # log(1 + e^(βx)) without overflow
-    return np.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
-
-
-@register_gradient("softplus")
-def softplus_grad(orig, grad):
-    """Forward: y = log(1 + e^(βx)) / β   (y = x where βx > threshold)
-    Backward: x̄ = ȳ · σ(βx)   (ȳ where βx > threshold)"""
-    (x,) = orig.args
-    beta = orig.attrs.get("beta", 1.0)
-    threshold = orig.attrs.get("threshold", 20.0)
-    bx = x * beta
-    return [where(bx > threshold, grad, grad * sigmoid(bx))]
-
-
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
-    attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
-    return apply_op(_softplus, (_float_input(input),), attrs)
-
-
-# --------------------------------------------------------------------- gelu
-@register_op("gelu", saves=("x",))
-def _gelu(x, approximate="none"):
-    if approximate == "tanh":
-        inner = GELU_TANH_K * (x + GELU_TANH_C * x**3)
-        return 0.5 * x * (1 + np.tanh(inner))
-    return (0.5 * x * (1 + erf_array(x / SQRT_2))).astype(x.dtype, copy=False)
-
-
-@register_gradient("gelu")
-def gelu_grad(orig, grad):
-    """Forward: y = x · Φ(x)   (Φ the normal CDF; or its tanh approximation)
-    Backward: x̄ = ȳ · (Φ(x) + x · φ(x))   (φ the normal density)"""
-    (x,) = orig.args
-    if orig.attrs.get("approximate", "none") == "tanh":
-        t = tanh(GELU_TANH_K * (x + GELU_TANH_C * x * x * x))
-        slope = GELU_TANH_K * (1 + 3 * GELU_TANH_C * x * x)
-        return [grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)]
-    cdf = 0.5 * (1 + erf(x / SQRT_2))
-    density = INV_SQRT_2PI * exp(-0.5 * x * x)
-    return [grad * (cdf + x * density)]
-
-
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    attrs = {"approximate": "tanh"} if approximate == "tanh" else None
-    return apply_op(_gelu, (_float_input(input),), attrs)
-
-
-# --------------------------------------------------------------------- silu
-@register_op("silu", saves=("x",))
-def _silu(x):
-    with np.errstate(over="ignore"):
-        return x / (1 + np.exp(-x))
-
-
-@register_gradient("silu")
-def silu_grad(orig, grad):
-    """Forward: y = x · σ(x)
-    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))"""
-    (x,) = orig.args
-    s = sigmoid(x)
-    return [grad * s * (1 + x * (1 - s))]
-
-
-def silu(input: Tensor) -> Tensor:
-    return apply_op(_silu, (_float_input(input),))
-
-
-# ---------------------------------------------------------- leaky_relu, elu
-@register_op("leaky_relu", saves=("x",))
-def _leaky_relu(x, negative_slope=0.01):
-    return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
-
-
-@register_gradient("leaky_relu")
-def leaky_relu_grad(orig, grad):
-    """Forward: y = x if x > 0 else slope · x
-    Backward: x̄ = ȳ if x > 0 else slope · ȳ   (slope at x = 0, as PyTorch)"""
-    (x,) = orig.args
-    slope = orig.attrs.get("negative_slope", 0.01)
-    return [where(x > 0, grad, grad * slope)]
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
-    return apply_op(_leaky_relu, (input,), attrs)
-
-
-@register_op("elu", saves=("x",))
-def _elu(x, alpha=1.0):
-    with np.errstate(over="ignore"):
-        return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
-
-
-@register_gradient("elu")
-def elu_grad(orig, grad):
-    """Forward: y = x if x > 0 else α · (eˣ − 1)
-    Backward: x̄ = ȳ if x > 0 else ȳ · α · eˣ"""
-    (x,) = orig.args
-    alpha = orig.attrs.get("alpha", 1.0)
-    return [where(x > 0, grad, grad * alpha * exp(x))]
-
-
-def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
-    attrs = None if alpha == 1.0 else {"alpha": alpha}
-    return apply_op(_elu, (_float_input(input),), attrs)

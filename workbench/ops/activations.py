@@ -1,0 +1,204 @@
+"""Activation functions: sigmoid, tanh, relu and its relatives, gelu, silu, softplus.
+
+Each block is a forward kernel on arrays, a gradient rule written in tensor ops
+(so it can be differentiated again) and the public function. The activations
+follow PyTorch's conventions at their kinks (``relu'(0) = 0``,
+``leaky_relu'(0) = slope``, ``elu'(0) = α``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import backend
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .arithmetic import _float_input, where
+from .registry import register_gradient, register_op
+from .unary import erf, erf_array, exp
+
+SQRT_2 = math.sqrt(2.0)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+GELU_TANH_K = math.sqrt(2.0 / math.pi)
+GELU_TANH_C = 0.044715
+
+
+# ------------------------------------------------------------------- sigmoid
+@register_op("sigmoid", saves=("out",))
+def _sigmoid(x):
+    # σ(x) = 1 / (1 + e⁻ˣ) = exp(−ln(1 + e⁻ˣ)), and logaddexp(0, −x) = ln(1 + e⁻ˣ) never
+    # overflows: no warning to silence (np.errstate would cost more than the arithmetic).
+    return np.exp(-np.logaddexp(0, -x))
+
+
+@register_gradient("sigmoid")
+def sigmoid_grad(orig, grad):
+    """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
+    Backward: x̄ = ȳ · y · (1 − y)"""
+    y = orig.out
+    return [grad * y * (1 - y)]
+
+
+def sigmoid(input) -> Tensor:
+    return apply_op(_sigmoid, (_float_input(input),))
+
+
+# ---------------------------------------------------------------------- tanh
+_tanh = register_op("tanh", saves=("out",))(np.tanh)
+
+
+@register_gradient("tanh")
+def tanh_grad(orig, grad):
+    """Forward: y = tanh x
+    Backward: x̄ = ȳ · (1 − y²)"""
+    y = orig.out
+    return [grad * (1 - y * y)]
+
+
+def tanh(input) -> Tensor:
+    return apply_op(_tanh, (_float_input(input),))
+
+
+# ---------------------------------------------------------------------- relu
+@register_op("relu", saves=("out",))
+def _relu(x):
+    if x.dtype.kind != "f":
+        return np.maximum(x, 0)
+    # Against the scalar 0 numpy's maximum runs an element-by-element loop; between two
+    # arrays it runs its vectorized one, several times faster. So: an array of zeros,
+    # and the result written over it (it is fresh, nobody else holds it).
+    out = backend.xp(x).zeros(x.shape, x.dtype)  # calloc'd: cheaper than zeros_like's fill
+    return np.maximum(x, out, out=out)
+
+
+@register_gradient("relu")
+def relu_grad(orig, grad):
+    """Forward: y = max(x, 0)
+    Backward: x̄ = ȳ · [y > 0]   (0 at x = 0, as PyTorch)"""
+    y = orig.out
+    # where, not ȳ times a 0/1 mask: an infinite ȳ times 0 would be NaN, not 0. Where
+    # y ≤ 0, y is 0, so 0 · y is 0; written so, x̄ stays on y's graph and x̄'s own
+    # gradient w.r.t. x is 0 (as PyTorch's) rather than missing. At y = NaN: ȳ, as PyTorch.
+    return [where(y <= 0, 0 * y, grad)]
+
+
+def relu(input) -> Tensor:
+    return apply_op(_relu, (input,))
+
+
+# ---------------------------------------------------------- leaky_relu, elu
+@register_op("leaky_relu", saves=("x",))
+def _leaky_relu(x, negative_slope=0.01):
+    return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+
+@register_gradient("leaky_relu")
+def leaky_relu_grad(orig, grad):
+    """Forward: y = x if x > 0 else slope · x
+    Backward: x̄ = ȳ if x > 0 else slope · ȳ   (slope at x = 0, as PyTorch)"""
+    (x,) = orig.args
+    slope = orig.attrs.get("negative_slope", 0.01)
+    return [where(x > 0, grad, grad * slope)]
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
+    return apply_op(_leaky_relu, (input,), attrs)
+
+
+@register_op("elu", saves=("x",))
+def _elu(x, alpha=1.0):
+    with np.errstate(over="ignore"):
+        return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
+
+
+@register_gradient("elu")
+def elu_grad(orig, grad):
+    """Forward: y = x if x > 0 else α · (eˣ − 1)
+    Backward: x̄ = ȳ if x > 0 else ȳ · α · eˣ"""
+    (x,) = orig.args
+    alpha = orig.attrs.get("alpha", 1.0)
+    return [where(x > 0, grad, grad * alpha * exp(x))]
+
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    attrs = None if alpha == 1.0 else {"alpha": alpha}
+    return apply_op(_elu, (_float_input(input),), attrs)
+
+
+# --------------------------------------------------------------------- gelu
+@register_op("gelu", saves=("x",))
+def _gelu(x, approximate="none"):
+    if approximate == "tanh":
+        inner = GELU_TANH_K * (x + GELU_TANH_C * x**3)
+        return 0.5 * x * (1 + np.tanh(inner))
+    return (0.5 * x * (1 + erf_array(x / SQRT_2))).astype(x.dtype, copy=False)
+
+
+@register_gradient("gelu")
+def gelu_grad(orig, grad):
+    """Forward: y = x · Φ(x)   (Φ the normal CDF; or its tanh approximation)
+    Backward: x̄ = ȳ · (Φ(x) + x · φ(x))   (φ the normal density)"""
+    (x,) = orig.args
+    if orig.attrs.get("approximate", "none") == "tanh":
+        t = tanh(GELU_TANH_K * (x + GELU_TANH_C * x * x * x))
+        slope = GELU_TANH_K * (1 + 3 * GELU_TANH_C * x * x)
+        return [grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope)]
+    cdf = 0.5 * (1 + erf(x / SQRT_2))
+    density = INV_SQRT_2PI * exp(-0.5 * x * x)
+    return [grad * (cdf + x * density)]
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    attrs = {"approximate": "tanh"} if approximate == "tanh" else None
+    return apply_op(_gelu, (_float_input(input),), attrs)
+
+
+# --------------------------------------------------------------------- silu
+@register_op("silu", saves=("x",))
+def _silu(x):
+    with np.errstate(over="ignore"):
+        return x / (1 + np.exp(-x))
+
+
+@register_gradient("silu")
+def silu_grad(orig, grad):
+    """Forward: y = x · σ(x)
+    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))"""
+    (x,) = orig.args
+    s = sigmoid(x)
+    return [grad * s * (1 + x * (1 - s))]
+
+
+def silu(input: Tensor) -> Tensor:
+    return apply_op(_silu, (_float_input(input),))
+
+
+# ----------------------------------------------------------------- softplus
+@register_op("softplus", saves=("x",))
+def _softplus(x, beta=1.0, threshold=20.0):
+    bx = beta * x
+    smooth = np.logaddexp(0, bx) / beta  # log(1 + e^(βx)) without overflow
+    return np.where(bx > threshold, x, smooth).astype(x.dtype, copy=False)
+
+
+@register_gradient("softplus")
+def softplus_grad(orig, grad):
+    """Forward: y = log(1 + e^(βx)) / β   (y = x where βx > threshold)
+    Backward: x̄ = ȳ · σ(βx)   (ȳ where βx > threshold)"""
+    (x,) = orig.args
+    beta = orig.attrs.get("beta", 1.0)
+    threshold = orig.attrs.get("threshold", 20.0)
+    bx = x * beta
+    return [where(bx > threshold, grad, grad * sigmoid(bx))]
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
+    attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
+    return apply_op(_softplus, (_float_input(input),), attrs)

@@ -1,0 +1,90 @@
+"""Scans: cumsum and cumprod, running sums and products along one axis.
+
+A scan keeps its axis, and its gradient runs the scan backwards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import backend
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .arithmetic import where
+from .indexing import flip
+from .reductions import _has_zeros, _int_to_int64, sum
+from .registry import register_gradient, register_op
+from .shape import normalize_dim, reshape, transpose, unsqueeze
+
+
+# ----------------------------------------------------------- cumsum, cumprod
+@register_op("cumsum")
+def _cumsum(x, dim, dtype=None):
+    return np.cumsum(x, axis=dim, dtype=dtype)
+
+
+@register_gradient("cumsum")
+def cumsum_grad(orig, grad):
+    """Forward: yᵢ = Σ_{j≤i} xⱼ   (along dim)
+    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ   (a reversed cumsum: flip, cumsum, flip)"""
+    return [_reverse_cumsum(grad, orig.attrs["dim"])]
+
+
+def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
+    return flip(cumsum(flip(x, dim), dim), dim)
+
+
+@register_op("cumprod", saves=("x", "out"))
+def _cumprod(x, dim, dtype=None):
+    return np.cumprod(x, axis=dim, dtype=dtype)
+
+
+@register_gradient("cumprod")
+def cumprod_grad(orig, grad):
+    """Forward: yᵢ = Π_{j≤i} xⱼ   (along dim)
+    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · Π_{j≤i, j≠k} xⱼ   (= revcumsum(ȳ · y)ₖ / xₖ when no x is 0)"""
+    (x,) = orig.args
+    dim = orig.attrs["dim"]
+    if not _has_zeros(x):
+        return [_reverse_cumsum(grad * orig.out, dim) / x]
+    return [_cumprod_grad_with_zeros(x, grad, dim)]
+
+
+def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
+    """The cumprod gradient without dividing by x, as an n × n table along ``dim``.
+
+    Row k of the table is x with xₖ replaced by 1; its cumulative product at i is
+    Π_{j≤i, j≠k} xⱼ. Weighting by ȳᵢ and summing over i ≥ k gives x̄ₖ. It costs n²
+    per slice, so it is used only when some x is exactly 0.
+    """
+    last = x.ndim - 1
+    xs, gs = (x, grad) if dim == last else (transpose(x, dim, -1), transpose(grad, dim, -1))
+    n = xs.shape[-1]
+    xp = backend.xp(x._data)  # the masks go on x's device, to meet it in where
+    diagonal = Tensor._make(xp.eye(n, dtype=bool))
+    table = cumprod(where(diagonal, 1.0, unsqueeze(xs, -2)), -1)
+    later = Tensor._make(np.triu(xp.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
+    out = sum(where(later, unsqueeze(gs, -2) * table, 0.0), -1)
+    return out if dim == last else transpose(out, dim, -1)
+
+
+def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
+    if input.ndim == 0:
+        normalize_dim(dim, 0, name)
+        return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
+    d = normalize_dim(dim, input.ndim, name)
+    attrs = {"dim": d}
+    wanted = _int_to_int64(input, dtype)
+    if wanted is not None:
+        attrs["dtype"] = wanted
+    return apply_op(kernel, (input,), attrs)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running sums along ``dim``."""
+    return _scan(_cumsum, input, dim, dtype, "cumsum")
+
+
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running products along ``dim``."""
+    return _scan(_cumprod, input, dim, dtype, "cumprod")

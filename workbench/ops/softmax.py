@@ -1,0 +1,82 @@
+"""Softmax and log_softmax: exponentiate and normalize along one axis.
+
+Both kernels subtract the maximum along the axis first, so exp never overflows, and
+both gradient rules need only the output y.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .arithmetic import _float_input
+from .reductions import sum
+from .registry import register_gradient, register_op
+from .shape import astype, normalize_dim, reshape
+from .unary import exp
+
+
+# ----------------------------------------------------- softmax, log_softmax
+@register_op("softmax", saves=("out",))
+def _softmax(x, dim):
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+        return e / np.sum(e, axis=dim, keepdims=True)
+
+
+@register_gradient("softmax")
+def softmax_grad(orig, grad):
+    """Forward: yᵢ = exp(xᵢ) / Σⱼ exp(xⱼ)   (along dim)
+    Backward: x̄ = (ȳ − Σ ȳ · y) · y"""
+    y = orig.out
+    return [(grad - sum(grad * y, orig.attrs["dim"], keepdim=True)) * y]
+
+
+@register_op("log_softmax", saves=("out",))
+def _log_softmax(x, dim):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = x - x.max(axis=dim, keepdims=True)
+        # shifted is a fresh array: subtract the log-sum-exp from it in place.
+        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        return shifted
+
+
+@register_gradient("log_softmax")
+def log_softmax_grad(orig, grad):
+    """Forward: yᵢ = xᵢ − log Σⱼ exp(xⱼ)   (along dim)
+    Backward: x̄ = ȳ − exp(y) · Σ ȳ   (Σ along dim; exp(y) is softmax(x))"""
+    y = orig.out
+    return [grad - exp(y) * sum(grad, orig.attrs["dim"], keepdim=True)]
+
+
+def _softmax_dim(dim, ndim: int, name: str) -> int:
+    if dim is None:
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        dim = 0 if ndim in (0, 1, 3) else 1
+    return normalize_dim(dim, ndim, name)
+
+
+def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
+    input = _float_input(input) if dtype is None else astype(input, dtype)
+    if input.ndim == 0:
+        return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
+    d = _softmax_dim(dim, input.ndim, name)
+    return apply_op(kernel, (input,), {"dim": d})
+
+
+def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+    """Exponentiate and normalize along ``dim``: the entries become probabilities."""
+    return _normalize(_softmax, input, dim, dtype, "softmax")
+
+
+def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+    """``log(softmax(x))``, computed without taking the log of a tiny number."""
+    return _normalize(_log_softmax, input, dim, dtype, "log_softmax")
