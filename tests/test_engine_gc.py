@@ -64,3 +64,55 @@ def test_overlapping_passes_share_one_pause():
     assert not gc.isenabled()  # the second pass is still running
     second.__exit__(None, None, None)
     assert gc.isenabled()  # the last pass to end restores it
+
+
+def _chain(n: int):
+    x = wb.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = y * 1.0
+    return x, y.sum()
+
+
+def test_recording_a_big_graph_freezes_it_and_backward_unfreezes():
+    """The collector does not walk a growing graph; after backward it sees all again."""
+    from workbench.autograd.fast import FREEZE_EVERY
+
+    gc.unfreeze()
+    x, loss = _chain(FREEZE_EVERY + 1)  # crosses at least one freeze point
+    assert gc.get_freeze_count() > 0
+    loss.backward()
+    assert gc.get_freeze_count() == 0
+    assert x.grad.item() == 1.0
+
+
+def test_cyclic_garbage_is_collected_before_a_freeze():
+    """Young reference cycles are freed before the freeze, not frozen with the graph."""
+    import weakref
+
+    from workbench.autograd.fast import FREEZE_EVERY
+
+    class Cycle:
+        pass
+
+    gc.unfreeze()
+    cycle = Cycle()
+    cycle.me = cycle
+    dead = weakref.ref(cycle)
+    del cycle
+    x, loss = _chain(FREEZE_EVERY + 1)
+    assert gc.get_freeze_count() > 0
+    assert dead() is None
+    loss.backward()
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_plain_code_never_freezes():
+    from workbench.autograd.fast import FREEZE_EVERY
+
+    gc.unfreeze()
+    with wb.autograd.fast.disabled():
+        x, loss = _chain(FREEZE_EVERY + 1)
+        assert gc.get_freeze_count() == 0
+        loss.backward()
+    assert x.grad.item() == 1.0
