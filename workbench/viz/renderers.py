@@ -36,7 +36,7 @@ from pathlib import Path
 FORMATS = ("svg", "png")
 TIMEOUT_S = 30
 CHILD_SCRIPT = Path(__file__).with_name("_render_child.py")
-NO_PYGRAPHVIZ = 3  # the child's exit status when it cannot import pygraphviz
+NO_PYGRAPHVIZ = 3  # _render_child.py exits with it when it cannot import pygraphviz
 
 INSTALL_HINT = (
     "Install the renderer extra: `pip install 'workbench[render]'` (it brings pygraphviz, "
