@@ -41,4 +41,16 @@ def test_lesson_runs(path, tmp_path, monkeypatch):
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     )
-    client.execute()
+    # Under pytest ipykernel leaves fd 2 alone (PYTEST_CURRENT_TEST); without it the
+    # kernel shows what C libraries print there, as a learner's Jupyter does.
+    kernel_env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    client.execute(env=kernel_env)
+    # A pink stderr box reads as an error to a learner (renderer noise such as
+    # fontconfig's warnings must stay out of the notebook).
+    stderr = [
+        output["text"]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream" and output.get("name") == "stderr"
+    ]
+    assert stderr == [], f"{path.name} printed on stderr: {stderr}"

@@ -234,7 +234,7 @@ def test_missing_renderer_says_how_to_fix_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pygraphviz", None)  # import fails
     graph = wb.viz.draw(product_sum())
     assert graph.dot.startswith("digraph")  # DOT needs no renderer
-    with pytest.raises(wb.viz.RendererMissing, match="pip install pygraphviz"):
+    with pytest.raises(wb.viz.RendererMissing, match=r"pip install 'workbench\[render\]'"):
         graph.svg()
 
 

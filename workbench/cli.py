@@ -38,21 +38,25 @@ def cmd_lab(args) -> int:
 
 
 def cmd_render(args) -> int:
-    """Draw a saved trace; a bad file or a missing renderer is one clear line, not a traceback."""
+    """Draw a saved trace; every failure is one clear line, not a traceback.
+
+    Exit status 2: a bad file or request, or the renderer failed or ran out of time;
+    3: no renderer installed.
+    """
     from .trace import Trace, TraceFormatError
-    from .viz import RendererMissing, draw
+    from .viz import RendererMissing, RenderError, draw
 
     out = Path(args.output or Path(args.trace).with_suffix(f".{args.kind}.svg"))
     try:
         trace = Trace.load(args.trace)
         graph = draw(trace, kind=args.kind, step=args.step, fold_limit=args.fold_limit)
-        graph.save(out)
-    except (OSError, TraceFormatError, ValueError, IndexError) as err:
-        print(f"workbench render: {err}", file=sys.stderr)
-        return 2
+        graph.save(out, timeout=args.timeout)
     except RendererMissing as err:
         print(f"workbench render: {err}", file=sys.stderr)
         return 3
+    except (OSError, TraceFormatError, ValueError, IndexError, RenderError) as err:
+        print(f"workbench render: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {out}")
     return 0
 
@@ -72,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("-o", "--output", help="out.svg, out.png or out.dot")
     render.add_argument(
         "--fold-limit", type=int, default=150, help="fold graphs bigger than this many vertices"
+    )
+    render.add_argument(
+        "--timeout", type=float, default=None, help="seconds the layout may take (default 30)"
     )
     render.set_defaults(func=cmd_render)
     return parser

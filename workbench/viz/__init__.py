@@ -8,13 +8,15 @@ for how SVG/PNG are produced without a system Graphviz.
 from .fold import FOLD_LIMIT, fold
 from .graph import Graph, build_model, draw
 from .model import Edge, GraphModel, Vertex
-from .renderers import RendererMissing, render, which_renderer
+from .renderers import RendererMissing, RenderError, RenderTimeout, render, which_renderer
 
 __all__ = [
     "FOLD_LIMIT",
     "Edge",
     "Graph",
     "GraphModel",
+    "RenderError",
+    "RenderTimeout",
     "RendererMissing",
     "Vertex",
     "build_model",

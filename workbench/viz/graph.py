@@ -46,26 +46,29 @@ class Graph:
         at = "" if self.step is None else f", step {self.step}"
         return f"<Graph {self.kind}: {len(self.model.vertices)} vertices{at}>"
 
-    def svg(self) -> str:
-        """The rendered SVG text (computed once)."""
+    def svg(self, timeout: float | None = None) -> str:
+        """The rendered SVG text (computed once).
+
+        ``timeout``: seconds the layout may take (default ``renderers.TIMEOUT_S``).
+        """
         if self._svg is None:
-            svg = render(self.dot, "svg").decode("utf-8")
+            svg = render(self.dot, "svg", timeout).decode("utf-8")
             self._svg = ensure_ids_and_classes(svg, self.model)
         return self._svg
 
-    def png(self) -> bytes:
-        return render(self.dot, "png")
+    def png(self, timeout: float | None = None) -> bytes:
+        return render(self.dot, "png", timeout)
 
-    def save(self, path, fmt: str | None = None) -> Path:
+    def save(self, path, fmt: str | None = None, timeout: float | None = None) -> Path:
         """Write the picture; the format comes from the suffix (``.svg``, ``.png``, ``.dot``)."""
         path = Path(path)
         fmt = (fmt or path.suffix.lstrip(".") or "svg").lower()
         if fmt in ("dot", "gv"):
             path.write_text(self.dot, encoding="utf-8")
         elif fmt == "svg":
-            path.write_text(self.svg(), encoding="utf-8")
+            path.write_text(self.svg(timeout), encoding="utf-8")
         elif fmt == "png":
-            path.write_bytes(self.png())
+            path.write_bytes(self.png(timeout))
         else:
             raise ValueError(f"cannot save as {fmt!r}: use .svg, .png or .dot")
         return path

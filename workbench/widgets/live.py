@@ -66,12 +66,13 @@ class LiveGraph(ClosingBox):
 
         try:
             graph = viz.draw(self.trace, kind="forward")
+            svg = graph.svg()  # a renderer error or timeout is a message, not a traceback
         except (ValueError, RuntimeError) as err:
             self.status.value = message_html(str(err))
             return
         vertices = set(graph.model.vertices)
         new = vertices - self._drawn
-        self.view.svg = graph.svg()
+        self.view.svg = svg
         self.view.classes = {vid: "new" for vid in sorted(new)}
         self._drawn = vertices
         self.status.value = f"{len(ops)} ops recorded; {len(new)} new vertices since last time"
