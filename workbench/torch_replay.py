@@ -45,12 +45,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import events
 from .trace import SMALL_ARRAY, Trace, summarize, to_record
+
+if TYPE_CHECKING:  # only for the annotations: importing workbench never imports torch
+    import torch
 
 NO_TORCH = (
     "wb.from_torch needs PyTorch, which is not installed here. Install it with "
@@ -72,10 +75,10 @@ UINT64 = 2**64
 
 
 def from_torch(
-    loss: Any,
+    loss: torch.Tensor,
     retain_graph: bool = False,
     *,
-    names: Any = None,
+    names: torch.nn.Module | Mapping[str, torch.Tensor] | None = None,
     small: int = SMALL_ARRAY,
 ) -> Trace:
     """Run ``loss.backward()`` in PyTorch and return a :class:`~workbench.trace.Trace` of it.
