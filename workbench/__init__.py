@@ -64,6 +64,7 @@ from .tensor import (
     set_default_dtype,
     uint8,
 )
+from .torch_replay import from_torch
 from .trace import Trace, TraceReplay
 
 bool = bool_  # noqa: A001  (wb.bool, as torch.bool)

@@ -75,6 +75,10 @@ class SavedTensorPacked(Event):
     ``total_bytes`` is the running total held by all live graphs; ``nbytes`` is what this
     save added to it (0 when another save already holds the same array). Checkpoints
     publish with ``node=""`` (their inputs, and values recomputed in backward).
+
+    ``value`` is the saved array itself when the publisher has no other record of it:
+    ``wb.from_torch`` fills it in (PyTorch saves inputs that are in no graph). The
+    engine leaves it None: its tensor ids lead to values already in the trace.
     """
 
     node: str
@@ -82,6 +86,7 @@ class SavedTensorPacked(Event):
     tensor: str | None  # the id of the saved tensor
     nbytes: int
     total_bytes: int
+    value: Any = None  # the saved array (live), when given
 
 
 @dataclass

@@ -83,6 +83,7 @@ class TraceGraph:
             self._read_op(r)
         elif kind == "saved_tensor_packed":
             self.saved.setdefault(r["node"], []).append(r)
+            self._learn_from_saved(r)
         elif kind == "checkpoint_recompute" and r["phase"] == "end":
             self._read_recompute(r)
 
@@ -131,6 +132,14 @@ class TraceGraph:
         node.next = list(r["next_nodes"])
         node.leaf = r.get("leaf") or node.leaf
         node.op = r.get("op") or node.op
+
+    def _learn_from_saved(self, r: dict) -> None:
+        """A saved tensor's own summary (from ``wb.from_torch``) gives its shape and values."""
+        if r["tensor"] is None or r.get("value") is None:
+            return
+        self._learn_from_grad(r["tensor"], r["value"])
+        info = self.tensors[r["tensor"]]
+        info.value = info.value or r["value"]
 
     def _learn_from_grad(self, tid: str, grad: dict | None) -> None:
         """A gradient has its tensor's shape and dtype: fill them in if the trace lacks them."""

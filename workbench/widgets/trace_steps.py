@@ -30,16 +30,32 @@ def trace_source(trace: Trace, which: int = -1) -> RecordedSteps:
         raise ValueError("this trace has no backward pass: record one with loss.backward()")
     steps = passes[which].steps
     values = {r["output"]: r.get("value") for r in trace.of_kind("op_recorded")}
-    nodes = _node_infos(trace, steps, values)
+    names = tensor_names(trace)
+    nodes = _node_infos(trace, steps, values, names)
     labels = {uid: info.label for uid, info in nodes.items()}
-    return RecordedSteps([_record(step, labels) for step in steps], nodes.values())
+    return RecordedSteps([_record(step, labels, names) for step in steps], nodes.values())
 
 
-def _node_infos(trace: Trace, steps: list[TraceStep], values: dict) -> dict[str, NodeInfo]:
+def tensor_names(trace: Trace) -> dict[str, str]:
+    """``tensor id -> name`` for the tensors the trace names (``x``, ``0.weight``)."""
+    names = {}
+    for r in trace.of_kind("op_recorded"):
+        for tid, name in zip(r["inputs"], r.get("input_names") or ()):
+            if tid is not None and name:
+                names[tid] = name
+        if r.get("name"):
+            names[r["output"]] = r["name"]
+    return names
+
+
+def _node_infos(
+    trace: Trace, steps: list[TraceStep], values: dict, names: dict
+) -> dict[str, NodeInfo]:
     nodes: dict[str, NodeInfo] = {}
     for step in steps:
         r = step.record
         leaf = r.get("leaf")
+        leaf = names.get(leaf, leaf)  # as the live stepper shows it: its name, else its id
         label = f"leaf {leaf} ({r['node']})" if leaf else f"{r['name']} {r['node']}"
         nodes[r["node"]] = NodeInfo(r["node"], r["name"], label, r["formula"], leaf=leaf)
     for r in trace.of_kind("op_recorded"):
@@ -49,7 +65,7 @@ def _node_infos(trace: Trace, steps: list[TraceStep], values: dict) -> dict[str,
     for r in trace.of_kind("saved_tensor_packed"):
         info = nodes.get(r["node"])
         if info is not None:
-            kept = values.get(r.get("tensor"))
+            kept = r.get("value") or values.get(r.get("tensor"))  # from_torch gives "value"
             info.saved[r["slot"]] = summary_value(kept) if kept else "(value not in the trace)"
     for info in nodes.values():
         if not info.saved and not info.leaf:
@@ -57,7 +73,7 @@ def _node_infos(trace: Trace, steps: list[TraceStep], values: dict) -> dict[str,
     return nodes
 
 
-def _record(step: TraceStep, labels: dict) -> StepRecord:
+def _record(step: TraceStep, labels: dict, names: dict) -> StepRecord:
     r = step.record
     ids = list(r.get("grads_out_ids") or [])
     flows = tuple(
@@ -77,7 +93,7 @@ def _record(step: TraceStep, labels: dict) -> StepRecord:
     for e in step.of_kind("grad_accumulated"):
         if e["tensor"] == r.get("leaf"):
             before, after = summary_value(e["before"]), summary_value(e["after"])
-            leaf = LeafUpdate(e["tensor"], e["tensor"], before, after)
+            leaf = LeafUpdate(e["tensor"], names.get(e["tensor"], e["tensor"]), before, after)
     return StepRecord(
         index=step.index,
         node=r["node"],
