@@ -28,9 +28,11 @@ Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``.
 """
 
+from .backward_loop import check_backward_loop
 from .diagnose import Finding, compare
 from .functions import check_function
 from .hints import Exercise, Hint, Hints
+from .optimizer import check_optimizer_step
 from .report import ExerciseError, Passed
 from .rules import check_rule, trying_rule
 
@@ -41,7 +43,9 @@ __all__ = [
     "Hint",
     "Hints",
     "Passed",
+    "check_backward_loop",
     "check_function",
+    "check_optimizer_step",
     "check_rule",
     "compare",
     "trying_rule",
