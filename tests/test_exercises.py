@@ -629,3 +629,54 @@ def test_importing_the_checker_loads_no_widgets():
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_checker_is_reached_lazily_from_workbench():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, workbench as wb\n"
+        "print('workbench.exercises' in sys.modules)\n"
+        "print(wb.exercises.check_rule.__module__)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "workbench.exercises.rules"], out.stderr
+
+
+# ------------------------------------------------------------------ notebooks
+class FakeShell:
+    def __init__(self, custom_exceptions=()):
+        self.custom_exceptions = custom_exceptions
+        self.shown = []
+
+    def set_custom_exc(self, exceptions, handler):
+        self.custom_exceptions = exceptions
+        self.handler = handler
+
+    def _showtraceback(self, etype, value, stb):
+        self.shown.append(stb)
+
+
+def test_the_notebook_handler_is_installed_once_and_never_over_another(monkeypatch):
+    from workbench.exercises import report
+
+    shell = FakeShell()
+    monkeypatch.setattr(report, "running_ipython", lambda: shell)
+    report.show_in_notebook()
+    assert shell.custom_exceptions == (ExerciseError,) and shell.handler is report.notebook_handler
+    other = FakeShell(custom_exceptions=(KeyError,))
+    monkeypatch.setattr(report, "running_ipython", lambda: other)
+    report.show_in_notebook()
+    assert other.custom_exceptions == (KeyError,)  # someone else's handler stays
+
+
+def test_the_notebook_handler_shows_the_message_alone():
+    from workbench.exercises import report
+
+    shell = FakeShell()
+    err = ExerciseError("Your gradient for x is wrong.")
+    assert report.notebook_handler(shell, ExerciseError, err, None) == []
+    assert shell.shown == [["ExerciseError: Your gradient for x is wrong."]]

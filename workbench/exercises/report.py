@@ -180,7 +180,11 @@ def running_ipython():
 
 def notebook_handler(shell, etype, value, tb, tb_offset=None):
     """IPython's handler for ExerciseError: the one-line error, then the pictures."""
-    shell.showtraceback((etype, value, tb), exception_only=True)
+    show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
+    if show is not None:
+        show(etype, value, [f"{etype.__name__}: {value}"])
+    else:
+        shell.showtraceback((etype, value, tb), exception_only=True)
     pictures = value.visual_html() if isinstance(value, ExerciseError) else ""
     if pictures:
         from IPython.display import HTML, display
