@@ -198,7 +198,11 @@ def sigmoid_rule(orig, grad):
 
 def mul_rule(orig, grad):
     x, y = orig.args
-    return [collapse_sum_like(grad * y, x), collapse_sum_like(grad * x, y)]
+    need_x, need_y = orig.needs_input_grad
+    return [
+        collapse_sum_like(grad * y, x) if need_x else None,
+        collapse_sum_like(grad * x, y) if need_y else None,
+    ]
 
 
 def test_a_right_rule_passes_and_says_what_it_proved():
@@ -217,7 +221,7 @@ def test_a_right_binary_rule_passes_on_broadcast_shapes():
 
 def test_shapes_replace_the_default_shapes():
     result = check_rule("mul", mul_rule, shapes=[((4,), (4,)), ((2, 4), (1, 4))])
-    assert "On 2 calls" in result.proof and "(2, 4) × (1, 4)" in result.proof
+    assert "On 3 calls" in result.proof and "(2, 4) × (1, 4)" in result.proof  # + y needs none
     assert "On 1 calls" not in check_rule("sigmoid", sigmoid_rule, shapes=[(7,)]).proof
 
 
@@ -249,6 +253,23 @@ def test_missing_collapse_sum_is_diagnosed_on_mul_with_a_broadcast_pair():
         "With x of shape (2, 3) and y of shape (3,), your gradient for y has shape (2, 3) "
         "where (3,) was expected. The broadcast gradient was not summed back: sum it over "
         "axis 0 with collapse_sum_like(g, y) (summed, its values are right)."
+    )
+
+
+def test_a_rule_must_leave_out_gradients_nobody_wants():
+    def mul_ignoring_needs(orig, grad):
+        x, y = orig.args
+        return [collapse_sum_like(grad * y, x), collapse_sum_like(grad * x, y)]
+
+    err = raises(check_rule, "mul", mul_ignoring_needs)
+    assert str(err) == (
+        "With x of shape (2, 3) and y of shape (2, 3) (y needing no gradient), your rule "
+        "mul_ignoring_needs raised an error on line "
+        f"{mul_ignoring_needs.__code__.co_firstlineno + 2} "
+        "(`return [collapse_sum_like(grad * y, x), collapse_sum_like(grad * x, y)]`): it used "
+        "x, which this call did not keep (x is kept only for a gradient that was not wanted "
+        "here). Compute a gradient only for the inputs that orig.needs_input_grad marks True, "
+        "and return None for the others."
     )
 
 
@@ -335,7 +356,9 @@ def test_an_error_in_the_learners_rule_is_one_short_message_on_their_line():
 
     err = raises(check_rule, "sigmoid", sigmoid_typo)
     message = str(err)
-    assert message.startswith("Your rule sigmoid_typo raised an error on line ")
+    assert message.startswith(
+        "With x of shape (5,), your rule sigmoid_typo raised an error on line "
+    )
     assert "(`return [grad * y * (1 - yy)]  # noqa: F821`)" in message
     assert message.endswith("NameError: name 'yy' is not defined.")
     assert err.__cause__ is None and err.__suppress_context__

@@ -368,3 +368,16 @@ def test_an_error_in_the_step_is_one_short_message():
     err = raises(check_optimizer_step, typo)
     assert str(err).startswith("Your step typo raised an error on line")
     assert "p.gradient" in str(err)
+
+
+def test_a_tried_rules_own_message_goes_through_the_loop_check():
+    from workbench.exercises import trying_rule
+
+    def mul_without_sum(orig, grad):
+        x, y = orig.args
+        return [grad * y, grad * x]
+
+    with trying_rule("mul", mul_without_sum):
+        err = raises(check_backward_loop, learners_loop())
+    assert str(err).startswith("Your rule mul_without_sum raised an error on line")
+    assert "orig.needs_input_grad" in str(err)

@@ -26,7 +26,7 @@ from ..autograd.graph import AccumulateGrad, OpNode, edge_of
 from ..tensor import Tensor
 from .diagnose import Finding, compare
 from .picture import graph_picture
-from .report import CheckerStop, Passed, fail, learner_error
+from .report import CheckerStop, ExerciseError, Passed, fail, learner_error
 
 MAX_RUNS = 50  # a node run more often than this: the loop does not stop
 
@@ -200,6 +200,8 @@ def run_graph(graph: TestGraph, backward: Callable, learner: bool = False) -> Ru
         backward(root)
     except CheckerStop as stop:
         fail(f"On {graph.name}, {stop}")
+    except ExerciseError:  # a rule tried with trying_rule has already said what is wrong
+        raise
     except Exception as err:
         if not learner:
             raise

@@ -25,19 +25,25 @@ class Case:
     call: Callable[..., Tensor]
     domains: tuple = ()  # how each input's values are drawn; "any" where left out
     note: str = ""  # the attributes, for messages: "dim=1"
+    needs: tuple = ()  # which inputs require grad; all where left out
 
     def inputs(self, rng: np.random.Generator) -> list:
-        """Fresh float64 leaves that require grad, one per shape."""
-        domains = self.domains + ("any",) * (len(self.shapes) - len(self.domains))
+        """Fresh float64 leaves (that require grad as ``needs`` says), one per shape."""
+        count = len(self.shapes)
+        domains = self.domains + ("any",) * (count - len(self.domains))
+        needs = self.needs or (True,) * count
         return [
-            Tensor(draw(rng, shape, domain), requires_grad=True)
-            for shape, domain in zip(self.shapes, domains)
+            Tensor(draw(rng, shape, domain), requires_grad=need)
+            for shape, domain, need in zip(self.shapes, domains, needs)
         ]
 
     def label(self, names: tuple) -> str:
         """``x of shape (2, 3) and y of shape (3,)``, with the attributes if any."""
         parts = [f"{name} of shape {shape_text(s)}" for name, s in zip(names, self.shapes)]
         text = " and ".join(parts)
+        unwanted = [name for name, need in zip(names, self.needs) if not need]
+        if unwanted:
+            text += f" ({' and '.join(unwanted)} needing no gradient)"
         return f"{text}, {self.note}" if self.note else text
 
 
@@ -144,9 +150,12 @@ def unary_cases(op_name: str, shapes) -> list[Case]:
 
 
 def binary_cases(op_name: str, shapes) -> list[Case]:
+    """Each pair of shapes, then the first pair again with ``y`` needing no gradient (as
+    in ``x * 2``: a rule must then leave ``y``'s gradient out)."""
     call = public_function(op_name)
     domains = BINARY[op_name]
-    return [Case(as_shapes(s, 2), call, domains) for s in shapes or BINARY_SHAPES]
+    cases = [Case(as_shapes(s, 2), call, domains) for s in shapes or BINARY_SHAPES]
+    return [*cases, Case(cases[0].shapes, call, domains, needs=(True, False))]
 
 
 def reduction_cases(op_name: str, shapes) -> list[Case]:

@@ -15,6 +15,7 @@ learner's own function are turned into a short message that names their line
 from __future__ import annotations
 
 import html
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -108,16 +109,22 @@ class CheckerStop(Exception):
     """Raised by the checker's own instruments inside the learner's code to stop it."""
 
 
+PASSED_ON = (CheckerStop, ExerciseError)  # raised inside the learner's code, yet not theirs
+
+
 def fail(message: str, finding: Finding | None = None, **extra) -> None:
     """Raise :class:`ExerciseError`, after making sure a notebook shows it briefly."""
     show_in_notebook()
     raise ExerciseError(message, finding, **extra)
 
 
-def learner_error(err: BaseException, function: Callable, what: str) -> ExerciseError:
+def learner_error(
+    err: BaseException, function: Callable, what: str, context: str = ""
+) -> ExerciseError:
     """A short message for an exception raised while the learner's ``function`` ran.
 
-    ``what`` names it ("rule sigmoid_rule", "Function Exp's backward"). The message
+    ``what`` names it ("rule sigmoid_rule", "Function Exp's backward"); ``context``
+    says on what it ran ("With x of shape (2, 3)"). The message
     gives the line of *their* code that was running (the innermost frame in the
     function's file, else outside the workbench), never the engine's internals.
     """
@@ -126,13 +133,33 @@ def learner_error(err: BaseException, function: Callable, what: str) -> Exercise
     if frame is not None:
         line = f" (`{frame.line.strip()}`)" if frame.line else ""
         where = f" on line {frame.lineno}{line}"
-    reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    reason = reason if len(reason) <= 200 else reason[:197] + "..."
-    kind = type(err).__name__
-    message = f"Your {what} raised an error{where}: {kind}"
-    message += f": {reason}." if reason else "."
+    message = f"your {what} raised an error{where}: {known_cause(err) or error_text(err)}"
+    message = f"{context}, {message}" if context else message[0].upper() + message[1:]
     show_in_notebook()
     return ExerciseError(message)
+
+
+def error_text(err: BaseException) -> str:
+    """``NameError: name 'yy' is not defined.`` (the first line, at most 200 characters)."""
+    reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    reason = reason if len(reason) <= 200 else reason[:197] + "..."
+    return f"{type(err).__name__}: {reason}." if reason else f"{type(err).__name__}."
+
+
+NOT_SAVED = re.compile(r"used input (\w+), which the op does not save")
+
+
+def known_cause(err: BaseException) -> str | None:
+    """Plain words for an engine error a learner's code often meets, else None."""
+    unsaved = NOT_SAVED.search(str(err))
+    if unsaved:
+        name = unsaved.group(1)
+        return (
+            f"it used {name}, which this call did not keep ({name} is kept only for a "
+            "gradient that was not wanted here). Compute a gradient only for the inputs "
+            "that orig.needs_input_grad marks True, and return None for the others."
+        )
+    return None
 
 
 def learners_frame(err: BaseException, function: Callable) -> traceback.FrameSummary | None:

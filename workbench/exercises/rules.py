@@ -27,7 +27,7 @@ from ..ops import registry
 from ..tensor import Tensor
 from .cases import BINARY, Case, default_cases
 from .diagnose import compare, diagnose_shape, shape_text
-from .report import CheckerStop, Passed, fail, learner_error
+from .report import PASSED_ON, Passed, fail, learner_error
 
 FD_EPS = 1e-6  # the step of the central differences, in float64
 FD_RTOL, FD_ATOL = 1e-4, 1e-6  # finite differences are this accurate, at best
@@ -70,7 +70,7 @@ def check_case(op, rule: Rule, case: Case, rng: np.random.Generator) -> None:
     upstream = Tensor(rng.standard_normal(out.shape))
     with no_grad():
         expected = engine_rule(op.name)(node, upstream.clone())
-        got = run_rule(rule, node, upstream.clone())
+        got = run_rule(rule, node, upstream.clone(), context)
     check_returned(got, node, names, context)
     numeric = finite_differences(case.call, inputs, [upstream.numpy()])
     for i, name in enumerate(names):
@@ -85,16 +85,16 @@ def check_case(op, rule: Rule, case: Case, rng: np.random.Generator) -> None:
             fail(finding.sentences(context), finding, input=name)
 
 
-def run_rule(rule: Rule, node: OpNode, grad: Tensor):
+def run_rule(rule: Rule, node: OpNode, grad: Tensor, context: str = ""):
     """The learner's rule on one node; an error in it becomes a short message."""
     try:
         return rule(node, grad)
-    except CheckerStop:
+    except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:
         name = getattr(rule, "__name__", "<lambda>")
         what = "rule" if name == "<lambda>" else f"rule {name}"
-        raise learner_error(err, rule, what) from None
+        raise learner_error(err, rule, what, context) from None
 
 
 def check_returned(got, node: OpNode, names: tuple, context: str) -> None:
