@@ -36,7 +36,7 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .diagnose import broadcasts_to, collapse_sum, compare, shape_text
 from .report import PASSED_ON, Passed, fail, learner_error
-from .rules import FD_ATOL, FD_RTOL, SEED, differentiable, finite_differences
+from .rules import FD_ATOL, FD_RTOL, SEED, differentiable, finite_differences, plural
 
 
 def check_function(function: type[Function], *inputs, reference: Callable | None = None) -> Passed:
@@ -52,7 +52,7 @@ def check_function(function: type[Function], *inputs, reference: Callable | None
     leaves = [as_input(x) for x in inputs]
     names = argument_names(function, len(leaves))
     label = " and ".join(
-        f"{n} of shape {shape_text(x.shape)}" for n, x in zip(names, leaves) if is_t(x)
+        f"{n} of shape {shape_text(x.shape)}" for n, x in zip(names, leaves) if is_tensor(x)
     )
     context = f"With {label}" if label else "On these inputs"
     outputs = run_forward(function, leaves, context)
@@ -64,9 +64,8 @@ def check_function(function: type[Function], *inputs, reference: Callable | None
     numeric = finite_differences(function.apply, leaves, [g.numpy() for g in upstreams])
     single = upstreams[0] if len(upstreams) == 1 else None
     for i, (name, x) in enumerate(zip(names, leaves)):
-        what = f"your gradient for {name}"
         right = numeric[i] if expected is None else expected[i]
-        check_gradient(what, x, got[i], right, numeric[i], single, context)
+        check_gradient(name, x, got[i], right, numeric[i], single, context)
     return Passed(f"Your Function {function.__name__} is right.", proof_text(label, reference))
 
 
@@ -80,7 +79,7 @@ def as_input(x):
     return Tensor(array.astype(np.float64), requires_grad=True)
 
 
-def is_t(x) -> bool:
+def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
@@ -102,7 +101,8 @@ def run_forward(function: type[Function], leaves: list, context: str) -> list:
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:
-        raise learner_error(err, function.forward, f"Function {function.__name__}") from None
+        what = f"Function {function.__name__}"
+        raise learner_error(err, function.forward, what, context) from None
     outputs = list(result) if isinstance(result, tuple) else [result]
     if not all(isinstance(o, Tensor) for o in outputs):
         fail(f"{context}, your forward returned a {type(result).__name__}. Return a Tensor.")
@@ -134,12 +134,12 @@ def run_backward(function, ctx, upstreams: list, count: int, context: str) -> li
         raise
     except Exception as err:
         what = f"Function {function.__name__}'s backward"
-        raise learner_error(err, function.backward, what) from None
+        raise learner_error(err, function.backward, what, context) from None
     got = list(got) if isinstance(got, (tuple, list)) else [got]
     if len(got) < count or any(g is not None for g in got[count:]):
         fail(
-            f"{context}, your backward returned {len(got)} gradients where {count} were "
-            "expected. Return one per input of forward (after ctx), None for an input that "
+            f"{context}, your backward returned {plural(len(got), 'gradient')} where {count} "
+            "were expected. Return one per input of forward (after ctx), None for an input that "
             "takes none."
         )
     for i, g in enumerate(got[:count]):
@@ -158,19 +158,20 @@ def reference_gradients(reference: Callable | None, inputs: tuple, upstreams: li
     leaves = [as_input(x) for x in inputs]
     result = reference(*leaves)
     outputs = list(result) if isinstance(result, tuple) else [result]
-    wanted = [x for x in leaves if is_t(x) and x.requires_grad]
+    wanted = [x for x in leaves if is_tensor(x) and x.requires_grad]
     grads = iter(autograd_grad(outputs, wanted, upstreams, allow_unused=True))
-    return [next(grads) if is_t(x) and x.requires_grad else None for x in leaves]
+    return [next(grads) if is_tensor(x) and x.requires_grad else None for x in leaves]
 
 
-def check_gradient(what, x, got, expected, numeric, upstream, context) -> None:
-    """One input's gradient against the expected one, then against finite differences."""
+def check_gradient(name, x, got, expected, numeric, upstream, context) -> None:
+    """Input ``name``'s gradient against the expected one, then finite differences."""
+    what = f"your gradient for {name}"
     if not differentiable(x):
-        if got is not None and not is_t(x):
+        if got is not None and not is_tensor(x):
             finding = compare(what, None, got)
-            fail(finding.sentences(context), finding)
+            fail(finding.sentences(context), finding, input=name)
         return
-    if is_t(got) and got.shape != x.shape and broadcasts_to(x.shape, got.shape):
+    if is_tensor(got) and got.shape != x.shape and broadcasts_to(x.shape, got.shape):
         got = collapse_sum(got.numpy(), x.shape)  # the engine sums it, as PyTorch does
     if upstream is not None and upstream.shape != x.shape:
         upstream = None
@@ -179,7 +180,7 @@ def check_gradient(what, x, got, expected, numeric, upstream, context) -> None:
     if finding is None and expected is not numeric:
         finding = compare(what, numeric, got, rtol=FD_RTOL, atol=FD_ATOL)
     if finding is not None:
-        fail(finding.sentences(context), finding)
+        fail(finding.sentences(context), finding, input=name)
 
 
 def proof_text(label: str, reference: Callable | None) -> str:

@@ -23,14 +23,17 @@ def heat_map_html(got, expected, wrong, title: str = "") -> str:
     got, expected, wrong = np.asarray(got), np.asarray(expected), np.asarray(wrong, dtype=bool)
     if got.shape != expected.shape or got.shape != wrong.shape or got.size > MAX_CELLS:
         return ""
-    scale = float(np.max(np.abs(got - expected)[wrong], initial=0.0)) or 1.0
-    parts = [f"<p><b>{html.escape(title)}</b>: your values, wrong ones in red</p>"]
+    distance = np.nan_to_num(np.abs(got - expected), nan=0.0, posinf=0.0)
+    scale = float(np.max(distance[wrong], initial=0.0)) or 1.0
+    parts = [f"<p><b>{html.escape(title)}</b>: your values, the wrong ones in red</p>"]
     for index, (g, e, w) in slices(got, expected, wrong):
         caption = "" if index is None else f"[{', '.join(str(i) for i in index)}, :, :]"
         parts.append(table_html(g, e, w, scale, caption))
-    shown = min(MAX_SLICES, int(np.prod(got.shape[:-2]))) if got.ndim > 2 else 1
-    if got.ndim > 2 and shown < np.prod(got.shape[:-2]):
-        parts.append(f"<p>(the first {shown} slices of {int(np.prod(got.shape[:-2]))})</p>")
+    count = int(np.prod(got.shape[:-2])) if got.ndim > 2 else 1
+    if count > MAX_SLICES:
+        parts.append(
+            f"<p>({MAX_SLICES} of the {count} slices, those with wrong elements first)</p>"
+        )
     return '<div class="wb-heatmap">' + "".join(parts) + "</div>"
 
 
@@ -59,7 +62,8 @@ def cell_html(got: float, expected: float, wrong: bool, scale: float) -> str:
     style = "border:1px solid #ccc;padding:2px 6px;text-align:right"
     title = f"expected {expected:.4g}"
     if wrong:
-        strength = 0.25 + 0.75 * min(1.0, abs(got - expected) / scale)
+        distance = abs(got - expected)
+        strength = 1.0 if not np.isfinite(distance) else 0.25 + 0.75 * min(1.0, distance / scale)
         style += f";background:rgba(211,47,47,{strength:.2f});color:#fff"
         title = f"expected {expected:.4g}, got {got:.4g}"
     return f'<td style="{style}" title="{html.escape(title)}">{got:.4g}</td>'

@@ -71,7 +71,7 @@ def check_case(op, rule: Rule, case: Case, rng: np.random.Generator) -> None:
     with no_grad():
         expected = engine_rule(op.name)(node, upstream.clone())
         got = run_rule(rule, node, upstream.clone(), context)
-    check_returned(got, node, names, context)
+    check_returned(got, names, context)
     numeric = finite_differences(case.call, inputs, [upstream.numpy()])
     for i, name in enumerate(names):
         if not node.needs_input_grad[i]:
@@ -97,7 +97,7 @@ def run_rule(rule: Rule, node: OpNode, grad: Tensor, context: str = ""):
         raise learner_error(err, rule, what, context) from None
 
 
-def check_returned(got, node: OpNode, names: tuple, context: str) -> None:
+def check_returned(got, names: tuple, context: str) -> None:
     """A list with one Tensor (or None) per input: what the engine needs from a rule."""
     count = len(names)
     if isinstance(got, Tensor) and count == 1:
@@ -113,7 +113,8 @@ def check_returned(got, node: OpNode, names: tuple, context: str) -> None:
         )
     if len(got) != count:
         fail(
-            f"{context}, your rule returned {len(got)} gradients where {count} were expected. "
+            f"{context}, your rule returned {plural(len(got), 'gradient')} where {count} "
+            "were expected. "
             f"Return one per input of the op ({', '.join(names)}), None for an input that "
             "needs none."
         )
@@ -127,7 +128,7 @@ def check_returned(got, node: OpNode, names: tuple, context: str) -> None:
 
 
 def node_of(out: Tensor, op_name: str) -> OpNode:
-    """The node that a call of the op recorded (the output's grad_fn, or just below it)."""
+    """The node that the call of the op recorded: its output's grad_fn."""
     node = out.grad_fn
     if isinstance(node, OpNode) and node.op.name == op_name:
         return node
@@ -239,7 +240,7 @@ def checked_in_engine(rule: Rule, op) -> Rule:
         got = run_rule(rule, orig, grad)
         names = input_names(op, len(orig.next_functions))
         context = f"In backward, at {orig.name()}"
-        check_returned(got, orig, names, context)
+        check_returned(got, names, context)
         for i, (name, g) in enumerate(zip(names, got)):
             expected = orig.input_shape(i)
             if isinstance(g, Tensor) and expected is not None and g.shape != expected:
