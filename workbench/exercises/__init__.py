@@ -25,14 +25,15 @@ engine (``backward()``, the stepper, the pictures) for the span of the block.
 the solution (after one attempt).
 
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
-``rules.py`` (check_rule and finite differences), ``backward_loop.py``.
+``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
+``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``.
 """
 
 from .backward_loop import check_backward_loop
+from .custom_functions import check_function
+from .descent import check_optimizer_step
 from .diagnose import Finding, compare
-from .functions import check_function
 from .hints import Exercise, Hint, Hints
-from .optimizer import check_optimizer_step
 from .report import ExerciseError, Passed
 from .rules import check_rule, trying_rule
 

@@ -1,4 +1,4 @@
-"""Check a learner's optimizer step: SGD with momentum, against ``wb.optim.SGD``.
+"""Check a learner's gradient-descent step: SGD with momentum, against ``wb.optim.SGD``.
 
 The learner writes one step, PyTorch's formulation (``b`` is the velocity, kept in
 ``state`` from one call to the next)::
