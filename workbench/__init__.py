@@ -74,7 +74,7 @@ long = int64
 
 __version__ = "0.1.0"
 
-_LAZY = {"viz", "widgets", "nn", "optim", "utils", "cli"}
+_LAZY = {"viz", "widgets", "nn", "optim", "utils", "cli", "exercises"}
 
 
 def __getattr__(name: str):

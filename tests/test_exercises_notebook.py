@@ -1,0 +1,86 @@
+"""In a real notebook kernel: a wrong answer is an error output (nbgrader fails the cell)
+that shows the message alone, no traceback through the checker, with the heat map under
+it; a right answer shows what it proved; other errors keep their usual traceback."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CELLS = [
+    "import workbench as wb\nfrom workbench.exercises import check_rule",
+    # a rule that forgets one factor of the chain rule on one element: a heat map helps
+    "def sigmoid_rule(orig, grad):\n"
+    "    y = orig.out\n"
+    "    return [grad * y * (1 - y) * wb.tensor([1.0, 1.0, 1.0, 1.0, 2.0])]\n"
+    "\n"
+    "check_rule('sigmoid', sigmoid_rule, shapes=[(5,)])",
+    "def sigmoid_rule(orig, grad):\n"
+    "    y = orig.out\n"
+    "    return [grad * y * (1 - y)]\n"
+    "\n"
+    "check_rule('sigmoid', sigmoid_rule)",
+    "1 / 0",
+]
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    tmp = tmp_path_factory.mktemp("kernel")
+    env = {
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+        client = nbclient.NotebookClient(
+            notebook, timeout=120, kernel_name="python3", allow_errors=True
+        )
+        client.execute()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return [cell.outputs for cell in notebook.cells]
+
+
+def test_a_wrong_answer_is_a_short_error_output_with_its_heat_map(outputs):
+    cell = outputs[1]
+    errors = [o for o in cell if o.output_type == "error"]
+    assert len(errors) == 1  # nbgrader records the cell as failed
+    (error,) = errors
+    assert error.ename == "ExerciseError"
+    assert error.evalue.startswith("With x of shape (5,), your gradient for x is wrong at 1")
+    traceback = plain(error.traceback)
+    assert traceback == f"ExerciseError: {error.evalue}"
+    pictures = [o for o in cell if o.output_type == "display_data"]
+    assert pictures and "wb-heatmap" in pictures[0].data["text/html"]
+
+
+def test_a_right_answer_shows_what_it_proved(outputs):
+    (result,) = outputs[2]
+    assert result.output_type == "execute_result"
+    assert "Your rule for sigmoid is right." in result.data["text/plain"]
+    assert "You just proved" in result.data["text/html"]
+
+
+def test_other_errors_keep_their_traceback(outputs):
+    (error,) = outputs[3]
+    assert error.ename == "ZeroDivisionError"
+    assert "1 / 0" in plain(error.traceback)  # the cell's line, as IPython always shows it
+
+
+def plain(traceback: list) -> str:
+    """The traceback's text without its colours (ANSI escape codes)."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(traceback))

@@ -1,0 +1,53 @@
+"""The exercise checker: is the learner's answer right, and if not, what is wrong?
+
+Four checks, one per kind of exercise in the lessons::
+
+    from workbench.exercises import check_rule, check_function, check_backward_loop
+    from workbench.exercises import check_optimizer_step
+
+    check_rule("sigmoid", sigmoid_rule)        # a gradient rule rule(orig, grad) -> list
+    check_function(Exp, [0.5, -1.0, 2.0])     # a custom wb.autograd.Function
+    check_backward_loop(my_backward)          # the backward algorithm, on real nodes
+    check_optimizer_step(sgd_step)            # SGD with momentum, against wb.optim.SGD
+
+A right answer returns a :class:`Passed`, which the notebook shows as a short note
+of what was checked and what the learner just proved. A wrong one raises
+:class:`ExerciseError` — an ``AssertionError``, so nbgrader marks the cell failed —
+whose message says, in one or two sentences, which input, which elements, expected
+and got, and a diagnosis where one fits (a broadcast gradient not summed back, a
+sign, a factor of 2, a node that ran twice...). In a notebook it shows without a
+traceback, with a heat map of the wrong elements and, for a backward loop, the
+graph with the wrong node lit.
+
+``with trying_rule("sigmoid", sigmoid_rule):`` runs the learner's rule in the real
+engine (``backward()``, the stepper, the pictures) for the span of the block.
+:class:`Hints` and :class:`Exercise` give help in levels: a nudge, a stronger hint,
+the solution (after one attempt).
+
+Where to read: ``diagnose.py`` (every diagnosis, one small function each),
+``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
+``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``.
+"""
+
+from .backward_loop import check_backward_loop
+from .custom_functions import check_function
+from .descent import check_optimizer_step
+from .diagnose import Finding, compare
+from .hints import Exercise, Hint, Hints
+from .report import ExerciseError, Passed
+from .rules import check_rule, trying_rule
+
+__all__ = [
+    "Exercise",
+    "ExerciseError",
+    "Finding",
+    "Hint",
+    "Hints",
+    "Passed",
+    "check_backward_loop",
+    "check_function",
+    "check_optimizer_step",
+    "check_rule",
+    "compare",
+    "trying_rule",
+]

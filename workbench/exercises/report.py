@@ -1,0 +1,220 @@
+"""What a check says: :class:`Passed` when the answer is right, :class:`ExerciseError` when not.
+
+``ExerciseError`` is an ``AssertionError``, so a failed check fails an nbgrader test
+cell. Its message is one or two plain sentences; what a picture needs (the
+:class:`~workbench.exercises.diagnose.Finding`: expected, got, the mask of wrong
+elements; a graph to light up) travels with it and is drawn by its ``_repr_html_``.
+
+In a notebook the error shows as that message alone, with the pictures under it, and
+no traceback through the checker's code: the first error raised installs a handler
+for ``ExerciseError`` in IPython (:func:`show_in_notebook`). Errors raised inside the
+learner's own function are turned into a short message that names their line
+(:func:`learner_error`).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from .diagnose import Finding
+from .picture import heat_map_html
+
+PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # workbench/: frames here are ours
+
+
+class ExerciseError(AssertionError):
+    """A wrong answer: ``str(err)`` says what is wrong; the attributes say where.
+
+    ``finding`` is the diagnosis (``.kind``, ``.expected``, ``.got``, ``.wrong``: the
+    mask of wrong elements), ``input`` the name of the input whose gradient is wrong,
+    ``picture`` a callable that draws the graph with the wrong node lit (or None).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        finding: Finding | None = None,
+        input: str | None = None,
+        picture: Callable[[], str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.finding = finding
+        self.input = input
+        self.picture = picture
+
+    @property
+    def kind(self) -> str | None:
+        return None if self.finding is None else self.finding.kind
+
+    @property
+    def expected(self):
+        return None if self.finding is None else self.finding.expected
+
+    @property
+    def got(self):
+        return None if self.finding is None else self.finding.got
+
+    @property
+    def wrong(self):
+        return None if self.finding is None else self.finding.wrong
+
+    def visual_html(self) -> str:
+        """The pictures alone: a heat map of the wrong elements, the graph with the node lit."""
+        parts = []
+        finding = self.finding
+        if finding is not None and finding.wrong is not None and finding.got is not None:
+            parts.append(heat_map_html(finding.got, finding.expected, finding.wrong, finding.what))
+        if self.picture is not None:
+            parts.append(self.picture())
+        return "\n".join(parts)
+
+    def _repr_html_(self) -> str:
+        message = f'<p style="color:#b71c1c"><b>Not yet.</b> {html.escape(self.message)}</p>'
+        return message + self.visual_html()
+
+
+class Passed:
+    """A right answer: what was checked, and what the learner just proved.
+
+    Returned by every check, so that the cell shows it; ``bool(result)`` is True.
+    """
+
+    def __init__(self, headline: str, proof: str) -> None:
+        self.headline = headline
+        self.proof = proof
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"✓ {self.headline}\n  {self.proof}"
+
+    def _repr_markdown_(self) -> str:
+        return f"✓ **{self.headline}**\n\n{self.proof}"
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<p style="color:#1b5e20">✓ <b>{html.escape(self.headline)}</b></p>'
+            f"<p>{html.escape(self.proof)}</p>"
+        )
+
+
+class CheckerStop(Exception):
+    """Raised by the checker's own instruments inside the learner's code to stop it."""
+
+
+PASSED_ON = (CheckerStop, ExerciseError)  # raised inside the learner's code, yet not theirs
+
+
+def fail(message: str, finding: Finding | None = None, **extra) -> None:
+    """Raise :class:`ExerciseError`, after making sure a notebook shows it briefly."""
+    show_in_notebook()
+    raise ExerciseError(message, finding, **extra)
+
+
+def learner_error(
+    err: BaseException, function: Callable, what: str, context: str = ""
+) -> ExerciseError:
+    """A short message for an exception raised while the learner's ``function`` ran.
+
+    ``what`` names it ("rule sigmoid_rule", "Function Exp's backward"); ``context``
+    says on what it ran ("With x of shape (2, 3)"). The message
+    gives the line of *their* code that was running (the innermost frame in the
+    function's file, else outside the workbench), never the engine's internals.
+    """
+    frame = learners_frame(err, function)
+    where = ""
+    if frame is not None:
+        line = f" (`{frame.line.strip()}`)" if frame.line else ""
+        where = f" on line {frame.lineno}{line}"
+    message = f"your {what} raised an error{where}: {known_cause(err) or error_text(err)}"
+    message = f"{context}, {message}" if context else message[0].upper() + message[1:]
+    show_in_notebook()
+    return ExerciseError(message)
+
+
+def error_text(err: BaseException) -> str:
+    """``NameError: name 'yy' is not defined.`` (the first line, at most 200 characters)."""
+    reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    reason = reason if len(reason) <= 200 else reason[:197] + "..."
+    return f"{type(err).__name__}: {reason}." if reason else f"{type(err).__name__}."
+
+
+NOT_SAVED = re.compile(r"used input (\w+), which the op does not save")
+
+
+def known_cause(err: BaseException) -> str | None:
+    """Plain words for an engine error a learner's code often meets, else None."""
+    unsaved = NOT_SAVED.search(str(err))
+    if unsaved:
+        name = unsaved.group(1)
+        return (
+            f"it used {name}, which this call did not keep ({name} is kept only for a "
+            "gradient that was not wanted here). Compute a gradient only for the inputs "
+            "that orig.needs_input_grad marks True, and return None for the others."
+        )
+    return None
+
+
+def learners_frame(err: BaseException, function: Callable) -> traceback.FrameSummary | None:
+    """The innermost frame of the learner's code: in their function's file, else not ours."""
+    frames = traceback.extract_tb(err.__traceback__)
+    home = getattr(getattr(function, "__code__", None), "co_filename", None)
+    theirs = [f for f in frames if f.filename == home]
+    if not theirs:
+        theirs = [f for f in frames if not is_library_file(f.filename)]
+    return theirs[-1] if theirs else None
+
+
+def is_library_file(filename: str) -> bool:
+    """Frames of the workbench, numpy or the standard library: not the learner's."""
+    if filename.startswith(PACKAGE_DIR):
+        return True
+    return "site-packages" in filename or filename.startswith(sys.prefix)
+
+
+# ---------------------------------------------------------------- notebooks
+def show_in_notebook() -> None:
+    """In IPython, show an ExerciseError as its message and pictures, without a traceback.
+
+    Installs an IPython handler for ``ExerciseError`` only (once), unless another
+    library has already installed a handler of its own. The error still reaches
+    IPython as an error, so nbgrader records the cell as failed.
+    """
+    shell = running_ipython()
+    if shell is None:
+        return
+    if shell.custom_exceptions == (ExerciseError,):
+        return
+    if shell.custom_exceptions:
+        return  # another handler is installed: leave it, the usual traceback shows
+    shell.set_custom_exc((ExerciseError,), notebook_handler)
+
+
+def running_ipython():
+    """The IPython shell this code runs in, or None (IPython is never imported here)."""
+    module = sys.modules.get("IPython")
+    if module is None:
+        return None
+    return module.get_ipython()
+
+
+def notebook_handler(shell, etype, value, tb, tb_offset=None):
+    """IPython's handler for ExerciseError: the one-line error, then the pictures."""
+    show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
+    if show is not None:
+        show(etype, value, [f"{etype.__name__}: {value}"])
+    else:
+        shell.showtraceback((etype, value, tb), exception_only=True)
+    pictures = value.visual_html() if isinstance(value, ExerciseError) else ""
+    if pictures:
+        from IPython.display import HTML, display
+
+        display(HTML(pictures))
+    return []
