@@ -10,6 +10,7 @@ in :mod:`workbench.ops.unary`, activation functions in :mod:`workbench.ops.activ
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -29,6 +30,27 @@ def _as_operand(x):
     if isinstance(x, (int, float, bool, complex)):
         return x
     return Tensor(x)
+
+
+def check_operands(name: str, *args) -> None:
+    """Refuse ``None``, strings and other non-numbers, with PyTorch's TypeError.
+
+    ``args`` are ``(argument name, position, value)`` triples. Without this check
+    numpy would wrap ``None`` in an object array: ``x + None`` gave NaNs.
+    """
+    for arg, position, value in args:
+        if not _is_operand(value):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                f"not {type(value).__name__}"
+            )
+
+
+def _is_operand(x) -> bool:
+    """A tensor, a number, or array data (numpy arrays, lists) that becomes a constant tensor."""
+    if isinstance(x, (Tensor, numbers.Number, np.generic, list, tuple)):
+        return True
+    return hasattr(x, "dtype") and hasattr(x, "shape")
 
 
 def _cast_constant(t: Tensor, dtype) -> Tensor:
@@ -60,6 +82,8 @@ def _binary(op, a, b) -> Tensor:
         da, db = a._data.dtype, b._data.dtype
         if da is db or da == db:
             return apply_op(op, (a, b))  # the common case: nothing to promote
+    elif op.name not in ("eq", "ne"):  # x == None stays elementwise (PyTorch's says False)
+        check_operands(op.name, ("input", 1, a), ("other", 2, b))
     a, b = promote(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
@@ -228,6 +252,7 @@ def mul(input, other) -> Tensor:
 
 def div(input, other) -> Tensor:
     """True division; integers divide to floats, as in PyTorch."""
+    check_operands("div", ("input", 1, input), ("other", 2, other))
     a, b = _float_operands(input, other)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
@@ -239,6 +264,7 @@ def neg(input: Tensor) -> Tensor:
 
 
 def pow(input, exponent) -> Tensor:
+    check_operands("pow", ("input", 1, input), ("exponent", 2, exponent))
     a, b = _float_operands(input, exponent) if _is_float(exponent) else promote(input, exponent)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
@@ -365,6 +391,7 @@ def minimum(input, other) -> Tensor:
 
 def where(condition, input, other) -> Tensor:
     """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
+    check_operands("where", ("input", 2, input), ("other", 3, other))
     condition = condition if isinstance(condition, Tensor) else Tensor(condition)
     x, y = promote(input, other)
     return apply_op(_where, (condition, x, y))
