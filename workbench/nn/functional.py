@@ -123,6 +123,9 @@ def embedding(
     """
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if isinstance(input, Tensor):  # a negative index would wrap to the last rows
+        rows = f"weight shape {tuple(weight.shape)}"
+        ops.indexing.check_range(input, weight.shape[0], "embedding", rows, negative_ok=False)
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = ops.take(weight, input, axis=0)
