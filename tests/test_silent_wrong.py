@@ -71,3 +71,54 @@ def test_2_take_still_counts_a_negative_index_from_the_end():
     assert wb.take(wb.arange(6.0), wb.tensor([-1])).tolist() == [5.0]
     torch = torch_or_skip()
     assert torch.take(torch.arange(6.0), torch.tensor([-1])).tolist() == [5.0]
+
+
+# ------------------------------ 3. std of a constant, BCE at 0 and 1, clamp with min > max
+@pytest.mark.parametrize("reduce", ["std", "var"])
+def test_3_std_and_var_of_a_constant_input_have_zero_gradients(reduce):
+    x = wb.full((2, 3), 0.5, dtype=wb.float64, requires_grad=True)
+    (first,) = wb.autograd.grad(getattr(x, reduce)(1).sum(), x, create_graph=True)
+    (second,) = wb.autograd.grad(first.sum(), x)
+    assert first.tolist() == [[0.0] * 3] * 2
+    assert second.tolist() == [[0.0] * 3] * 2
+
+    torch = torch_or_skip()
+    t = torch.full((2, 3), 0.5, dtype=torch.float64, requires_grad=True)
+    (first_t,) = torch.autograd.grad(getattr(t, reduce)(1).sum(), t, create_graph=True)
+    (second_t,) = torch.autograd.grad(first_t.sum(), t)
+    assert first_t.tolist() == first.tolist() and second_t.tolist() == second.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_3_binary_cross_entropy_at_0_and_1_clamps_its_logs_and_still_learns(dtype):
+    probs, labels = [0.0, 1.0, 0.0, 1.0, 0.3, 1e-30], [1.0, 0.0, 0.0, 1.0, 0.6, 1.0]
+    x = wb.tensor(probs, dtype=getattr(wb, dtype), requires_grad=True)
+    t = wb.tensor(labels, dtype=getattr(wb, dtype), requires_grad=True)
+    loss = wb.nn.functional.binary_cross_entropy(x, t, reduction="none")
+    loss.sum().backward()
+    assert loss.tolist()[:4] == [100.0, 100.0, 0.0, 0.0]
+    assert x.grad.tolist()[:4] == pytest.approx([-1e12, 1e12, 0.0, 0.0])
+
+    torch = torch_or_skip()
+    xt = torch.tensor(probs, dtype=getattr(torch, dtype), requires_grad=True)
+    tt = torch.tensor(labels, dtype=getattr(torch, dtype), requires_grad=True)
+    loss_t = torch.nn.functional.binary_cross_entropy(xt, tt, reduction="none")
+    loss_t.sum().backward()
+    rel = 1e-6 if dtype == "float32" else 1e-12
+    assert loss.tolist() == pytest.approx(loss_t.tolist(), rel=rel)
+    assert x.grad.tolist() == pytest.approx(xt.grad.tolist(), rel=rel)
+    assert t.grad.tolist() == pytest.approx(tt.grad.tolist(), rel=rel)
+
+
+def test_3_clamp_with_min_above_max_gives_max_everywhere():
+    x = wb.tensor([0.0, 1.5, 3.0], requires_grad=True)
+    for out in (x.clamp(2.0, 1.0), x.clamp(wb.tensor(2.0), wb.tensor([1.0, 1.0, 1.0]))):
+        x.grad = None
+        out.sum().backward()
+        assert out.tolist() == [1.0, 1.0, 1.0] and x.grad.tolist() == [0.0, 0.0, 0.0]
+
+    torch = torch_or_skip()
+    xt = torch.tensor([0.0, 1.5, 3.0], requires_grad=True)
+    out_t = xt.clamp(2.0, 1.0)
+    out_t.sum().backward()
+    assert out_t.tolist() == [1.0, 1.0, 1.0] and xt.grad.tolist() == [0.0, 0.0, 0.0]

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _inplace, ops
 from ..autograd import grad_mode
 from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
+from ..ops.nn import binary_cross_entropy_op
 from ..tensor import Tensor
 
 __all__ = [
@@ -43,9 +44,6 @@ __all__ = [
     "softplus",
     "tanh",
 ]
-
-# e^−100: logs in binary_cross_entropy are clamped at −100, as PyTorch clamps them.
-_LOG_FLOOR = math.exp(-100.0)
 
 
 def _inplace_or_not(fn, input: Tensor, inplace: bool, *args) -> Tensor:
@@ -182,9 +180,7 @@ def binary_cross_entropy(
     values = input._data
     if values.size and (values.min() < 0 or values.max() > 1):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    log_x = ops.log(ops.clamp_min(input, _LOG_FLOOR))
-    log_not_x = ops.log(ops.clamp_min(1 - input, _LOG_FLOOR))
-    losses = -(target * log_x + (1 - target) * log_not_x)
+    losses = binary_cross_entropy_op(input, target)
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, reduction, "binary_cross_entropy")

@@ -398,14 +398,17 @@ def where(condition, input, other) -> Tensor:
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:
-    """Limit values to [min, max]; the gradient passes where min ≤ x ≤ max (inclusive)."""
+    """Limit values to [min, max]; the gradient passes where min ≤ x ≤ max (inclusive).
+
+    As PyTorch, ``min(max(x, min), max)``: where min > max every element becomes max.
+    """
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input
     if min is not None:
-        out = where(input < min, min, out)
+        out = where(out < min, min, out)
     if max is not None:
-        out = where(input > max, max, out)
+        out = where(out > max, max, out)
     return out
 
 
