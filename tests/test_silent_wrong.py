@@ -122,3 +122,72 @@ def test_3_clamp_with_min_above_max_gives_max_everywhere():
     out_t = xt.clamp(2.0, 1.0)
     out_t.sum().backward()
     assert out_t.tolist() == [1.0, 1.0, 1.0] and xt.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+# ---------------------------------- 4. PyTorch's result_type: 0-d tensors and numbers rank lower
+DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64"]
+# Operands: (dtype, is_0d) for tensors, ("number", value) for Python numbers.
+OPERANDS = [(dtype, zero_d) for dtype in DTYPES for zero_d in (False, True)]
+OPERANDS += [("number", value) for value in (True, 2, 2.5, 1j)]
+PAIRS = [(a, b) for a in OPERANDS for b in OPERANDS if not a[0] == b[0] == "number"]
+
+
+def operand(lib, spec):
+    kind, extra = spec
+    if kind == "number":
+        return extra
+    return lib.ones(() if extra else (2,), dtype=getattr(lib, kind))
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (("float32", False), ("float64", True), "float32"),  # the case
+        (("float64", True), ("float32", False), "float32"),
+        (("float32", True), ("float64", True), "float64"),  # two 0-d tensors: plain promotion
+        (("int32", False), ("int64", True), "int32"),
+        (("int32", False), ("float64", True), "float64"),  # a higher category does promote
+        (("int64", False), ("float16", False), "float16"),  # numpy says float64
+        (("int64", False), ("number", 2.5), "float32"),
+        (("bool", False), ("number", 2), "int64"),
+        (("float32", False), ("complex64", True), "complex64"),
+        (("float16", False), ("number", 2.5), "float16"),
+    ],
+)
+def test_4_binary_ops_compute_in_pytorchs_result_type(a, b, expected):
+    x, y = operand(wb, a), operand(wb, b)
+    assert str(wb.result_type(x, y)) == expected
+    for op in (wb.add, wb.mul, wb.maximum, lambda u, v: wb.where(wb.tensor(True), u, v)):
+        assert str(op(x, y).dtype) == expected
+    assert str((x < y).dtype) == "bool"
+
+
+def test_4_a_0d_float64_that_requires_grad_gets_a_float64_gradient():
+    x = wb.ones(3, requires_grad=True)
+    scale = wb.tensor(2.0, dtype=wb.float64, requires_grad=True)
+    y = x * scale
+    y.sum().backward()
+    assert y.dtype == wb.float32
+    assert x.grad.dtype == wb.float32 and x.grad.tolist() == [2.0, 2.0, 2.0]
+    assert scale.grad.dtype == wb.float64 and scale.grad.item() == 3.0
+
+
+def test_4_result_type_matches_torch_on_every_pair():
+    torch = torch_or_skip()
+    wrong = []
+    for a, b in PAIRS:
+        expected = str(torch.result_type(operand(torch, a), operand(torch, b)))[len("torch.") :]
+        if expected == "complex32":
+            continue  # float16 with complex: numpy has no complex32, workbench gives complex64
+        got = str(wb.result_type(operand(wb, a), operand(wb, b)))
+        for name in ("add", "mul", "div", "maximum"):
+            try:
+                torch_dtype = str(getattr(torch, name)(operand(torch, a), operand(torch, b)).dtype)
+            except (RuntimeError, TypeError):
+                continue  # PyTorch refuses the pair (bool - bool, a number first, ...)
+            got_dtype = str(getattr(wb, name)(operand(wb, a), operand(wb, b)).dtype)
+            if got_dtype != torch_dtype[len("torch.") :]:
+                wrong.append((name, a, b, torch_dtype, got_dtype))
+        if got != expected:
+            wrong.append(("result_type", a, b, expected, got))
+    assert not wrong
