@@ -191,3 +191,21 @@ def test_4_result_type_matches_torch_on_every_pair():
         if got != expected:
             wrong.append(("result_type", a, b, expected, got))
     assert not wrong
+
+
+# --------------------------------------------- 5. take_backward counts a negative axis from the end
+@pytest.mark.parametrize("axis", [-1, -2])
+def test_5_take_backward_takes_a_negative_axis(axis):
+    grad_shape = (2, 2, 3) if axis == -2 else (2, 3, 2)
+    output_grad = wb.arange(12.0).reshape(*grad_shape)
+    x, indices = wb.ones(2, 3, 3), wb.tensor([2, 2])
+    got = wb.ops.grad.take_backward(output_grad, x, indices, axis=axis)
+    expected = wb.ops.grad.take_backward(output_grad, x, indices, axis=3 + axis)
+    assert got.tolist() == expected.tolist()
+    assert got.sum().item() == output_grad.sum().item()
+
+    torch = torch_or_skip()
+    xt = torch.ones(2, 3, 3, requires_grad=True)
+    picked = xt.index_select(axis, torch.tensor([2, 2]))
+    picked.backward(torch.arange(12.0).reshape(grad_shape))
+    assert got.tolist() == xt.grad.tolist()
