@@ -4,6 +4,9 @@ PyTorch runs only where torch is installed."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 import workbench as wb
@@ -209,3 +212,42 @@ def test_5_take_backward_takes_a_negative_axis(axis):
     picked = xt.index_select(axis, torch.tensor([2, 2]))
     picked.backward(torch.arange(12.0).reshape(grad_shape))
     assert got.tolist() == xt.grad.tolist()
+
+
+# ------------------------------- 6. second-order pow on 0-d float64 keeps float64 precision
+BASE_F32 = float(np.float32(1.7))  # a float32 base, as a float64 number
+POWERS = {
+    # name: (function of x and the library, first and second derivative at x)
+    "x**3": (lambda x, lib: x**3, lambda x: (3 * x**2, 6 * x)),
+    "2**x": (lambda x, lib: 2**x, lambda x: (2**x * math.log(2), 2**x * math.log(2) ** 2)),
+    "x**x": (
+        lambda x, lib: x**x,
+        lambda x: (x**x * (math.log(x) + 1), x**x * ((math.log(x) + 1) ** 2 + 1 / x)),
+    ),
+    "float32 0-d ** x": (
+        lambda x, lib: lib.tensor(1.7, dtype=lib.float32) ** x,
+        lambda x: (BASE_F32**x * math.log(BASE_F32), BASE_F32**x * math.log(BASE_F32) ** 2),
+    ),
+    "clamp, then two x**3 meet": (
+        lambda x, lib: x.clamp(min=0.0) ** 3 * 1.1 + x.clamp(min=0.0) ** 3 * 1.3,
+        lambda x: (2.4 * 3 * x**2, 2.4 * 6 * x),
+    ),
+}
+
+
+def first_and_second(lib, name, value):
+    x = lib.tensor(value, dtype=lib.float64, requires_grad=True)
+    (first,) = lib.autograd.grad(POWERS[name][0](x, lib), x, create_graph=True)
+    (second,) = lib.autograd.grad(first, x)
+    assert first.dtype == second.dtype == lib.float64
+    return first.item(), second.item()
+
+
+@pytest.mark.parametrize("name", POWERS)
+@pytest.mark.parametrize("value", [0.1, 1.3])
+def test_6_second_order_pow_of_a_0d_float64_keeps_float64_precision(name, value):
+    got = first_and_second(wb, name, value)
+    assert got == pytest.approx(POWERS[name][1](value), rel=1e-13)
+
+    torch = torch_or_skip()
+    assert got == pytest.approx(first_and_second(torch, name, value), rel=1e-14)

@@ -307,6 +307,7 @@ def _pow_exponent_grad(grad, x, p, z):
     from .unary import log  # unary.py imports this module: log is imported when needed
 
     if isinstance(x, Tensor):
+        x = astype(x, z.dtype)  # a float32 base of a float64 power: ln x in float64, as PyTorch
         flat = (x == 0) & (p >= 0)
         return collapse_sum_like(grad * z * log(where(flat, 1.0, x)), p)
     # A Python-number base: ln x is a constant.
