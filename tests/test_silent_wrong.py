@@ -251,3 +251,32 @@ def test_6_second_order_pow_of_a_0d_float64_keeps_float64_precision(name, value)
 
     torch = torch_or_skip()
     assert got == pytest.approx(first_and_second(torch, name, value), rel=1e-14)
+
+
+# ------------------------------- 7. a start_checkpoint without end_checkpoint is closed at backward
+def test_7_a_stage_left_open_is_closed_with_a_warning_and_its_tape_stays_bounded():
+    from workbench.autograd import recompute
+    from workbench.ops.grad import start_checkpoint
+
+    w = wb.nn.Parameter(wb.randn(4, 4) * 0.1)
+    optimizer = wb.optim.SGD([w], lr=0.01)
+    x = wb.randn(8, 4)
+    h = x @ w
+    (plain,) = wb.autograd.grad((h.tanh() * h).sum(), w)  # the gradient without markers
+    tapes = []
+    with pytest.warns(UserWarning) as record:
+        for _ in range(300):
+            optimizer.zero_grad()
+            h = start_checkpoint(x @ w)  # the end_checkpoint is forgotten
+            loss = (h.tanh() * h).sum()
+            tapes.append(len(recompute.open_stage().tape))
+            loss.backward()
+            if not tapes[1:]:
+                np.testing.assert_allclose(w.grad.numpy(), plain.numpy(), rtol=1e-6)
+            optimizer.step()
+            assert recompute.open_stage() is None
+    assert set(tapes) == {3}  # tanh, mul, sum: the tape does not grow from step to step
+    messages = [str(r.message) for r in record if "start_checkpoint" in str(r.message)]
+    assert len(messages) == 300
+    assert "end_checkpoint is missing" in messages[0] and "3 ops recorded" in messages[0]
+    assert record[0].filename == __file__  # the warning points at the loss.backward() line
