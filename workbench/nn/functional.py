@@ -221,6 +221,10 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """``nll_loss(log_softmax(x, class_dim), t)``; ``t`` holds class indices or probabilities."""
+    if label_smoothing is not None and label_smoothing > 1.0:  # PyTorch lets negatives pass
+        raise RuntimeError(
+            f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )
     class_dim = 0 if input.ndim == 1 else 1
     log_p = ops.log_softmax(input, class_dim)
     if target.dtype.kind == "f":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -491,8 +492,25 @@ def where(condition, input, other) -> Tensor:
     """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
     check_operands("where", ("input", 2, input), ("other", 3, other))
     condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+    _check_condition(condition)
     x, y = promote(input, other)
     return apply_op(_where, (condition, x, y))
+
+
+def _check_condition(condition: Tensor) -> None:
+    """A bool condition, as PyTorch wants (uint8 still passes, with its warning)."""
+    dtype = condition._data.dtype
+    if dtype == np.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+    elif dtype != np.bool_:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype {dtype}"
+        )
 
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:

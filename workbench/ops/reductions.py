@@ -30,15 +30,15 @@ from .unary import exp
 
 
 def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
-    """``dim`` as a sorted tuple of non-negative axes (None means all)."""
+    """``dim`` as a sorted tuple of non-negative axes (None means all), each named once."""
     if dim is None:
         return None
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    if ndim == 0:
-        for d in dims:
-            normalize_dim(d, 1, op)
-        return ()
-    return tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    axes = [normalize_dim(d, ndim, op) for d in dims]  # a 0-d tensor takes 0 and -1
+    for axis in axes:
+        if axes.count(axis) > 1:  # PyTorch refuses sum(dim=(0, 0)) rather than sum once
+            raise RuntimeError(f"{op}: dim {axis} appears multiple times in the list of dims")
+    return () if ndim == 0 else tuple(sorted(axes))
 
 
 def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
