@@ -284,54 +284,46 @@ def test_7_a_stage_left_open_is_closed_with_a_warning_and_its_tape_stays_bounded
 
 # ------------------------------------------ 8. accepted where PyTorch refuses: refused now
 def refused_calls(lib):
-    """(what the message names, call, PyTorch's exception type)."""
+    """(what workbench's message says, call, PyTorch's exception type)."""
     F = lib.nn.functional
     logits, labels = lib.zeros(2, 3), lib.tensor([0, 1])
     return [
-        ("dim 0 appears multiple times", lambda: lib.ones(2, 3).sum(dim=(0, 0)), RuntimeError),
-        ("dim 0 appears multiple times", lambda: lib.ones(2, 3).mean(dim=(0, -2)), RuntimeError),
-        ("dim 0 appears multiple times", lambda: lib.ones(2, 3).std(dim=(0, 0)), RuntimeError),
-        ("but got 1", lambda: lib.tensor(1.0).softmax(dim=1), IndexError),
-        ("but got 1", lambda: lib.tensor(1.0).log_softmax(dim=1), IndexError),
-        ("condition", lambda: lib.where(lib.ones(3), lib.ones(3), lib.zeros(3)), RuntimeError),
-        ("Got: 2", lambda: F.cross_entropy(logits, labels, label_smoothing=2.0), RuntimeError),
-        ("NoneType", lambda: lib.tensor(None), RuntimeError),
-        ("dict", lambda: lib.tensor({"a": 1.0}), RuntimeError),
-        ("NoneType", lambda: lib.tensor([1.0, None]), RuntimeError),
-        ("str", lambda: lib.tensor([1.0, "a"]), TypeError),
-        ("float", lambda: lib.ones(2.5), TypeError),
-        ("float", lambda: lib.randn(2, 2.5), TypeError),
+        ("sum: dim 0 appears multiple times", lambda: lib.ones(2, 3).sum(dim=(0, 0)), RuntimeError),
+        ("mean: dim 0 appears", lambda: lib.ones(2, 3).mean(dim=(0, -2)), RuntimeError),
+        ("std: dim 0 appears", lambda: lib.ones(2, 3).std(dim=(0, 0)), RuntimeError),
+        ("softmax: Dimension out of range", lambda: lib.tensor(1.0).softmax(dim=1), IndexError),
+        ("log_softmax: Dimension", lambda: lib.tensor(1.0).log_softmax(dim=1), IndexError),
+        (
+            "where expected condition to be a boolean tensor, but got a tensor with dtype float32",
+            lambda: lib.where(lib.ones(3), lib.ones(3), lib.zeros(3)),
+            RuntimeError,
+        ),
+        (
+            "cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: 2.0",
+            lambda: F.cross_entropy(logits, labels, label_smoothing=2.0),
+            RuntimeError,
+        ),
+        (
+            "tensor(): Could not infer dtype of NoneType in None",
+            lambda: lib.tensor(None),
+            RuntimeError,
+        ),
+        ("dtype of dict in {'a': 1.0}", lambda: lib.tensor({"a": 1.0}), RuntimeError),
+        ("NoneType in [1.0, None]", lambda: lib.tensor([1.0, None]), RuntimeError),
+        ("tensor(): invalid data type 'str'", lambda: lib.tensor([1.0, "a"]), TypeError),
+        ("ones(): argument 'size' must be tuple of ints", lambda: lib.ones(2.5), TypeError),
+        ("element of type float at pos 1 (2.5)", lambda: lib.randn(2, 2.5), TypeError),
     ]
 
 
 @pytest.mark.parametrize("which", range(13))
 def test_8_what_pytorch_refuses_is_refused_with_its_exception_type(which):
-    names, call, kind = refused_calls(wb)[which]
+    message, call, kind = refused_calls(wb)[which]
     with pytest.raises(kind) as info:
         call()
-    assert names in str(info.value)
+    assert message in str(info.value)
 
     torch = torch_or_skip()
     _, torch_call, _ = refused_calls(torch)[which]
     with pytest.raises(kind):
         torch_call()
-
-
-def test_8_messages_name_the_op_and_the_value():
-    def message(call):
-        with pytest.raises(Exception) as info:
-            call()
-        return str(info.value)
-
-    assert message(lambda: wb.ones(2, 3).sum(dim=(0, 0))).startswith("sum: dim 0 appears")
-    assert message(lambda: wb.tensor(1.0).softmax(dim=1)).startswith("softmax: Dimension out")
-    assert "dtype float32" in message(lambda: wb.where(wb.ones(3), 1.0, 0.0))
-    assert message(lambda: wb.tensor([1.0, None])).endswith("NoneType in [1.0, None]")
-    assert message(lambda: wb.ones(2.5)).startswith("ones(): argument 'size'")
-    assert "(2.5)" in message(lambda: wb.ones(2.5))
-    smoothing = message(
-        lambda: wb.nn.functional.cross_entropy(
-            wb.zeros(2, 3), wb.tensor([0, 1]), label_smoothing=2.0
-        )
-    )
-    assert smoothing.startswith("cross_entropy: label_smoothing") and "2.0" in smoothing
