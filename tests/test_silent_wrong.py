@@ -327,3 +327,56 @@ def test_8_what_pytorch_refuses_is_refused_with_its_exception_type(which):
     _, torch_call, _ = refused_calls(torch)[which]
     with pytest.raises(kind):
         torch_call()
+
+
+# ------------------- 9. the stepper says at once what is wrong with a non-scalar or freed loss
+def stepper_class():
+    pytest.importorskip("ipywidgets")
+    from workbench.widgets import BackwardStepper
+
+    return BackwardStepper
+
+
+def test_9_a_stepper_on_a_non_scalar_output_asks_for_a_sum_or_a_gradient():
+    BackwardStepper = stepper_class()
+    x = wb.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    y = (x * 2).sin()
+    stepper = BackwardStepper(y)
+    assert stepper.error.startswith("grad can be implicitly created only for scalar outputs")
+    assert "(3,)" in stepper.error and "y.sum()" in stepper.error and "gradient=" in stepper.error
+    assert stepper.next_button.disabled and stepper.next() is False
+
+    stepper = BackwardStepper(y, gradient=wb.tensor([1.0, 2.0, 3.0]))
+    assert stepper.error is None
+    stepper.continue_()
+    expected = 2 * (x * 2).cos().detach() * wb.tensor([1.0, 2.0, 3.0])
+    assert x.grad.tolist() == pytest.approx(expected.tolist())
+
+    torch = torch_or_skip()
+    with pytest.raises(RuntimeError) as info:
+        (torch.tensor([0.1, 0.2, 0.3], requires_grad=True) * 2).sin().backward()
+    assert stepper_class()(y).error.startswith(str(info.value))
+
+
+def test_9_a_stepper_on_a_freed_graph_says_so_when_it_is_built():
+    BackwardStepper = stepper_class()
+    x = wb.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    loss = (x * 2).sin().sum()
+    loss.backward()
+    stepper = BackwardStepper(loss)  # before: built fine, then the first Next failed
+    assert stepper.error.startswith("Trying to backward through the graph a second time")
+    assert "An earlier backward() already ran" in stepper.error
+    assert "retain_graph=True" in stepper.message.value
+    assert stepper.next_button.disabled
+
+    kept = (x * 2).sin().sum()
+    kept.backward(retain_graph=True)
+    assert BackwardStepper(kept).error is None
+
+    torch = torch_or_skip()
+    t = torch.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    torch_loss = (t * 2).sin().sum()
+    torch_loss.backward()
+    with pytest.raises(RuntimeError) as info:
+        torch_loss.backward()
+    assert stepper.error.startswith(str(info.value))
