@@ -32,10 +32,26 @@ def set_rng_state(state: dict) -> None:
     _generator[0].bit_generator.state = state
 
 
-def _size(size) -> tuple:
+def _size(size: tuple, op: str) -> tuple:
+    """The shape given as ``ones(2, 3)`` or ``ones((2, 3))``: integers only.
+
+    ``int(2.5)`` would quietly make ``ones(2.5)`` a tensor of 2; PyTorch refuses it.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return tuple(size[0])
+        size = size[0]
+    for position, s in enumerate(size):
+        if not _is_integer(s):
+            raise TypeError(
+                f"{op}(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(s).__name__} at pos {position} ({s!r})"
+            )
     return tuple(int(s) for s in size)
+
+
+def _is_integer(s) -> bool:
+    if isinstance(s, Tensor):
+        return s.ndim == 0 and s.dtype.kind in "iu"
+    return isinstance(s, (int, np.integer)) and not isinstance(s, bool)
 
 
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
@@ -63,11 +79,11 @@ def _float_dtype(dtype):
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    return _leaf(np.zeros(_size(size), _float_dtype(dtype)), requires_grad, name, device)
+    return _leaf(np.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad, name, device)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    return _leaf(np.ones(_size(size), _float_dtype(dtype)), requires_grad, name, device)
+    return _leaf(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad, name, device)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
@@ -80,9 +96,7 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
             dtype = np.dtype(bool)
         elif isinstance(fill_value, int):
             dtype = np.dtype("int64")
-    array = np.full(
-        _size((size,)) if isinstance(size, int) else tuple(size), fill_value, _float_dtype(dtype)
-    )
+    array = np.full(_size((size,), "full"), fill_value, _float_dtype(dtype))
     return _leaf(array, requires_grad, name, device)
 
 
@@ -135,14 +149,14 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=No
 def rand(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
     """Uniform samples in [0, 1) from the seeded generator."""
     dtype = _float_dtype(dtype)
-    array = _generator[0].random(_size(size), dtype=np.float64).astype(dtype)
+    array = _generator[0].random(_size(size, "rand"), dtype=np.float64).astype(dtype)
     return _leaf(array, requires_grad, name, device)
 
 
 def randn(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
     """Standard normal samples from the seeded generator."""
     dtype = _float_dtype(dtype)
-    array = _generator[0].standard_normal(_size(size)).astype(dtype)
+    array = _generator[0].standard_normal(_size(size, "randn")).astype(dtype)
     return _leaf(array, requires_grad, name, device)
 
 

@@ -8,6 +8,8 @@ Python operators, each of which calls an op.
 
 from __future__ import annotations
 
+import numbers
+import reprlib
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -914,11 +916,44 @@ def _to_array(data: Any, dtype, device):
                 array = array.astype(_default_float[0])
         elif array.dtype.kind == "i" and array.dtype != int64 and not hasattr(data, "dtype"):
             array = array.astype(int64)
+    if array.dtype.kind in "OSUV":  # numpy's object, bytes, str and void arrays: no numbers
+        _refuse_data(data)
     if array is data and isinstance(data, np.ndarray):
         array = array.copy()  # wb.tensor(array) copies, as torch.tensor does
     if device is not None:
         array = backend.to_device(array, backend.normalize_device(device))
     return array
+
+
+def _refuse_data(data) -> None:
+    """PyTorch's error for data that is not numbers: None, a dict, [1.0, None], a string."""
+    shown = reprlib.repr(data)
+    if isinstance(data, np.ndarray):
+        data = data.tolist()
+    bad = _first_non_number(data)
+    if isinstance(bad, (str, bytes)):
+        raise TypeError(f"tensor(): invalid data type '{type(bad).__name__}' in {shown}")
+    if bad is _ALL_NUMBERS:  # numbers numpy keeps as objects (an int beyond int64)
+        raise TypeError(f"tensor(): can't convert {shown} to an array of one numeric dtype")
+    raise RuntimeError(f"tensor(): Could not infer dtype of {type(bad).__name__} in {shown}")
+
+
+_ALL_NUMBERS = object()  # what _first_non_number finds in data made of numbers only
+
+
+def _first_non_number(data):
+    """The first element of (nested lists of) ``data`` that is not a number."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            bad = _first_non_number(item)
+            if bad is not _ALL_NUMBERS:
+                return bad
+        return _ALL_NUMBERS
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, (numbers.Number, np.generic)):
+        return _ALL_NUMBERS
+    return data
 
 
 # Imported last, because these modules import Tensor from here. The methods above

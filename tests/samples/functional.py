@@ -95,7 +95,7 @@ SAMPLES = [
     _s("l1_loss", ("abs",), F.l1_loss, lambda a, b: _torch_l1(a - b), ((3, 4), (3, 4))),
     _s(
         "binary_cross_entropy",
-        ("log",),
+        ("binary_cross_entropy",),
         F.binary_cross_entropy,
         TF.binary_cross_entropy if TF else None,
         (PROBS, LABELS),
@@ -103,7 +103,7 @@ SAMPLES = [
     ),
     _s(
         "binary_cross_entropy:weight_soft_target",
-        ("log",),
+        ("binary_cross_entropy",),
         lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction="sum"),
         lambda x, t, w: TF.binary_cross_entropy(x, t, w, reduction="sum"),
         (PROBS, PROBS[::-1].copy(), (4,)),

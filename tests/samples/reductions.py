@@ -70,10 +70,17 @@ SAMPLES = [
     ),
     _s(
         "std:dim",
-        ("var", "sqrt"),
+        ("std",),
         lambda x: x.std(1),
         ((3, 5),),
         lambda x: x.std(1),
+    ),
+    _s(
+        "std:all_population_keepdim",
+        ("std",),
+        lambda x: wb.std(x, (0, 1), correction=0, keepdim=True),
+        ((3, 4),),
+        lambda x: torch.std(x, (0, 1), correction=0, keepdim=True),
     ),
     _s(
         "logsumexp:dim",

@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import backend, events, state
 from ..tensor import Tensor
+from . import recompute
 from .graph import AccumulateGrad, Node, OpNode, edge_of
 
 _accumulate_lock = threading.Lock()
@@ -630,6 +631,7 @@ def make_backward_task(
     tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
 ) -> GraphTask:
     """The GraphTask of a ``backward()`` call, not yet run (widgets step through it)."""
+    recompute.close_forgotten_stage()
     outputs = _tensor_list(tensors)
     if grad_tensors is not None and isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
@@ -665,6 +667,7 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """The gradients of ``outputs`` w.r.t. ``inputs``, returned rather than accumulated."""
+    recompute.close_forgotten_stage()
     outputs = _tensor_list(outputs)
     inputs_list = _tensor_list(inputs)
     if not inputs_list:

@@ -149,6 +149,9 @@ class BackwardFunction(Node):
             self._saved = tuple(None if s is None else FREED for s in self._saved)
             saved_memory_release(self, released)
 
+    def was_freed(self) -> bool:
+        return any(s is FREED for s in self._saved or ())
+
 
 class FunctionMeta(type):
     def __init__(cls, name, bases, attrs) -> None:

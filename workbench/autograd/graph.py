@@ -108,6 +108,10 @@ class Node:
     def release(self) -> None:
         """Free saved tensors after a backward that does not retain the graph."""
 
+    def was_freed(self) -> bool:
+        """Whether an earlier backward freed what this node saved (running it would fail)."""
+        return False
+
 
 class AccumulateGrad(Node):
     """The node of a leaf: adds the gradient that reaches it into ``variable.grad``."""
@@ -460,6 +464,9 @@ class OpNode(Node):
             self.saved_out = FREED
         if released and events.listening:
             saved_memory_release(self, released)
+
+    def was_freed(self) -> bool:
+        return self.saved_out is FREED or any(slot is FREED for slot in self.inputs)
 
     def _free_saved_inputs(self, released: list) -> tuple:
         """The input slots with every saved tensor dropped and marked FREED."""

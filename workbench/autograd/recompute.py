@@ -39,6 +39,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import sys
+import warnings
 import weakref
 from collections.abc import Callable
 
@@ -505,6 +508,36 @@ def stage_paused() -> contextlib.AbstractContextManager[None]:
 def open_stage() -> MarkerStage | None:
     """The marker stage open right now, if any (for widgets and tests)."""
     return _OpenStage.stage
+
+
+def close_forgotten_stage() -> None:
+    """Warn about, and close, a marker stage still open when a backward pass starts.
+
+    Its ``end_checkpoint`` is missing. Left open, the stage would tape every op
+    recorded after it, step after step of a training loop, and each step would get
+    slower. Its nodes keep working: they replay the tape as a closed stage's do.
+    """
+    stage = _OpenStage.stage
+    if stage is None:
+        return
+    warnings.warn(
+        f"start_checkpoint: the checkpoint stage {stage.segment} opened by start_checkpoint "
+        f"is still open when backward runs ({len(stage.tape)} ops recorded in it): its "
+        "end_checkpoint is missing. The stage is closed now; call end_checkpoint on the "
+        "stage's output before backward.",
+        UserWarning,
+        stacklevel=_user_stacklevel(),
+    )
+    abandon_open_stage()
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first caller outside workbench (the line the warning names)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def abandon_open_stage() -> MarkerStage | None:

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _inplace, ops
 from ..autograd import grad_mode
 from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
+from ..ops.nn import binary_cross_entropy_op
 from ..tensor import Tensor
 
 __all__ = [
@@ -43,9 +44,6 @@ __all__ = [
     "softplus",
     "tanh",
 ]
-
-# e^−100: logs in binary_cross_entropy are clamped at −100, as PyTorch clamps them.
-_LOG_FLOOR = math.exp(-100.0)
 
 
 def _inplace_or_not(fn, input: Tensor, inplace: bool, *args) -> Tensor:
@@ -123,6 +121,9 @@ def embedding(
     """
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if isinstance(input, Tensor):  # a negative index would wrap to the last rows
+        rows = f"weight shape {tuple(weight.shape)}"
+        ops.indexing.check_range(input, weight.shape[0], "embedding", rows, negative_ok=False)
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = ops.take(weight, input, axis=0)
@@ -179,9 +180,7 @@ def binary_cross_entropy(
     values = input._data
     if values.size and (values.min() < 0 or values.max() > 1):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    log_x = ops.log(ops.clamp_min(input, _LOG_FLOOR))
-    log_not_x = ops.log(ops.clamp_min(1 - input, _LOG_FLOOR))
-    losses = -(target * log_x + (1 - target) * log_not_x)
+    losses = binary_cross_entropy_op(input, target)
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, reduction, "binary_cross_entropy")
@@ -222,6 +221,10 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """``nll_loss(log_softmax(x, class_dim), t)``; ``t`` holds class indices or probabilities."""
+    if label_smoothing is not None and label_smoothing > 1.0:  # PyTorch lets negatives pass
+        raise RuntimeError(
+            f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )
     class_dim = 0 if input.ndim == 1 else 1
     log_p = ops.log_softmax(input, class_dim)
     if target.dtype.kind == "f":

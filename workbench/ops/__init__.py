@@ -52,6 +52,8 @@ from .arithmetic import (
     not_equal,
     pow,
     promote,
+    promote_types,
+    result_type,
     sign,
     sub,
     subtract,

@@ -10,6 +10,8 @@ in :mod:`workbench.ops.unary`, activation functions in :mod:`workbench.ops.activ
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
 from .broadcasting import collapse_sum_like
 from .registry import register_gradient, register_op
+from .shape import astype
 
 
 # ----------------------------------------------------------- dtype promotion
@@ -31,28 +34,142 @@ def _as_operand(x):
     return Tensor(x)
 
 
+def check_operands(name: str, *args) -> None:
+    """Refuse ``None``, strings and other non-numbers, with PyTorch's TypeError.
+
+    ``args`` are ``(argument name, position, value)`` triples. Without this check
+    numpy would wrap ``None`` in an object array: ``x + None`` gave NaNs.
+    """
+    for arg, position, value in args:
+        if not _is_operand(value):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                f"not {type(value).__name__}"
+            )
+
+
+def _is_operand(x) -> bool:
+    """A tensor, a number, or array data (numpy arrays, lists) that becomes a constant tensor."""
+    if isinstance(x, (Tensor, numbers.Number, np.generic, list, tuple)):
+        return True
+    return hasattr(x, "dtype") and hasattr(x, "shape")
+
+
 def _cast_constant(t: Tensor, dtype) -> Tensor:
-    """Cast a tensor that never requires grad (ints, bools) to a float dtype."""
+    """Cast a tensor that does not require grad: a copy, with no node in the graph."""
     return Tensor._make(t._data.astype(dtype))
 
 
+# PyTorch's categories of dtypes, lowest first: bool < integer < float < complex.
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def result_type(tensor, other) -> np.dtype:
+    """``torch.result_type``: the dtype a binary op on ``tensor`` and ``other`` computes in."""
+    return _result_type(_as_operand(tensor), _as_operand(other))
+
+
+def _result_type(*operands) -> np.dtype:
+    """The dtype an op on these tensors and Python numbers computes in.
+
+    Operands come in three tiers: tensors with dimensions, 0-d tensors, Python numbers.
+    A lower tier changes the dtype only when it is of a higher category (see
+    ``_combine``): float32 · 0-d float64 is float32, int32 · 0-d float64 is float64,
+    int32 · 2.5 is the default float dtype (a Python float counts as float32).
+    """
+    numbers, zero_d, dimensioned = None, None, None  # each tier's promoted dtype
+    for x in operands:
+        if not isinstance(x, Tensor):
+            numbers = _promote(numbers, _number_dtype(x))
+        elif x._data.ndim == 0:
+            zero_d = _promote(zero_d, x._data.dtype)
+        else:
+            dimensioned = _promote(dimensioned, x._data.dtype)
+    return _combine(dimensioned, _combine(zero_d, numbers))
+
+
+def _number_dtype(x) -> np.dtype:
+    """The dtype PyTorch gives a Python number: bool, int64, or the default float/complex."""
+    if isinstance(x, bool):
+        return np.dtype(np.bool_)
+    if isinstance(x, int):
+        return np.dtype(np.int64)
+    if isinstance(x, complex):
+        return np.result_type(get_default_dtype(), np.complex64)
+    return get_default_dtype()
+
+
+def _promote(tier: np.dtype | None, dtype: np.dtype) -> np.dtype:
+    return dtype if tier is None else promote_types(tier, dtype)
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """``torch.promote_types``: numpy's answer, except that a bool or an integer never
+    widens a float or complex dtype (numpy: int64 + float16 is float64; PyTorch: float16)."""
+    if _CATEGORY[a.kind] != _CATEGORY[b.kind] and min(_CATEGORY[a.kind], _CATEGORY[b.kind]) <= 1:
+        return a if _CATEGORY[a.kind] > _CATEGORY[b.kind] else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
+    """The higher tier's dtype, unless the lower tier's is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None or _CATEGORY[lower.kind] <= _CATEGORY[higher.kind]:
+        return higher
+    if higher.kind == "f" and lower.kind == "c":  # float32 tensor · 0-d complex128: complex64
+        return np.result_type(higher, np.complex64)
+    return promote_types(higher, lower)
+
+
 def promote(a, b):
-    """PyTorch's promotion: a float operand wins over an integer one, whatever its width."""
+    """Bring two operands to their result type, as PyTorch computes a binary op.
+
+    Python numbers stay numbers: numpy lets an array's dtype decide over them, as
+    PyTorch does.
+    """
     a, b = _as_operand(a), _as_operand(b)
-    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-    if ta and tb:
-        da, db = a._data.dtype, b._data.dtype
-        if da != db:
-            if da.kind in "fc" and db.kind not in "fc":
-                b = _cast_constant(b, da)
-            elif db.kind in "fc" and da.kind not in "fc":
-                a = _cast_constant(a, db)
-        return a, b
-    if ta and isinstance(b, float) and a._data.dtype.kind in "biu":
-        a = _cast_constant(a, get_default_dtype())
-    elif tb and isinstance(a, float) and b._data.dtype.kind in "biu":
-        b = _cast_constant(b, get_default_dtype())
-    return a, b
+    dtype = _result_type(a, b)
+    return _cast(a, dtype), _cast(b, dtype)
+
+
+def _cast(x, dtype: np.dtype):
+    """``x`` in ``dtype``, cast only where numpy's own promotion would not reach it.
+
+    numpy widens a float or complex array just as PyTorch does (float32 · float64 is
+    float64), so those need no copy. An integer or bool tensor is always cast (numpy:
+    int8 · 2.5 is float64; PyTorch: float32), and so is a wider float tensor (a 0-d
+    float64 times a float32 tensor). If that one requires grad, its cast is a node in
+    the graph, and its gradient comes back in float64.
+    """
+    if not isinstance(x, Tensor) or x._data.dtype == dtype:
+        return x
+    if x._data.dtype.kind in "fc" and np.promote_types(x._data.dtype, dtype) == dtype:
+        return x
+    if x._requires_grad:
+        return astype(x, dtype)
+    return _cast_constant(x, dtype)
+
+
+# The Python numbers that leave a tensor's dtype as it is, by the tensor's dtype kind:
+# those of the same or a lower category (float32 · 2 and float32 · 2.5 stay float32).
+_NUMBERS_WITHIN = {
+    "b": (bool,),
+    "u": (bool, int),
+    "i": (bool, int),
+    "f": (bool, int, float),
+    "c": (bool, int, float, complex),
+}
+
+
+def _keeps_dtype(a, b) -> bool:
+    """Whether ``a ⊕ b`` needs no promotion: two tensors of one dtype, or a tensor and a
+    Python number that leaves its dtype alone."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            return a._data.dtype == b._data.dtype
+        return type(b) in _NUMBERS_WITHIN[a._data.dtype.kind]
+    return isinstance(b, Tensor) and type(a) in _NUMBERS_WITHIN[b._data.dtype.kind]
 
 
 def _binary(op, a, b) -> Tensor:
@@ -60,6 +177,10 @@ def _binary(op, a, b) -> Tensor:
         da, db = a._data.dtype, b._data.dtype
         if da is db or da == db:
             return apply_op(op, (a, b))  # the common case: nothing to promote
+    elif _keeps_dtype(a, b):
+        return apply_op(op, (a, b))  # x * 2.0: numpy keeps x's dtype, as PyTorch does
+    elif op.name not in ("eq", "ne"):  # x == None stays elementwise (PyTorch's says False)
+        check_operands(op.name, ("input", 1, a), ("other", 2, b))
     a, b = promote(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
@@ -67,15 +188,12 @@ def _binary(op, a, b) -> Tensor:
 
 
 def _float_operands(a, b):
-    """Division and powers of integers give floats (default dtype), as in PyTorch."""
-    a, b = promote(a, b)
-    for_a = isinstance(a, Tensor) and a._data.dtype.kind in "biu"
-    for_b = isinstance(b, Tensor) and b._data.dtype.kind in "biu"
-    if for_a and (for_b or not isinstance(b, Tensor)):
-        a = _cast_constant(a, get_default_dtype())
-    if for_b and (for_a or not isinstance(a, Tensor)):
-        b = _cast_constant(b, get_default_dtype())
-    return a, b
+    """Division of integers gives floats (the default dtype), as in PyTorch."""
+    a, b = _as_operand(a), _as_operand(b)
+    dtype = _result_type(a, b)
+    if dtype.kind in "biu":
+        dtype = get_default_dtype()
+    return _cast(a, dtype), _cast(b, dtype)
 
 
 def _float_input(x: Tensor) -> Tensor:
@@ -190,6 +308,7 @@ def _pow_exponent_grad(grad, x, p, z):
     from .unary import log  # unary.py imports this module: log is imported when needed
 
     if isinstance(x, Tensor):
+        x = astype(x, z.dtype)  # a float32 base of a float64 power: ln x in float64, as PyTorch
         flat = (x == 0) & (p >= 0)
         return collapse_sum_like(grad * z * log(where(flat, 1.0, x)), p)
     # A Python-number base: ln x is a constant.
@@ -228,6 +347,9 @@ def mul(input, other) -> Tensor:
 
 def div(input, other) -> Tensor:
     """True division; integers divide to floats, as in PyTorch."""
+    if _keeps_dtype(input, other) and _floating(input, other):
+        return apply_op(_div, (input, other))  # x / 2: nothing to promote
+    check_operands("div", ("input", 1, input), ("other", 2, other))
     a, b = _float_operands(input, other)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
@@ -238,17 +360,20 @@ def neg(input: Tensor) -> Tensor:
     return apply_op(_neg, (input,))
 
 
+def _floating(a, b) -> bool:
+    """Whether the tensor among ``a`` and ``b`` (``a`` if both are) is float or complex."""
+    tensor = a if isinstance(a, Tensor) else b
+    return tensor._data.dtype.kind in "fc"
+
+
 def pow(input, exponent) -> Tensor:
-    a, b = _float_operands(input, exponent) if _is_float(exponent) else promote(input, exponent)
+    if _keeps_dtype(input, exponent):
+        return apply_op(_pow, (input, exponent))  # x ** 2: nothing to promote
+    check_operands("pow", ("input", 1, input), ("exponent", 2, exponent))
+    a, b = promote(input, exponent)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(_pow, (a, b))
-
-
-def _is_float(x) -> bool:
-    if isinstance(x, Tensor):
-        return x._data.dtype.kind in "fc"
-    return isinstance(x, float)
 
 
 true_divide = divide = div
@@ -365,20 +490,41 @@ def minimum(input, other) -> Tensor:
 
 def where(condition, input, other) -> Tensor:
     """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
+    check_operands("where", ("input", 2, input), ("other", 3, other))
     condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+    _check_condition(condition)
     x, y = promote(input, other)
     return apply_op(_where, (condition, x, y))
 
 
+def _check_condition(condition: Tensor) -> None:
+    """A bool condition, as PyTorch wants (uint8 still passes, with its warning)."""
+    dtype = condition._data.dtype
+    if dtype == np.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+    elif dtype != np.bool_:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype {dtype}"
+        )
+
+
 def clamp(input: Tensor, min=None, max=None) -> Tensor:
-    """Limit values to [min, max]; the gradient passes where min ≤ x ≤ max (inclusive)."""
+    """Limit values to [min, max]; the gradient passes where min ≤ x ≤ max (inclusive).
+
+    As PyTorch, ``min(max(x, min), max)``: where min > max every element becomes max.
+    """
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input
     if min is not None:
-        out = where(input < min, min, out)
+        out = where(out < min, min, out)
     if max is not None:
-        out = where(input > max, max, out)
+        out = where(out > max, max, out)
     return out
 
 

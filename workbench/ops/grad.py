@@ -30,6 +30,7 @@ from . import im2col
 from . import indexing as indexing_ops
 from . import nn as nn_ops
 from .registry import register_gradient, register_op
+from .shape import normalize_dim
 
 
 # ------------------------------------------------------------------ no_grad
@@ -263,8 +264,9 @@ def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = No
     """The gradient of ``take`` w.r.t. ``x``: zero-fill, then scatter-*add* ``output_grad``.
 
     An index that appears twice adds both gradients (``[0, 0, 2]`` → ``[2, 0, 1]``).
+    A negative ``axis`` counts from the end, as in ``take``.
     """
-    attrs = None if axis is None else {"axis": axis}
+    attrs = None if axis is None else {"axis": normalize_dim(axis, x.ndim, "take_backward")}
     return apply_op(_take_backward, (output_grad, x, indices), attrs)
 
 

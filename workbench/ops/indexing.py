@@ -13,7 +13,7 @@ import builtins
 import numpy as np
 
 from .. import backend
-from ..autograd.dispatch import apply_op
+from ..autograd.dispatch import OpIndexError, apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
 from .arithmetic import where
@@ -411,13 +411,23 @@ def _index_tensor(index, input: Tensor, op: str) -> Tensor:
     return index
 
 
-def _check_range(index: Tensor, size: int, op: str, shape: tuple) -> None:
+def check_range(index: Tensor, size: int, op: str, shape: tuple, negative_ok: bool) -> None:
+    """Refuse an index outside ``[0, size)``, or ``[-size, size)`` where ``negative_ok``.
+
+    PyTorch's ``take`` counts a negative index from the end, as numpy does; its
+    ``index_select``, ``gather`` and ``embedding`` refuse one, so these must not let
+    numpy wrap it. The error is an IndexError and a RuntimeError (PyTorch's gather
+    raises the second).
+    """
+    lowest = -size if negative_ok else 0
     data = index._data
-    if data.size and (data.max() >= size or data.min() < -size):
+    if data.size and (data.max() >= size or data.min() < lowest):
         bad = data.max() if data.max() >= size else data.min()
-        raise IndexError(
-            f"{op}(): index {int(bad)} is out of bounds for size {size} (input shape {shape})"
-        )
+        raise OpIndexError(f"{op}(): index {int(bad)} is out of bounds for size {size} ({shape})")
+
+
+def _input_shape(input: Tensor) -> str:
+    return f"input shape {tuple(input.shape)}"
 
 
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
@@ -425,10 +435,10 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     whole slices along that axis instead."""
     index = _index_tensor(index, input, "take")
     if axis is None:
-        _check_range(index, input.numel(), "take", tuple(input.shape))
+        check_range(index, input.numel(), "take", _input_shape(input), negative_ok=True)
         return apply_op(_take, (input, index))
     axis = normalize_dim(axis, input.ndim, "take")
-    _check_range(index, input.shape[axis], "take", tuple(input.shape))
+    check_range(index, input.shape[axis], "take", _input_shape(input), negative_ok=True)
     return apply_op(_take, (input, index), {"axis": axis})
 
 
@@ -438,7 +448,8 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     axis = normalize_dim(dim, input.ndim, "index_select")
-    _check_range(index, input.shape[axis], "index_select", tuple(input.shape))
+    size = input.shape[axis]
+    check_range(index, size, "index_select", _input_shape(input), negative_ok=False)
     return apply_op(_take, (input, index), {"axis": axis})
 
 
@@ -500,7 +511,7 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
                 f"{tuple(index.shape)} to be no larger than self {tuple(input.shape)} apart "
                 f"from dimension {d}"
             )
-    _check_range(index, input.shape[d], "gather", tuple(input.shape))
+    check_range(index, input.shape[d], "gather", _input_shape(input), negative_ok=False)
     return apply_op(_gather, (input, index), {"dim": d})
 
 

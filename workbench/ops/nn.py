@@ -1,4 +1,4 @@
-"""Neural-network ops: conv2d, the 2-D pools, nll_loss, layer_norm, dropout.
+"""Neural-network ops: conv2d, the 2-D pools, nll_loss, binary_cross_entropy, layer_norm, dropout.
 
 The public functions take PyTorch's arguments; ``workbench.nn.functional`` exports
 them under PyTorch's names. Their kernels work on whole batches at once:
@@ -21,11 +21,12 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
 from . import im2col
+from .arithmetic import clamp_min
 from .broadcasting import collapse_sum_like
 from .reductions import mean
 from .registry import register_gradient, register_op
 from .shape import reshape, squeeze, unsqueeze
-from .unary import rsqrt
+from .unary import log, log1p, rsqrt
 
 
 # ------------------------------------------------------------------ conv2d
@@ -431,6 +432,40 @@ def nll_loss(
     """Negative log-likelihood of the target classes, from log-probabilities ``input``."""
     check_nll_args(input, target, weight, reduction, ignore_index, "nll_loss")
     return nll_loss_op(input, target, weight, reduction, ignore_index)
+
+
+# ------------------------------------------------------- binary_cross_entropy
+# PyTorch's floor under x (1 − x) in x̄: 10⁻¹² as a float32, so float64 gradients match too.
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+@register_op("binary_cross_entropy", inputs=("x", "target"), saves=("x", "target"))
+def _binary_cross_entropy(x, target):
+    with np.errstate(divide="ignore"):  # log 0 = −∞, clamped to −100 next
+        log_x = np.maximum(np.log(x), -100)
+        log_not_x = np.maximum(np.log1p(-x), -100)
+    return (target - 1) * log_not_x - target * log_x
+
+
+@register_gradient("binary_cross_entropy")
+def binary_cross_entropy_grad(orig, grad):
+    """Forward: ℓ = −(t · max(ln x, −100) + (1 − t) · max(ln(1 − x), −100))
+    Backward: x̄ = ℓ̄ · (x − t) / max(x (1 − x), 10⁻¹²),  t̄ = ℓ̄ · (ln(1 − x) − ln x)
+
+    PyTorch's formulas. The clamp of the logs does not reach x̄: at x = 0 or 1 the
+    gradient is large, not 0, so a saturated prediction still learns.
+    """
+    x, target = orig.args
+    need_x, need_t = orig.needs_input_grad
+    return [
+        grad * (x - target) / clamp_min(x * (1 - x), _BCE_EPSILON) if need_x else None,
+        grad * (log1p(-x) - log(x)) if need_t else None,
+    ]
+
+
+def binary_cross_entropy_op(input: Tensor, target: Tensor) -> Tensor:
+    """The loss of each element, not reduced (``binary_cross_entropy`` weighs and reduces)."""
+    return apply_op(_binary_cross_entropy, (input, target))
 
 
 # ---------------------------------------------------------------- layer_norm

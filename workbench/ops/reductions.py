@@ -26,19 +26,19 @@ from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
 from .registry import register_gradient, register_op
 from .shape import astype, getitem, normalize_dim, reshape
-from .unary import exp, sqrt
+from .unary import exp
 
 
 def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
-    """``dim`` as a sorted tuple of non-negative axes (None means all)."""
+    """``dim`` as a sorted tuple of non-negative axes (None means all), each named once."""
     if dim is None:
         return None
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    if ndim == 0:
-        for d in dims:
-            normalize_dim(d, 1, op)
-        return ()
-    return tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    axes = [normalize_dim(d, ndim, op) for d in dims]  # a 0-d tensor takes 0 and -1
+    for axis in axes:
+        if axes.count(axis) > 1:  # PyTorch refuses sum(dim=(0, 0)) rather than sum once
+            raise RuntimeError(f"{op}: dim {axis} appears multiple times in the list of dims")
+    return () if ndim == 0 else tuple(sorted(axes))
 
 
 def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
@@ -324,10 +324,32 @@ def var_grad(orig, grad):
     """Forward: y = Σ (x − mean x)² / (N − correction)   (correction 1: unbiased)
     Backward: x̄ = ȳ · 2 (x − mean x) / (N − correction)"""
     (x,) = orig.args
-    dims, correction = orig.attrs["dims"], orig.attrs["correction"]
+    return [_var_backward(grad, x, orig.attrs["dims"], orig.attrs["correction"])]
+
+
+def _var_backward(grad: Tensor, x: Tensor, dims, correction) -> Tensor:
     centered = x - mean(x, dims, keepdim=True)
     denominator = float(builtins.max(_count(x.shape, dims) - correction, 0))
-    return [unreduce(grad, x.shape, dims) * centered * 2 / denominator]
+    return unreduce(grad, x.shape, dims) * centered * 2 / denominator
+
+
+@register_op("std", saves=("x", "out"))
+def _std(x, dims, correction, keepdim):
+    return np.sqrt(_var.forward(x, dims, correction, keepdim))
+
+
+@register_gradient("std")
+def std_grad(orig, grad):
+    """Forward: y = √var(x)
+    Backward: x̄ = var's x̄ for ȳ / 2y, and 0 where y = 0   (a constant input: PyTorch's 0)
+
+    Written as √ after var, the chain rule would meet √'(0) = ∞ times var's 0: NaN.
+    """
+    (x,) = orig.args
+    y = orig.out
+    flat = y == 0
+    half = where(flat, 0.0, grad / where(flat, 1.0, 2 * y))  # no ∞ even in double backward
+    return [_var_backward(half, x, orig.attrs["dims"], orig.attrs["correction"])]
 
 
 def _correction(unbiased, correction, name: str) -> float:
@@ -342,24 +364,26 @@ def var(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Variance; by default unbiased (divide by N − 1), as PyTorch. ``correction=0``: by N."""
-    if isinstance(dim, bool):  # the legacy form var(x, unbiased)
-        dim, unbiased = None, dim
-    if input.dtype.kind not in "fc":
-        raise RuntimeError(f"var(): expected a floating point input, got {input.dtype}")
-    dims = None if dim is None else reduced_dims(dim, input.ndim, "var")
-    attrs = {
-        "dims": dims,
-        "correction": _correction(unbiased, correction, "var"),
-        "keepdim": keepdim,
-    }
-    return apply_op(_var, (input,), attrs)
+    return apply_op(_var, (input,), _var_attrs(input, dim, unbiased, keepdim, correction, "var"))
 
 
 def std(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Standard deviation: √var, with the same ``correction`` rules."""
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return apply_op(_std, (input,), _var_attrs(input, dim, unbiased, keepdim, correction, "std"))
+
+
+def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> dict:
+    if isinstance(dim, bool):  # the legacy form var(x, unbiased)
+        dim, unbiased = None, dim
+    if input.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
+    return {
+        "dims": None if dim is None else reduced_dims(dim, input.ndim, name),
+        "correction": _correction(unbiased, correction, name),
+        "keepdim": keepdim,
+    }
 
 
 # ---------------------------------------------------------------- logsumexp

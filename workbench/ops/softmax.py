@@ -67,6 +67,8 @@ def _softmax_dim(dim, ndim: int, name: str) -> int:
 def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
     input = _float_input(input) if dtype is None else astype(input, dtype)
     if input.ndim == 0:
+        if dim is not None:
+            normalize_dim(dim, 0, name)  # only 0 and -1, as in PyTorch
         return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
     d = _softmax_dim(dim, input.ndim, name)
     return apply_op(kernel, (input,), {"dim": d})

@@ -29,12 +29,21 @@ NO_GRAPH = (
 )
 
 
-def source_for(target, retain_graph: bool = False) -> StepSource:
+NOT_SCALAR = (
+    "grad can be implicitly created only for scalar outputs: this tensor has shape {shape}. "
+    "Reduce it to one number first, e.g. BackwardStepper(y.sum()), or pass a gradient of "
+    "its shape, as y.backward(gradient) takes one: BackwardStepper(y, gradient=wb.ones_like(y))."
+)
+
+
+def source_for(target, retain_graph: bool = False, gradient=None) -> StepSource:
     """The steps of a loss tensor (live) or of a saved trace (recorded)."""
     if isinstance(target, Tensor):
         if not target.requires_grad:
             raise ValueError(NO_GRAPH)
-        return LiveSteps(target, retain_graph=retain_graph)
+        if gradient is None and target.numel() != 1:
+            raise RuntimeError(NOT_SCALAR.format(shape=tuple(target.shape)))
+        return LiveSteps(target, retain_graph=retain_graph, gradient=gradient)
     if is_trace(target):
         return trace_source(target)
     raise TypeError(
@@ -47,11 +56,14 @@ class BackwardStepper(ClosingBox):
 
     Python API, mirrored by the buttons: :meth:`next`, :meth:`prev`, :meth:`reset`,
     :meth:`go`, :meth:`run_to`, :meth:`toggle_breakpoint`, :meth:`continue_`,
-    :meth:`inspect`. ``retain_graph=True`` keeps saved tensors after their node ran.
+    :meth:`inspect`. ``retain_graph=True`` keeps saved tensors after their node ran;
+    ``gradient`` is ȳ for a loss that is not one number, as in ``loss.backward(gradient)``.
     ``close()`` closes every part of it and lets go of the loss and its graph.
     """
 
-    def __init__(self, target, *, retain_graph: bool = False, interval_ms: int = 800) -> None:
+    def __init__(
+        self, target, *, gradient=None, retain_graph: bool = False, interval_ms: int = 800
+    ) -> None:
         super().__init__()
         self.retain_graph = retain_graph
         self.cursor: StepCursor | None = None
@@ -64,7 +76,7 @@ class BackwardStepper(ClosingBox):
         self.inspector = widgets.HTML()
         self._build_controls(interval_ms)
         try:
-            source = source_for(target, retain_graph)
+            source = source_for(target, retain_graph, gradient)
             self.picture = draw(target, kind="backward")  # before any node runs and frees
             self.cursor = StepCursor(source)  # runs step 0
             self.graph.svg = self.picture.svg

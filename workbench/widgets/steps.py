@@ -22,8 +22,15 @@ import numpy as np
 
 from .. import backend, events
 from ..autograd.engine import Step, make_backward_task
-from ..autograd.graph import AccumulateGrad, Node, OpNode
+from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode
 from ..tensor import Tensor
+
+FREED_GRAPH = (
+    FREED_MESSAGE + "\n\nAn earlier backward() already ran through this graph and freed "
+    "what its nodes saved, so stepping through it would fail at the first such node. "
+    "Build the stepper before calling backward(), call backward(retain_graph=True), or "
+    "compute the loss again."
+)
 
 
 # ------------------------------------------------------------------ records
@@ -214,10 +221,13 @@ class LiveSteps(StepSource):
     as ``loss.backward()`` would change them, in the same order.
     """
 
-    def __init__(self, loss: Tensor, retain_graph: bool = False) -> None:
+    def __init__(self, loss: Tensor, retain_graph: bool = False, gradient=None) -> None:
         super().__init__()
-        task = make_backward_task(loss, retain_graph=retain_graph)
-        for node in nodes_of(task.root_nodes):
+        task = make_backward_task(loss, gradient, retain_graph=retain_graph)
+        nodes = nodes_of(task.root_nodes)
+        if any(node.was_freed() for node in nodes):  # say so now, not at the failing step
+            raise RuntimeError(FREED_GRAPH)
+        for node in nodes:
             self.nodes[node.uid] = describe_node(node)
         self.task = task
         self._steps: Iterator[Step] = task.steps()
