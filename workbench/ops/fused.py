@@ -24,12 +24,12 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .activations import relu_grad, sigmoid_grad, tanh_grad
 from .arithmetic import zeros_like_grad
 from .reductions import sum
 from .registry import OPS, register_gradient, register_op
-from .shape import normalize_dim
 from .softmax import log_softmax_grad
 from .unary import exp
 
@@ -141,7 +141,7 @@ def log_softmax_backward_grad(orig, grad):
 
 def log_softmax_backward(grad: Tensor, y: Tensor, dim: int) -> Tensor:
     """log_softmax's gradient from its output ``y``: one op instead of four."""
-    d = normalize_dim(dim, max(y.ndim, 1), "log_softmax_backward")
+    d = dim_in_range("log_softmax_backward", dim, max(y.ndim, 1))
     return apply_op(_log_softmax_backward, (grad, y), {"dim": d})
 
 

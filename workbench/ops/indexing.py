@@ -14,12 +14,13 @@ import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from . import grad as grad_ops
 from .arithmetic import where
 from .reductions import sum
 from .registry import OpDef, register_gradient, register_op
-from .shape import astype, getitem, normalize_dim, reshape
+from .shape import astype, getitem, reshape
 
 
 class VariadicNames(tuple):
@@ -92,7 +93,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     # torch.cat skips legacy empty 1-D tensors so that they can seed a running cat.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     first = kept[0]
-    d = normalize_dim(dim, first.ndim, "cat")
+    d = dim_in_range("cat", dim, first.ndim)
     for i, t in enumerate(kept):
         if t.ndim != first.ndim:
             raise RuntimeError(
@@ -140,7 +141,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
     shapes = [tuple(t.shape) for t in tensors]
     if len(set(shapes)) > 1:
         raise RuntimeError(f"stack(): stack expects each tensor to be equal size, but got {shapes}")
-    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    d = dim_in_range("stack", dim, tensors[0].ndim + 1)
     return apply_op(_stack, tuple(_common_dtype(tensors)), {"dim": d})
 
 
@@ -151,7 +152,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     Each piece is a view made by basic indexing, so its gradient is scattered back
     into place and the pieces' gradients add up where the whole tensor is used.
     """
-    d = normalize_dim(dim, tensor.ndim, "split")
+    d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -176,14 +177,14 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of size ⌈n / chunks⌉ (fewer pieces if that runs out)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = normalize_dim(dim, input.ndim, "chunk")
+    d = dim_in_range("chunk", dim, input.ndim)
     size = -(-input.shape[d] // chunks)
     return split(input, size if size else 1, d)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices of ``input`` along ``dim``, each without that dimension."""
-    d = normalize_dim(dim, input.ndim, "unbind")
+    d = dim_in_range("unbind", dim, input.ndim)
     return tuple(getitem(input, _along(d, i)) for i in range(input.shape[d]))
 
 
@@ -202,7 +203,7 @@ def flip_grad(orig, grad):
 
 def flip(input: Tensor, dims) -> Tensor:
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    dims = tuple(normalize_dim(d, input.ndim, "flip") for d in dims)
+    dims = tuple(dim_in_range("flip", d, input.ndim) for d in dims)
     return apply_op(_flip, (input,), {"dims": dims})
 
 
@@ -234,7 +235,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         raise RuntimeError(
             f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
         )
-    dims = tuple(normalize_dim(d, input.ndim, "roll") for d in dims)
+    dims = tuple(dim_in_range("roll", d, input.ndim) for d in dims)
     return apply_op(_roll, (input,), {"shifts": shifts, "dims": dims})
 
 
@@ -427,7 +428,7 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     if axis is None:
         _check_range(index, input.numel(), "take", tuple(input.shape))
         return apply_op(_take, (input, index))
-    axis = normalize_dim(axis, input.ndim, "take")
+    axis = dim_in_range("take", axis, input.ndim)
     _check_range(index, input.shape[axis], "take", tuple(input.shape))
     return apply_op(_take, (input, index), {"axis": axis})
 
@@ -437,7 +438,7 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, input, "index_select")
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
-    axis = normalize_dim(dim, input.ndim, "index_select")
+    axis = dim_in_range("index_select", dim, input.ndim)
     _check_range(index, input.shape[axis], "index_select", tuple(input.shape))
     return apply_op(_take, (input, index), {"axis": axis})
 
@@ -487,7 +488,7 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, input, "gather")
-    d = normalize_dim(dim, input.ndim, "gather")
+    d = dim_in_range("gather", dim, input.ndim)
     if index.ndim != input.ndim:
         raise RuntimeError(
             f"gather(): Index tensor must have the same number of dimensions as input tensor "

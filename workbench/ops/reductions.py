@@ -21,11 +21,12 @@ import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
 from .registry import register_gradient, register_op
-from .shape import astype, getitem, normalize_dim, reshape
+from .shape import astype, getitem, reshape
 from .unary import exp, sqrt
 
 
@@ -36,9 +37,9 @@ def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if ndim == 0:
         for d in dims:
-            normalize_dim(d, 1, op)
+            dim_in_range(op, d, 1)
         return ()
-    return tuple(sorted({normalize_dim(d, ndim, op) for d in dims}))
+    return tuple(sorted({dim_in_range(op, d, ndim) for d in dims}))
 
 
 def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
@@ -217,7 +218,7 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
         return (maximum if largest else minimum)(input, dim)
     if input.numel() == 0:
         raise RuntimeError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-    d = normalize_dim(dim, input.ndim, name) if input.ndim else None
+    d = dim_in_range(name, dim, input.ndim) if input.ndim else None
     if d is None:
         values = input
         indices = Tensor(backend.xp(input._data).zeros((), dtype=np.int64))  # input's device
@@ -249,12 +250,12 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    d = None if dim is None else normalize_dim(dim, input.ndim, "argmax")
+    d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
     return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    d = None if dim is None else normalize_dim(dim, input.ndim, "argmin")
+    d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
     return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 

@@ -13,19 +13,9 @@ import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
-
-
-def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
-    """A dim in [0, ndim), accepting negatives; a clear error otherwise."""
-    size = max(ndim, 1)
-    if not -size <= dim < size:
-        raise IndexError(
-            f"{op}: Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
-            f"but got {dim})"
-        )
-    return dim % size
 
 
 def _shape_arg(shape) -> tuple:
@@ -116,7 +106,7 @@ def permute(input: Tensor, *dims) -> Tensor:
             f"permute: number of dims don't match in permute (input shape "
             f"{tuple(input.shape)}, dims {dims})"
         )
-    dims = tuple(normalize_dim(d, ndim, "permute") for d in dims)
+    dims = tuple(dim_in_range("permute", d, ndim) for d in dims)
     if sorted(dims) != list(range(ndim)):
         raise RuntimeError(f"permute: repeated dim in permute (dims {dims})")
     return apply_op(_permute, (input,), {"dims": dims})
@@ -126,7 +116,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.ndim
     if ndim == 0:
         return input
-    dim0, dim1 = normalize_dim(dim0, ndim, "transpose"), normalize_dim(dim1, ndim, "transpose")
+    dim0, dim1 = dim_in_range("transpose", dim0, ndim), dim_in_range("transpose", dim1, ndim)
     dims = list(range(ndim))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return apply_op(_permute, (input,), {"dims": tuple(dims)})
@@ -143,7 +133,7 @@ def t(input: Tensor) -> Tensor:
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    dim = dim_in_range("unsqueeze", dim, input.ndim + 1)
     shape = input.shape[:dim] + (1,) + input.shape[dim:]
     return apply_op(_reshape, (input,), {"shape": shape})
 
@@ -154,7 +144,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         dims_in = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = {normalize_dim(d, input.ndim, "squeeze") for d in dims_in}
+        dims = {dim_in_range("squeeze", d, input.ndim) for d in dims_in}
         dims = {d for d in dims if shape[d] == 1}
     new_shape = tuple(s for i, s in enumerate(shape) if i not in dims)
     return apply_op(_reshape, (input,), {"shape": new_shape})
@@ -163,8 +153,8 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if input.ndim == 0:
         return reshape(input, 1)
-    start = normalize_dim(start_dim, input.ndim, "flatten")
-    end = normalize_dim(end_dim, input.ndim, "flatten")
+    start = dim_in_range("flatten", start_dim, input.ndim)
+    end = dim_in_range("flatten", end_dim, input.ndim)
     shape = input.shape[:start] + (-1,) + input.shape[end + 1 :]
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")

@@ -11,11 +11,12 @@ import warnings
 import numpy as np
 
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import _float_input
 from .reductions import sum
 from .registry import register_gradient, register_op
-from .shape import astype, normalize_dim, reshape
+from .shape import astype, reshape
 from .unary import exp
 
 
@@ -61,7 +62,7 @@ def _softmax_dim(dim, ndim: int, name: str) -> int:
             stacklevel=3,
         )
         dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim, name)
+    return dim_in_range(name, dim, ndim)
 
 
 def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:

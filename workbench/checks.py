@@ -1,0 +1,186 @@
+"""Argument checks for the public boundary: one shared place for the errors that teach.
+
+Every public function checks its arguments here before any kernel runs, so bad input
+gets one clear sentence that names the op, the argument and the value or shapes,
+raised as the exception type PyTorch raises for it (``RuntimeError`` for most bad
+sizes, ``IndexError`` for a dim or an index out of range, ``TypeError`` for a value
+of the wrong type, ``ValueError`` for a bad option). Without these checks the same
+mistakes surface from deep inside numpy: ``ZeroDivisionError`` for a zero stride,
+"could not broadcast input array" for a negative padding.
+
+Each check is cheap: it looks at the arguments (a stride, a dim, a shape), never at
+the elements of a tensor, except :func:`indices_in_range`, which finds the
+smallest and largest index in one pass each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INTEGERS = (int, np.integer)
+
+
+def type_name(value) -> str:
+    return type(value).__name__
+
+
+# ------------------------------------------------------------------ tensors, numbers
+def tensor_arg(op: str, name: str, value):
+    """``value`` itself when it is a Tensor; TypeError otherwise (``exp("a")``)."""
+    from .tensor import Tensor  # tensor.py imports ops, which import this module
+
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(value)}")
+    return value
+
+
+def operand(op: str, name: str, value):
+    """An operand of arithmetic: a Tensor, a number, or numbers in a list or an array.
+
+    A string (``x * "a"``) or any other object is a TypeError that names the op, where
+    numpy would say "could not convert string to float".
+    """
+    if isinstance(value, (str, bytes)) or not isinstance(
+        value, (int, float, complex, np.generic, np.ndarray, list, tuple)
+    ):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be a Tensor or a number, not "
+            f"{type_name(value)} ({value!r})"
+        )
+    return value
+
+
+def dtype_arg(op: str, dtype) -> np.dtype:
+    """A dtype (``wb.float32``, ``np.float64``, ``float``...); a string is a TypeError, as
+    in PyTorch, which has no dtype names."""
+    if isinstance(dtype, str):
+        raise TypeError(
+            f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not the string {dtype!r}"
+        )
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not "
+            f"{type_name(dtype)} ({dtype!r})"
+        ) from None
+
+
+# ------------------------------------------------------------------------- sizes
+def shape_arg(op: str, size) -> tuple:
+    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints.
+
+    A size that is not an integer is a TypeError (numpy would round 2.5 down, or not);
+    a negative one is PyTorch's RuntimeError "Trying to create tensor with negative
+    dimension".
+    """
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    for pos, s in enumerate(size):
+        if not isinstance(s, INTEGERS):
+            raise TypeError(
+                f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
+                f"{type_name(s)} at pos {pos} ({s!r})"
+            )
+    shape = tuple(int(s) for s in size)
+    if shape and min(shape) < 0:
+        raise RuntimeError(
+            f"{op}: Trying to create tensor with negative dimension {min(shape)}: {list(shape)}"
+        )
+    return shape
+
+
+def int_pair(op: str, name: str, value) -> tuple:
+    """``3`` → ``(3, 3)``; one or two ints stay; anything else names ``name`` and ``value``."""
+    if isinstance(value, INTEGERS) and not isinstance(value, bool):
+        return (int(value), int(value))
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, INTEGERS) for v in value):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be an int or a tuple of 2 ints, not "
+            f"{type_name(value)} ({value!r})"
+        )
+    if len(value) not in (1, 2):
+        raise RuntimeError(
+            f"{op}: expected {name} to be a single integer value or a list of 2 values, but "
+            f"got {name}={tuple(value)}"
+        )
+    pair = tuple(int(v) for v in value)
+    return pair * 2 if len(pair) == 1 else pair
+
+
+def positive(op: str, name: str, value, error=RuntimeError):
+    """Kernel sizes, strides, dilations, groups (an int or a tuple of ints): each must be
+    greater than zero (PyTorch's RuntimeError "non-positive stride is not supported";
+    ``nn.Conv2d`` raises ValueError for its ``groups``)."""
+    if min(value if isinstance(value, tuple) else (value,)) <= 0:
+        raise error(f"{op}: {name} should be greater than zero, but got {name}={value}")
+    return value
+
+
+def non_negative(op: str, name: str, value):
+    """Paddings (an int or a tuple of ints): a negative one is a RuntimeError."""
+    if min(value if isinstance(value, tuple) else (value,)) < 0:
+        raise RuntimeError(f"{op}: negative {name} is not supported, but got {name}={value}")
+    return value
+
+
+# ------------------------------------------------------------------ dims, indices
+def dim_in_range(op: str, dim, ndim: int) -> int:
+    """``dim`` as an axis in [0, ndim), accepting negatives. A 0-d tensor takes dims -1
+    and 0, as in PyTorch."""
+    if not isinstance(dim, INTEGERS):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type_name(dim)} ({dim!r})")
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
+            f"but got {dim})"
+        )
+    return int(dim) % size
+
+
+def indices_in_range(
+    op: str, index: np.ndarray, size: int, dim: int, shape: tuple, error=IndexError
+) -> None:
+    """Every index in [-size, size). ``error`` is the type PyTorch raises for this op
+    (IndexError for index_select and take, RuntimeError for gather)."""
+    if not index.size:
+        return
+    high, low = index.max(), index.min()
+    if high >= size or low < -size:
+        bad = int(high if high >= size else low)
+        raise error(
+            f"{op}: index {bad} is out of bounds for dimension {dim} with size {size} "
+            f"(input shape {tuple(shape)})"
+        )
+
+
+def integer_index(op: str, index, dtypes: str = "int32 or int64", error=RuntimeError) -> None:
+    """An index tensor must hold integers; PyTorch's type differs by op (``error``)."""
+    if index.dtype.kind not in "iu":
+        raise error(f"{op}: Expected dtype {dtypes} for index, but got {index.dtype}")
+
+
+# ------------------------------------------------------------------------ options
+def one_of(op: str, name: str, value, choices: tuple, error=ValueError):
+    """``value`` when it is one of ``choices``; otherwise name the choices."""
+    if value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise error(f"{op}: {name} must be one of {listed}, but got {value!r}")
+    return value
+
+
+def reduction(op: str, value: str) -> str:
+    """A loss's ``reduction``: 'none', 'mean' or 'sum' (PyTorch's ValueError otherwise)."""
+    if value not in ("none", "mean", "sum"):
+        raise ValueError(
+            f"{op}: {value} is not a valid value for reduction (use 'none', 'mean' or 'sum')"
+        )
+    return value
+
+
+def probability(op: str, p) -> float:
+    """A dropout probability, in [0, 1]."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    return p
