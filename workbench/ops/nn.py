@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, factories
+from .. import backend, checks, factories
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
@@ -124,16 +124,21 @@ def conv2d_weight_grad(x, grad: Tensor, weight_shape: tuple, attrs: dict) -> Ten
 
 def _conv_padding(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
     """PyTorch's padding argument (int, pair, 'valid' or 'same') as (top, left, bottom, right)."""
+    if isinstance(padding, str):
+        checks.one_of("conv2d", "padding", padding, ("valid", "same"), error=RuntimeError)
     if padding == "valid":
         return (0, 0, 0, 0)
     if padding == "same":
         if stride != (1, 1):
-            raise RuntimeError("conv2d: padding='same' is not supported for strided convolutions")
+            raise RuntimeError(
+                f"conv2d: padding='same' is not supported for strided convolutions "
+                f"(stride={stride})"
+            )
         total = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return (total[0] // 2, total[1] // 2, total[0] - total[0] // 2, total[1] - total[1] // 2)
-    if isinstance(padding, str):
-        raise ValueError(f"conv2d: invalid padding string {padding!r}; use 'valid' or 'same'")
-    return im2col.four(padding)
+    return 2 * checks.non_negative(
+        "conv2d", "padding", checks.int_pair("conv2d", "padding", padding)
+    )
 
 
 def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
@@ -144,10 +149,9 @@ def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
             f"{shapes}"
         )
     groups = attrs["groups"]
-    if groups < 1 or weight.shape[0] % groups:
+    if weight.shape[0] % groups:
         raise RuntimeError(
-            f"conv2d: groups={groups} must be positive and divide the {weight.shape[0]} output "
-            f"channels {shapes}"
+            f"conv2d: groups={groups} must divide the {weight.shape[0]} output channels {shapes}"
         )
     if x.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
@@ -191,13 +195,16 @@ def conv2d(
         return squeeze(
             conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0
         )
-    stride, dilation = im2col.pair(stride, "stride"), im2col.pair(dilation, "dilation")
+    stride = checks.positive("conv2d", "stride", checks.int_pair("conv2d", "stride", stride))
+    dilation = checks.positive(
+        "conv2d", "dilation", checks.int_pair("conv2d", "dilation", dilation)
+    )
     kernel = tuple(weight.shape[-2:])
     attrs = {
         "stride": stride,
         "padding": _conv_padding(padding, kernel, stride, dilation),
         "dilation": dilation,
-        "groups": int(groups),
+        "groups": checks.positive("conv2d", "groups", int(groups)),
     }
     _check_conv(input, weight, bias, attrs)
     out = apply_op(_conv2d, (input, weight), attrs)
@@ -254,11 +261,23 @@ def _pool_input(input: Tensor, op: str) -> Tensor:
     return input if input.ndim == 4 else unsqueeze(input, 0)
 
 
+def _pool_sizes(op: str, kernel_size, stride, padding, dilation) -> tuple:
+    """PyTorch's pooling arguments, each an int or a pair, checked and made pairs.
+
+    ``stride`` defaults to the kernel size (None or an empty tuple).
+    """
+    kernel = checks.positive(op, "kernel_size", checks.int_pair(op, "kernel_size", kernel_size))
+    if stride is None or stride == ():
+        stride = kernel
+    stride = checks.positive(op, "stride", checks.int_pair(op, "stride", stride))
+    padding = checks.non_negative(op, "padding", checks.int_pair(op, "padding", padding))
+    dilation = checks.positive(op, "dilation", checks.int_pair(op, "dilation", dilation))
+    return kernel, stride, padding, dilation
+
+
 def _check_pool(input: Tensor, attrs: dict, op: str) -> None:
     kernel, dilation = attrs["pool_size"], attrs["dilation"]
     for k, d, p in zip(kernel, dilation, attrs["padding"]):
-        if k <= 0 or attrs["strides"][0] <= 0 or attrs["strides"][1] <= 0:
-            raise RuntimeError(f"{op}: kernel size and stride must be positive (got {attrs})")
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(
                 f"{op}: pad should be at most half of effective kernel size, but got pad={p}, "
@@ -284,8 +303,10 @@ def max_pool2d(
 ):
     """The largest value of each window; ties send the gradient to the first one."""
     x = _pool_input(input, "max_pool2d")
-    stride = kernel_size if stride is None or stride == () else stride
-    attrs = grad_ops.pool_attrs(kernel_size, stride, padding, dilation, ceil_mode, False)
+    kernel, stride, padding, dilation = _pool_sizes(
+        "max_pool2d", kernel_size, stride, padding, dilation
+    )
+    attrs = grad_ops.pool_attrs(kernel, stride, padding, dilation, ceil_mode, False)
     del attrs["count_include_pad"]
     _check_pool(x, attrs, "max_pool2d")
     out = apply_op(_max_pool2d, (x,), attrs)
@@ -312,10 +333,12 @@ def avg_pool2d(
 ) -> Tensor:
     """The mean of each window; ``count_include_pad`` decides whether padding counts."""
     x = _pool_input(input, "avg_pool2d")
-    stride = kernel_size if stride is None or stride == () else stride
-    attrs = grad_ops.pool_attrs(kernel_size, stride, padding, 1, ceil_mode, count_include_pad)
+    kernel, stride, padding, _ = _pool_sizes("avg_pool2d", kernel_size, stride, padding, 1)
+    attrs = grad_ops.pool_attrs(kernel, stride, padding, 1, ceil_mode, count_include_pad)
     _check_pool(x, attrs, "avg_pool2d")
-    if divisor_override:
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("avg_pool2d: divisor must be not zero (divisor_override=0)")
         attrs["divisor_override"] = int(divisor_override)
     out = apply_op(_avg_pool2d, (x,), attrs)
     return out if input.ndim == 4 else squeeze(out, 0)
