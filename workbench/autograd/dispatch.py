@@ -77,7 +77,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor.
 
     One pass over the inputs collects their arrays and whether any needs a gradient;
-    then the kernel runs, and a node is recorded only if one is needed.
+    then the kernel runs (with numpy's floating-point warnings off, as PyTorch never
+    warns about inf or NaN), and a node is recorded only if one is needed.
     """
     recording = state.grad_mode.enabled
     arrays = []
@@ -94,10 +95,13 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
+    quiet = backend.warnings_off()  # inf and NaN are values: no numpy RuntimeWarning
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
-    except (ValueError, IndexError, TypeError) as err:
+    except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
+    finally:
+        backend.warnings_back(quiet)
     if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
         out = np.asarray(out)
     result = Tensor._make(out)

@@ -90,8 +90,7 @@ def _relu_backward(grad, y):
     mask = ~(y <= 0)  # not y > 0: at y = NaN the gradient passes, as in PyTorch
     if np.isfinite(grad).all():
         return grad * mask
-    with np.errstate(invalid="ignore"):  # ±inf · 0 is NaN: those entries are zeroed next
-        result = grad * mask
+    result = grad * mask  # ±inf · 0 is NaN: those entries are zeroed next
     result[~mask] = 0  # where the mask is off the gradient is 0, whatever came in
     return result
 

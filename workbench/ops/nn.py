@@ -390,8 +390,7 @@ def _nll_loss(predictions, targets, weights, reduction, ignore_index):
     if reduction == "none":
         return losses.reshape(np.shape(targets))
     total_weight = losses.size if weight is None else weight.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = losses.sum() if reduction == "sum" else losses.sum() / total_weight
+    total = losses.sum() if reduction == "sum" else losses.sum() / total_weight
     return backend.asarray(total, like=pred, dtype=pred.dtype)  # 0-d, on pred's device
 
 

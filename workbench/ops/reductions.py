@@ -101,7 +101,15 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 # --------------------------------------------------------------------- mean
 @register_op("mean")
 def _mean(x, dims, keepdim):
-    return np.mean(x, axis=dims, keepdims=keepdim)
+    return mean_of(x, dims, keepdim)
+
+
+def mean_of(x, dims, keepdim):
+    """``np.mean``, except that the mean of no elements is NaN without numpy's "Mean of
+    empty slice" warning (PyTorch's is silent)."""
+    if x.size:
+        return np.mean(x, axis=dims, keepdims=keepdim)
+    return np.sum(x, axis=dims, keepdims=keepdim) / _count(x.shape, dims)  # 0 / 0: NaN
 
 
 @register_gradient("mean")
@@ -312,12 +320,9 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
 # ------------------------------------------------------------------ var, std
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
-    centered = x - np.mean(x, axis=dims, keepdims=True)
+    centered = x - mean_of(x, dims, True)
     squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return backend.asarray(
-            squares / builtins.max(_count(x.shape, dims) - correction, 0), like=x
-        )
+    return backend.asarray(squares / builtins.max(_count(x.shape, dims) - correction, 0), like=x)
 
 
 @register_gradient("var")
@@ -368,8 +373,7 @@ def std(
 def _logsumexp(x, dims, keepdim):
     peak = np.max(x, axis=dims, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
-    with np.errstate(divide="ignore", over="ignore"):
-        out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
+    out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
     if keepdim:
         return out
     return out.reshape(()) if dims is None else np.squeeze(out, axis=dims)

@@ -23,9 +23,8 @@ from .unary import exp
 # ----------------------------------------------------- softmax, log_softmax
 @register_op("softmax", saves=("out",))
 def _softmax(x, dim):
-    with np.errstate(invalid="ignore"):
-        e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-        return e / np.sum(e, axis=dim, keepdims=True)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
 
 
 @register_gradient("softmax")
@@ -38,11 +37,10 @@ def softmax_grad(orig, grad):
 
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - x.max(axis=dim, keepdims=True)
-        # shifted is a fresh array: subtract the log-sum-exp from it in place.
-        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
+    shifted = x - x.max(axis=dim, keepdims=True)
+    # shifted is a fresh array: subtract the log-sum-exp from it in place.
+    shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    return shifted
 
 
 @register_gradient("log_softmax")

@@ -28,8 +28,7 @@ def _unary(name: str, kernel, saves=()):
 # ------------------------------------------------------------ exp, log, sqrt
 @register_op("exp", saves=("out",))
 def _exp(x):
-    with np.errstate(over="ignore"):
-        return np.exp(x)
+    return np.exp(x)
 
 
 @register_gradient("exp")
@@ -45,8 +44,7 @@ def exp(input) -> Tensor:
 
 @register_op("log", saves=("x",))
 def _log(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x)
+    return np.log(x)
 
 
 @register_gradient("log")
@@ -63,8 +61,7 @@ def log(input) -> Tensor:
 
 @register_op("sqrt", saves=("out",))
 def _sqrt(x):
-    with np.errstate(invalid="ignore"):
-        return np.sqrt(x)
+    return np.sqrt(x)
 
 
 @register_gradient("sqrt")
@@ -116,8 +113,7 @@ def cos(input) -> Tensor:
 # ----------------------------------------------------------- log1p, expm1
 @register_op("log1p", saves=("x",))
 def _log1p(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log1p(x)
+    return np.log1p(x)
 
 
 @register_gradient("log1p")
@@ -130,8 +126,7 @@ def log1p_grad(orig, grad):
 
 @register_op("expm1", saves=("out",))
 def _expm1(x):
-    with np.errstate(over="ignore"):
-        return np.expm1(x)
+    return np.expm1(x)
 
 
 @register_gradient("expm1")
@@ -154,8 +149,7 @@ def expm1(input) -> Tensor:
 # ------------------------------------------------- reciprocal, rsqrt, square
 @register_op("reciprocal", saves=("out",))
 def _reciprocal(x):
-    with np.errstate(divide="ignore"):
-        return np.reciprocal(x)
+    return np.reciprocal(x)
 
 
 @register_gradient("reciprocal")
@@ -168,8 +162,7 @@ def reciprocal_grad(orig, grad):
 
 @register_op("rsqrt", saves=("out",))
 def _rsqrt(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 1 / np.sqrt(x)
+    return 1 / np.sqrt(x)
 
 
 @register_gradient("rsqrt")
