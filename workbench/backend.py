@@ -123,7 +123,7 @@ def normalize_device(device) -> str:
             )
         _mark_gpu_in_use()
         return "cuda"
-    raise ValueError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
+    raise RuntimeError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
 
 
 def to_device(array, device: str):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tensor import Tensor
+
 INTEGERS = (int, np.integer)
 
 
@@ -27,8 +29,6 @@ def type_name(value) -> str:
 # ------------------------------------------------------------------ tensors, numbers
 def tensor_arg(op: str, name: str, value):
     """``value`` itself when it is a Tensor; TypeError otherwise (``exp("a")``)."""
-    from .tensor import Tensor  # tensor.py imports ops, which import this module
-
     if not isinstance(value, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(value)}")
     return value
@@ -41,7 +41,7 @@ def operand(op: str, name: str, value):
     numpy would say "could not convert string to float".
     """
     if isinstance(value, (str, bytes)) or not isinstance(
-        value, (int, float, complex, np.generic, np.ndarray, list, tuple)
+        value, (Tensor, int, float, complex, np.generic, np.ndarray, list, tuple)
     ):
         raise TypeError(
             f"{op}(): argument '{name}' must be a Tensor or a number, not "
@@ -64,6 +64,23 @@ def dtype_arg(op: str, dtype) -> np.dtype:
             f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not "
             f"{type_name(dtype)} ({dtype!r})"
         ) from None
+
+
+def nested_lengths(op: str, data, dim: int = 0) -> None:
+    """Raise PyTorch's ValueError where nested lists are ragged (``[[1, 2], [3]]``):
+    "expected sequence of length 2 at dim 1 (got 1)". Called only once numpy has
+    refused the data, so the common path never walks a list."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return
+    first = data[0]
+    expected = len(first) if isinstance(first, (list, tuple)) else None
+    for item in data:
+        length = len(item) if isinstance(item, (list, tuple)) else None
+        if length != expected:
+            got = "a number" if length is None else length
+            wanted = "a number" if expected is None else f"length {expected}"
+            raise ValueError(f"{op}(): expected sequence of {wanted} at dim {dim + 1} (got {got})")
+        nested_lengths(op, item, dim + 1)
 
 
 # ------------------------------------------------------------------------- sizes
@@ -139,6 +156,24 @@ def dim_in_range(op: str, dim, ndim: int) -> int:
     return int(dim) % size
 
 
+def non_empty_reduction(op: str, shape: tuple, dims: tuple | None, error=RuntimeError) -> None:
+    """max, min, argmax...: a maximum over no elements does not exist. Over all dims it is
+    ``error`` (RuntimeError; argmax's is IndexError), over an empty dim an IndexError."""
+    if dims is None:
+        if 0 in shape:
+            raise error(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0 (input "
+                f"shape {tuple(shape)}). Specify the reduction dim with the 'dim' argument."
+            )
+        return
+    for d in dims:
+        if shape and shape[d] == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim {d} to have non-zero size (input shape "
+                f"{tuple(shape)})."
+            )
+
+
 def indices_in_range(
     op: str, index: np.ndarray, size: int, dim: int, shape: tuple, error=IndexError
 ) -> None:
@@ -150,15 +185,17 @@ def indices_in_range(
     if high >= size or low < -size:
         bad = int(high if high >= size else low)
         raise error(
-            f"{op}: index {bad} is out of bounds for dimension {dim} with size {size} "
+            f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size} "
             f"(input shape {tuple(shape)})"
         )
 
 
-def integer_index(op: str, index, dtypes: str = "int32 or int64", error=RuntimeError) -> None:
-    """An index tensor must hold integers; PyTorch's type differs by op (``error``)."""
+def integer_index(op: str, index) -> None:
+    """An index tensor must hold integers (PyTorch's RuntimeError otherwise)."""
     if index.dtype.kind not in "iu":
-        raise error(f"{op}: Expected dtype {dtypes} for index, but got {index.dtype}")
+        raise RuntimeError(
+            f"{op}(): Expected dtype int32 or int64 for index, but got {index.dtype}"
+        )
 
 
 # ------------------------------------------------------------------------ options

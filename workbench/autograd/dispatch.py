@@ -31,10 +31,6 @@ class OpIndexError(OpError, IndexError):
     """An index out of range: still an IndexError, as Python (and PyTorch) code expects."""
 
 
-class OpTypeError(OpError, TypeError):
-    """An argument of the wrong type."""
-
-
 def describe_inputs(inputs) -> str:
     parts = []
     for x in inputs:
@@ -62,14 +58,25 @@ def broadcast_mismatch(shapes) -> str | None:
     return None
 
 
-def op_error(op, inputs, err: Exception) -> OpError:
+def op_error(op, inputs, err: Exception) -> Exception:
+    """The error to raise when ``op``'s kernel failed with ``err``, naming the op and inputs.
+
+    Only the failure path comes here, so it may look closely at what went wrong. An input
+    that is not a tensor or a number (a string, a list) is PyTorch's TypeError; otherwise
+    the inputs were fine and their shapes or dtypes were not: an IndexError stays one,
+    the rest is PyTorch's RuntimeError.
+    """
+    for i, x in enumerate(inputs):
+        if not isinstance(x, (Tensor, int, float, complex, np.generic, type(None))):
+            return TypeError(
+                f"{op.name}(): argument '{op.input_names[i]}' must be Tensor, not "
+                f"{type(x).__name__}"
+            )
     message = str(err)
     if "could not be broadcast" in message:
         shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
         message = broadcast_mismatch(shapes) or "shapes cannot be broadcast together"
     kind = OpIndexError if isinstance(err, IndexError) else OpError
-    if isinstance(err, TypeError):
-        kind = OpTypeError
     return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 

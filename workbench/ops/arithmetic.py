@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import checks
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
 from .broadcasting import collapse_sum_like
@@ -20,7 +21,7 @@ from .registry import register_gradient, register_op
 
 
 # ----------------------------------------------------------- dtype promotion
-def _as_operand(x):
+def _as_operand(x, op: str, name: str):
     """Python numbers stay numbers (they get no gradient); arrays become constant tensors."""
     if isinstance(x, Tensor):
         return x
@@ -28,7 +29,7 @@ def _as_operand(x):
         return x.item()
     if isinstance(x, (int, float, bool, complex)):
         return x
-    return Tensor(x)
+    return Tensor(checks.operand(op, name, x))
 
 
 def _cast_constant(t: Tensor, dtype) -> Tensor:
@@ -36,9 +37,12 @@ def _cast_constant(t: Tensor, dtype) -> Tensor:
     return Tensor._make(t._data.astype(dtype))
 
 
-def promote(a, b):
-    """PyTorch's promotion: a float operand wins over an integer one, whatever its width."""
-    a, b = _as_operand(a), _as_operand(b)
+def promote(a, b, op: str = "promote"):
+    """PyTorch's promotion: a float operand wins over an integer one, whatever its width.
+
+    ``op`` names the op in the error for an operand that is neither a tensor nor a number.
+    """
+    a, b = _as_operand(a, op, "input"), _as_operand(b, op, "other")
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
         da, db = a._data.dtype, b._data.dtype
@@ -60,15 +64,15 @@ def _binary(op, a, b) -> Tensor:
         da, db = a._data.dtype, b._data.dtype
         if da is db or da == db:
             return apply_op(op, (a, b))  # the common case: nothing to promote
-    a, b = promote(a, b)
+    a, b = promote(a, b, op.name)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(op, (a, b))
 
 
-def _float_operands(a, b):
+def _float_operands(a, b, op: str):
     """Division and powers of integers give floats (default dtype), as in PyTorch."""
-    a, b = promote(a, b)
+    a, b = promote(a, b, op)
     for_a = isinstance(a, Tensor) and a._data.dtype.kind in "biu"
     for_b = isinstance(b, Tensor) and b._data.dtype.kind in "biu"
     if for_a and (for_b or not isinstance(b, Tensor)):
@@ -78,9 +82,10 @@ def _float_operands(a, b):
     return a, b
 
 
-def _float_input(x: Tensor) -> Tensor:
-    if not isinstance(x, Tensor):
-        x = Tensor(x)
+def _float_input(x: Tensor, op: str) -> Tensor:
+    """The input of a floating-point function (``exp``, ``sigmoid``...): integers become
+    the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
+    checks.tensor_arg(op, "input", x)
     if x._data.dtype.kind not in "fc":
         x = _cast_constant(x, get_default_dtype())
     return x
@@ -226,7 +231,7 @@ def mul(input, other) -> Tensor:
 
 def div(input, other) -> Tensor:
     """True division; integers divide to floats, as in PyTorch."""
-    a, b = _float_operands(input, other)
+    a, b = _float_operands(input, other, "div")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(_div, (a, b))
@@ -237,7 +242,11 @@ def neg(input: Tensor) -> Tensor:
 
 
 def pow(input, exponent) -> Tensor:
-    a, b = _float_operands(input, exponent) if _is_float(exponent) else promote(input, exponent)
+    a, b = (
+        _float_operands(input, exponent, "pow")
+        if _is_float(exponent)
+        else promote(input, exponent, "pow")
+    )
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(_pow, (a, b))
@@ -364,7 +373,7 @@ def minimum(input, other) -> Tensor:
 def where(condition, input, other) -> Tensor:
     """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
     condition = condition if isinstance(condition, Tensor) else Tensor(condition)
-    x, y = promote(input, other)
+    x, y = promote(input, other, "where")
     return apply_op(_where, (condition, x, y))
 
 

@@ -12,7 +12,7 @@ import builtins
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
@@ -49,10 +49,12 @@ def _along(dim: int, index) -> tuple:
     return (slice(None),) * dim + (index,)
 
 
-def _tensor_list(tensors, op: str) -> list:
+def _tensor_list(tensors, op: str, empty_error=RuntimeError) -> list:
+    """A non-empty list of tensors; PyTorch's error for an empty one differs by op (cat:
+    ValueError, stack: RuntimeError)."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
+        raise empty_error(f"{op}(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): expected Tensor at position {i}, got {type(t).__name__}")
@@ -89,7 +91,7 @@ def cat_grad(orig, grad):
 
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension; all other sizes must agree."""
-    tensors = _tensor_list(tensors, "cat")
+    tensors = _tensor_list(tensors, "cat", empty_error=ValueError)
     # torch.cat skips legacy empty 1-D tensors so that they can seed a running cat.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     first = kept[0]
@@ -138,9 +140,13 @@ def stack_grad(orig, grad):
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new dimension."""
     tensors = _tensor_list(tensors, "stack")
-    shapes = [tuple(t.shape) for t in tensors]
-    if len(set(shapes)) > 1:
-        raise RuntimeError(f"stack(): stack expects each tensor to be equal size, but got {shapes}")
+    first = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != first:
+            raise RuntimeError(
+                f"stack(): stack expects each tensor to be equal size, but got {list(first)} at "
+                f"entry 0 and {list(t.shape)} at entry {i}"
+            )
     d = dim_in_range("stack", dim, tensors[0].ndim + 1)
     return apply_op(_stack, tuple(_common_dtype(tensors)), {"dim": d})
 
@@ -161,6 +167,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         sizes = [min(size, length - start) for start in range(0, length, max(size, 1))] or [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
+        checks.non_negative("split", "split_sizes", tuple(sizes))
         if builtins.sum(sizes) != length:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
@@ -286,8 +293,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         if value:
             attrs["value"] = value
         return apply_op(_pad, (input,), attrs)
-    if mode not in _NUMPY_PAD_MODES:
-        raise ValueError(f"pad(): unknown padding mode {mode!r}")
+    checks.one_of("pad", "mode", mode, ("constant", *_NUMPY_PAD_MODES), NotImplementedError)
     out = input
     for axis, (b, a) in enumerate(widths):
         if b or a:
@@ -372,9 +378,7 @@ def repeat_grad(orig, grad):
 
 def repeat(input: Tensor, *sizes) -> Tensor:
     """``x.repeat(2, 3)``: tile ``x`` 2 times along dim 0 and 3 times along dim 1."""
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    repeats = tuple(int(s) for s in sizes)
+    repeats = checks.shape_arg("repeat", sizes)
     if len(repeats) < input.ndim:
         raise RuntimeError(
             "repeat(): Number of dimensions of repeat dims can not be smaller than number of "
@@ -405,20 +409,10 @@ def take_grad(orig, grad):
 
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
-    """``index`` as a tensor; a list or array becomes one on ``input``'s device."""
+    """``index`` as an integer tensor; a list or array becomes one on ``input``'s device."""
     index = index if isinstance(index, Tensor) else Tensor(backend.asarray(index, like=input._data))
-    if index.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}(): expected an integer index tensor, got dtype {index.dtype}")
+    checks.integer_index(op, index)
     return index
-
-
-def _check_range(index: Tensor, size: int, op: str, shape: tuple) -> None:
-    data = index._data
-    if data.size and (data.max() >= size or data.min() < -size):
-        bad = data.max() if data.max() >= size else data.min()
-        raise IndexError(
-            f"{op}(): index {int(bad)} is out of bounds for size {size} (input shape {shape})"
-        )
 
 
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
@@ -426,10 +420,10 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     whole slices along that axis instead."""
     index = _index_tensor(index, input, "take")
     if axis is None:
-        _check_range(index, input.numel(), "take", tuple(input.shape))
+        checks.indices_in_range("take", index._data, input.numel(), 0, input.shape)
         return apply_op(_take, (input, index))
     axis = dim_in_range("take", axis, input.ndim)
-    _check_range(index, input.shape[axis], "take", tuple(input.shape))
+    checks.indices_in_range("take", index._data, input.shape[axis], axis, input.shape)
     return apply_op(_take, (input, index), {"axis": axis})
 
 
@@ -439,7 +433,7 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     axis = dim_in_range("index_select", dim, input.ndim)
-    _check_range(index, input.shape[axis], "index_select", tuple(input.shape))
+    checks.indices_in_range("index_select", index._data, input.shape[axis], axis, input.shape)
     return apply_op(_take, (input, index), {"axis": axis})
 
 
@@ -501,7 +495,9 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
                 f"{tuple(index.shape)} to be no larger than self {tuple(input.shape)} apart "
                 f"from dimension {d}"
             )
-    _check_range(index, input.shape[d], "gather", tuple(input.shape))
+    checks.indices_in_range(
+        "gather", index._data, input.shape[d], d, input.shape, error=RuntimeError
+    )
     return apply_op(_gather, (input, index), {"dim": d})
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
@@ -92,7 +93,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     dims = reduced_dims(dim, input.ndim, "sum")
     attrs = {"dims": dims, "keepdim": keepdim}
     if dtype is not None:
-        attrs["dtype"] = np.dtype(dtype)
+        attrs["dtype"] = checks.dtype_arg("sum", dtype)
     elif input.dtype.kind in "bu" or input.dtype == np.int32:
         attrs["dtype"] = np.dtype("int64")
     return apply_op(_sum, (input,), attrs)
@@ -143,18 +144,12 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 # ------------------------------------------------------ amax / amin / max / min
 @register_op("amax", saves=("x", "out"))
 def _amax(x, dims, keepdim):
-    return _reduce_checked(np.max, x, dims, keepdim, "amax")
+    return np.max(x, axis=dims, keepdims=keepdim)
 
 
 @register_op("amin", saves=("x", "out"))
 def _amin(x, dims, keepdim):
-    return _reduce_checked(np.min, x, dims, keepdim, "amin")
-
-
-def _reduce_checked(fn, x, dims, keepdim, name):
-    if x.size == 0:
-        raise ValueError(f"{name}(): expected a non-empty tensor to reduce")
-    return fn(x, axis=dims, keepdims=keepdim)
+    return np.min(x, axis=dims, keepdims=keepdim)
 
 
 def _extreme_grad(orig, grad):
@@ -182,11 +177,13 @@ def amin_grad(orig, grad):
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
+    checks.non_empty_reduction("amax", input.shape, dims)
     return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
+    checks.non_empty_reduction("amin", input.shape, dims)
     return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
 
 
@@ -221,12 +218,12 @@ def max_dim_grad(orig, grad):
 
 def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
     if dim is None:
+        checks.non_empty_reduction(name, input.shape, None)
         return (amax if largest else amin)(input)
     if isinstance(dim, Tensor):
         return (maximum if largest else minimum)(input, dim)
-    if input.numel() == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     d = dim_in_range(name, dim, input.ndim) if input.ndim else None
+    checks.non_empty_reduction(name, input.shape, None if d is None else (d,))
     if d is None:
         values = input
         indices = Tensor(backend.xp(input._data).zeros((), dtype=np.int64))  # input's device
@@ -259,11 +256,13 @@ def _argmin(x, dim, keepdim):
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
+    checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
+    checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
@@ -338,7 +337,10 @@ def var_grad(orig, grad):
 
 def _correction(unbiased, correction, name: str) -> float:
     if unbiased is not None and correction is not None:
-        raise RuntimeError(f"{name}: can't specify both unbiased and correction")
+        raise TypeError(
+            f"{name}(): can't specify both unbiased and correction (unbiased={unbiased}, "
+            f"correction={correction})"
+        )
     if correction is not None:
         return correction
     return 0 if unbiased is False else 1
@@ -348,24 +350,34 @@ def var(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Variance; by default unbiased (divide by N − 1), as PyTorch. ``correction=0``: by N."""
-    if isinstance(dim, bool):  # the legacy form var(x, unbiased)
-        dim, unbiased = None, dim
-    if input.dtype.kind not in "fc":
-        raise RuntimeError(f"var(): expected a floating point input, got {input.dtype}")
-    dims = None if dim is None else reduced_dims(dim, input.ndim, "var")
-    attrs = {
-        "dims": dims,
-        "correction": _correction(unbiased, correction, "var"),
-        "keepdim": keepdim,
-    }
-    return apply_op(_var, (input,), attrs)
+    return _variance(input, dim, unbiased, keepdim, correction, "var")
 
 
 def std(
     input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 ) -> Tensor:
     """Standard deviation: √var, with the same ``correction`` rules."""
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return sqrt(_variance(input, dim, unbiased, keepdim, correction, "std"))
+
+
+def _variance(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> Tensor:
+    """var and std (named ``name`` in errors and warnings)."""
+    if isinstance(dim, bool):  # the legacy form var(x, unbiased)
+        dim, unbiased = None, dim
+    if input.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
+    dims = None if dim is None else reduced_dims(dim, input.ndim, name)
+    correction = _correction(unbiased, correction, name)
+    if _count(input.shape, dims) - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0 ({_count(input.shape, dims)} values, "
+            f"correction={correction}): the result is inf or NaN. Correction should be "
+            "strictly less than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    attrs = {"dims": dims, "correction": correction, "keepdim": keepdim}
+    return apply_op(_var, (input,), attrs)
 
 
 # ---------------------------------------------------------------- logsumexp
@@ -391,7 +403,7 @@ def logsumexp_grad(orig, grad):
 
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` without overflow."""
-    input = _float_input(input)
+    input = _float_input(input, "logsumexp")
     dims = None if dim is None else reduced_dims(dim, input.ndim, "logsumexp")
     return apply_op(_logsumexp, (input,), {"dims": dims, "keepdim": keepdim})
 
@@ -438,6 +450,10 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
         input = astype(input, dtype)
     if p == "nuc":
         raise ValueError("norm: the nuclear norm (p='nuc') is not supported")
+    if isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"norm: Order {p!r} not supported: use a number, inf or 'fro'")
     p = 2.0 if p in ("fro", None) else float(p)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
-    return apply_op(_norm, (_float_input(input),), {"p": p, "dims": dims, "keepdim": keepdim})
+    return apply_op(
+        _norm, (_float_input(input, "norm"),), {"p": p, "dims": dims, "keepdim": keepdim}
+    )

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
@@ -71,6 +71,11 @@ def view(input: Tensor, *shape) -> Tensor:
 def _resolve_shape(shape: tuple, numel: int, old: tuple, op: str) -> tuple:
     if shape.count(-1) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred (shape {shape})")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(
+                f"{op}: invalid shape dimension {s} at index {i} of shape {list(shape)}"
+            )
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or numel % known:
@@ -162,14 +167,19 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 # ----------------------------------------------------------------- indexing
-def index_key(key, like):
+def index_key(key, like, op: str = "getitem"):
     """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it.
 
     A list or a numpy array (a CPU tensor's too) becomes an index array on the device of
     ``like``, the array being indexed, so that the gradient's scatter-add finds it there.
     """
     if isinstance(key, tuple):
-        return tuple(index_key(k, like) for k in key)
+        return tuple(index_key(k, like, op) for k in key)
+    if isinstance(key, (str, bytes)):
+        raise TypeError(
+            f"{op}: a tensor cannot be indexed by a {type(key).__name__} ({key!r}): use ints, "
+            "slices, None, ..., or tensors of ints or bools"
+        )
     if isinstance(key, Tensor):
         key = key._data
     if isinstance(key, (list, np.ndarray)):
@@ -268,7 +278,7 @@ def index_put(input: Tensor, key, values) -> Tensor:
         values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
     else:
         _, values = promote(input, values)
-    return apply_op(_index_put, (input, values), {"key": index_key(key, input._data)})
+    return apply_op(_index_put, (input, values), {"key": index_key(key, input._data, "index_put")})
 
 
 # ----------------------------------------------------------------- copies
@@ -308,7 +318,7 @@ def astype_grad(orig, grad):
 
 
 def astype(input: Tensor, dtype) -> Tensor:
-    dtype = np.dtype(dtype)
+    dtype = checks.dtype_arg("astype", dtype)
     if input.dtype == dtype:
         return input
     return apply_op(_astype, (input,), {"dtype": dtype})

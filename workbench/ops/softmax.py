@@ -64,7 +64,7 @@ def _softmax_dim(dim, ndim: int, name: str) -> int:
 
 
 def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
-    input = _float_input(input) if dtype is None else astype(input, dtype)
+    input = _float_input(input, name) if dtype is None else astype(input, dtype)
     if input.ndim == 0:
         return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
     d = _softmax_dim(dim, input.ndim, name)

@@ -39,7 +39,7 @@ def exp_grad(orig, grad):
 
 
 def exp(input) -> Tensor:
-    return apply_op(_exp, (_float_input(input),))
+    return apply_op(_exp, (_float_input(input, "exp"),))
 
 
 @register_op("log", saves=("x",))
@@ -56,7 +56,7 @@ def log_grad(orig, grad):
 
 
 def log(input) -> Tensor:
-    return apply_op(_log, (_float_input(input),))
+    return apply_op(_log, (_float_input(input, "log"),))
 
 
 @register_op("sqrt", saves=("out",))
@@ -72,7 +72,7 @@ def sqrt_grad(orig, grad):
 
 
 def sqrt(input) -> Tensor:
-    return apply_op(_sqrt, (_float_input(input),))
+    return apply_op(_sqrt, (_float_input(input, "sqrt"),))
 
 
 # ------------------------------------------------------------------ sin, cos
@@ -90,7 +90,7 @@ def sin_grad(orig, grad):
 
 
 def sin(input) -> Tensor:
-    return apply_op(_sin, (_float_input(input),))
+    return apply_op(_sin, (_float_input(input, "sin"),))
 
 
 @register_op("cos", saves=("x",))
@@ -107,7 +107,7 @@ def cos_grad(orig, grad):
 
 
 def cos(input) -> Tensor:
-    return apply_op(_cos, (_float_input(input),))
+    return apply_op(_cos, (_float_input(input, "cos"),))
 
 
 # ----------------------------------------------------------- log1p, expm1
@@ -138,12 +138,12 @@ def expm1_grad(orig, grad):
 
 def log1p(input) -> Tensor:
     """``ln(1 + x)``, accurate for small x."""
-    return apply_op(_log1p, (_float_input(input),))
+    return apply_op(_log1p, (_float_input(input, "log1p"),))
 
 
 def expm1(input) -> Tensor:
     """``eˣ − 1``, accurate for small x."""
-    return apply_op(_expm1, (_float_input(input),))
+    return apply_op(_expm1, (_float_input(input, "expm1"),))
 
 
 # ------------------------------------------------- reciprocal, rsqrt, square
@@ -187,11 +187,11 @@ def square_grad(orig, grad):
 
 
 def reciprocal(input) -> Tensor:
-    return apply_op(_reciprocal, (_float_input(input),))
+    return apply_op(_reciprocal, (_float_input(input, "reciprocal"),))
 
 
 def rsqrt(input) -> Tensor:
-    return apply_op(_rsqrt, (_float_input(input),))
+    return apply_op(_rsqrt, (_float_input(input, "rsqrt"),))
 
 
 def square(input) -> Tensor:
@@ -286,7 +286,7 @@ def tan_grad(orig, grad):
 
 
 def tan(input) -> Tensor:
-    return apply_op(_tan, (_float_input(input),))
+    return apply_op(_tan, (_float_input(input, "tan"),))
 
 
 def erf_array(x: np.ndarray) -> np.ndarray:
@@ -335,4 +335,4 @@ def erf_grad(orig, grad):
 
 
 def erf(input) -> Tensor:
-    return apply_op(_erf, (_float_input(input),))
+    return apply_op(_erf, (_float_input(input, "erf"),))
