@@ -415,18 +415,38 @@ def _shapes(predictions, targets) -> str:
     return f"(predictions {tuple(predictions.shape)}, targets {tuple(targets.shape)})"
 
 
+def _check_target_shape(predictions, targets, op: str) -> None:
+    """One class index per sample: targets shaped (N, d1, ...) for predictions (N, C, d1, ...),
+    and () for a single sample (C,). The error types are PyTorch's: a target with extra dims
+    (one-hot targets) is a RuntimeError, another batch size a ValueError."""
+    pred, target = tuple(predictions.shape), tuple(targets.shape)
+    shapes = _shapes(predictions, targets)
+    if len(pred) in (1, 2) and len(target) > 1:
+        raise RuntimeError(
+            f"{op}: 0D or 1D target tensor expected, multi-target not supported: pass class "
+            f"indices, one per sample, not one-hot or column targets {shapes}"
+        )
+    expected = () if len(pred) == 1 else (pred[0],) + pred[2:]
+    if len(pred) >= 2 and target and target[0] != pred[0]:
+        raise ValueError(
+            f"{op}: expected targets of shape {expected}: the input's batch size ({pred[0]}) "
+            f"and the target's ({target[0]}) differ {shapes}"
+        )
+    if len(pred) == 0 or target != expected:
+        raise RuntimeError(f"{op}: expected targets of shape {expected} {shapes}")
+
+
 def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: str) -> None:
     """Shapes, dtypes and target range, with errors that name the op and the shapes."""
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
-    if not isinstance(targets, Tensor) or targets.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected integer class targets {_shapes(predictions, targets)}")
-    pred_ndim = predictions.ndim
-    expected = () if pred_ndim == 1 else (predictions.shape[0],) + tuple(predictions.shape[2:])
-    if pred_ndim == 0 or tuple(targets.shape) != expected:
-        raise ValueError(
-            f"{op}: expected targets of shape {expected} {_shapes(predictions, targets)}"
+    checks.reduction(op, reduction)
+    checks.tensor_arg(op, "target", targets)
+    if targets.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{op}: expected integer class targets, but got {targets.dtype} "
+            f"{_shapes(predictions, targets)}"
         )
+    _check_target_shape(predictions, targets, op)
+    pred_ndim = predictions.ndim
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
     t = targets._data
     if t.size and (t.min() < 0 or t.max() >= classes):  # two quick passes rule out the rest
@@ -537,8 +557,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
     drops the same elements every time.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    checks.probability("dropout", p)
     if not training or p == 0.0:
         return input
     keep = factories.generator().random(input.shape) >= p
