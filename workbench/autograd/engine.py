@@ -477,9 +477,9 @@ def checked_output(node: Node, i: int, grad) -> Tensor | None:
     if node.next_functions[i][0] is None:
         return None
     if not isinstance(grad, Tensor):
-        raise TypeError(
-            f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}; "
-            "gradients must be Tensors or None"
+        raise RuntimeError(
+            f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}: "
+            f"expected Variable or None (a Tensor or None; wrap arrays with wb.tensor)"
         )
     shape, dtype = node.input_meta[i]
     if grad._data.shape != shape:
@@ -558,11 +558,14 @@ def _tensor_list(value) -> list:
     return list(value)
 
 
-def _make_grads(outputs: list, grad_outputs: list | None) -> list:
+def _make_grads(outputs: list, grad_outputs: list | None, op: str) -> list:
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+        raise RuntimeError(
+            f"{op}: got {len(outputs)} tensors and {len(grad_outputs)} gradients (give one "
+            "gradient per tensor)"
+        )
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if grad is None:
@@ -649,7 +652,7 @@ def make_backward_task(
         for t in inputs:
             if t._grad_fn is not None:
                 t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
-    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors))
+    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), "backward")
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
@@ -686,7 +689,7 @@ def grad(
         return _batched_grad(
             outputs, inputs_list, grad_outputs, retain_graph, create_graph, allow_unused
         )
-    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs))
+    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs), "grad")
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     task = GraphTask(outputs, grads, keep, create_graph, inputs_list, accumulate=False)
