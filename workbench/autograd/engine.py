@@ -439,7 +439,7 @@ def _call_pre_hooks(node: Node, grads: list) -> list:
                 events.HookFired(hook="node_pre", target=node.uid, replaced=result is not None)
             )
         if result is not None:
-            grads = list(result)
+            grads = _replaced_by_hook(hook, result, grads)
     return grads
 
 
@@ -451,8 +451,40 @@ def _call_post_hooks(node: Node, grads_out, grads_in) -> list:
                 events.HookFired(hook="node_post", target=node.uid, replaced=result is not None)
             )
         if result is not None:
-            grads_out = list(result)
+            grads_out = _replaced_by_hook(hook, result, grads_out, none_stays=True)
     return list(grads_out)
+
+
+def _replaced_by_hook(hook, result, old, none_stays: bool = False) -> list:
+    """A node hook's replacement gradients, checked as PyTorch checks them: a tuple of one
+    Tensor (or None) per gradient, each the size of the one it replaces. A post-hook may
+    not give a gradient where there was none (``none_stays``): that edge leads nowhere."""
+    name = _hook_name(hook)
+    if not isinstance(result, (tuple, list)):
+        raise TypeError(f"expected tuple, but hook '{name}' returned '{type(result).__name__}'")
+    if len(result) != len(old):
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, "
+            f"but expected {len(old)})"
+        )
+    for i, (new, was) in enumerate(zip(result, old)):
+        if new is None:
+            continue
+        if not isinstance(new, Tensor):
+            raise TypeError(
+                f"hook '{name}' returned a {type(new).__name__} at position {i}: expected a "
+                "Tensor or None"
+            )
+        if was is None and none_stays:
+            raise RuntimeError(
+                f"hook '{name}': can't replace a None gradient with a non-None value (position {i})"
+            )
+        if was is not None and new.shape != was.shape:
+            raise RuntimeError(
+                f"hook '{name}' has changed the size of value at position {i}: expected "
+                f"{tuple(was.shape)}, got {tuple(new.shape)}"
+            )
+    return list(result)
 
 
 def validate_outputs(node: Node, grads_out) -> list:
