@@ -84,7 +84,7 @@ def nested_lengths(op: str, data, dim: int = 0) -> None:
 
 
 # ------------------------------------------------------------------------- sizes
-def shape_arg(op: str, size) -> tuple:
+def shape_arg(op: str, size, name: str = "size") -> tuple:
     """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints.
 
     A size that is not an integer is a TypeError (numpy would round 2.5 down, or not);
@@ -96,7 +96,7 @@ def shape_arg(op: str, size) -> tuple:
     for pos, s in enumerate(size):
         if not isinstance(s, INTEGERS):
             raise TypeError(
-                f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
+                f"{op}(): argument '{name}' must be a tuple of ints, but found element of type "
                 f"{type_name(s)} at pos {pos} ({s!r})"
             )
     shape = tuple(int(s) for s in size)

@@ -124,6 +124,11 @@ def embedding(
     """
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
+            f"{tuple(weight.shape)}"
+        )
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = ops.take(weight, input, axis=0)

@@ -518,9 +518,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
-    normalized_shape = (
-        (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    )
+    normalized_shape = checks.shape_arg("layer_norm", (normalized_shape,), "normalized_shape")
     k = len(normalized_shape)
     if k == 0 or tuple(input.shape[input.ndim - k :]) != normalized_shape:
         raise RuntimeError(
