@@ -124,6 +124,28 @@ def hook_returning(m, value):
     (x * 2).sum().backward()
 
 
+def node_hook_returning(m, value):
+    """A hook on ``y.grad_fn`` (``MulBackward0`` of ``x * 2``) that returns ``value(m, grads)``."""
+    x = leaf(m, 2)
+    y = x * 2
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: value(m, grad_inputs))
+    y.sum().backward()
+
+
+def node_prehook_returning(m, value):
+    x = leaf(m, 2)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda grad_outputs: value(m, grad_outputs))
+    y.sum().backward()
+
+
+def backward_without_grad_mode(m):
+    x = leaf(m, 2)
+    with m.no_grad():
+        y = (x * 2).sum()
+    y.backward()
+
+
 def function_returning(m, result):
     """A custom Function whose backward returns ``result(m, grad)``."""
 
@@ -350,6 +372,26 @@ CASES = [
         r"leaf Variable that requires grad",
         r"in-place",
     ),
+    case(
+        "clamp bounds broadcast",
+        lambda m: m.clamp(m.ones(2), m.ones(3)),
+        RuntimeError,
+        r"\(2,\)",
+        r"\(3,\)",
+    ),
+    case(
+        "where condition broadcast",
+        lambda m: m.where(m.tensor([True, False, True]), m.ones(2), 0.0),
+        RuntimeError,
+        r"where",
+        r"\(3,\) bool",
+    ),
+    case(
+        "in-place relu of a leaf",
+        lambda m: m.F.relu(leaf(m, 2), inplace=True),
+        RuntimeError,
+        r"leaf Variable that requires grad",
+    ),
     # ----------------------------------------------------------------- unary, activations
     case("exp of string", lambda m: m.exp("a"), TypeError, r"exp", r"str"),
     case("sqrt of list", lambda m: m.sqrt([1.0, 4.0]), TypeError, r"sqrt", r"list"),
@@ -436,6 +478,21 @@ CASES = [
     ),
     case("cumsum dim", lambda m: m.ones(2, 3).cumsum(2), IndexError, r"cumsum", r"got 2"),
     case("cumprod dim", lambda m: m.cumprod(m.ones(2), -2), IndexError, r"cumprod", r"-2"),
+    case(
+        "sum dtype string",
+        lambda m: m.ones(2).sum(dtype="int"),
+        TypeError,
+        r"sum",
+        r"dtype",
+        r"'int'",
+    ),
+    case(
+        "softmax dtype string",
+        lambda m: m.softmax(m.ones(2), 0, dtype="float64"),
+        TypeError,
+        r"dtype",
+        r"'float64'",
+    ),
     # ---------------------------------------------------------------- broadcasting
     case(
         "expand mismatch",
@@ -550,6 +607,26 @@ CASES = [
         r"numpy",
         r"requires grad",
         r"detach",
+    ),
+    case(
+        "flatten float dim",
+        lambda m: m.ones(2, 3).flatten(0.5),
+        TypeError,
+        r"flatten",
+        r"must be int",
+        r"float",
+    ),
+    case(
+        "unsqueeze string dim", lambda m: m.ones(2).unsqueeze("0"), TypeError, r"unsqueeze", r"str"
+    ),
+    case("squeeze dims", lambda m: m.ones(2, 1).squeeze((0, 5)), IndexError, r"squeeze", r"got 5"),
+    case(
+        "to dtype string",
+        lambda m: m.ones(2).to(dtype="float64"),
+        TypeError,
+        r"to\(\)",
+        r"dtype",
+        r"'float64'",
     ),
     # -------------------------------------------------------------- indexing, setitem
     case("getitem past the end", lambda m: m.ones(3)[5], IndexError, r"index 5", r"size 3"),
@@ -767,6 +844,46 @@ CASES = [
         r"masked_fill",
         r"0-dimensional",
         r"1 dimension",
+    ),
+    case(
+        "split negative sizes",
+        lambda m: m.split(m.ones(2), [3, -1]),
+        RuntimeError,
+        r"split",
+        r"negative",
+        r"\(3, -1\)",
+    ),
+    case("chunk negative", lambda m: m.ones(4).chunk(-1), RuntimeError, r"chunk", r"-1"),
+    case(
+        "roll two shifts without dims",
+        lambda m: m.ones(2).roll((1, 1)),
+        RuntimeError,
+        r"roll",
+        r"shifts",
+    ),
+    case(
+        "index_select dim",
+        lambda m: m.ones(2).index_select(1, m.tensor([0])),
+        IndexError,
+        r"index_select",
+        r"got 1",
+    ),
+    case(
+        "gather dim", lambda m: m.ones(2).gather(1, m.tensor([0])), IndexError, r"gather", r"got 1"
+    ),
+    case(
+        "take float index",
+        lambda m: m.take(m.ones(2), m.tensor([0.5])),
+        RuntimeError,
+        r"take",
+        r"float32",
+    ),
+    case(
+        "masked_fill mask broadcast",
+        lambda m: m.ones(2, 3).masked_fill(m.tensor([True, False]), 0.0),
+        RuntimeError,
+        r"\(2,\) bool",
+        r"\(2, 3\)",
     ),
     # ---------------------------------------------------------------------- linalg
     case(
@@ -1143,6 +1260,43 @@ CASES = [
         r"embedding|take",
         r"float32",
     ),
+    case(
+        "nll_loss spatial target",
+        lambda m: m.F.nll_loss(m.ones(2, 3, 4), m.tensor([[0] * 5] * 2)),
+        RuntimeError,
+        r"nll_loss",
+        r"\(2, 4\)",
+        r"\(2, 5\)",
+    ),
+    case(
+        "cross_entropy spatial target",
+        lambda m: m.F.cross_entropy(m.ones(2, 3, 4), m.tensor([0, 1])),
+        RuntimeError,
+        r"\(2, 4\)",
+        r"targets \(2,\)",
+    ),
+    case(
+        "layer_norm normalized_shape",
+        lambda m: m.F.layer_norm(m.ones(2, 3), 3.5),
+        TypeError,
+        r"layer_norm",
+        r"normalized_shape",
+        r"float",
+    ),
+    case(
+        "embedding 1-D weight",
+        lambda m: m.F.embedding(m.tensor([0]), m.ones(3)),
+        RuntimeError,
+        r"embedding",
+        r"2-D",
+        r"\(3,\)",
+    ),
+    case(
+        "in-place dropout of a leaf",
+        lambda m: m.F.dropout(leaf(m, 3), 0.5, inplace=True),
+        RuntimeError,
+        r"leaf Variable that requires grad",
+    ),
     # ----------------------------------------------------------------------- factories
     case(
         "ones -1", lambda m: m.ones(-1), RuntimeError, r"ones", r"negative dimension -1", r"\[-1\]"
@@ -1213,6 +1367,14 @@ CASES = [
         r"floating point",
         r"int64",
     ),
+    case(
+        "tensor ragged deeper",
+        lambda m: m.tensor([[[1.0], [2.0, 3.0]]]),
+        ValueError,
+        r"tensor",
+        r"length 1 at dim 2 \(got 2\)",
+    ),
+    case("full_like of a string", lambda m: m.full_like("a", 1.0), TypeError, r"full_like", r"str"),
     # ---------------------------------------------------------------------- nn modules
     case("Linear negative", lambda m: m.nn.Linear(-1, 3), RuntimeError, r"negative dimension -1"),
     case(
@@ -1375,6 +1537,40 @@ CASES = [
         ValueError,
         r"fan_avg",
     ),
+    case(
+        "Module without forward",
+        lambda m: m.nn.Module()(m.ones(2)),
+        NotImplementedError,
+        r"forward",
+    ),
+    case("Sequential of a number", lambda m: m.nn.Sequential(5), TypeError, r"int", r"Module"),
+    case("ModuleList append", lambda m: m.nn.ModuleList().append(5), TypeError, r"int", r"Module"),
+    case(
+        "register_buffer of a number",
+        lambda m: m.nn.Linear(2, 2).register_buffer("b", 5),
+        TypeError,
+        r"buffer 'b'",
+        r"int",
+    ),
+    case(
+        "load_state_dict unexpected key",
+        lambda m: linear_state(m, extra=lambda m: m.ones(1)),
+        RuntimeError,
+        r"Unexpected key",
+        r"extra",
+    ),
+    case("Flatten dims", lambda m: m.nn.Flatten(0, 5)(m.ones(2, 3)), IndexError, r"flatten", r"5"),
+    case(
+        "LayerNorm negative", lambda m: m.nn.LayerNorm(-1), RuntimeError, r"negative dimension -1"
+    ),
+    case(
+        "MaxPool2d of a vector",
+        lambda m: m.nn.MaxPool2d(2)(m.ones(2)),
+        RuntimeError,
+        r"max_pool2d",
+        r"\(2,\)",
+    ),
+    case("Softmax dim", lambda m: m.nn.Softmax(dim=3)(m.ones(2, 2)), IndexError, r"softmax", r"3"),
     # ------------------------------------------------------------------------- optim
     case("SGD no params", lambda m: m.optim.SGD([], lr=0.1), ValueError, r"empty parameter list"),
     case("SGD lr", lambda m: sgd(m, lr=-1.0), ValueError, r"Invalid learning rate: -1"),
@@ -1433,6 +1629,19 @@ CASES = [
         optimizer_state_mismatch,
         ValueError,
         r"different number of parameter groups",
+    ),
+    case(
+        "Adam beta at index 1",
+        lambda m: adam(m, betas=(0.9, -0.1)),
+        ValueError,
+        r"beta parameter at index 1",
+        r"-0\.1",
+    ),
+    case(
+        "parameter group without params",
+        lambda m: m.optim.SGD([{"lr": 0.1}], lr=0.1),
+        KeyError,
+        r"params",
     ),
     # ---------------------------------------------------------------------- autograd
     case(
@@ -1560,6 +1769,33 @@ CASES = [
         r"jacobian|inputs",
         r"str",
     ),
+    case(
+        "backward under no_grad",
+        backward_without_grad_mode,
+        RuntimeError,
+        r"does not require grad and does not have a grad_fn",
+    ),
+    case(
+        "vjp v shape",
+        lambda m: m.autograd.functional.vjp(lambda x: x * 2, m.ones(2), m.ones(3)),
+        RuntimeError,
+        r"invalid size",
+        r"\(3,\)|\[3\]",
+    ),
+    case(
+        "hessian of a non-scalar",
+        lambda m: m.autograd.functional.hessian(lambda x: x * 2, m.ones(2)),
+        RuntimeError,
+        r"hessian",
+        r"single element",
+    ),
+    case(
+        "jacobian of a function returning a number",
+        lambda m: m.autograd.functional.jacobian(lambda x: 5, m.ones(2)),
+        TypeError,
+        r"jacobian",
+        r"Tensor",
+    ),
     # ------------------------------------------------------------------------- hooks
     case(
         "hook changes the shape",
@@ -1594,6 +1830,33 @@ CASES = [
         lambda m: (leaf(m, 2) * 2).register_post_accumulate_grad_hook(lambda t: None),
         RuntimeError,
         r"post accumulate grad hook|leaf",
+    ),
+    case(
+        "node hook returns a number",
+        lambda m: node_hook_returning(m, lambda m, grads: 5),
+        TypeError,
+        r"expected tuple",
+        r"int",
+    ),
+    case(
+        "node hook gives a gradient where there was none",
+        lambda m: node_hook_returning(m, lambda m, grads: (grads[0], grads[0])),
+        RuntimeError,
+        r"can't replace a None gradient",
+    ),
+    case(
+        "node pre-hook count",
+        lambda m: node_prehook_returning(m, lambda m, grads: (grads[0], grads[0])),
+        RuntimeError,
+        r"incorrect number of values",
+        r"got 2, but expected 1",
+    ),
+    case(
+        "node pre-hook size",
+        lambda m: node_prehook_returning(m, lambda m, grads: (m.ones(3),)),
+        RuntimeError,
+        r"changed the size of value",
+        r"\(3,\)",
     ),
     # ---------------------------------------------------------------------- Function
     case(
