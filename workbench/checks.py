@@ -1,12 +1,13 @@
 """Argument checks for the public boundary: one shared place for the errors that teach.
 
-Every public function checks its arguments here before any kernel runs, so bad input
-gets one clear sentence that names the op, the argument and the value or shapes,
-raised as the exception type PyTorch raises for it (``RuntimeError`` for most bad
-sizes, ``IndexError`` for a dim or an index out of range, ``TypeError`` for a value
-of the wrong type, ``ValueError`` for a bad option). Without these checks the same
-mistakes surface from deep inside numpy: ``ZeroDivisionError`` for a zero stride,
-"could not broadcast input array" for a negative padding.
+Public functions (ops, factories, layers, losses) check their arguments with these
+before any kernel runs, so bad input gets one clear sentence that names the op, the
+argument and the value or shapes, raised as the exception type PyTorch raises for it
+(``RuntimeError`` for most bad sizes, ``IndexError`` for a dim or an index out of
+range, ``TypeError`` for a value of the wrong type, ``ValueError`` for a bad option).
+Without these checks the same mistakes surface from deep inside numpy:
+``ZeroDivisionError`` for a zero stride, "could not broadcast input array" for a
+negative padding.
 
 Each check is cheap: it looks at the arguments (a stride, a dim, a shape), never at
 the elements of a tensor, except :func:`indices_in_range`, which finds the
