@@ -35,7 +35,7 @@ def test_moving_to_the_same_device_is_a_no_op():
 
 
 def test_unknown_devices_are_refused():
-    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+    with pytest.raises(RuntimeError, match="unknown device 'tpu'"):
         wb.tensor([1.0], device="tpu")
 
 

@@ -92,7 +92,7 @@ def test_shape_op_errors():
 
 
 def test_index_op_errors():
-    with pytest.raises(IndexError, match=r"index_select\(\): index 3 is out of bounds for size 3"):
+    with pytest.raises(IndexError, match=r"index_select\(\): index 3 is out of bounds for dim"):
         randn(3, 2).index_select(0, wb.tensor([0, 3]))
     with pytest.raises(IndexError, match="index_select\\(\\): Index is supposed to be a vector"):
         randn(3, 2).index_select(0, wb.tensor([[0]]))
@@ -105,7 +105,7 @@ def test_index_op_errors():
 
 
 def test_reduction_and_layer_errors():
-    with pytest.raises(RuntimeError, match="var: can't specify both unbiased and correction"):
+    with pytest.raises(TypeError, match=r"var\(\): can't specify both unbiased and correction"):
         randn(3).var(unbiased=True, correction=0)
     with pytest.raises(RuntimeError, match=r"layer_norm: Given normalized_shape=\[4\]"):
         F.layer_norm(randn(2, 3), (4,))

@@ -38,7 +38,7 @@ def test_1_an_operand_that_is_not_a_number_is_a_type_error(name, call, torch_cal
         call(wb.ones(3))
     message = str(info.value)
     assert message.startswith(f"{name}():")
-    assert message.endswith(("not NoneType", "not str"))
+    assert "not NoneType" in message or "not str ('a')" in message
 
     torch = torch_or_skip()
     with pytest.raises(TypeError):
@@ -58,15 +58,15 @@ def index_calls(lib, F):
 @pytest.mark.parametrize("which", range(3))
 def test_2_a_negative_index_is_refused_where_pytorch_refuses_it(which):
     name, call = index_calls(wb, wb.nn.functional)[which]
-    with pytest.raises(IndexError) as info:
+    expected = RuntimeError if name == "gather" else IndexError  # PyTorch's types
+    with pytest.raises(expected) as info:
         call()
     message = str(info.value)
-    assert message.startswith(f"{name}(): index -1 is out of bounds for size 3")
-    assert isinstance(info.value, RuntimeError)  # PyTorch's gather raises RuntimeError
+    assert message.startswith(f"{name}(): index -1 is out of bounds for dimension 0 with size 3")
 
     torch = torch_or_skip()
     _, torch_call = index_calls(torch, torch.nn.functional)[which]
-    with pytest.raises((IndexError, RuntimeError)):
+    with pytest.raises(expected):
         torch_call()
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import state
+from . import checks, state
 from .autograd import grad_mode
 from .tensor import Tensor
 
@@ -209,15 +209,22 @@ def setitem(t: Tensor, key, value) -> None:
     from . import ops
 
     check_inplace(t, writes_through_view=True)
+    checks.operand("setitem", "value", value)
     if not _recording(t, (value,)):
         array = value._data if isinstance(value, Tensor) else value
+        index = ops.shape.index_key(key, t._data, "setitem")
         try:
-            t._data[ops.shape.index_key(key, t._data)] = array
-        except (ValueError, IndexError, TypeError) as err:
+            t._data[index] = array
+        except IndexError as err:
+            raise IndexError(
+                f"setitem: {err} (tensor shape {tuple(t.shape)}, key {key!r})"
+            ) from None
+        except ValueError as err:
             raise RuntimeError(
-                f"setitem: cannot assign a value of shape {np.shape(array)} into a tensor of "
-                f"shape {tuple(t.shape)} at {key!r}: {err}"
-            ) from err
+                f"setitem: shape mismatch: a value of shape {np.shape(array)} cannot be written "
+                f"into x[{key!r}] of shape {t._data[index].shape} (tensor shape "
+                f"{tuple(t.shape)}): {err}"
+            ) from None
         t._bump_version()
         return
     new = ops.index_put(alias(t), key, value)

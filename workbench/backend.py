@@ -14,12 +14,56 @@ device check entirely.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 
 _cupy = None
 _cupy_checked = False
 gpu_in_use = False  # becomes True when a GPU is first used; apply_op then checks devices
+
+
+# ----------------------------------------------------- numpy's warnings, off
+# numpy warns (RuntimeWarning) on overflow, 0/0, log(0)...; PyTorch never does: inf and
+# NaN are values like any other, and anomaly mode is the tool that looks for them. So
+# every kernel runs with numpy's floating-point warnings off. ``np.errstate(all="ignore")``
+# says exactly that, but entering it costs more than a small add itself. numpy (2.0 and
+# later) keeps the error state in a context variable; setting that variable directly is
+# the same state change for a fraction of the cost.
+#
+# fast path: warnings_off()/warnings_back(token) stand in for ``with np.errstate(all=
+# "ignore")`` around each kernel (apply_op); pinned by tests/test_bad_input.py::
+# test_warnings_off_is_errstate_ignore.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _numpy_errors
+
+    with np.errstate(all="ignore"):
+        _IGNORE_ALL = _numpy_errors.get()
+
+    def warnings_off():
+        """Turn numpy's floating-point warnings off; returns what ``warnings_back`` needs."""
+        return _numpy_errors.set(_IGNORE_ALL)
+
+    warnings_back = _numpy_errors.reset
+
+except ImportError:  # a numpy that keeps its error state elsewhere: the public way
+
+    def warnings_off():
+        """Turn numpy's floating-point warnings off; returns what ``warnings_back`` needs."""
+        return np.seterr(all="ignore")
+
+    def warnings_back(old) -> None:
+        np.seterr(**old)
+
+
+@contextmanager
+def quiet_numpy():
+    """``with quiet_numpy():`` runs its body with numpy's floating-point warnings off."""
+    token = warnings_off()
+    try:
+        yield
+    finally:
+        warnings_back(token)
 
 
 def cupy_module():
@@ -79,7 +123,7 @@ def normalize_device(device) -> str:
             )
         _mark_gpu_in_use()
         return "cuda"
-    raise ValueError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
+    raise RuntimeError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
 
 
 def to_device(array, device: str):

@@ -6,9 +6,11 @@ Factories make leaves. Given ``requires_grad=True`` they require grad even insid
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import backend
+from . import backend, checks
 from .tensor import Tensor, get_default_dtype
 
 _generator = [np.random.default_rng()]
@@ -32,28 +34,6 @@ def set_rng_state(state: dict) -> None:
     _generator[0].bit_generator.state = state
 
 
-def _size(size: tuple, op: str) -> tuple:
-    """The shape given as ``ones(2, 3)`` or ``ones((2, 3))``: integers only.
-
-    ``int(2.5)`` would quietly make ``ones(2.5)`` a tensor of 2; PyTorch refuses it.
-    """
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    for position, s in enumerate(size):
-        if not _is_integer(s):
-            raise TypeError(
-                f"{op}(): argument 'size' must be tuple of ints, but found element of type "
-                f"{type(s).__name__} at pos {position} ({s!r})"
-            )
-    return tuple(int(s) for s in size)
-
-
-def _is_integer(s) -> bool:
-    if isinstance(s, Tensor):
-        return s.ndim == 0 and s.dtype.kind in "iu"
-    return isinstance(s, (int, np.integer)) and not isinstance(s, bool)
-
-
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
     t = Tensor._make(backend.to_device(array, backend.normalize_device(device)))
     if name is not None:
@@ -74,20 +54,24 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return Tensor(data, dtype=dtype, device=device)
 
 
-def _float_dtype(dtype):
-    return get_default_dtype() if dtype is None else np.dtype(dtype)
+def _float_dtype(dtype, op: str):
+    return get_default_dtype() if dtype is None else checks.dtype_arg(op, dtype)
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    return _leaf(np.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad, name, device)
+    shape = checks.shape_arg("zeros", size)
+    return _leaf(np.zeros(shape, _float_dtype(dtype, "zeros")), requires_grad, name, device)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    return _leaf(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad, name, device)
+    shape = checks.shape_arg("ones", size)
+    return _leaf(np.ones(shape, _float_dtype(dtype, "ones")), requires_grad, name, device)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device, name=name)
+    """Zeros: numpy's uninitialised memory would only make runs differ."""
+    shape = checks.shape_arg("empty", size)
+    return _leaf(np.zeros(shape, _float_dtype(dtype, "empty")), requires_grad, name, device)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
@@ -96,26 +80,27 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
             dtype = np.dtype(bool)
         elif isinstance(fill_value, int):
             dtype = np.dtype("int64")
-    array = np.full(_size((size,), "full"), fill_value, _float_dtype(dtype))
+    shape = checks.shape_arg("full", (size,))
+    array = np.full(shape, fill_value, _float_dtype(dtype, "full"))
     return _leaf(array, requires_grad, name, device)
 
 
 def zeros_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
-    xp = backend.xp(input._data)
+    xp = backend.xp(checks.tensor_arg("zeros_like", "input", input)._data)
     return _leaf(
         xp.zeros(input.shape, dtype or input.dtype), requires_grad, None, device or input.device
     )
 
 
 def ones_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
-    xp = backend.xp(input._data)
+    xp = backend.xp(checks.tensor_arg("ones_like", "input", input)._data)
     return _leaf(
         xp.ones(input.shape, dtype or input.dtype), requires_grad, None, device or input.device
     )
 
 
 def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
-    xp = backend.xp(input._data)
+    xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
     return _leaf(
         xp.full(input.shape, fill_value, dtype or input.dtype),
         requires_grad,
@@ -131,39 +116,65 @@ def empty_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> T
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
     if end is None:
         start, end = 0, start
+    _check_range("arange", start, end, step)
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = np.dtype("int64") if is_int else get_default_dtype()
-    return _leaf(np.arange(start, end, step, dtype=dtype), requires_grad, None, device)
+    array = np.arange(start, end, step, dtype=checks.dtype_arg("arange", dtype))
+    return _leaf(array, requires_grad, None, device)
+
+
+def _check_range(op: str, start, end, step) -> None:
+    """PyTorch's refusals for arange: a zero step, an infinite bound, a step that walks away."""
+    if step == 0:
+        raise RuntimeError(f"{op}: step must be nonzero (start={start}, end={end}, step=0)")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"{op}: unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"{op}: upper bound and lower bound inconsistent with step sign (start={start}, "
+            f"end={end}, step={step})"
+        )
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=None) -> Tensor:
-    array = np.linspace(start, end, steps, dtype=_float_dtype(dtype))
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, but got steps={steps}")
+    array = np.linspace(start, end, steps, dtype=_float_dtype(dtype, "linspace"))
     return _leaf(array, requires_grad, None, device)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _leaf(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, None, device)
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {name}={value}")
+    return _leaf(np.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad, None, device)
 
 
 def rand(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
     """Uniform samples in [0, 1) from the seeded generator."""
-    dtype = _float_dtype(dtype)
-    array = _generator[0].random(_size(size, "rand"), dtype=np.float64).astype(dtype)
+    shape, dtype = checks.shape_arg("rand", size), _float_dtype(dtype, "rand")
+    array = _generator[0].random(shape, dtype=np.float64).astype(dtype)
     return _leaf(array, requires_grad, name, device)
 
 
 def randn(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
     """Standard normal samples from the seeded generator."""
-    dtype = _float_dtype(dtype)
-    array = _generator[0].standard_normal(_size(size, "randn")).astype(dtype)
+    shape, dtype = checks.shape_arg("randn", size), _float_dtype(dtype, "randn")
+    array = _generator[0].standard_normal(shape).astype(dtype)
     return _leaf(array, requires_grad, name, device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
     if high is None:
         low, high = 0, low
-    array = _generator[0].integers(low, high, size=tuple(size)).astype(dtype or np.int64)
+    if low >= high:
+        raise RuntimeError(
+            f"randint: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    shape = checks.shape_arg("randint", (size,))
+    dtype = np.int64 if dtype is None else checks.dtype_arg("randint", dtype)
+    array = _generator[0].integers(low, high, size=shape).astype(dtype)
     return _leaf(array, False, None, device)
 
 

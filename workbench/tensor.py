@@ -157,7 +157,8 @@ class Tensor:
         return self._data.shape
 
     def size(self, dim: int | None = None):
-        return self._data.shape if dim is None else self._data.shape[dim]
+        shape = self._data.shape
+        return shape if dim is None else shape[checks.dim_in_range("size", dim, len(shape))]
 
     @property
     def dtype(self) -> np.dtype:
@@ -436,8 +437,8 @@ class Tensor:
             else:
                 dtype = arg
         out = self
-        if dtype is not None and np.dtype(dtype) != self.dtype:
-            out = _ops.astype(out, np.dtype(dtype))
+        if dtype is not None and checks.dtype_arg("to", dtype) != self.dtype:
+            out = _ops.astype(out, dtype)
         if device is not None and backend.normalize_device(device) != self.device:
             out = _ops.to_device(out, backend.normalize_device(device))
         return out
@@ -908,9 +909,13 @@ def _to_array(data: Any, dtype, device):
         data = data._data
     xp = backend.xp(data)
     if dtype is not None:
-        array = xp.asarray(data, dtype=np.dtype(dtype))
-    else:
-        array = xp.asarray(data)
+        dtype = checks.dtype_arg("tensor", dtype)
+    try:
+        array = xp.asarray(data, dtype=dtype)
+    except ValueError:
+        checks.nested_lengths("tensor", data)  # raises PyTorch's error for a ragged list
+        raise
+    if dtype is None:
         if array.dtype == float64 and not isinstance(data, (np.ndarray, np.generic)):
             if xp is np or not isinstance(data, xp.ndarray):
                 array = array.astype(_default_float[0])
@@ -958,5 +963,5 @@ def _first_non_number(data):
 
 # Imported last, because these modules import Tensor from here. The methods above
 # only look ``_ops`` up when called, so a half-loaded op package is fine here.
-from . import _inplace  # noqa: E402
+from . import _inplace, checks  # noqa: E402
 from . import ops as _ops  # noqa: E402

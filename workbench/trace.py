@@ -448,6 +448,11 @@ def trace(small: int = SMALL_ARRAY) -> Trace:
     ``small`` is the largest array (in elements) stored with its values; larger ones
     keep shape, dtype and statistics only.
     """
+    if not isinstance(small, int) or small < 0:
+        raise ValueError(
+            f"trace: small={small!r}: give the largest array (a number of elements, 0 or "
+            "more) to store with its values"
+        )
     return Trace(small=small)
 
 

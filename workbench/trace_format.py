@@ -88,6 +88,8 @@ def read_text(path: Path, max_bytes: int) -> str:
         f"the file is larger than the limit of {max_bytes:,} bytes: pass "
         f"Trace.load(path, max_bytes=...) or set {MAX_BYTES_VARIABLE} to read it"
     )
+    if not path.is_file():
+        raise FileNotFoundError(f"Trace.load: no trace file at {path}")
     if path.stat().st_size > max_bytes:
         raise too_large
     with path.open("rb") as file:

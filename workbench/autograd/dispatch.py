@@ -31,10 +31,6 @@ class OpIndexError(OpError, IndexError):
     """An index out of range: still an IndexError, as Python (and PyTorch) code expects."""
 
 
-class OpTypeError(OpError, TypeError):
-    """An argument of the wrong type."""
-
-
 def describe_inputs(inputs) -> str:
     parts = []
     for x in inputs:
@@ -62,14 +58,25 @@ def broadcast_mismatch(shapes) -> str | None:
     return None
 
 
-def op_error(op, inputs, err: Exception) -> OpError:
+def op_error(op, inputs, err: Exception) -> Exception:
+    """The error to raise when ``op``'s kernel failed with ``err``, naming the op and inputs.
+
+    Only the failure path comes here, so it may look closely at what went wrong. An input
+    that is not a tensor or a number (a string, a list) is PyTorch's TypeError; otherwise
+    the inputs were fine and their shapes or dtypes were not: an IndexError stays one,
+    the rest is PyTorch's RuntimeError.
+    """
+    for i, x in enumerate(inputs):
+        if not isinstance(x, (Tensor, int, float, complex, np.generic, type(None))):
+            return TypeError(
+                f"{op.name}(): argument '{op.input_names[i]}' must be Tensor, not "
+                f"{type(x).__name__}"
+            )
     message = str(err)
     if "could not be broadcast" in message:
         shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
         message = broadcast_mismatch(shapes) or "shapes cannot be broadcast together"
     kind = OpIndexError if isinstance(err, IndexError) else OpError
-    if isinstance(err, TypeError):
-        kind = OpTypeError
     return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
@@ -77,7 +84,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor.
 
     One pass over the inputs collects their arrays and whether any needs a gradient;
-    then the kernel runs, and a node is recorded only if one is needed.
+    then the kernel runs (with numpy's floating-point warnings off, as PyTorch never
+    warns about inf or NaN), and a node is recorded only if one is needed.
     """
     recording = state.grad_mode.enabled
     arrays = []
@@ -94,10 +102,13 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
+    quiet = backend.warnings_off()  # inf and NaN are values: no numpy RuntimeWarning
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
-    except (ValueError, IndexError, TypeError) as err:
+    except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
+    finally:
+        backend.warnings_back(quiet)
     if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
         out = np.asarray(out)
     result = Tensor._make(out)

@@ -440,7 +440,7 @@ def _call_pre_hooks(node: Node, grads: list) -> list:
                 events.HookFired(hook="node_pre", target=node.uid, replaced=result is not None)
             )
         if result is not None:
-            grads = list(result)
+            grads = _replaced_by_hook(hook, result, grads)
     return grads
 
 
@@ -452,8 +452,40 @@ def _call_post_hooks(node: Node, grads_out, grads_in) -> list:
                 events.HookFired(hook="node_post", target=node.uid, replaced=result is not None)
             )
         if result is not None:
-            grads_out = list(result)
+            grads_out = _replaced_by_hook(hook, result, grads_out, none_stays=True)
     return list(grads_out)
+
+
+def _replaced_by_hook(hook, result, old, none_stays: bool = False) -> list:
+    """A node hook's replacement gradients, checked as PyTorch checks them: a tuple of one
+    Tensor (or None) per gradient, each the size of the one it replaces. A post-hook may
+    not give a gradient where there was none (``none_stays``): that edge leads nowhere."""
+    name = _hook_name(hook)
+    if not isinstance(result, (tuple, list)):
+        raise TypeError(f"expected tuple, but hook '{name}' returned '{type(result).__name__}'")
+    if len(result) != len(old):
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, "
+            f"but expected {len(old)})"
+        )
+    for i, (new, was) in enumerate(zip(result, old)):
+        if new is None:
+            continue
+        if not isinstance(new, Tensor):
+            raise TypeError(
+                f"hook '{name}' returned a {type(new).__name__} at position {i}: expected a "
+                "Tensor or None"
+            )
+        if was is None and none_stays:
+            raise RuntimeError(
+                f"hook '{name}': can't replace a None gradient with a non-None value (position {i})"
+            )
+        if was is not None and new.shape != was.shape:
+            raise RuntimeError(
+                f"hook '{name}' has changed the size of value at position {i}: expected "
+                f"{tuple(was.shape)}, got {tuple(new.shape)}"
+            )
+    return list(result)
 
 
 def validate_outputs(node: Node, grads_out) -> list:
@@ -478,9 +510,9 @@ def checked_output(node: Node, i: int, grad) -> Tensor | None:
     if node.next_functions[i][0] is None:
         return None
     if not isinstance(grad, Tensor):
-        raise TypeError(
-            f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}; "
-            "gradients must be Tensors or None"
+        raise RuntimeError(
+            f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}: "
+            f"expected Variable or None (a Tensor or None; wrap arrays with wb.tensor)"
         )
     shape, dtype = node.input_meta[i]
     if grad._data.shape != shape:
@@ -559,11 +591,14 @@ def _tensor_list(value) -> list:
     return list(value)
 
 
-def _make_grads(outputs: list, grad_outputs: list | None) -> list:
+def _make_grads(outputs: list, grad_outputs: list | None, op: str) -> list:
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+        raise RuntimeError(
+            f"{op}: got {len(outputs)} tensors and {len(grad_outputs)} gradients (give one "
+            "gradient per tensor)"
+        )
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if grad is None:
@@ -619,11 +654,12 @@ def run_to_end(task: GraphTask) -> None:
     same events (the test suite checks this on every registered op).
     """
     if not state.speed.fast_path:
-        task.run()
+        with backend.quiet_numpy():  # rules' own numpy math: no RuntimeWarning either
+            task.run()
         return
     from . import fast  # (fast.py builds on this module: imported here, not at the top)
 
-    with fast.paused_gc():
+    with fast.paused_gc(), backend.quiet_numpy():  # fast.add_arrays adds with numpy itself
         fast.run(task)
 
 
@@ -650,7 +686,7 @@ def make_backward_task(
         for t in inputs:
             if t._grad_fn is not None:
                 t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
-    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors))
+    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), "backward")
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
@@ -688,7 +724,7 @@ def grad(
         return _batched_grad(
             outputs, inputs_list, grad_outputs, retain_graph, create_graph, allow_unused
         )
-    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs))
+    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs), "grad")
     _check_roots(outputs)
     keep = create_graph if retain_graph is None else retain_graph
     task = GraphTask(outputs, grads, keep, create_graph, inputs_list, accumulate=False)

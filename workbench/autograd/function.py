@@ -189,7 +189,7 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise RuntimeError(
+        raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "
             "autograd.Function to use it with backward mode AD."
         )

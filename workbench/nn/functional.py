@@ -9,10 +9,11 @@ really computes: ``nll_loss(log_softmax(x))``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from .. import _inplace, ops
+from .. import _inplace, checks, ops
 from ..autograd import grad_mode
 from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
 from ..ops.nn import binary_cross_entropy_op
@@ -121,9 +122,15 @@ def embedding(
     """
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
+            f"{tuple(weight.shape)}"
+        )
     if isinstance(input, Tensor):  # a negative index would wrap to the last rows
-        rows = f"weight shape {tuple(weight.shape)}"
-        ops.indexing.check_range(input, weight.shape[0], "embedding", rows, negative_ok=False)
+        checks.indices_in_range(
+            "embedding", input._data, weight.shape[0], 0, weight.shape, negative_ok=False
+        )
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = ops.take(weight, input, axis=0)
@@ -151,19 +158,33 @@ def _reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
         return ops.mean(losses)
     if reduction == "sum":
         return ops.sum(losses)
-    if reduction == "none":
-        return losses
-    raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
+    checks.reduction(op, reduction)
+    return losses
+
+
+def _warn_if_broadcast(op: str, input: Tensor, target: Tensor) -> None:
+    """PyTorch warns when a loss's target broadcasts against its input: a (N, 1) output
+    against (N,) targets gives an (N, N) loss, silently wrong."""
+    if input.shape != target.shape:
+        warnings.warn(
+            f"{op}: Using a target size ({tuple(target.shape)}) that is different to the input "
+            f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(x − t)²``."""
+    _warn_if_broadcast("mse_loss", input, target)
     diff = input - target
     return _reduce(diff * diff, reduction, "mse_loss")
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|x − t|`` (gradient 0 where x = t, as PyTorch)."""
+    _warn_if_broadcast("l1_loss", input, target)
     return _reduce(ops.abs(input - target), reduction, "l1_loss")
 
 

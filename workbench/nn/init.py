@@ -13,6 +13,7 @@ inputs each output sums). Kaiming (He) init draws weights with variance
 from __future__ import annotations
 
 import math
+import warnings
 
 import workbench as wb
 from workbench import Tensor
@@ -50,6 +51,17 @@ def _fan(tensor: Tensor, mode: str) -> int:
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
+
+
+def _no_op_on_empty(tensor: Tensor, op: str) -> Tensor:
+    """A weight with no elements (``nn.Linear(0, 3)``) has no fan to scale by: PyTorch
+    warns and leaves it alone, rather than dividing by a fan-in of zero."""
+    warnings.warn(
+        f"{op}: Initializing zero-element tensors is a no-op (shape {tuple(tensor.shape)})",
+        UserWarning,
+        stacklevel=3,
+    )
+    return tensor
 
 
 def _fill_from(tensor: Tensor, values: Tensor) -> Tensor:
@@ -92,6 +104,8 @@ def kaiming_uniform_(
     ``Linear`` and ``Conv2d`` call this with ``a=√5``, which works out to
     ``bound = 1 / √fan_in``, PyTorch's default.
     """
+    if tensor.numel() == 0:
+        return _no_op_on_empty(tensor, "kaiming_uniform_")
     gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / _fan(tensor, mode))
     return uniform_(tensor, -bound, bound)
@@ -101,6 +115,8 @@ def kaiming_normal_(
     tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
 ) -> Tensor:
     """N(0, std²) with ``std = gain / √fan``."""
+    if tensor.numel() == 0:
+        return _no_op_on_empty(tensor, "kaiming_normal_")
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import workbench as wb
-from workbench import Tensor
+from workbench import Tensor, checks
 
 from . import functional as F
 from . import init
@@ -103,8 +103,7 @@ class Conv2d(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError("in_channels and out_channels must both be divisible by groups")
+        _check_conv_settings(in_channels, out_channels, stride, padding, groups)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _pair(kernel_size)
@@ -144,6 +143,21 @@ class Conv2d(Module):
         if self.bias is None:
             text += ", bias=False"
         return text
+
+
+def _check_conv_settings(in_channels, out_channels, stride, padding, groups) -> None:
+    """What ``nn.Conv2d`` refuses when it is built (ValueError, as PyTorch), before any input."""
+    checks.positive("Conv2d", "groups", groups, error=ValueError)
+    for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+        if channels % groups:
+            raise ValueError(f"Conv2d: {name}={channels} must be divisible by groups={groups}")
+    if isinstance(padding, str):
+        checks.one_of("Conv2d", "padding", padding, ("valid", "same"))
+        if padding == "same" and _pair(stride) != (1, 1):
+            raise ValueError(
+                f"Conv2d: padding='same' is not supported for strided convolutions "
+                f"(stride={stride})"
+            )
 
 
 class MaxPool2d(Module):
@@ -256,8 +270,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        checks.probability("Dropout", p)
         self.p = p
         self.inplace = inplace
 

@@ -6,20 +6,16 @@ element), as in PyTorch.
 
 from __future__ import annotations
 
-from workbench import Tensor
+from workbench import Tensor, checks
 
 from . import functional as F
 from .module import Module
-
-_REDUCTIONS = ("none", "mean", "sum")
 
 
 class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"{reduction} is not a valid value for reduction")
-        self.reduction = reduction
+        self.reduction = checks.reduction(type(self).__name__, reduction)
 
     def _options(self, **values) -> dict:
         """``reduction`` plus the settings that differ from PyTorch's defaults."""

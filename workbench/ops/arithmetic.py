@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .. import checks
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
 from .broadcasting import collapse_sum_like
@@ -23,7 +24,7 @@ from .shape import astype
 
 
 # ----------------------------------------------------------- dtype promotion
-def _as_operand(x):
+def _as_operand(x, op: str, name: str):
     """Python numbers stay numbers (they get no gradient); arrays become constant tensors."""
     if isinstance(x, Tensor):
         return x
@@ -31,7 +32,7 @@ def _as_operand(x):
         return x.item()
     if isinstance(x, (int, float, bool, complex)):
         return x
-    return Tensor(x)
+    return Tensor(checks.operand(op, name, x))
 
 
 def check_operands(name: str, *args) -> None:
@@ -42,9 +43,10 @@ def check_operands(name: str, *args) -> None:
     """
     for arg, position, value in args:
         if not _is_operand(value):
+            shown = "" if value is None else f" ({value!r})"
             raise TypeError(
                 f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
-                f"not {type(value).__name__}"
+                f"not {type(value).__name__}{shown}"
             )
 
 
@@ -66,7 +68,9 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def result_type(tensor, other) -> np.dtype:
     """``torch.result_type``: the dtype a binary op on ``tensor`` and ``other`` computes in."""
-    return _result_type(_as_operand(tensor), _as_operand(other))
+    return _result_type(
+        _as_operand(tensor, "result_type", "tensor"), _as_operand(other, "result_type", "other")
+    )
 
 
 def _result_type(*operands) -> np.dtype:
@@ -122,13 +126,14 @@ def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None
     return promote_types(higher, lower)
 
 
-def promote(a, b):
+def promote(a, b, op: str = "promote"):
     """Bring two operands to their result type, as PyTorch computes a binary op.
 
     Python numbers stay numbers: numpy lets an array's dtype decide over them, as
-    PyTorch does.
+    PyTorch does. ``op`` names the op in the error for an operand that is neither a
+    tensor nor a number.
     """
-    a, b = _as_operand(a), _as_operand(b)
+    a, b = _as_operand(a, op, "input"), _as_operand(b, op, "other")
     dtype = _result_type(a, b)
     return _cast(a, dtype), _cast(b, dtype)
 
@@ -181,24 +186,25 @@ def _binary(op, a, b) -> Tensor:
         return apply_op(op, (a, b))  # x * 2.0: numpy keeps x's dtype, as PyTorch does
     elif op.name not in ("eq", "ne"):  # x == None stays elementwise (PyTorch's says False)
         check_operands(op.name, ("input", 1, a), ("other", 2, b))
-    a, b = promote(a, b)
+    a, b = promote(a, b, op.name)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(op, (a, b))
 
 
-def _float_operands(a, b):
+def _float_operands(a, b, op: str = "div"):
     """Division of integers gives floats (the default dtype), as in PyTorch."""
-    a, b = _as_operand(a), _as_operand(b)
+    a, b = _as_operand(a, op, "input"), _as_operand(b, op, "other")
     dtype = _result_type(a, b)
     if dtype.kind in "biu":
         dtype = get_default_dtype()
     return _cast(a, dtype), _cast(b, dtype)
 
 
-def _float_input(x: Tensor) -> Tensor:
-    if not isinstance(x, Tensor):
-        x = Tensor(x)
+def _float_input(x: Tensor, op: str) -> Tensor:
+    """The input of a floating-point function (``exp``, ``sigmoid``...): integers become
+    the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
+    checks.tensor_arg(op, "input", x)
     if x._data.dtype.kind not in "fc":
         x = _cast_constant(x, get_default_dtype())
     return x
@@ -250,8 +256,7 @@ def mul_grad(orig, grad):
 
 @register_op("div", inputs=("x", "y"), saves={"y": ("x", "y"), "out": "y"})
 def _div(x, y):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return x / y
+    return x / y
 
 
 @register_gradient("div")
@@ -278,8 +283,7 @@ def neg_grad(orig, grad):
 
 @register_op("pow", inputs=("x", "p"), saves={"x": ("x", "p"), "p": ("x", "p"), "out": "p"})
 def _pow(x, p):
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return x**p
+    return x**p
 
 
 @register_gradient("pow")
@@ -350,7 +354,7 @@ def div(input, other) -> Tensor:
     if _keeps_dtype(input, other) and _floating(input, other):
         return apply_op(_div, (input, other))  # x / 2: nothing to promote
     check_operands("div", ("input", 1, input), ("other", 2, other))
-    a, b = _float_operands(input, other)
+    a, b = _float_operands(input, other, "div")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(_div, (a, b))
@@ -370,7 +374,7 @@ def pow(input, exponent) -> Tensor:
     if _keeps_dtype(input, exponent):
         return apply_op(_pow, (input, exponent))  # x ** 2: nothing to promote
     check_operands("pow", ("input", 1, input), ("exponent", 2, exponent))
-    a, b = promote(input, exponent)
+    a, b = promote(input, exponent, "pow")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)
     return apply_op(_pow, (a, b))
@@ -493,7 +497,7 @@ def where(condition, input, other) -> Tensor:
     check_operands("where", ("input", 2, input), ("other", 3, other))
     condition = condition if isinstance(condition, Tensor) else Tensor(condition)
     _check_condition(condition)
-    x, y = promote(input, other)
+    x, y = promote(input, other, "where")
     return apply_op(_where, (condition, x, y))
 
 

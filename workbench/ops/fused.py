@@ -24,12 +24,12 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .activations import relu_grad, sigmoid_grad, tanh_grad
 from .arithmetic import zeros_like_grad
 from .reductions import sum
 from .registry import OPS, register_gradient, register_op
-from .shape import normalize_dim
 from .softmax import log_softmax_grad
 from .unary import exp
 
@@ -90,8 +90,7 @@ def _relu_backward(grad, y):
     mask = ~(y <= 0)  # not y > 0: at y = NaN the gradient passes, as in PyTorch
     if np.isfinite(grad).all():
         return grad * mask
-    with np.errstate(invalid="ignore"):  # ±inf · 0 is NaN: those entries are zeroed next
-        result = grad * mask
+    result = grad * mask  # ±inf · 0 is NaN: those entries are zeroed next
     result[~mask] = 0  # where the mask is off the gradient is 0, whatever came in
     return result
 
@@ -141,7 +140,7 @@ def log_softmax_backward_grad(orig, grad):
 
 def log_softmax_backward(grad: Tensor, y: Tensor, dim: int) -> Tensor:
     """log_softmax's gradient from its output ``y``: one op instead of four."""
-    d = normalize_dim(dim, max(y.ndim, 1), "log_softmax_backward")
+    d = dim_in_range("log_softmax_backward", dim, max(y.ndim, 1))
     return apply_op(_log_softmax_backward, (grad, y), {"dim": d})
 
 

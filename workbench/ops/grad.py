@@ -25,12 +25,12 @@ import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from . import im2col
 from . import indexing as indexing_ops
 from . import nn as nn_ops
 from .registry import register_gradient, register_op
-from .shape import normalize_dim
 
 
 # ------------------------------------------------------------------ no_grad
@@ -266,7 +266,7 @@ def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = No
     An index that appears twice adds both gradients (``[0, 0, 2]`` → ``[2, 0, 1]``).
     A negative ``axis`` counts from the end, as in ``take``.
     """
-    attrs = None if axis is None else {"axis": normalize_dim(axis, x.ndim, "take_backward")}
+    attrs = None if axis is None else {"axis": dim_in_range("take_backward", axis, x.ndim)}
     return apply_op(_take_backward, (output_grad, x, indices), attrs)
 
 

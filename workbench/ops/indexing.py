@@ -12,14 +12,15 @@ import builtins
 
 import numpy as np
 
-from .. import backend
-from ..autograd.dispatch import OpIndexError, apply_op
+from .. import backend, checks
+from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from . import grad as grad_ops
 from .arithmetic import where
 from .reductions import sum
 from .registry import OpDef, register_gradient, register_op
-from .shape import astype, getitem, normalize_dim, reshape
+from .shape import astype, getitem, reshape
 
 
 class VariadicNames(tuple):
@@ -48,10 +49,12 @@ def _along(dim: int, index) -> tuple:
     return (slice(None),) * dim + (index,)
 
 
-def _tensor_list(tensors, op: str) -> list:
+def _tensor_list(tensors, op: str, empty_error=RuntimeError) -> list:
+    """A non-empty list of tensors; PyTorch's error for an empty one differs by op (cat:
+    ValueError, stack: RuntimeError)."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
+        raise empty_error(f"{op}(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): expected Tensor at position {i}, got {type(t).__name__}")
@@ -88,11 +91,11 @@ def cat_grad(orig, grad):
 
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension; all other sizes must agree."""
-    tensors = _tensor_list(tensors, "cat")
+    tensors = _tensor_list(tensors, "cat", empty_error=ValueError)
     # torch.cat skips legacy empty 1-D tensors so that they can seed a running cat.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     first = kept[0]
-    d = normalize_dim(dim, first.ndim, "cat")
+    d = dim_in_range("cat", dim, first.ndim)
     for i, t in enumerate(kept):
         if t.ndim != first.ndim:
             raise RuntimeError(
@@ -137,10 +140,14 @@ def stack_grad(orig, grad):
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new dimension."""
     tensors = _tensor_list(tensors, "stack")
-    shapes = [tuple(t.shape) for t in tensors]
-    if len(set(shapes)) > 1:
-        raise RuntimeError(f"stack(): stack expects each tensor to be equal size, but got {shapes}")
-    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    first = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != first:
+            raise RuntimeError(
+                f"stack(): stack expects each tensor to be equal size, but got {list(first)} at "
+                f"entry 0 and {list(t.shape)} at entry {i}"
+            )
+    d = dim_in_range("stack", dim, tensors[0].ndim + 1)
     return apply_op(_stack, tuple(_common_dtype(tensors)), {"dim": d})
 
 
@@ -151,7 +158,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     Each piece is a view made by basic indexing, so its gradient is scattered back
     into place and the pieces' gradients add up where the whole tensor is used.
     """
-    d = normalize_dim(dim, tensor.ndim, "split")
+    d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -160,6 +167,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         sizes = [min(size, length - start) for start in range(0, length, max(size, 1))] or [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
+        checks.non_negative("split", "split_sizes", tuple(sizes))
         if builtins.sum(sizes) != length:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {length} (input tensor's "
@@ -176,14 +184,14 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of size ⌈n / chunks⌉ (fewer pieces if that runs out)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = normalize_dim(dim, input.ndim, "chunk")
+    d = dim_in_range("chunk", dim, input.ndim)
     size = -(-input.shape[d] // chunks)
     return split(input, size if size else 1, d)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices of ``input`` along ``dim``, each without that dimension."""
-    d = normalize_dim(dim, input.ndim, "unbind")
+    d = dim_in_range("unbind", dim, input.ndim)
     return tuple(getitem(input, _along(d, i)) for i in range(input.shape[d]))
 
 
@@ -202,7 +210,7 @@ def flip_grad(orig, grad):
 
 def flip(input: Tensor, dims) -> Tensor:
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    dims = tuple(normalize_dim(d, input.ndim, "flip") for d in dims)
+    dims = tuple(dim_in_range("flip", d, input.ndim) for d in dims)
     return apply_op(_flip, (input,), {"dims": dims})
 
 
@@ -234,7 +242,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         raise RuntimeError(
             f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
         )
-    dims = tuple(normalize_dim(d, input.ndim, "roll") for d in dims)
+    dims = tuple(dim_in_range("roll", d, input.ndim) for d in dims)
     return apply_op(_roll, (input,), {"shifts": shifts, "dims": dims})
 
 
@@ -285,8 +293,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         if value:
             attrs["value"] = value
         return apply_op(_pad, (input,), attrs)
-    if mode not in _NUMPY_PAD_MODES:
-        raise ValueError(f"pad(): unknown padding mode {mode!r}")
+    checks.one_of("pad", "mode", mode, ("constant", *_NUMPY_PAD_MODES), NotImplementedError)
     out = input
     for axis, (b, a) in enumerate(widths):
         if b or a:
@@ -371,9 +378,7 @@ def repeat_grad(orig, grad):
 
 def repeat(input: Tensor, *sizes) -> Tensor:
     """``x.repeat(2, 3)``: tile ``x`` 2 times along dim 0 and 3 times along dim 1."""
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    repeats = tuple(int(s) for s in sizes)
+    repeats = checks.shape_arg("repeat", sizes)
     if len(repeats) < input.ndim:
         raise RuntimeError(
             "repeat(): Number of dimensions of repeat dims can not be smaller than number of "
@@ -404,30 +409,10 @@ def take_grad(orig, grad):
 
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
-    """``index`` as a tensor; a list or array becomes one on ``input``'s device."""
+    """``index`` as an integer tensor; a list or array becomes one on ``input``'s device."""
     index = index if isinstance(index, Tensor) else Tensor(backend.asarray(index, like=input._data))
-    if index.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}(): expected an integer index tensor, got dtype {index.dtype}")
+    checks.integer_index(op, index)
     return index
-
-
-def check_range(index: Tensor, size: int, op: str, shape: tuple, negative_ok: bool) -> None:
-    """Refuse an index outside ``[0, size)``, or ``[-size, size)`` where ``negative_ok``.
-
-    PyTorch's ``take`` counts a negative index from the end, as numpy does; its
-    ``index_select``, ``gather`` and ``embedding`` refuse one, so these must not let
-    numpy wrap it. The error is an IndexError and a RuntimeError (PyTorch's gather
-    raises the second).
-    """
-    lowest = -size if negative_ok else 0
-    data = index._data
-    if data.size and (data.max() >= size or data.min() < lowest):
-        bad = data.max() if data.max() >= size else data.min()
-        raise OpIndexError(f"{op}(): index {int(bad)} is out of bounds for size {size} ({shape})")
-
-
-def _input_shape(input: Tensor) -> str:
-    return f"input shape {tuple(input.shape)}"
 
 
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
@@ -435,10 +420,10 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     whole slices along that axis instead."""
     index = _index_tensor(index, input, "take")
     if axis is None:
-        check_range(index, input.numel(), "take", _input_shape(input), negative_ok=True)
+        checks.indices_in_range("take", index._data, input.numel(), 0, input.shape)
         return apply_op(_take, (input, index))
-    axis = normalize_dim(axis, input.ndim, "take")
-    check_range(index, input.shape[axis], "take", _input_shape(input), negative_ok=True)
+    axis = dim_in_range("take", axis, input.ndim)
+    checks.indices_in_range("take", index._data, input.shape[axis], axis, input.shape)
     return apply_op(_take, (input, index), {"axis": axis})
 
 
@@ -447,9 +432,10 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, input, "index_select")
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
-    axis = normalize_dim(dim, input.ndim, "index_select")
-    size = input.shape[axis]
-    check_range(index, size, "index_select", _input_shape(input), negative_ok=False)
+    axis = dim_in_range("index_select", dim, input.ndim)
+    checks.indices_in_range(
+        "index_select", index._data, input.shape[axis], axis, input.shape, negative_ok=False
+    )
     return apply_op(_take, (input, index), {"axis": axis})
 
 
@@ -498,7 +484,7 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, input, "gather")
-    d = normalize_dim(dim, input.ndim, "gather")
+    d = dim_in_range("gather", dim, input.ndim)
     if index.ndim != input.ndim:
         raise RuntimeError(
             f"gather(): Index tensor must have the same number of dimensions as input tensor "
@@ -511,7 +497,9 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
                 f"{tuple(index.shape)} to be no larger than self {tuple(input.shape)} apart "
                 f"from dimension {d}"
             )
-    check_range(index, input.shape[d], "gather", _input_shape(input), negative_ok=False)
+    checks.indices_in_range(
+        "gather", index._data, input.shape[d], d, input.shape, RuntimeError, negative_ok=False
+    )
     return apply_op(_gather, (input, index), {"dim": d})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..autograd.dispatch import apply_op, broadcast_mismatch
 from ..tensor import Tensor
 from .broadcasting import sum_to
@@ -55,9 +56,9 @@ def _fit(grad: Tensor, shape: tuple, left: bool) -> Tensor:
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     from .arithmetic import promote
 
+    checks.tensor_arg("matmul", "input", input)
+    checks.tensor_arg("matmul", "other", other)
     a, b = promote(input, other)
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError("matmul: both operands must be tensors")
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
             f"matmul: both arguments to matmul need to be at least 1D, but they are {a.ndim}D "

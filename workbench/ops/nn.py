@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, factories
+from .. import backend, checks, factories
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from . import grad as grad_ops
@@ -125,16 +125,21 @@ def conv2d_weight_grad(x, grad: Tensor, weight_shape: tuple, attrs: dict) -> Ten
 
 def _conv_padding(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
     """PyTorch's padding argument (int, pair, 'valid' or 'same') as (top, left, bottom, right)."""
+    if isinstance(padding, str):
+        checks.one_of("conv2d", "padding", padding, ("valid", "same"), error=RuntimeError)
     if padding == "valid":
         return (0, 0, 0, 0)
     if padding == "same":
         if stride != (1, 1):
-            raise RuntimeError("conv2d: padding='same' is not supported for strided convolutions")
+            raise RuntimeError(
+                f"conv2d: padding='same' is not supported for strided convolutions "
+                f"(stride={stride})"
+            )
         total = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return (total[0] // 2, total[1] // 2, total[0] - total[0] // 2, total[1] - total[1] // 2)
-    if isinstance(padding, str):
-        raise ValueError(f"conv2d: invalid padding string {padding!r}; use 'valid' or 'same'")
-    return im2col.four(padding)
+    return 2 * checks.non_negative(
+        "conv2d", "padding", checks.int_pair("conv2d", "padding", padding)
+    )
 
 
 def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
@@ -145,10 +150,9 @@ def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
             f"{shapes}"
         )
     groups = attrs["groups"]
-    if groups < 1 or weight.shape[0] % groups:
+    if weight.shape[0] % groups:
         raise RuntimeError(
-            f"conv2d: groups={groups} must be positive and divide the {weight.shape[0]} output "
-            f"channels {shapes}"
+            f"conv2d: groups={groups} must divide the {weight.shape[0]} output channels {shapes}"
         )
     if x.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
@@ -192,13 +196,16 @@ def conv2d(
         return squeeze(
             conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0
         )
-    stride, dilation = im2col.pair(stride, "stride"), im2col.pair(dilation, "dilation")
+    stride = checks.positive("conv2d", "stride", checks.int_pair("conv2d", "stride", stride))
+    dilation = checks.positive(
+        "conv2d", "dilation", checks.int_pair("conv2d", "dilation", dilation)
+    )
     kernel = tuple(weight.shape[-2:])
     attrs = {
         "stride": stride,
         "padding": _conv_padding(padding, kernel, stride, dilation),
         "dilation": dilation,
-        "groups": int(groups),
+        "groups": checks.positive("conv2d", "groups", int(groups)),
     }
     _check_conv(input, weight, bias, attrs)
     out = apply_op(_conv2d, (input, weight), attrs)
@@ -255,11 +262,23 @@ def _pool_input(input: Tensor, op: str) -> Tensor:
     return input if input.ndim == 4 else unsqueeze(input, 0)
 
 
+def _pool_sizes(op: str, kernel_size, stride, padding, dilation) -> tuple:
+    """PyTorch's pooling arguments, each an int or a pair, checked and made pairs.
+
+    ``stride`` defaults to the kernel size (None or an empty tuple).
+    """
+    kernel = checks.positive(op, "kernel_size", checks.int_pair(op, "kernel_size", kernel_size))
+    if stride is None or stride == ():
+        stride = kernel
+    stride = checks.positive(op, "stride", checks.int_pair(op, "stride", stride))
+    padding = checks.non_negative(op, "padding", checks.int_pair(op, "padding", padding))
+    dilation = checks.positive(op, "dilation", checks.int_pair(op, "dilation", dilation))
+    return kernel, stride, padding, dilation
+
+
 def _check_pool(input: Tensor, attrs: dict, op: str) -> None:
     kernel, dilation = attrs["pool_size"], attrs["dilation"]
     for k, d, p in zip(kernel, dilation, attrs["padding"]):
-        if k <= 0 or attrs["strides"][0] <= 0 or attrs["strides"][1] <= 0:
-            raise RuntimeError(f"{op}: kernel size and stride must be positive (got {attrs})")
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(
                 f"{op}: pad should be at most half of effective kernel size, but got pad={p}, "
@@ -285,8 +304,10 @@ def max_pool2d(
 ):
     """The largest value of each window; ties send the gradient to the first one."""
     x = _pool_input(input, "max_pool2d")
-    stride = kernel_size if stride is None or stride == () else stride
-    attrs = grad_ops.pool_attrs(kernel_size, stride, padding, dilation, ceil_mode, False)
+    kernel, stride, padding, dilation = _pool_sizes(
+        "max_pool2d", kernel_size, stride, padding, dilation
+    )
+    attrs = grad_ops.pool_attrs(kernel, stride, padding, dilation, ceil_mode, False)
     del attrs["count_include_pad"]
     _check_pool(x, attrs, "max_pool2d")
     out = apply_op(_max_pool2d, (x,), attrs)
@@ -313,10 +334,12 @@ def avg_pool2d(
 ) -> Tensor:
     """The mean of each window; ``count_include_pad`` decides whether padding counts."""
     x = _pool_input(input, "avg_pool2d")
-    stride = kernel_size if stride is None or stride == () else stride
-    attrs = grad_ops.pool_attrs(kernel_size, stride, padding, 1, ceil_mode, count_include_pad)
+    kernel, stride, padding, _ = _pool_sizes("avg_pool2d", kernel_size, stride, padding, 1)
+    attrs = grad_ops.pool_attrs(kernel, stride, padding, 1, ceil_mode, count_include_pad)
     _check_pool(x, attrs, "avg_pool2d")
-    if divisor_override:
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("avg_pool2d: divisor must be not zero (divisor_override=0)")
         attrs["divisor_override"] = int(divisor_override)
     out = apply_op(_avg_pool2d, (x,), attrs)
     return out if input.ndim == 4 else squeeze(out, 0)
@@ -368,8 +391,7 @@ def _nll_loss(predictions, targets, weights, reduction, ignore_index):
     if reduction == "none":
         return losses.reshape(np.shape(targets))
     total_weight = losses.size if weight is None else weight.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = losses.sum() if reduction == "sum" else losses.sum() / total_weight
+    total = losses.sum() if reduction == "sum" else losses.sum() / total_weight
     return backend.asarray(total, like=pred, dtype=pred.dtype)  # 0-d, on pred's device
 
 
@@ -394,18 +416,38 @@ def _shapes(predictions, targets) -> str:
     return f"(predictions {tuple(predictions.shape)}, targets {tuple(targets.shape)})"
 
 
+def _check_target_shape(predictions, targets, op: str) -> None:
+    """One class index per sample: targets shaped (N, d1, ...) for predictions (N, C, d1, ...),
+    and () for a single sample (C,). The error types are PyTorch's: a target with extra dims
+    (one-hot targets) is a RuntimeError, another batch size a ValueError."""
+    pred, target = tuple(predictions.shape), tuple(targets.shape)
+    shapes = _shapes(predictions, targets)
+    if len(pred) in (1, 2) and len(target) > 1:
+        raise RuntimeError(
+            f"{op}: 0D or 1D target tensor expected, multi-target not supported: pass class "
+            f"indices, one per sample, not one-hot or column targets {shapes}"
+        )
+    expected = () if len(pred) == 1 else (pred[0],) + pred[2:]
+    if len(pred) >= 2 and target and target[0] != pred[0]:
+        raise ValueError(
+            f"{op}: expected targets of shape {expected}: the input's batch size ({pred[0]}) "
+            f"and the target's ({target[0]}) differ {shapes}"
+        )
+    if len(pred) == 0 or target != expected:
+        raise RuntimeError(f"{op}: expected targets of shape {expected} {shapes}")
+
+
 def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: str) -> None:
     """Shapes, dtypes and target range, with errors that name the op and the shapes."""
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{op}: {reduction} is not a valid value for reduction")
-    if not isinstance(targets, Tensor) or targets.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected integer class targets {_shapes(predictions, targets)}")
-    pred_ndim = predictions.ndim
-    expected = () if pred_ndim == 1 else (predictions.shape[0],) + tuple(predictions.shape[2:])
-    if pred_ndim == 0 or tuple(targets.shape) != expected:
-        raise ValueError(
-            f"{op}: expected targets of shape {expected} {_shapes(predictions, targets)}"
+    checks.reduction(op, reduction)
+    checks.tensor_arg(op, "target", targets)
+    if targets.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{op}: expected integer class targets, but got {targets.dtype} "
+            f"{_shapes(predictions, targets)}"
         )
+    _check_target_shape(predictions, targets, op)
+    pred_ndim = predictions.ndim
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
     t = targets._data
     if t.size and (t.min() < 0 or t.max() >= classes):  # two quick passes rule out the rest
@@ -511,9 +553,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
-    normalized_shape = (
-        (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    )
+    normalized_shape = checks.shape_arg("layer_norm", (normalized_shape,), "normalized_shape")
     k = len(normalized_shape)
     if k == 0 or tuple(input.shape[input.ndim - k :]) != normalized_shape:
         raise RuntimeError(
@@ -550,8 +590,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
     drops the same elements every time.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    checks.probability("dropout", p)
     if not training or p == 0.0:
         return input
     keep = factories.generator().random(input.shape) >= p

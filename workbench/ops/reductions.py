@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
 from .registry import register_gradient, register_op
-from .shape import astype, getitem, normalize_dim, reshape
+from .shape import astype, getitem, reshape
 from .unary import exp
 
 
@@ -34,7 +36,7 @@ def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
     if dim is None:
         return None
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    axes = [normalize_dim(d, ndim, op) for d in dims]  # a 0-d tensor takes 0 and -1
+    axes = [dim_in_range(op, d, ndim) for d in dims]  # a 0-d tensor takes 0 and -1
     for axis in axes:
         if axes.count(axis) > 1:  # PyTorch refuses sum(dim=(0, 0)) rather than sum once
             raise RuntimeError(f"{op}: dim {axis} appears multiple times in the list of dims")
@@ -91,7 +93,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     dims = reduced_dims(dim, input.ndim, "sum")
     attrs = {"dims": dims, "keepdim": keepdim}
     if dtype is not None:
-        attrs["dtype"] = np.dtype(dtype)
+        attrs["dtype"] = checks.dtype_arg("sum", dtype)
     elif input.dtype.kind in "bu" or input.dtype == np.int32:
         attrs["dtype"] = np.dtype("int64")
     return apply_op(_sum, (input,), attrs)
@@ -100,7 +102,15 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 # --------------------------------------------------------------------- mean
 @register_op("mean")
 def _mean(x, dims, keepdim):
-    return np.mean(x, axis=dims, keepdims=keepdim)
+    return mean_of(x, dims, keepdim)
+
+
+def mean_of(x, dims, keepdim):
+    """``np.mean``, except that the mean of no elements is NaN without numpy's "Mean of
+    empty slice" warning (PyTorch's is silent)."""
+    if x.size:
+        return np.mean(x, axis=dims, keepdims=keepdim)
+    return np.sum(x, axis=dims, keepdims=keepdim) / _count(x.shape, dims)  # 0 / 0: NaN
 
 
 @register_gradient("mean")
@@ -134,18 +144,12 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 # ------------------------------------------------------ amax / amin / max / min
 @register_op("amax", saves=("x", "out"))
 def _amax(x, dims, keepdim):
-    return _reduce_checked(np.max, x, dims, keepdim, "amax")
+    return np.max(x, axis=dims, keepdims=keepdim)
 
 
 @register_op("amin", saves=("x", "out"))
 def _amin(x, dims, keepdim):
-    return _reduce_checked(np.min, x, dims, keepdim, "amin")
-
-
-def _reduce_checked(fn, x, dims, keepdim, name):
-    if x.size == 0:
-        raise ValueError(f"{name}(): expected a non-empty tensor to reduce")
-    return fn(x, axis=dims, keepdims=keepdim)
+    return np.min(x, axis=dims, keepdims=keepdim)
 
 
 def _extreme_grad(orig, grad):
@@ -173,11 +177,13 @@ def amin_grad(orig, grad):
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
+    checks.non_empty_reduction("amax", input.shape, dims)
     return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
+    checks.non_empty_reduction("amin", input.shape, dims)
     return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
 
 
@@ -212,12 +218,12 @@ def max_dim_grad(orig, grad):
 
 def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
     if dim is None:
+        checks.non_empty_reduction(name, input.shape, None)
         return (amax if largest else amin)(input)
     if isinstance(dim, Tensor):
         return (maximum if largest else minimum)(input, dim)
-    if input.numel() == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-    d = normalize_dim(dim, input.ndim, name) if input.ndim else None
+    d = dim_in_range(name, dim, input.ndim) if input.ndim else None
+    checks.non_empty_reduction(name, input.shape, None if d is None else (d,))
     if d is None:
         values = input
         indices = Tensor(backend.xp(input._data).zeros((), dtype=np.int64))  # input's device
@@ -249,12 +255,14 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    d = None if dim is None else normalize_dim(dim, input.ndim, "argmax")
+    d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
+    checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    d = None if dim is None else normalize_dim(dim, input.ndim, "argmin")
+    d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
+    checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
@@ -311,12 +319,9 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
 # ------------------------------------------------------------------ var, std
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
-    centered = x - np.mean(x, axis=dims, keepdims=True)
+    centered = x - mean_of(x, dims, True)
     squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return backend.asarray(
-            squares / builtins.max(_count(x.shape, dims) - correction, 0), like=x
-        )
+    return backend.asarray(squares / builtins.max(_count(x.shape, dims) - correction, 0), like=x)
 
 
 @register_gradient("var")
@@ -354,7 +359,10 @@ def std_grad(orig, grad):
 
 def _correction(unbiased, correction, name: str) -> float:
     if unbiased is not None and correction is not None:
-        raise RuntimeError(f"{name}: can't specify both unbiased and correction")
+        raise TypeError(
+            f"{name}(): can't specify both unbiased and correction (unbiased={unbiased}, "
+            f"correction={correction})"
+        )
     if correction is not None:
         return correction
     return 0 if unbiased is False else 1
@@ -375,15 +383,22 @@ def std(
 
 
 def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> dict:
+    """var's and std's attributes (``name`` names the op in errors and warnings)."""
     if isinstance(dim, bool):  # the legacy form var(x, unbiased)
         dim, unbiased = None, dim
     if input.dtype.kind not in "fc":
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
-    return {
-        "dims": None if dim is None else reduced_dims(dim, input.ndim, name),
-        "correction": _correction(unbiased, correction, name),
-        "keepdim": keepdim,
-    }
+    dims = None if dim is None else reduced_dims(dim, input.ndim, name)
+    correction = _correction(unbiased, correction, name)
+    if _count(input.shape, dims) - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0 ({_count(input.shape, dims)} values, "
+            f"correction={correction}): the result is inf or NaN. Correction should be "
+            "strictly less than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return {"dims": dims, "correction": correction, "keepdim": keepdim}
 
 
 # ---------------------------------------------------------------- logsumexp
@@ -391,8 +406,7 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
 def _logsumexp(x, dims, keepdim):
     peak = np.max(x, axis=dims, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
-    with np.errstate(divide="ignore", over="ignore"):
-        out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
+    out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
     if keepdim:
         return out
     return out.reshape(()) if dims is None else np.squeeze(out, axis=dims)
@@ -410,7 +424,7 @@ def logsumexp_grad(orig, grad):
 
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` without overflow."""
-    input = _float_input(input)
+    input = _float_input(input, "logsumexp")
     dims = None if dim is None else reduced_dims(dim, input.ndim, "logsumexp")
     return apply_op(_logsumexp, (input,), {"dims": dims, "keepdim": keepdim})
 
@@ -457,6 +471,10 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
         input = astype(input, dtype)
     if p == "nuc":
         raise ValueError("norm: the nuclear norm (p='nuc') is not supported")
+    if isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"norm: Order {p!r} not supported: use a number, inf or 'fro'")
     p = 2.0 if p in ("fro", None) else float(p)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
-    return apply_op(_norm, (_float_input(input),), {"p": p, "dims": dims, "keepdim": keepdim})
+    return apply_op(
+        _norm, (_float_input(input, "norm"),), {"p": p, "dims": dims, "keepdim": keepdim}
+    )

@@ -9,12 +9,13 @@ import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import where
 from .indexing import flip
 from .reductions import _has_zeros, _int_to_int64, sum
 from .registry import register_gradient, register_op
-from .shape import normalize_dim, reshape, transpose, unsqueeze
+from .shape import reshape, transpose, unsqueeze
 
 
 # ----------------------------------------------------------- cumsum, cumprod
@@ -70,9 +71,9 @@ def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
 
 def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
     if input.ndim == 0:
-        normalize_dim(dim, 0, name)
+        dim_in_range(name, dim, 0)
         return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
-    d = normalize_dim(dim, input.ndim, name)
+    d = dim_in_range(name, dim, input.ndim)
     attrs = {"dim": d}
     wanted = _int_to_int64(input, dtype)
     if wanted is not None:

@@ -11,21 +11,11 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
-
-
-def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
-    """A dim in [0, ndim), accepting negatives; a clear error otherwise."""
-    size = max(ndim, 1)
-    if not -size <= dim < size:
-        raise IndexError(
-            f"{op}: Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
-            f"but got {dim})"
-        )
-    return dim % size
 
 
 def _shape_arg(shape) -> tuple:
@@ -81,6 +71,11 @@ def view(input: Tensor, *shape) -> Tensor:
 def _resolve_shape(shape: tuple, numel: int, old: tuple, op: str) -> tuple:
     if shape.count(-1) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred (shape {shape})")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(
+                f"{op}: invalid shape dimension {s} at index {i} of shape {list(shape)}"
+            )
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or numel % known:
@@ -116,7 +111,7 @@ def permute(input: Tensor, *dims) -> Tensor:
             f"permute: number of dims don't match in permute (input shape "
             f"{tuple(input.shape)}, dims {dims})"
         )
-    dims = tuple(normalize_dim(d, ndim, "permute") for d in dims)
+    dims = tuple(dim_in_range("permute", d, ndim) for d in dims)
     if sorted(dims) != list(range(ndim)):
         raise RuntimeError(f"permute: repeated dim in permute (dims {dims})")
     return apply_op(_permute, (input,), {"dims": dims})
@@ -126,7 +121,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.ndim
     if ndim == 0:
         return input
-    dim0, dim1 = normalize_dim(dim0, ndim, "transpose"), normalize_dim(dim1, ndim, "transpose")
+    dim0, dim1 = dim_in_range("transpose", dim0, ndim), dim_in_range("transpose", dim1, ndim)
     dims = list(range(ndim))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return apply_op(_permute, (input,), {"dims": tuple(dims)})
@@ -143,7 +138,7 @@ def t(input: Tensor) -> Tensor:
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    dim = dim_in_range("unsqueeze", dim, input.ndim + 1)
     shape = input.shape[:dim] + (1,) + input.shape[dim:]
     return apply_op(_reshape, (input,), {"shape": shape})
 
@@ -154,7 +149,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         dims_in = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = {normalize_dim(d, input.ndim, "squeeze") for d in dims_in}
+        dims = {dim_in_range("squeeze", d, input.ndim) for d in dims_in}
         dims = {d for d in dims if shape[d] == 1}
     new_shape = tuple(s for i, s in enumerate(shape) if i not in dims)
     return apply_op(_reshape, (input,), {"shape": new_shape})
@@ -163,8 +158,8 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if input.ndim == 0:
         return reshape(input, 1)
-    start = normalize_dim(start_dim, input.ndim, "flatten")
-    end = normalize_dim(end_dim, input.ndim, "flatten")
+    start = dim_in_range("flatten", start_dim, input.ndim)
+    end = dim_in_range("flatten", end_dim, input.ndim)
     shape = input.shape[:start] + (-1,) + input.shape[end + 1 :]
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
@@ -172,14 +167,19 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 # ----------------------------------------------------------------- indexing
-def index_key(key, like):
+def index_key(key, like, op: str = "getitem"):
     """Turn Tensors inside an indexing key into arrays; keep the rest as numpy sees it.
 
     A list or a numpy array (a CPU tensor's too) becomes an index array on the device of
     ``like``, the array being indexed, so that the gradient's scatter-add finds it there.
     """
     if isinstance(key, tuple):
-        return tuple(index_key(k, like) for k in key)
+        return tuple(index_key(k, like, op) for k in key)
+    if isinstance(key, (str, bytes)):
+        raise TypeError(
+            f"{op}: a tensor cannot be indexed by a {type(key).__name__} ({key!r}): use ints, "
+            "slices, None, ..., or tensors of ints or bools"
+        )
     if isinstance(key, Tensor):
         key = key._data
     if isinstance(key, (list, np.ndarray)):
@@ -278,7 +278,7 @@ def index_put(input: Tensor, key, values) -> Tensor:
         values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
     else:
         _, values = promote(input, values)
-    return apply_op(_index_put, (input, values), {"key": index_key(key, input._data)})
+    return apply_op(_index_put, (input, values), {"key": index_key(key, input._data, "index_put")})
 
 
 # ----------------------------------------------------------------- copies
@@ -318,7 +318,7 @@ def astype_grad(orig, grad):
 
 
 def astype(input: Tensor, dtype) -> Tensor:
-    dtype = np.dtype(dtype)
+    dtype = checks.dtype_arg("astype", dtype)
     if input.dtype == dtype:
         return input
     return apply_op(_astype, (input,), {"dtype": dtype})

@@ -11,20 +11,20 @@ import warnings
 import numpy as np
 
 from ..autograd.dispatch import apply_op
+from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import _float_input
 from .reductions import sum
 from .registry import register_gradient, register_op
-from .shape import astype, normalize_dim, reshape
+from .shape import astype, reshape
 from .unary import exp
 
 
 # ----------------------------------------------------- softmax, log_softmax
 @register_op("softmax", saves=("out",))
 def _softmax(x, dim):
-    with np.errstate(invalid="ignore"):
-        e = np.exp(x - np.max(x, axis=dim, keepdims=True))
-        return e / np.sum(e, axis=dim, keepdims=True)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
 
 
 @register_gradient("softmax")
@@ -37,11 +37,10 @@ def softmax_grad(orig, grad):
 
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - x.max(axis=dim, keepdims=True)
-        # shifted is a fresh array: subtract the log-sum-exp from it in place.
-        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
+    shifted = x - x.max(axis=dim, keepdims=True)
+    # shifted is a fresh array: subtract the log-sum-exp from it in place.
+    shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    return shifted
 
 
 @register_gradient("log_softmax")
@@ -61,14 +60,14 @@ def _softmax_dim(dim, ndim: int, name: str) -> int:
             stacklevel=3,
         )
         dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_dim(dim, ndim, name)
+    return dim_in_range(name, dim, ndim)
 
 
 def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
-    input = _float_input(input) if dtype is None else astype(input, dtype)
+    input = _float_input(input, name) if dtype is None else astype(input, dtype)
     if input.ndim == 0:
         if dim is not None:
-            normalize_dim(dim, 0, name)  # only 0 and -1, as in PyTorch
+            dim_in_range(name, dim, 1)  # only 0 and -1, as in PyTorch
         return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
     d = _softmax_dim(dim, input.ndim, name)
     return apply_op(kernel, (input,), {"dim": d})

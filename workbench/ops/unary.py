@@ -28,8 +28,7 @@ def _unary(name: str, kernel, saves=()):
 # ------------------------------------------------------------ exp, log, sqrt
 @register_op("exp", saves=("out",))
 def _exp(x):
-    with np.errstate(over="ignore"):
-        return np.exp(x)
+    return np.exp(x)
 
 
 @register_gradient("exp")
@@ -40,13 +39,12 @@ def exp_grad(orig, grad):
 
 
 def exp(input) -> Tensor:
-    return apply_op(_exp, (_float_input(input),))
+    return apply_op(_exp, (_float_input(input, "exp"),))
 
 
 @register_op("log", saves=("x",))
 def _log(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x)
+    return np.log(x)
 
 
 @register_gradient("log")
@@ -58,13 +56,12 @@ def log_grad(orig, grad):
 
 
 def log(input) -> Tensor:
-    return apply_op(_log, (_float_input(input),))
+    return apply_op(_log, (_float_input(input, "log"),))
 
 
 @register_op("sqrt", saves=("out",))
 def _sqrt(x):
-    with np.errstate(invalid="ignore"):
-        return np.sqrt(x)
+    return np.sqrt(x)
 
 
 @register_gradient("sqrt")
@@ -75,7 +72,7 @@ def sqrt_grad(orig, grad):
 
 
 def sqrt(input) -> Tensor:
-    return apply_op(_sqrt, (_float_input(input),))
+    return apply_op(_sqrt, (_float_input(input, "sqrt"),))
 
 
 # ------------------------------------------------------------------ sin, cos
@@ -93,7 +90,7 @@ def sin_grad(orig, grad):
 
 
 def sin(input) -> Tensor:
-    return apply_op(_sin, (_float_input(input),))
+    return apply_op(_sin, (_float_input(input, "sin"),))
 
 
 @register_op("cos", saves=("x",))
@@ -110,14 +107,13 @@ def cos_grad(orig, grad):
 
 
 def cos(input) -> Tensor:
-    return apply_op(_cos, (_float_input(input),))
+    return apply_op(_cos, (_float_input(input, "cos"),))
 
 
 # ----------------------------------------------------------- log1p, expm1
 @register_op("log1p", saves=("x",))
 def _log1p(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log1p(x)
+    return np.log1p(x)
 
 
 @register_gradient("log1p")
@@ -130,8 +126,7 @@ def log1p_grad(orig, grad):
 
 @register_op("expm1", saves=("out",))
 def _expm1(x):
-    with np.errstate(over="ignore"):
-        return np.expm1(x)
+    return np.expm1(x)
 
 
 @register_gradient("expm1")
@@ -143,19 +138,18 @@ def expm1_grad(orig, grad):
 
 def log1p(input) -> Tensor:
     """``ln(1 + x)``, accurate for small x."""
-    return apply_op(_log1p, (_float_input(input),))
+    return apply_op(_log1p, (_float_input(input, "log1p"),))
 
 
 def expm1(input) -> Tensor:
     """``eˣ − 1``, accurate for small x."""
-    return apply_op(_expm1, (_float_input(input),))
+    return apply_op(_expm1, (_float_input(input, "expm1"),))
 
 
 # ------------------------------------------------- reciprocal, rsqrt, square
 @register_op("reciprocal", saves=("out",))
 def _reciprocal(x):
-    with np.errstate(divide="ignore"):
-        return np.reciprocal(x)
+    return np.reciprocal(x)
 
 
 @register_gradient("reciprocal")
@@ -168,8 +162,7 @@ def reciprocal_grad(orig, grad):
 
 @register_op("rsqrt", saves=("out",))
 def _rsqrt(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 1 / np.sqrt(x)
+    return 1 / np.sqrt(x)
 
 
 @register_gradient("rsqrt")
@@ -194,11 +187,11 @@ def square_grad(orig, grad):
 
 
 def reciprocal(input) -> Tensor:
-    return apply_op(_reciprocal, (_float_input(input),))
+    return apply_op(_reciprocal, (_float_input(input, "reciprocal"),))
 
 
 def rsqrt(input) -> Tensor:
-    return apply_op(_rsqrt, (_float_input(input),))
+    return apply_op(_rsqrt, (_float_input(input, "rsqrt"),))
 
 
 def square(input) -> Tensor:
@@ -293,7 +286,7 @@ def tan_grad(orig, grad):
 
 
 def tan(input) -> Tensor:
-    return apply_op(_tan, (_float_input(input),))
+    return apply_op(_tan, (_float_input(input, "tan"),))
 
 
 def erf_array(x: np.ndarray) -> np.ndarray:
@@ -342,4 +335,4 @@ def erf_grad(orig, grad):
 
 
 def erf(input) -> Tensor:
-    return apply_op(_erf, (_float_input(input),))
+    return apply_op(_erf, (_float_input(input, "erf"),))

@@ -44,6 +44,10 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own settings (e.g. a new layer to fine-tune)."""
         group = dict(param_group)
+        if "params" not in group:
+            raise KeyError(
+                f"'params': a parameter group needs its 'params' (got the keys {list(group)})"
+            )
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
         for param in group["params"]:

@@ -99,6 +99,12 @@ def checkpoint_sequential(
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     functions = list(functions.children() if hasattr(functions, "children") else functions)
+    if not isinstance(segments, int) or not 1 <= segments <= len(functions):
+        raise ValueError(
+            f"checkpoint_sequential: segments={segments!r}: choose a whole number from 1 to "
+            f"{len(functions)}, the number of functions (PyTorch fails here with a bare "
+            "ZeroDivisionError or ValueError)"
+        )
     segment_size = len(functions) // segments
     end = -1
     for start in range(0, segment_size * (segments - 1), segment_size):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from .. import events, factories, ops
+from .. import checks, events, factories, ops
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, float64
 from .closing import ClosingBox
@@ -60,6 +60,8 @@ class SigmoidExplorer(ClosingBox):
 
     def __init__(self, x: float = 0.0, span: float = 6.0) -> None:
         super().__init__()
+        if not span > 0:
+            raise ValueError(f"SigmoidExplorer: span={span!r}: the x axis runs from -span to span")
         self.slider = widgets.FloatSlider(
             value=x, min=-span, max=span, step=0.1, description="x", continuous_update=False
         )
@@ -189,6 +191,7 @@ class BroadcastExplorer(ClosingBox):
 
     def __init__(self, a_shape="2, 3", b_shape="3", op: str = "mul") -> None:
         super().__init__()
+        checks.one_of("BroadcastExplorer", "op", op, ("mul", "add"))
         self.a_text = widgets.Text(value=_shape_text(a_shape), description="a shape")
         self.b_text = widgets.Text(value=_shape_text(b_shape), description="b shape")
         self.op_picker = widgets.Dropdown(options=["mul", "add"], value=op, description="op")

@@ -1,0 +1,235 @@
+"""Argument checks for the public boundary: one shared place for the errors that teach.
+
+Public functions (ops, factories, layers, losses) check their arguments with these
+before any kernel runs, so bad input gets one clear sentence that names the op, the
+argument and the value or shapes, raised as the exception type PyTorch raises for it
+(``RuntimeError`` for most bad sizes, ``IndexError`` for a dim or an index out of
+range, ``TypeError`` for a value of the wrong type, ``ValueError`` for a bad option).
+Without these checks the same mistakes surface from deep inside numpy:
+``ZeroDivisionError`` for a zero stride, "could not broadcast input array" for a
+negative padding.
+
+Each check is cheap: it looks at the arguments (a stride, a dim, a shape), never at
+the elements of a tensor, except :func:`indices_in_range`, which finds the
+smallest and largest index in one pass each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor
+
+INTEGERS = (int, np.integer)
+
+
+def type_name(value) -> str:
+    return type(value).__name__
+
+
+# ------------------------------------------------------------------ tensors, numbers
+def tensor_arg(op: str, name: str, value):
+    """``value`` itself when it is a Tensor; TypeError otherwise (``exp("a")``)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type_name(value)}")
+    return value
+
+
+def operand(op: str, name: str, value):
+    """An operand of arithmetic: a Tensor, a number, or numbers in a list or an array.
+
+    A string (``x * "a"``) or any other object is a TypeError that names the op, where
+    numpy would say "could not convert string to float".
+    """
+    if isinstance(value, (str, bytes)) or not isinstance(
+        value, (Tensor, int, float, complex, np.generic, np.ndarray, list, tuple)
+    ):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be a Tensor or a number, not "
+            f"{type_name(value)} ({value!r})"
+        )
+    return value
+
+
+def dtype_arg(op: str, dtype) -> np.dtype:
+    """A dtype (``wb.float32``, ``np.float64``, ``float``...); a string is a TypeError, as
+    in PyTorch, which has no dtype names."""
+    if isinstance(dtype, str):
+        raise TypeError(
+            f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not the string {dtype!r}"
+        )
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not "
+            f"{type_name(dtype)} ({dtype!r})"
+        ) from None
+
+
+def nested_lengths(op: str, data, dim: int = 0) -> None:
+    """Raise PyTorch's ValueError where nested lists are ragged (``[[1, 2], [3]]``):
+    "expected sequence of length 2 at dim 1 (got 1)". Called only once numpy has
+    refused the data, so the common path never walks a list."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return
+    first = data[0]
+    expected = len(first) if isinstance(first, (list, tuple)) else None
+    for item in data:
+        length = len(item) if isinstance(item, (list, tuple)) else None
+        if length != expected:
+            got = "a number" if length is None else length
+            wanted = "a number" if expected is None else f"length {expected}"
+            raise ValueError(f"{op}(): expected sequence of {wanted} at dim {dim + 1} (got {got})")
+        nested_lengths(op, item, dim + 1)
+
+
+# ------------------------------------------------------------------------- sizes
+def shape_arg(op: str, size, name: str = "size") -> tuple:
+    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints.
+
+    A size that is not an integer is a TypeError (numpy would round 2.5 down, or not);
+    a negative one is PyTorch's RuntimeError "Trying to create tensor with negative
+    dimension".
+    """
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    for pos, s in enumerate(size):
+        if not isinstance(s, INTEGERS):
+            raise TypeError(
+                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
+                f"{type_name(s)} at pos {pos} ({s!r})"
+            )
+    shape = tuple(int(s) for s in size)
+    if shape and min(shape) < 0:
+        raise RuntimeError(
+            f"{op}: Trying to create tensor with negative dimension {min(shape)}: {list(shape)}"
+        )
+    return shape
+
+
+def int_pair(op: str, name: str, value) -> tuple:
+    """``3`` → ``(3, 3)``; one or two ints stay; anything else names ``name`` and ``value``."""
+    if isinstance(value, INTEGERS) and not isinstance(value, bool):
+        return (int(value), int(value))
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, INTEGERS) for v in value):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be an int or a tuple of 2 ints, not "
+            f"{type_name(value)} ({value!r})"
+        )
+    if len(value) not in (1, 2):
+        raise RuntimeError(
+            f"{op}: expected {name} to be a single integer value or a list of 2 values, but "
+            f"got {name}={tuple(value)}"
+        )
+    pair = tuple(int(v) for v in value)
+    return pair * 2 if len(pair) == 1 else pair
+
+
+def positive(op: str, name: str, value, error=RuntimeError):
+    """Kernel sizes, strides, dilations, groups (an int or a tuple of ints): each must be
+    greater than zero (PyTorch's RuntimeError "non-positive stride is not supported";
+    ``nn.Conv2d`` raises ValueError for its ``groups``)."""
+    if min(value if isinstance(value, tuple) else (value,)) <= 0:
+        raise error(f"{op}: {name} should be greater than zero, but got {name}={value}")
+    return value
+
+
+def non_negative(op: str, name: str, value):
+    """Paddings (an int or a tuple of ints): a negative one is a RuntimeError."""
+    if min(value if isinstance(value, tuple) else (value,)) < 0:
+        raise RuntimeError(f"{op}: negative {name} is not supported, but got {name}={value}")
+    return value
+
+
+# ------------------------------------------------------------------ dims, indices
+def dim_in_range(op: str, dim, ndim: int) -> int:
+    """``dim`` as an axis in [0, ndim), accepting negatives. A 0-d tensor takes dims -1
+    and 0, as in PyTorch."""
+    if not isinstance(dim, INTEGERS):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type_name(dim)} ({dim!r})")
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
+            f"but got {dim})"
+        )
+    return int(dim) % size
+
+
+def non_empty_reduction(op: str, shape: tuple, dims: tuple | None, error=RuntimeError) -> None:
+    """max, min, argmax...: a maximum over no elements does not exist. Over all dims it is
+    ``error`` (RuntimeError; argmax's is IndexError), over an empty dim an IndexError."""
+    if dims is None:
+        if 0 in shape:
+            raise error(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0 (input "
+                f"shape {tuple(shape)}). Specify the reduction dim with the 'dim' argument."
+            )
+        return
+    for d in dims:
+        if shape and shape[d] == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim {d} to have non-zero size (input shape "
+                f"{tuple(shape)})."
+            )
+
+
+def indices_in_range(
+    op: str,
+    index: np.ndarray,
+    size: int,
+    dim: int,
+    shape: tuple,
+    error=IndexError,
+    negative_ok: bool = True,
+) -> None:
+    """Every index in [-size, size), or in [0, size) where ``negative_ok`` is False.
+
+    ``error`` is the type PyTorch raises for this op (IndexError for index_select, take
+    and embedding, RuntimeError for gather). PyTorch's ``take`` counts a negative index
+    from the end, as numpy does; its ``index_select``, ``gather`` and ``embedding``
+    refuse one, so those must not let numpy wrap it to the last rows.
+    """
+    if not index.size:
+        return
+    high, low = index.max(), index.min()
+    if high >= size or low < (-size if negative_ok else 0):
+        bad = int(high if high >= size else low)
+        raise error(
+            f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size} "
+            f"(input shape {tuple(shape)})"
+        )
+
+
+def integer_index(op: str, index) -> None:
+    """An index tensor must hold integers (PyTorch's RuntimeError otherwise)."""
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{op}(): Expected dtype int32 or int64 for index, but got {index.dtype}"
+        )
+
+
+# ------------------------------------------------------------------------ options
+def one_of(op: str, name: str, value, choices: tuple, error=ValueError):
+    """``value`` when it is one of ``choices``; otherwise name the choices."""
+    if value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise error(f"{op}: {name} must be one of {listed}, but got {value!r}")
+    return value
+
+
+def reduction(op: str, value: str) -> str:
+    """A loss's ``reduction``: 'none', 'mean' or 'sum' (PyTorch's ValueError otherwise)."""
+    if value not in ("none", "mean", "sum"):
+        raise ValueError(
+            f"{op}: {value} is not a valid value for reduction (use 'none', 'mean' or 'sum')"
+        )
+    return value
+
+
+def probability(op: str, p) -> float:
+    """A dropout probability, in [0, 1]."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    return p
