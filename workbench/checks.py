@@ -41,8 +41,9 @@ def operand(op: str, name: str, value):
     A string (``x * "a"``) or any other object is a TypeError that names the op, where
     numpy would say "could not convert string to float".
     """
-    if isinstance(value, (str, bytes)) or not isinstance(
-        value, (Tensor, int, float, complex, np.generic, np.ndarray, list, tuple)
+    numeric = (Tensor, int, float, complex, np.generic, np.ndarray, list, tuple)
+    if isinstance(value, (str, bytes)) or not (
+        isinstance(value, numeric) or hasattr(type(value), "__array__")  # array-likes
     ):
         raise TypeError(
             f"{op}(): argument '{name}' must be a Tensor or a number, not "

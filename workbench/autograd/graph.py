@@ -353,7 +353,13 @@ class TensorMeta:
         return f"TensorMeta(shape={tuple(self.shape)}, dtype={self.dtype})"
 
     def __getattr__(self, name):
-        raise RuntimeError(
+        raise self.not_saved()
+
+    def __array__(self, *args, **kwargs):  # used as an operand (grad * x): the same error
+        raise self.not_saved()
+
+    def not_saved(self) -> RuntimeError:
+        return RuntimeError(
             f"the gradient rule of '{self.op}' used input {self.slot}, which the op does not "
             f"save for backward: add it to saves= in register_op('{self.op}')"
         )
