@@ -6,6 +6,7 @@ Covers ``wb.utils.checkpoint`` (REFERENCE D17.131-138), the TVM markers
 
 from __future__ import annotations
 
+import gc
 import warnings
 
 import numpy as np
@@ -26,6 +27,14 @@ def _no_stage_left_open():
     left = wb.autograd.recompute.abandon_open_stage()
     assert left is None, "a test left a start_checkpoint stage open"
     assert not state.saved_hooks.stack
+
+
+@pytest.fixture(autouse=True)
+def _no_garbage_from_earlier_tests():
+    """Saved-memory counts must not move when a collection frees an earlier test's
+    cyclic garbage mid-test: free it all first (frozen objects included)."""
+    gc.unfreeze()
+    gc.collect()
 
 
 def held() -> int:
