@@ -16,6 +16,7 @@ from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, where
+from .complex_numbers import conj
 from .registry import register_gradient, register_op
 from .unary import erf, erf_array, exp
 
@@ -30,14 +31,16 @@ GELU_TANH_C = 0.044715
 def _sigmoid(x):
     # σ(x) = 1 / (1 + e⁻ˣ) = exp(−ln(1 + e⁻ˣ)), and logaddexp(0, −x) = ln(1 + e⁻ˣ) never
     # overflows: no warning to silence (np.errstate would cost more than the arithmetic).
+    if x.dtype.kind == "c":  # logaddexp has no complex loop
+        return 1 / (1 + np.exp(-x))
     return np.exp(-np.logaddexp(0, -x))
 
 
 @register_gradient("sigmoid")
 def sigmoid_grad(orig, grad):
     """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
-    Backward: x̄ = ȳ · y · (1 − y)"""
-    y = orig.out
+    Backward: x̄ = ȳ · y · (1 − y)   (complex x: y conjugated)"""
+    y = conj(orig.out)
     return [grad * y * (1 - y)]
 
 
@@ -52,8 +55,8 @@ _tanh = register_op("tanh", saves=("out",))(np.tanh)
 @register_gradient("tanh")
 def tanh_grad(orig, grad):
     """Forward: y = tanh x
-    Backward: x̄ = ȳ · (1 − y²)"""
-    y = orig.out
+    Backward: x̄ = ȳ · (1 − y²)   (complex x: y conjugated)"""
+    y = conj(orig.out)
     return [grad * (1 - y * y)]
 
 

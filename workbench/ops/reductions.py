@@ -24,6 +24,7 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
+from .complex_numbers import conj
 from .registry import register_gradient, register_op
 from .shape import astype, getitem, normalize_dim, reshape
 from .unary import exp, sqrt
@@ -267,13 +268,14 @@ def _prod(x, dims, keepdim, dtype=None):
 @register_gradient("prod")
 def prod_grad(orig, grad):
     """Forward: y = Π x   (over dim)
-    Backward: x̄ᵢ = ȳ · Π_{j≠i} xⱼ   (= ȳ · y / xᵢ when no x is 0)"""
+    Backward: x̄ᵢ = ȳ · conj(Π_{j≠i} xⱼ)   (= ȳ · conj(y / xᵢ) when no x is 0)"""
     (x,) = orig.args
     dims = orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)
     if not _has_zeros(x):
         y = reshape(orig.out, keepdim_shape(x.shape, dims))
-        return [spread * y / x]
+        return [spread * conj(y) / conj(x)]
+    x = conj(x)  # the product of the others' conjugates is the conjugate of their product
     if dims is None:
         return [spread * reshape(_product_of_others(reshape(x, (-1,)), 0), x.shape)]
     return [spread * _product_of_others(x, dims[0])]
@@ -312,6 +314,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
     centered = x - np.mean(x, axis=dims, keepdims=True)
+    if x.dtype.kind == "c":  # |x − mean|²: a real variance
+        centered = np.abs(centered)
     squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):
         return backend.asarray(

@@ -2,7 +2,8 @@
 
 Each block is a forward kernel on arrays, a gradient rule written in tensor ops
 (so it can be differentiated again) and the public function. Rounding ops have a
-zero gradient, as in PyTorch.
+zero gradient, as in PyTorch. For complex x the derivative is conjugated,
+``x̄ = ȳ · conj(f'(x))``; ``conj`` leaves real tensors alone.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, zeros_like_grad
+from .complex_numbers import conj
 from .registry import register_gradient, register_op
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -35,8 +37,8 @@ def _exp(x):
 @register_gradient("exp")
 def exp_grad(orig, grad):
     """Forward: y = exp(x)
-    Backward: x̄ = ȳ · y"""
-    return [grad * orig.out]
+    Backward: x̄ = ȳ · conj(y)"""
+    return [grad * conj(orig.out)]
 
 
 def exp(input) -> Tensor:
@@ -52,9 +54,9 @@ def _log(x):
 @register_gradient("log")
 def log_grad(orig, grad):
     """Forward: y = ln x
-    Backward: x̄ = ȳ / x"""
+    Backward: x̄ = ȳ / conj(x)"""
     (x,) = orig.args
-    return [grad / x]
+    return [grad / conj(x)]
 
 
 def log(input) -> Tensor:
@@ -70,8 +72,8 @@ def _sqrt(x):
 @register_gradient("sqrt")
 def sqrt_grad(orig, grad):
     """Forward: y = √x
-    Backward: x̄ = ȳ / (2 · y)"""
-    return [grad / (2 * orig.out)]
+    Backward: x̄ = ȳ / (2 · conj(y))"""
+    return [grad / (2 * conj(orig.out))]
 
 
 def sqrt(input) -> Tensor:
@@ -87,9 +89,9 @@ def _sin(x):
 @register_gradient("sin")
 def sin_grad(orig, grad):
     """Forward: y = sin x
-    Backward: x̄ = ȳ · cos x"""
+    Backward: x̄ = ȳ · conj(cos x)"""
     (x,) = orig.args
-    return [grad * cos(x)]
+    return [grad * conj(cos(x))]
 
 
 def sin(input) -> Tensor:
@@ -104,9 +106,9 @@ def _cos(x):
 @register_gradient("cos")
 def cos_grad(orig, grad):
     """Forward: y = cos x
-    Backward: x̄ = −ȳ · sin x"""
+    Backward: x̄ = −ȳ · conj(sin x)"""
     (x,) = orig.args
-    return [-grad * sin(x)]
+    return [-grad * conj(sin(x))]
 
 
 def cos(input) -> Tensor:
@@ -123,9 +125,9 @@ def _log1p(x):
 @register_gradient("log1p")
 def log1p_grad(orig, grad):
     """Forward: y = ln(1 + x)
-    Backward: x̄ = ȳ / (1 + x)"""
+    Backward: x̄ = ȳ / conj(1 + x)"""
     (x,) = orig.args
-    return [grad / (1 + x)]
+    return [grad / conj(1 + x)]
 
 
 @register_op("expm1", saves=("out",))
@@ -137,8 +139,8 @@ def _expm1(x):
 @register_gradient("expm1")
 def expm1_grad(orig, grad):
     """Forward: y = eˣ − 1
-    Backward: x̄ = ȳ · (y + 1)"""
-    return [grad * (orig.out + 1)]
+    Backward: x̄ = ȳ · (conj(y) + 1)"""
+    return [grad * (conj(orig.out) + 1)]
 
 
 def log1p(input) -> Tensor:
@@ -161,8 +163,8 @@ def _reciprocal(x):
 @register_gradient("reciprocal")
 def reciprocal_grad(orig, grad):
     """Forward: y = 1 / x
-    Backward: x̄ = −ȳ · y²"""
-    y = orig.out
+    Backward: x̄ = −ȳ · conj(y)²"""
+    y = conj(orig.out)
     return [-grad * y * y]
 
 
@@ -175,8 +177,8 @@ def _rsqrt(x):
 @register_gradient("rsqrt")
 def rsqrt_grad(orig, grad):
     """Forward: y = 1 / √x
-    Backward: x̄ = −½ · ȳ · y³"""
-    y = orig.out
+    Backward: x̄ = −½ · ȳ · conj(y)³"""
+    y = conj(orig.out)
     return [-0.5 * grad * y * y * y]
 
 
@@ -188,9 +190,9 @@ def _square(x):
 @register_gradient("square")
 def square_grad(orig, grad):
     """Forward: y = x²
-    Backward: x̄ = 2 · x · ȳ"""
+    Backward: x̄ = 2 · conj(x) · ȳ"""
     (x,) = orig.args
-    return [2 * x * grad]
+    return [2 * conj(x) * grad]
 
 
 def reciprocal(input) -> Tensor:
@@ -287,8 +289,8 @@ def _tan(x):
 @register_gradient("tan")
 def tan_grad(orig, grad):
     """Forward: y = tan x
-    Backward: x̄ = ȳ · (1 + y²)"""
-    y = orig.out
+    Backward: x̄ = ȳ · (1 + conj(y)²)"""
+    y = conj(orig.out)
     return [grad * (1 + y * y)]
 
 
