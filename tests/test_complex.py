@@ -199,3 +199,35 @@ def test_complex128_gradcheck_does_not_warn():
         warnings.simplefilter("always")
         wb.autograd.gradcheck(lambda z: z * z, (z,))
     assert not record, [str(w.message) for w in record]
+
+
+# ------------------------------------------------------------------- refusals
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("relu", wb.relu),
+        ("floor", wb.floor),
+        ("ceil", wb.ceil),
+        ("round", wb.round),
+        ("trunc", wb.trunc),
+        ("sign", wb.sign),
+        ("erf", wb.erf),
+        ("clamp", lambda z: wb.clamp(z, min=0)),
+        ("maximum", lambda z: wb.maximum(z, z)),
+        ("minimum", lambda z: wb.minimum(z, z)),
+        ("amax", wb.amax),
+        ("max", wb.max),
+        ("min", wb.min),
+        ("lt", lambda z: z < z),
+        ("ge", lambda z: z >= 1.0),
+        ("gelu", wb.gelu),
+    ],
+)
+def test_ops_without_an_order_refuse_complex_as_torch(name, fn):
+    with pytest.raises(NotImplementedError, match=f"{name} is not supported.*complex128"):
+        fn(wb.tensor(Z))
+
+
+def test_requires_grad_on_an_integer_tensor_stays_refused():
+    with pytest.raises(RuntimeError, match="floating point and complex dtype"):
+        wb.tensor(np.array([1, 2]), requires_grad=True)

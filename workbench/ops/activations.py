@@ -16,7 +16,7 @@ from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, where
-from .complex_numbers import conj
+from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 from .unary import erf, erf_array, exp
 
@@ -88,6 +88,7 @@ def relu_grad(orig, grad):
 
 
 def relu(input) -> Tensor:
+    refuse_complex("relu", input)
     return apply_op(_relu, (input,))
 
 
@@ -107,6 +108,7 @@ def leaky_relu_grad(orig, grad):
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    refuse_complex("leaky_relu", input)
     attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
     return apply_op(_leaky_relu, (input,), attrs)
 
@@ -127,6 +129,7 @@ def elu_grad(orig, grad):
 
 
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    refuse_complex("elu", input)
     attrs = None if alpha == 1.0 else {"alpha": alpha}
     return apply_op(_elu, (_float_input(input),), attrs)
 
@@ -156,6 +159,7 @@ def gelu_grad(orig, grad):
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
+    refuse_complex("gelu", input)
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     attrs = {"approximate": "tanh"} if approximate == "tanh" else None
@@ -179,6 +183,7 @@ def silu_grad(orig, grad):
 
 
 def silu(input: Tensor) -> Tensor:
+    refuse_complex("silu", input)
     return apply_op(_silu, (_float_input(input),))
 
 
@@ -203,5 +208,6 @@ def softplus_grad(orig, grad):
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
+    refuse_complex("softplus", input)
     attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
     return apply_op(_softplus, (_float_input(input),), attrs)

@@ -18,7 +18,7 @@ import numpy as np
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
 from .broadcasting import collapse_sum_like
-from .complex_numbers import conj, real
+from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_op
 
 
@@ -288,6 +288,7 @@ def sign_grad(orig, grad):
 
 
 def sign(input) -> Tensor:
+    refuse_complex("sign", input)
     return apply_op(_sign, (input,))
 
 
@@ -372,10 +373,12 @@ def where_grad(orig, grad):
 
 
 def maximum(input, other) -> Tensor:
+    refuse_complex("maximum", input, other)
     return _binary(_maximum, input, other)
 
 
 def minimum(input, other) -> Tensor:
+    refuse_complex("minimum", input, other)
     return _binary(_minimum, input, other)
 
 
@@ -388,6 +391,7 @@ def where(condition, input, other) -> Tensor:
 
 def clamp(input: Tensor, min=None, max=None) -> Tensor:
     """Limit values to [min, max]; the gradient passes where min ≤ x ≤ max (inclusive)."""
+    refuse_complex("clamp", input)
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input
@@ -414,6 +418,8 @@ def _comparison(name: str, ufunc):
     op = register_op(name, inputs=("x", "y"), differentiable=False)(lambda x, y: ufunc(x, y))
 
     def compare(input, other) -> Tensor:
+        if name in ("lt", "le", "gt", "ge"):
+            refuse_complex(name, input, other)
         return _binary(op, input, other)
 
     compare.__name__ = name

@@ -161,3 +161,12 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex
             f"and {imag.dtype}"
         )
     return apply_op(_complex, (real, imag))
+
+
+# ------------------------------------------------------------------- refusals
+def refuse_complex(name: str, *operands) -> None:
+    """Ops that need an order (max, relu, floor, <) have none on complex numbers: PyTorch
+    raises NotImplementedError (a RuntimeError), and so do we, naming the op and dtype."""
+    for x in operands:
+        if is_complex(x):
+            raise NotImplementedError(f"{name} is not supported for complex inputs ({x.dtype})")

@@ -24,7 +24,7 @@ from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
-from .complex_numbers import conj
+from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 from .shape import astype, getitem, normalize_dim, reshape
 from .unary import exp, sqrt
@@ -173,11 +173,13 @@ def amin_grad(orig, grad):
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    refuse_complex("amax", input)
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
     return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    refuse_complex("amin", input)
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
     return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
 
@@ -230,11 +232,13 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
+    refuse_complex("max", input)
     return _max_or_min(input, dim, keepdim, True, "max")
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
+    refuse_complex("min", input)
     return _max_or_min(input, dim, keepdim, False, "min")
 
 

@@ -16,7 +16,7 @@ from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, zeros_like_grad
-from .complex_numbers import conj
+from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -264,18 +264,22 @@ def round_grad(orig, grad):
 
 
 def floor(input: Tensor) -> Tensor:
+    refuse_complex("floor", input)
     return apply_op(_floor, (input,))
 
 
 def ceil(input: Tensor) -> Tensor:
+    refuse_complex("ceil", input)
     return apply_op(_ceil, (input,))
 
 
 def trunc(input: Tensor) -> Tensor:
+    refuse_complex("trunc", input)
     return apply_op(_trunc, (input,))
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch.round)
+    refuse_complex("round", input)
     attrs = {"decimals": int(decimals)} if decimals else None
     return apply_op(_round, (input,), attrs)
 
@@ -344,4 +348,5 @@ def erf_grad(orig, grad):
 
 
 def erf(input) -> Tensor:
+    refuse_complex("erf", input)
     return apply_op(_erf, (_float_input(input),))
