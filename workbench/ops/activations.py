@@ -39,7 +39,8 @@ def _sigmoid(x):
 @register_gradient("sigmoid")
 def sigmoid_grad(orig, grad):
     """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
-    Backward: x̄ = ȳ · y · (1 − y)   (complex x: y conjugated)"""
+    Backward: x̄ = ȳ · y · (1 − y)
+    Complex x: x̄ = ȳ · conj(y) · (1 − conj(y))"""
     y = conj(orig.out)
     return [grad * y * (1 - y)]
 
@@ -55,7 +56,8 @@ _tanh = register_op("tanh", saves=("out",))(np.tanh)
 @register_gradient("tanh")
 def tanh_grad(orig, grad):
     """Forward: y = tanh x
-    Backward: x̄ = ȳ · (1 − y²)   (complex x: y conjugated)"""
+    Backward: x̄ = ȳ · (1 − y²)
+    Complex x: x̄ = ȳ · (1 − conj(y)²)"""
     y = conj(orig.out)
     return [grad * (1 - y * y)]
 

@@ -124,7 +124,8 @@ _mul = register_op("mul", inputs=("x", "y"), saves={"x": "y", "y": "x"})(np.mult
 @register_gradient("mul")
 def mul_grad(orig, grad):
     """Forward: z = x · y
-    Backward: x̄ = collapse_sum_like(z̄ · conj(y), x), ȳ = collapse_sum_like(z̄ · conj(x), y)"""
+    Backward: x̄ = collapse_sum_like(z̄ · y, x), ȳ = collapse_sum_like(z̄ · x, y)
+    Complex x: x̄ = collapse_sum_like(z̄ · conj(y), x), ȳ = collapse_sum_like(z̄ · conj(x), y)"""
     x, y = orig.args
     need_x, need_y = orig.needs_input_grad
     return [
@@ -147,7 +148,8 @@ def _div(x, y):
 @register_gradient("div")
 def div_grad(orig, grad):
     """Forward: z = x / y
-    Backward: x̄ = collapse_sum_like(z̄ / conj(y), x), ȳ = collapse_sum_like(−z̄ · conj(z / y), y)"""
+    Backward: x̄ = collapse_sum_like(z̄ / y, x), ȳ = collapse_sum_like(−z̄ · z / y, y)
+    Complex x: x̄ = collapse_sum_like(z̄ / conj(y), x), ȳ = collapse_sum_like(−z̄ · conj(z / y), y)"""
     x, y = orig.args
     need_x, need_y = orig.needs_input_grad
     y_conj = _conj(y)
@@ -176,8 +178,8 @@ def _pow(x, p):
 @register_gradient("pow")
 def pow_grad(orig, grad):
     """Forward: z = x ** p
-    Backward: x̄ = z̄ · conj(p · x ** (p − 1)) (0 where p = 0),
-              p̄ = z̄ · conj(z · ln x) (0 where x = 0, Re p ≥ 0)"""
+    Backward: x̄ = z̄ · p · x ** (p − 1) (0 where p = 0), p̄ = z̄ · z · ln x (0 where x = 0, p ≥ 0)
+    Complex x: x̄ = z̄ · conj(p · x ** (p − 1)), p̄ = z̄ · conj(z · ln x)   (0 where x = 0, Re p ≥ 0)"""
     x, p = orig.args
     need_x, need_p = orig.needs_input_grad
     return [

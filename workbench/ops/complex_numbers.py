@@ -126,9 +126,7 @@ def angle(input: Tensor) -> Tensor:
 # ------------------------------------------------------------- complex(re, im)
 @register_op("complex", inputs=("real", "imag"))
 def _complex(re, im):
-    out = np.empty(np.broadcast_shapes(re.shape, im.shape), dtype=_COMPLEX_OF[re.dtype])
-    out.real, out.imag = re, im
-    return out
+    return (re + 1j * im).astype(_COMPLEX_OF[re.dtype], copy=False)
 
 
 @register_gradient("complex")

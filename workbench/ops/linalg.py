@@ -24,8 +24,8 @@ def _mT(x: Tensor) -> Tensor:
 @register_gradient("matmul")
 def matmul_grad(orig, grad):
     """Forward: C = A @ B
-    Backward: Ā = C̄ @ Bᴴ, B̄ = Aᴴ @ C̄   (batch dims collapse-summed back;
-              Bᴴ = conj(B)ᵀ, which is Bᵀ for real B)"""
+    Backward: Ā = C̄ @ Bᵀ, B̄ = Aᵀ @ C̄   (batch dims collapse-summed back)
+    Complex x: Ā = C̄ @ Bᴴ, B̄ = Aᴴ @ C̄   (Bᴴ = conj(B)ᵀ: the conjugate transpose)"""
     a, b = orig.args
     need_a, need_b = orig.needs_input_grad
     if a.ndim == 1 and b.ndim == 1:
@@ -106,7 +106,8 @@ def _linear(x, weight, bias):
 @register_gradient("linear")
 def linear_grad(orig, grad):
     """Forward: y = x Wᵀ + b
-    Backward: x̄ = ȳ conj(W), W̄ = ȳᵀ conj(x), b̄ = Σ ȳ   (leading batch dims summed)
+    Backward: x̄ = ȳ W, W̄ = ȳᵀ x, b̄ = Σ ȳ   (leading batch dims summed)
+    Complex x: x̄ = ȳ conj(W), W̄ = ȳᵀ conj(x), b̄ = Σ ȳ
 
     One op rather than ``matmul(x, W.t()) + b`` so that W̄ comes out of a single
     matmul already in W's own (out, in) layout: no transposed copy per step.

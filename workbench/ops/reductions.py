@@ -272,7 +272,8 @@ def _prod(x, dims, keepdim, dtype=None):
 @register_gradient("prod")
 def prod_grad(orig, grad):
     """Forward: y = Π x   (over dim)
-    Backward: x̄ᵢ = ȳ · conj(Π_{j≠i} xⱼ)   (= ȳ · conj(y / xᵢ) when no x is 0)"""
+    Backward: x̄ᵢ = ȳ · Π_{j≠i} xⱼ   (= ȳ · y / xᵢ when no x is 0)
+    Complex x: x̄ᵢ = ȳ · conj(Π_{j≠i} xⱼ)   (= ȳ · conj(y / xᵢ) when no x is 0)"""
     (x,) = orig.args
     dims = orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)

@@ -43,8 +43,8 @@ def _cumprod(x, dim, dtype=None):
 @register_gradient("cumprod")
 def cumprod_grad(orig, grad):
     """Forward: yᵢ = Π_{j≤i} xⱼ   (along dim)
-    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · conj(Π_{j≤i, j≠k} xⱼ)   (= revcumsum(ȳ · conj(y))ₖ / conj(xₖ)
-              when no x is 0)"""
+    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · Π_{j≤i, j≠k} xⱼ   (= revcumsum(ȳ · y)ₖ / xₖ when no x is 0)
+    Complex x: x̄ₖ = Σ_{i≥k} ȳᵢ · conj(Π_{j≤i, j≠k} xⱼ)"""
     (x,) = orig.args
     dim = orig.attrs["dim"]
     if not _has_zeros(x):

@@ -37,7 +37,8 @@ def _exp(x):
 @register_gradient("exp")
 def exp_grad(orig, grad):
     """Forward: y = exp(x)
-    Backward: x̄ = ȳ · conj(y)"""
+    Backward: x̄ = ȳ · y
+    Complex x: x̄ = ȳ · conj(y)"""
     return [grad * conj(orig.out)]
 
 
@@ -54,7 +55,8 @@ def _log(x):
 @register_gradient("log")
 def log_grad(orig, grad):
     """Forward: y = ln x
-    Backward: x̄ = ȳ / conj(x)"""
+    Backward: x̄ = ȳ / x
+    Complex x: x̄ = ȳ / conj(x)"""
     (x,) = orig.args
     return [grad / conj(x)]
 
@@ -72,7 +74,8 @@ def _sqrt(x):
 @register_gradient("sqrt")
 def sqrt_grad(orig, grad):
     """Forward: y = √x
-    Backward: x̄ = ȳ / (2 · conj(y))"""
+    Backward: x̄ = ȳ / (2 · y)
+    Complex x: x̄ = ȳ / (2 · conj(y))"""
     return [grad / (2 * conj(orig.out))]
 
 
@@ -89,7 +92,8 @@ def _sin(x):
 @register_gradient("sin")
 def sin_grad(orig, grad):
     """Forward: y = sin x
-    Backward: x̄ = ȳ · conj(cos x)"""
+    Backward: x̄ = ȳ · cos x
+    Complex x: x̄ = ȳ · conj(cos x)"""
     (x,) = orig.args
     return [grad * conj(cos(x))]
 
@@ -106,7 +110,8 @@ def _cos(x):
 @register_gradient("cos")
 def cos_grad(orig, grad):
     """Forward: y = cos x
-    Backward: x̄ = −ȳ · conj(sin x)"""
+    Backward: x̄ = −ȳ · sin x
+    Complex x: x̄ = −ȳ · conj(sin x)"""
     (x,) = orig.args
     return [-grad * conj(sin(x))]
 
@@ -125,7 +130,8 @@ def _log1p(x):
 @register_gradient("log1p")
 def log1p_grad(orig, grad):
     """Forward: y = ln(1 + x)
-    Backward: x̄ = ȳ / conj(1 + x)"""
+    Backward: x̄ = ȳ / (1 + x)
+    Complex x: x̄ = ȳ / conj(1 + x)"""
     (x,) = orig.args
     return [grad / conj(1 + x)]
 
@@ -139,7 +145,8 @@ def _expm1(x):
 @register_gradient("expm1")
 def expm1_grad(orig, grad):
     """Forward: y = eˣ − 1
-    Backward: x̄ = ȳ · (conj(y) + 1)"""
+    Backward: x̄ = ȳ · (y + 1)
+    Complex x: x̄ = ȳ · (conj(y) + 1)"""
     return [grad * (conj(orig.out) + 1)]
 
 
@@ -163,7 +170,8 @@ def _reciprocal(x):
 @register_gradient("reciprocal")
 def reciprocal_grad(orig, grad):
     """Forward: y = 1 / x
-    Backward: x̄ = −ȳ · conj(y)²"""
+    Backward: x̄ = −ȳ · y²
+    Complex x: x̄ = −ȳ · conj(y)²"""
     y = conj(orig.out)
     return [-grad * y * y]
 
@@ -177,7 +185,8 @@ def _rsqrt(x):
 @register_gradient("rsqrt")
 def rsqrt_grad(orig, grad):
     """Forward: y = 1 / √x
-    Backward: x̄ = −½ · ȳ · conj(y)³"""
+    Backward: x̄ = −½ · ȳ · y³
+    Complex x: x̄ = −½ · ȳ · conj(y)³"""
     y = conj(orig.out)
     return [-0.5 * grad * y * y * y]
 
@@ -190,7 +199,8 @@ def _square(x):
 @register_gradient("square")
 def square_grad(orig, grad):
     """Forward: y = x²
-    Backward: x̄ = 2 · conj(x) · ȳ"""
+    Backward: x̄ = 2 · x · ȳ
+    Complex x: x̄ = 2 · conj(x) · ȳ"""
     (x,) = orig.args
     return [2 * conj(x) * grad]
 
@@ -293,7 +303,8 @@ def _tan(x):
 @register_gradient("tan")
 def tan_grad(orig, grad):
     """Forward: y = tan x
-    Backward: x̄ = ȳ · (1 + conj(y)²)"""
+    Backward: x̄ = ȳ · (1 + y²)
+    Complex x: x̄ = ȳ · (1 + conj(y)²)"""
     y = conj(orig.out)
     return [grad * (1 + y * y)]
 
