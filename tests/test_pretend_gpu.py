@@ -39,11 +39,11 @@ def _run(sample, device) -> list:
     if out.requires_grad and wanted:
         grads = [
             g
-            for g in wb.autograd.grad(out.sum(), wanted, create_graph=True, allow_unused=True)
+            for g in wb.autograd.grad(out.sum().real, wanted, create_graph=True, allow_unused=True)
             if g is not None
         ]
         results += grads
-        second = [g.sum() for g in grads if g.requires_grad]
+        second = [g.sum().real for g in grads if g.requires_grad]  # real: complex samples
         if second:
             total = wb.stack(second).sum()
             results += [

@@ -28,7 +28,7 @@ def _loss(outputs: list, grads: list):
     """One scalar whose gradient w.r.t. each output is that output's fixed gradient."""
     total = None
     for out, grad in zip(outputs, grads):
-        term = (out * grad).sum()
+        term = (out * grad).sum().real  # complex samples: a real loss, as backward() needs
         total = term if total is None else total + term
     return total
 

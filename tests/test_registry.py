@@ -7,6 +7,7 @@ import pytest
 
 import workbench as wb
 from tests.samples import all_samples
+from tests.samples.complex_numbers import COMPLEX_NAMES, complex_variant
 from workbench.ops.registry import OPS
 
 torch = pytest.importorskip("torch") if False else None
@@ -15,7 +16,20 @@ try:
 except ImportError:
     torch = None
 
-SAMPLES = all_samples()
+REAL_SAMPLES = all_samples()
+_BY_NAME = {s.name: s for s in REAL_SAMPLES}
+COMPLEX_SAMPLES = [complex_variant(_BY_NAME[name]) for name in COMPLEX_NAMES]
+SAMPLES = REAL_SAMPLES + COMPLEX_SAMPLES
+
+
+def test_every_complex_name_is_a_sample():
+    assert set(COMPLEX_NAMES) <= set(_BY_NAME), sorted(set(COMPLEX_NAMES) - set(_BY_NAME))
+
+
+def _real_sum(t):
+    """A real scalar to differentiate: the sum, or the sum of its real part (PyTorch's
+    ``backward``/``grad`` create an implicit gradient only for real scalars)."""
+    return t.sum().real
 
 
 def test_every_registered_op_has_a_sample():
@@ -32,8 +46,8 @@ def test_sample_runs_the_ops_it_claims(sample):
         out = sample.fn(*inputs)
         wanted = [x for x in inputs if isinstance(x, wb.Tensor) and x.requires_grad]
         if out.requires_grad and wanted:
-            grads = wb.autograd.grad(out.sum(), wanted, create_graph=True, allow_unused=True)
-            second = [g.sum() for g in grads if g is not None and g.requires_grad]
+            grads = wb.autograd.grad(_real_sum(out), wanted, create_graph=True, allow_unused=True)
+            second = [_real_sum(g) for g in grads if g is not None and g.requires_grad]
             if second:
                 wb.autograd.grad(sum(second), wanted, allow_unused=True)
     ran = {e.op for e in got.events if isinstance(e, wb.events.OpRecorded)}
@@ -109,7 +123,7 @@ def test_matches_torch(sample):
     if not _differentiable(sample):
         return
     rng = np.random.default_rng(7)
-    cotangent = rng.standard_normal(ours.shape).astype(ours.dtype)
+    cotangent = _random_like(rng, ours)
     wanted = [i for i, r in enumerate(sample.requires()) if r]
     ours_g = wb.autograd.grad(
         ours,
@@ -142,9 +156,9 @@ def test_matches_torch(sample):
     ]
     if not pairs:
         return
-    ws = [rng.standard_normal(a.shape) for a, _ in pairs]
-    ours_s = sum((a * wb.tensor(w)).sum() for (a, _), w in zip(pairs, ws))
-    theirs_s = sum((b * torch.tensor(w)).sum() for (_, b), w in zip(pairs, ws))
+    ws = [_random_like(rng, a) for a, _ in pairs]
+    ours_s = sum(_real_sum(a * wb.tensor(w)) for (a, _), w in zip(pairs, ws))
+    theirs_s = sum(_real_sum(b * torch.tensor(w)) for (_, b), w in zip(pairs, ws))
     ours_gg = wb.autograd.grad(ours_s, [ours_in[i] for i in wanted], allow_unused=True)
     theirs_gg = torch.autograd.grad(theirs_s, [theirs_in[i] for i in wanted], allow_unused=True)
     for a, b in zip(ours_gg, theirs_gg):
@@ -158,3 +172,32 @@ def test_matches_torch(sample):
             rtol=1e-5,
             err_msg="second-order gradient",
         )
+
+
+def _random_like(rng, t) -> np.ndarray:
+    """Standard normal values in ``t``'s shape and dtype; both parts random if complex."""
+    values = rng.standard_normal(t.shape)
+    if np.dtype(t.dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(t.shape)
+    return values.astype(t.dtype)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize(
+    "sample",
+    [complex_variant(_BY_NAME[n], np.complex64) for n in COMPLEX_NAMES if _BY_NAME[n].torch_fn],
+    ids=lambda s: s.name,
+)
+def test_matches_torch_complex64(sample):
+    """Single precision: values and gradients as PyTorch's, to float32's accuracy."""
+    ours_in, theirs_in = _wb_inputs(sample), _torch_inputs(sample)
+    ours, theirs = sample.fn(*ours_in), sample.torch_fn(*theirs_in)
+    assert ours.dtype == np.dtype(str(theirs.dtype).removeprefix("torch."))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-4, atol=1e-5)
+    wanted = [i for i, r in enumerate(sample.requires()) if r]
+    cotangent = _random_like(np.random.default_rng(7), ours)
+    ours_g = wb.autograd.grad(ours, [ours_in[i] for i in wanted], wb.tensor(cotangent))
+    theirs_g = torch.autograd.grad(theirs, [theirs_in[i] for i in wanted], torch.tensor(cotangent))
+    for a, b in zip(ours_g, theirs_g):
+        assert a.dtype == np.dtype(str(b.dtype).removeprefix("torch."))
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5, err_msg="gradient")

@@ -649,6 +649,23 @@ class Tensor:
     def abs(self) -> Tensor:
         return _ops.abs(self)
 
+    def conj(self) -> Tensor:
+        return _ops.conj(self)
+
+    @property
+    def real(self) -> Tensor:
+        return _ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        return _ops.imag(self)
+
+    def angle(self) -> Tensor:
+        return _ops.angle(self)
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
     def reciprocal(self) -> Tensor:
         return _ops.reciprocal(self)
 

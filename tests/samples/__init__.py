@@ -4,7 +4,9 @@ Each module in this package defines ``SAMPLES: list[Sample]``. The registry test
 (tests/test_registry.py) fails if any op in ``workbench.ops.OPS`` is covered by no
 sample, runs gradcheck and gradgradcheck (float64) on every differentiable sample,
 and, when torch is installed, compares values, gradients and second-order gradients
-with ``torch_fn``.
+with ``torch_fn``. The samples named in ``complex_numbers.COMPLEX_NAMES`` run a second
+time with complex128 inputs, and their values and gradients are compared with PyTorch
+in complex64 too.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class Sample:
         arrays = self.arrays()
         if self.grad is not None:
             return list(self.grad)
-        return [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays]
+        return [isinstance(a, np.ndarray) and a.dtype.kind in "fc" for a in arrays]
 
 
 def all_samples() -> list:

@@ -518,7 +518,15 @@ def checked_output(node: Node, i: int, grad) -> Tensor | None:
     if grad._data.shape != shape:
         grad = _fit_custom_grad(node, i, grad, shape)
     if grad._data.dtype != dtype and dtype is not None:
-        grad = grad.to(dtype)
+        grad = real_part_for(dtype, grad).to(dtype)
+    return grad
+
+
+def real_part_for(dtype, grad: Tensor) -> Tensor:
+    """A real input of a complex op gets the real part of its gradient, as in PyTorch:
+    x̄ = ∂L/∂x, which is Re(z̄) when x feeds z."""
+    if grad._data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        return grad.real
     return grad
 
 

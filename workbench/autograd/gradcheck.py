@@ -4,6 +4,13 @@ The numerical Jacobian uses central differences, ``(f(x + ε) − f(x − ε)) /
 input element at a time. The analytical Jacobian is built one row at a time with
 vector-Jacobian products (one ``grad()`` call per output element). Both are laid
 out as PyTorch does: rows are input elements, columns are output elements.
+
+Complex numbers are checked as PyTorch checks them. A complex output is two real
+functions, its imaginary part (checked first) and its real part. A complex input
+element z = x + iy is perturbed twice, along x and along y, and its numerical entry is
+∂s/∂x + i·∂s/∂y, which is what the engine's gradient z̄ must be (see
+``workbench/ops/complex_numbers.py``). A rule that forgets a ``conj`` gets the sign of
+the imaginary parts wrong, and the elements that differ are named.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import engine
+
+DOUBLE = (np.dtype("float64"), np.dtype("complex128"))
 
 
 class GradcheckError(RuntimeError):
@@ -52,32 +61,47 @@ def _numerical_jacobians(func, inputs, eps: float, base: tuple) -> list:
         if not (isinstance(x, Tensor) and x.requires_grad):
             jacobians.append(None)
             continue
-        columns = [np.zeros((x.numel(), o.numel())) for o in base]
+        dtype = x._data.dtype if x._data.dtype.kind == "c" else np.float64
+        columns = [np.zeros((x.numel(), o.numel()), dtype=dtype) for o in base]
         flat = x._data.reshape(-1)
         if not np.shares_memory(flat, x._data):
             raise RuntimeError("gradcheck needs inputs whose memory can be perturbed in place")
+        # A complex element is moved along its real and its imaginary axis: ∂/∂x + i·∂/∂y.
+        directions = (1, 1j) if x._data.dtype.kind == "c" else (1,)
         for k in range(flat.size):
-            original = flat[k].copy()
-            flat[k] = original + eps
-            plus = _output_values(func, inputs, len(base))
-            flat[k] = original - eps
-            minus = _output_values(func, inputs, len(base))
-            flat[k] = original
-            for i, (p, m, b) in enumerate(zip(plus, minus, base)):
-                if p.shape != b.shape or m.shape != b.shape:
-                    raise AssertionError(
-                        "gradcheck: functions must return outputs with the same shape when "
-                        "inputs are perturbed"
-                    )
-                columns[i][k] = ((p - m) / (2 * eps)).reshape(-1)
+            for direction in directions:
+                slope = _central_difference(func, inputs, flat, k, eps * direction, base)
+                for i, column in enumerate(slope):
+                    columns[i][k] += column if direction == 1 else 1j * column
         jacobians.append(columns)
     return jacobians
+
+
+def _central_difference(func, inputs, flat, k, step, base) -> list:
+    """``(f(x + step) − f(x − step)) / 2|step|`` for element ``k`` of ``flat``, per output."""
+    original = flat[k].copy()
+    flat[k] = original + step
+    plus = _output_values(func, inputs, len(base))
+    flat[k] = original - step
+    minus = _output_values(func, inputs, len(base))
+    flat[k] = original
+    slopes = []
+    for p, m, b in zip(plus, minus, base):
+        if p.shape != b.shape or m.shape != b.shape:
+            raise AssertionError(
+                "gradcheck: functions must return outputs with the same shape when "
+                "inputs are perturbed"
+            )
+        slopes.append(((p - m) / (2 * abs(step))).reshape(-1))
+    return slopes
 
 
 def _analytical_jacobians(func, inputs, outputs, zero_grad_check: bool) -> tuple[list, list]:
     wanted = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     jacobians = [
-        [np.zeros((x.numel(), o.numel())) for o in outputs] if any(x is w for w in wanted) else None
+        [np.zeros((x.numel(), o.numel()), dtype=_jacobian_dtype(x)) for o in outputs]
+        if any(x is w for w in wanted)
+        else None
         for x in inputs
     ]
     reentrant = []
@@ -113,11 +137,15 @@ def _analytical_jacobians(func, inputs, outputs, zero_grad_check: bool) -> tuple
     return jacobians, reentrant
 
 
-def _mismatch_message(i: int, j: int, numerical, analytical, atol, rtol) -> str:
+def _jacobian_dtype(x):
+    return x._data.dtype if x._data.dtype.kind == "c" else np.float64
+
+
+def _mismatch_message(i: int, j: int, numerical, analytical, atol, rtol, prefix="") -> str:
     bad = ~np.isclose(analytical, numerical, rtol=rtol, atol=atol)
     where = [tuple(int(v) for v in idx) for idx in np.argwhere(bad)[:10]]
     return (
-        f"Jacobian mismatch for output {i} with respect to input {j},\n"
+        f"{prefix}Jacobian mismatch for output {i} with respect to input {j},\n"
         f"numerical:{numerical}\nanalytical:{analytical}\n"
         f"elements that differ (input element, output element): {where}"
     )
@@ -141,7 +169,7 @@ def gradcheck(
     if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
     for j, x in enumerate(inputs):
-        if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
+        if isinstance(x, Tensor) and x.requires_grad and x.dtype not in DOUBLE:
             warnings.warn(
                 f"Input #{j} requires gradient and is not a double precision floating point. "
                 "This check will likely fail if all the inputs are not of double precision "
@@ -150,7 +178,10 @@ def gradcheck(
                 stacklevel=2,
             )
     try:
-        _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
+        for part, part_func, complex_outputs in _real_and_imag_parts(func, inputs):
+            settings = (eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
+            prefix = f"While considering the {part} part of complex outputs only, "
+            _check(part_func, inputs, *settings, {i: prefix for i in complex_outputs})
     except GradcheckError:
         if raise_exception:
             raise
@@ -158,7 +189,35 @@ def gradcheck(
     return True
 
 
-def _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode) -> None:
+def _real_and_imag_parts(func, inputs) -> list:
+    """``(part, function, indices of complex outputs)`` to check, as PyTorch does: with
+    complex outputs, first their imaginary parts, then their real parts (real outputs
+    stay as they are in both); without, ``func`` alone."""
+    from .. import ops
+
+    outputs = _differentiable_outputs(func, inputs)
+    complex_outputs = [i for i, o in enumerate(outputs) if o.is_complex()]
+    if not complex_outputs:
+        return [("real", func, [])]
+
+    def part_of(take):
+        def part_func(*args):
+            outs = _differentiable_outputs(func, args)
+            return tuple(take(o) if o.is_complex() else o for o in outs)
+
+        return part_func
+
+    return [
+        ("imaginary", part_of(ops.imag), complex_outputs),
+        ("real", part_of(ops.real), complex_outputs),
+    ]
+
+
+def _check(
+    func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode, prefixes
+) -> None:
+    """Compare the Jacobians of a function with real outputs (``prefixes``: the words that
+    name a complex output's part in a failure message, by output index)."""
     outputs = _differentiable_outputs(func, inputs)
     analytical, reentrant = _analytical_jacobians(func, inputs, outputs, check_undefined_grad)
     for first, again in reentrant:
@@ -174,17 +233,18 @@ def _check(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast
                 )
     numerical = _numerical_jacobians(func, inputs, eps, outputs)
     if fast_mode:
-        _compare_fast(analytical, numerical, atol, rtol)
+        _compare_fast(analytical, numerical, atol, rtol, prefixes)
         return
     for j, (num_j, ana_j) in enumerate(zip(numerical, analytical)):
         if num_j is None:
             continue
         for i, (num, ana) in enumerate(zip(num_j, ana_j)):
             if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                raise GradcheckError(_mismatch_message(i, j, num, ana, atol, rtol))
+                prefix = prefixes.get(i, "")
+                raise GradcheckError(_mismatch_message(i, j, num, ana, atol, rtol, prefix))
 
 
-def _compare_fast(analytical, numerical, atol, rtol) -> None:
+def _compare_fast(analytical, numerical, atol, rtol, prefixes) -> None:
     """Fast mode compares vᵀ J u for random u, v; on failure it shows the full Jacobians."""
     rng = np.random.default_rng(0)
     for j, (num_j, ana_j) in enumerate(zip(numerical, analytical)):
@@ -196,8 +256,16 @@ def _compare_fast(analytical, numerical, atol, rtol) -> None:
             if not np.isclose(u @ ana @ v, u @ num @ v, rtol=rtol, atol=atol):
                 raise GradcheckError(
                     "Jacobian mismatch (fast mode: uᵀJv differs). Slow mode would show:\n"
-                    + _mismatch_message(i, j, num, ana, atol, rtol)
+                    + _mismatch_message(i, j, num, ana, atol, rtol, prefixes.get(i, ""))
                 )
+
+
+def _random_like(rng, t: Tensor) -> np.ndarray:
+    """Standard normal values of ``t``'s shape and dtype (both parts random if complex)."""
+    values = rng.standard_normal(t.shape)
+    if t.is_complex():
+        values = values + 1j * rng.standard_normal(t.shape)
+    return values.astype(t.dtype)
 
 
 def gradgradcheck(
@@ -220,10 +288,7 @@ def gradgradcheck(
     outputs = _differentiable_outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(1234)
-        grad_outputs = tuple(
-            Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
-            for o in outputs
-        )
+        grad_outputs = tuple(Tensor(_random_like(rng, o), requires_grad=True) for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_inputs = len(inputs)

@@ -110,5 +110,7 @@ def add_to_buffer(buffers: dict, node: Node, output_nr: int, grad: Tensor) -> No
 def accumulate(leaf: Tensor, grad: Tensor) -> None:
     """``leaf.grad += grad``, in the leaf's dtype; the first gradient is copied, so that
     no two leaves share one array."""
+    if grad.is_complex() and not leaf.is_complex():
+        grad = grad.real  # a real leaf of a complex expression keeps the real part
     grad = grad.to(leaf.dtype)
     leaf.grad = grad.clone() if leaf.grad is None else leaf.grad + grad

@@ -68,6 +68,7 @@ from .broadcasting import (
     expand_as,
     sum_to,
 )
+from .complex_numbers import angle, complex, conj, imag, real
 from .indexing import (
     cat,
     chunk,

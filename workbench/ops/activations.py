@@ -16,6 +16,7 @@ from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, where
+from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 from .unary import erf, erf_array, exp
 
@@ -30,14 +31,17 @@ GELU_TANH_C = 0.044715
 def _sigmoid(x):
     # σ(x) = 1 / (1 + e⁻ˣ) = exp(−ln(1 + e⁻ˣ)), and logaddexp(0, −x) = ln(1 + e⁻ˣ) never
     # overflows, even where e⁻ˣ would.
+    if x.dtype.kind == "c":  # logaddexp has no complex loop
+        return 1 / (1 + np.exp(-x))
     return np.exp(-np.logaddexp(0, -x))
 
 
 @register_gradient("sigmoid")
 def sigmoid_grad(orig, grad):
     """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
-    Backward: x̄ = ȳ · y · (1 − y)"""
-    y = orig.out
+    Backward: x̄ = ȳ · y · (1 − y)
+    Complex x: x̄ = ȳ · conj(y) · (1 − conj(y))"""
+    y = conj(orig.out)
     return [grad * y * (1 - y)]
 
 
@@ -52,8 +56,9 @@ _tanh = register_op("tanh", saves=("out",))(np.tanh)
 @register_gradient("tanh")
 def tanh_grad(orig, grad):
     """Forward: y = tanh x
-    Backward: x̄ = ȳ · (1 − y²)"""
-    y = orig.out
+    Backward: x̄ = ȳ · (1 − y²)
+    Complex x: x̄ = ȳ · (1 − conj(y)²)"""
+    y = conj(orig.out)
     return [grad * (1 - y * y)]
 
 
@@ -85,6 +90,7 @@ def relu_grad(orig, grad):
 
 
 def relu(input) -> Tensor:
+    refuse_complex("relu", input)
     return apply_op(_relu, (input,))
 
 
@@ -104,6 +110,7 @@ def leaky_relu_grad(orig, grad):
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    refuse_complex("leaky_relu", input)
     attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
     return apply_op(_leaky_relu, (input,), attrs)
 
@@ -123,6 +130,7 @@ def elu_grad(orig, grad):
 
 
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    refuse_complex("elu", input)
     attrs = None if alpha == 1.0 else {"alpha": alpha}
     return apply_op(_elu, (_float_input(input, "elu"),), attrs)
 
@@ -152,6 +160,7 @@ def gelu_grad(orig, grad):
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
+    refuse_complex("gelu", input)
     checks.one_of("gelu", "approximate", approximate, ("none", "tanh"), error=RuntimeError)
     attrs = {"approximate": "tanh"} if approximate == "tanh" else None
     return apply_op(_gelu, (_float_input(input, "gelu"),), attrs)
@@ -173,6 +182,7 @@ def silu_grad(orig, grad):
 
 
 def silu(input: Tensor) -> Tensor:
+    refuse_complex("silu", input)
     return apply_op(_silu, (_float_input(input, "silu"),))
 
 
@@ -197,5 +207,6 @@ def softplus_grad(orig, grad):
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
+    refuse_complex("softplus", input)
     attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
     return apply_op(_softplus, (_float_input(input, "softplus"),), attrs)

@@ -3,7 +3,9 @@
 Each op is its forward kernel (numpy arrays in, array out), its gradient rule
 (tensor ops, so it can itself be differentiated) and the public function. Binary
 rules pass each partial through ``collapse_sum_like`` to undo broadcasting. Mixed
-dtypes are promoted first, as in PyTorch (``promote``). One-input math functions are
+dtypes are promoted first, as in PyTorch (``promote``). For complex inputs a rule
+multiplies by the conjugate of the derivative, ``conj(...)``, which does nothing to a
+real tensor (see :mod:`workbench.ops.complex_numbers`). One-input math functions are
 in :mod:`workbench.ops.unary`, activation functions in :mod:`workbench.ops.activations`.
 """
 
@@ -19,6 +21,7 @@ from .. import checks
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor, get_default_dtype
 from .broadcasting import collapse_sum_like
+from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_op
 from .shape import astype
 
@@ -245,13 +248,19 @@ _mul = register_op("mul", inputs=("x", "y"), saves={"x": "y", "y": "x"})(np.mult
 @register_gradient("mul")
 def mul_grad(orig, grad):
     """Forward: z = x · y
-    Backward: x̄ = collapse_sum_like(z̄ · y, x), ȳ = collapse_sum_like(z̄ · x, y)"""
+    Backward: x̄ = collapse_sum_like(z̄ · y, x), ȳ = collapse_sum_like(z̄ · x, y)
+    Complex x: x̄ = collapse_sum_like(z̄ · conj(y), x), ȳ = collapse_sum_like(z̄ · conj(x), y)"""
     x, y = orig.args
     need_x, need_y = orig.needs_input_grad
     return [
-        collapse_sum_like(grad * y, x) if need_x else None,
-        collapse_sum_like(grad * x, y) if need_y else None,
+        collapse_sum_like(grad * _conj(y), x) if need_x else None,
+        collapse_sum_like(grad * _conj(x), y) if need_y else None,
     ]
+
+
+def _conj(x):
+    """``conj`` for a tensor or a Python number (whose conjugate is itself unless complex)."""
+    return conj(x) if isinstance(x, Tensor) else x.conjugate()
 
 
 @register_op("div", inputs=("x", "y"), saves={"y": ("x", "y"), "out": "y"})
@@ -262,12 +271,14 @@ def _div(x, y):
 @register_gradient("div")
 def div_grad(orig, grad):
     """Forward: z = x / y
-    Backward: x̄ = collapse_sum_like(z̄ / y, x), ȳ = collapse_sum_like(−z̄ · z / y, y)"""
+    Backward: x̄ = collapse_sum_like(z̄ / y, x), ȳ = collapse_sum_like(−z̄ · z / y, y)
+    Complex x: x̄ = collapse_sum_like(z̄ / conj(y), x), ȳ = collapse_sum_like(−z̄ · conj(z / y), y)"""
     x, y = orig.args
     need_x, need_y = orig.needs_input_grad
+    y_conj = _conj(y)
     return [
-        collapse_sum_like(grad / y, x) if need_x else None,
-        collapse_sum_like(-grad * orig.out / y, y) if need_y else None,
+        collapse_sum_like(grad / y_conj, x) if need_x else None,
+        collapse_sum_like(-grad * conj(orig.out) / y_conj, y) if need_y else None,
     ]
 
 
@@ -289,7 +300,8 @@ def _pow(x, p):
 @register_gradient("pow")
 def pow_grad(orig, grad):
     """Forward: z = x ** p
-    Backward: x̄ = z̄ · p · x ** (p − 1) (0 where p = 0), p̄ = z̄ · z · ln x (0 where x = 0, p ≥ 0)"""
+    Backward: x̄ = z̄ · p · x ** (p − 1) (0 where p = 0), p̄ = z̄ · z · ln x (0 where x = 0, p ≥ 0)
+    Complex x: x̄ = z̄ · conj(p · x ** (p − 1)), p̄ = z̄ · conj(z · ln x)   (0 where x = 0, Re p ≥ 0)"""
     x, p = orig.args
     need_x, need_p = orig.needs_input_grad
     return [
@@ -300,12 +312,13 @@ def pow_grad(orig, grad):
 
 def _pow_base_grad(grad, x, p):
     if not isinstance(p, Tensor):
-        return zeros_like_grad(grad) if p == 0 else grad * p * x ** (p - 1)
-    return collapse_sum_like(where(p == 0, 0.0, grad * p * x ** (p - 1)), x)
+        return zeros_like_grad(grad) if p == 0 else grad * _conj(p) * conj(x ** (p - 1))
+    return collapse_sum_like(where(p == 0, 0.0, grad * conj(p) * conj(x ** (p - 1))), x)
 
 
 def _pow_exponent_grad(grad, x, p, z):
-    """z̄ · z · ln x, except where x = 0 and p ≥ 0: there z is flat in p (PyTorch's choice).
+    """z̄ · conj(z · ln x), except where x = 0 and Re p ≥ 0: there z is flat in p (PyTorch's
+    choice).
 
     Those points take ln 1 = 0 instead of ln 0, so no 0 · ∞ is ever computed.
     """
@@ -313,13 +326,14 @@ def _pow_exponent_grad(grad, x, p, z):
 
     if isinstance(x, Tensor):
         x = astype(x, z.dtype)  # a float32 base of a float64 power: ln x in float64, as PyTorch
-        flat = (x == 0) & (p >= 0)
-        return collapse_sum_like(grad * z * log(where(flat, 1.0, x)), p)
+        flat = (x == 0) & (real(p) >= 0)
+        return collapse_sum_like(grad * conj(z) * conj(log(where(flat, 1.0, x))), p)
     # A Python-number base: ln x is a constant.
     if x == 0:
-        return grad * z * where(p >= 0, 0.0, -math.inf)
+        return grad * conj(z) * where(real(p) >= 0, 0.0, -math.inf)
     with np.errstate(invalid="ignore"):
-        return grad * z * float(np.log(x))
+        ln_x = np.log(x)
+    return grad * conj(z) * (ln_x.conjugate() if isinstance(x, complex) else float(ln_x))
 
 
 def _times_alpha(other, alpha, input):
@@ -405,6 +419,7 @@ def sign_grad(orig, grad):
 
 
 def sign(input) -> Tensor:
+    refuse_complex("sign", input)
     return apply_op(_sign, (input,))
 
 
@@ -416,9 +431,13 @@ def _abs(x):
 @register_gradient("abs")
 def abs_grad(orig, grad):
     """Forward: y = |x|
-    Backward: x̄ = ȳ · sign(x)   (0 at x = 0, as PyTorch)"""
+    Backward: x̄ = ȳ · sign(x)   (complex x: ȳ · x / |x|; 0 at x = 0, as PyTorch)"""
     (x,) = orig.args
-    return [grad * sign(x)]
+    if x._data.dtype.kind != "c":
+        return [grad * sign(x)]
+    size = abs(x)
+    safe = where(size == 0, 1.0, size)  # no 0/0 in the branch that `where` drops
+    return [where(size == 0, 0.0, grad * x / safe)]
 
 
 def abs(input) -> Tensor:
@@ -485,10 +504,12 @@ def where_grad(orig, grad):
 
 
 def maximum(input, other) -> Tensor:
+    refuse_complex("maximum", input, other)
     return _binary(_maximum, input, other)
 
 
 def minimum(input, other) -> Tensor:
+    refuse_complex("minimum", input, other)
     return _binary(_minimum, input, other)
 
 
@@ -522,6 +543,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
 
     As PyTorch, ``min(max(x, min), max)``: where min > max every element becomes max.
     """
+    refuse_complex("clamp", input)
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input
@@ -548,6 +570,8 @@ def _comparison(name: str, ufunc):
     op = register_op(name, inputs=("x", "y"), differentiable=False)(lambda x, y: ufunc(x, y))
 
     def compare(input, other) -> Tensor:
+        if name in ("lt", "le", "gt", "ge"):
+            refuse_complex(name, input, other)
         return _binary(op, input, other)
 
     compare.__name__ = name

@@ -146,13 +146,21 @@ def log_softmax_backward(grad: Tensor, y: Tensor, dim: int) -> Tensor:
 
 # ------------------------------------------------------- the rules they swap in
 def sigmoid_fused_grad(orig, grad):
-    """sigmoid's rule with the fused kernel: x̄ = sigmoid_backward(ȳ, y)."""
-    return [sigmoid_backward(grad, orig.out)]
+    """sigmoid's rule with the fused kernel: x̄ = sigmoid_backward(ȳ, y).
+
+    The kernels are written for real numbers: complex inputs take the formula rule."""
+    y = orig.out
+    if y.dtype.kind == "c":
+        return sigmoid_grad(orig, grad)
+    return [sigmoid_backward(grad, y)]
 
 
 def tanh_fused_grad(orig, grad):
-    """tanh's rule with the fused kernel: x̄ = tanh_backward(ȳ, y)."""
-    return [tanh_backward(grad, orig.out)]
+    """tanh's rule with the fused kernel: x̄ = tanh_backward(ȳ, y) (complex: the formula rule)."""
+    y = orig.out
+    if y.dtype.kind == "c":
+        return tanh_grad(orig, grad)
+    return [tanh_backward(grad, y)]
 
 
 def relu_fused_grad(orig, grad):

@@ -8,6 +8,7 @@ from .. import checks
 from ..autograd.dispatch import apply_op, broadcast_mismatch
 from ..tensor import Tensor
 from .broadcasting import sum_to
+from .complex_numbers import conj
 from .registry import register_gradient, register_op
 from .shape import reshape, transpose, unsqueeze
 
@@ -24,11 +25,12 @@ def _mT(x: Tensor) -> Tensor:
 @register_gradient("matmul")
 def matmul_grad(orig, grad):
     """Forward: C = A @ B
-    Backward: Ā = C̄ @ Bᵀ, B̄ = Aᵀ @ C̄   (batch dims collapse-summed back)"""
+    Backward: Ā = C̄ @ Bᵀ, B̄ = Aᵀ @ C̄   (batch dims collapse-summed back)
+    Complex x: Ā = C̄ @ Bᴴ, B̄ = Aᴴ @ C̄   (Bᴴ = conj(B)ᵀ: the conjugate transpose)"""
     a, b = orig.args
     need_a, need_b = orig.needs_input_grad
     if a.ndim == 1 and b.ndim == 1:
-        return [grad * b if need_a else None, grad * a if need_b else None]
+        return [grad * conj(b) if need_a else None, grad * conj(a) if need_b else None]
     a_shape, b_shape = a.shape, b.shape
     # Treat 1-D operands as matrices: a row vector on the left, a column on the right.
     if a.ndim == 1:
@@ -39,9 +41,9 @@ def matmul_grad(orig, grad):
         b = reshape(b, b_shape + (1,)) if need_a else b
     grad_a = grad_b = None
     if need_a:
-        grad_a = _fit(grad @ _mT(b), a_shape, left=True)
+        grad_a = _fit(grad @ _mT(conj(b)), a_shape, left=True)
     if need_b:
-        grad_b = _fit(_mT(a) @ grad, b_shape, left=False)
+        grad_b = _fit(_mT(conj(a)) @ grad, b_shape, left=False)
     return [grad_a, grad_b]
 
 
@@ -106,6 +108,7 @@ def _linear(x, weight, bias):
 def linear_grad(orig, grad):
     """Forward: y = x Wᵀ + b
     Backward: x̄ = ȳ W, W̄ = ȳᵀ x, b̄ = Σ ȳ   (leading batch dims summed)
+    Complex x: x̄ = ȳ conj(W), W̄ = ȳᵀ conj(x), b̄ = Σ ȳ
 
     One op rather than ``matmul(x, W.t()) + b`` so that W̄ comes out of a single
     matmul already in W's own (out, in) layout: no transposed copy per step.
@@ -113,11 +116,11 @@ def linear_grad(orig, grad):
     x, weight, bias = orig.args
     need_x, need_w, need_b = orig.needs_input_grad
     rows = grad if grad.ndim == 2 else reshape(grad, (-1, grad.shape[-1]))  # batch dims → rows
-    grad_x = _mm(grad, weight) if need_x else None
+    grad_x = _mm(grad, conj(weight)) if need_x else None
     grad_w = None
     if need_w:
         x_rows = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
-        grad_w = _mm(_mT(rows), x_rows)
+        grad_w = _mm(_mT(rows), conj(x_rows))
     grad_b = sum_to(rows, bias.shape) if need_b else None
     return [grad_x, grad_w, grad_b]
 

@@ -26,6 +26,7 @@ from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
+from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 from .shape import astype, getitem, reshape
 from .unary import exp
@@ -176,12 +177,14 @@ def amin_grad(orig, grad):
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    refuse_complex("amax", input)
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
     checks.non_empty_reduction("amax", input.shape, dims)
     return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    refuse_complex("amin", input)
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
     checks.non_empty_reduction("amin", input.shape, dims)
     return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
@@ -235,11 +238,13 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
+    refuse_complex("max", input)
     return _max_or_min(input, dim, keepdim, True, "max")
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
+    refuse_complex("min", input)
     return _max_or_min(input, dim, keepdim, False, "min")
 
 
@@ -275,13 +280,15 @@ def _prod(x, dims, keepdim, dtype=None):
 @register_gradient("prod")
 def prod_grad(orig, grad):
     """Forward: y = Π x   (over dim)
-    Backward: x̄ᵢ = ȳ · Π_{j≠i} xⱼ   (= ȳ · y / xᵢ when no x is 0)"""
+    Backward: x̄ᵢ = ȳ · Π_{j≠i} xⱼ   (= ȳ · y / xᵢ when no x is 0)
+    Complex x: x̄ᵢ = ȳ · conj(Π_{j≠i} xⱼ)   (= ȳ · conj(y / xᵢ) when no x is 0)"""
     (x,) = orig.args
     dims = orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)
     if not _has_zeros(x):
         y = reshape(orig.out, keepdim_shape(x.shape, dims))
-        return [spread * y / x]
+        return [spread * conj(y) / conj(x)]
+    x = conj(x)  # the product of the others' conjugates is the conjugate of their product
     if dims is None:
         return [spread * reshape(_product_of_others(reshape(x, (-1,)), 0), x.shape)]
     return [spread * _product_of_others(x, dims[0])]
@@ -320,6 +327,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
     centered = x - mean_of(x, dims, True)
+    if x.dtype.kind == "c":  # |x − mean|²: a real variance
+        centered = np.abs(centered)
     squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
     return backend.asarray(squares / builtins.max(_count(x.shape, dims) - correction, 0), like=x)
 

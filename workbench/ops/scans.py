@@ -12,6 +12,7 @@ from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import where
+from .complex_numbers import conj
 from .indexing import flip
 from .reductions import _has_zeros, _int_to_int64, sum
 from .registry import register_gradient, register_op
@@ -43,12 +44,13 @@ def _cumprod(x, dim, dtype=None):
 @register_gradient("cumprod")
 def cumprod_grad(orig, grad):
     """Forward: yᵢ = Π_{j≤i} xⱼ   (along dim)
-    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · Π_{j≤i, j≠k} xⱼ   (= revcumsum(ȳ · y)ₖ / xₖ when no x is 0)"""
+    Backward: x̄ₖ = Σ_{i≥k} ȳᵢ · Π_{j≤i, j≠k} xⱼ   (= revcumsum(ȳ · y)ₖ / xₖ when no x is 0)
+    Complex x: x̄ₖ = Σ_{i≥k} ȳᵢ · conj(Π_{j≤i, j≠k} xⱼ)"""
     (x,) = orig.args
     dim = orig.attrs["dim"]
     if not _has_zeros(x):
-        return [_reverse_cumsum(grad * orig.out, dim) / x]
-    return [_cumprod_grad_with_zeros(x, grad, dim)]
+        return [_reverse_cumsum(grad * conj(orig.out), dim) / conj(x)]
+    return [_cumprod_grad_with_zeros(conj(x), grad, dim)]
 
 
 def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:

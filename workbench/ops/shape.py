@@ -314,6 +314,8 @@ def astype_grad(orig, grad):
     """Forward: y = x.to(dtype)
     Backward: x̄ = ȳ.to(x.dtype)"""
     (x,) = orig.args
+    if grad.dtype.kind == "c" and x.dtype.kind != "c":
+        grad = grad.real  # a real x gets the real part (PyTorch's handle_r_to_c)
     return [astype(grad, x.dtype)]
 
 

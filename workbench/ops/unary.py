@@ -2,7 +2,8 @@
 
 Each block is a forward kernel on arrays, a gradient rule written in tensor ops
 (so it can be differentiated again) and the public function. Rounding ops have a
-zero gradient, as in PyTorch.
+zero gradient, as in PyTorch. For complex x the derivative is conjugated,
+``x̄ = ȳ · conj(f'(x))``; ``conj`` leaves real tensors alone.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .. import backend
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
 from .arithmetic import _float_input, zeros_like_grad
+from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -34,8 +36,9 @@ def _exp(x):
 @register_gradient("exp")
 def exp_grad(orig, grad):
     """Forward: y = exp(x)
-    Backward: x̄ = ȳ · y"""
-    return [grad * orig.out]
+    Backward: x̄ = ȳ · y
+    Complex x: x̄ = ȳ · conj(y)"""
+    return [grad * conj(orig.out)]
 
 
 def exp(input) -> Tensor:
@@ -50,9 +53,10 @@ def _log(x):
 @register_gradient("log")
 def log_grad(orig, grad):
     """Forward: y = ln x
-    Backward: x̄ = ȳ / x"""
+    Backward: x̄ = ȳ / x
+    Complex x: x̄ = ȳ / conj(x)"""
     (x,) = orig.args
-    return [grad / x]
+    return [grad / conj(x)]
 
 
 def log(input) -> Tensor:
@@ -67,8 +71,9 @@ def _sqrt(x):
 @register_gradient("sqrt")
 def sqrt_grad(orig, grad):
     """Forward: y = √x
-    Backward: x̄ = ȳ / (2 · y)"""
-    return [grad / (2 * orig.out)]
+    Backward: x̄ = ȳ / (2 · y)
+    Complex x: x̄ = ȳ / (2 · conj(y))"""
+    return [grad / (2 * conj(orig.out))]
 
 
 def sqrt(input) -> Tensor:
@@ -84,9 +89,10 @@ def _sin(x):
 @register_gradient("sin")
 def sin_grad(orig, grad):
     """Forward: y = sin x
-    Backward: x̄ = ȳ · cos x"""
+    Backward: x̄ = ȳ · cos x
+    Complex x: x̄ = ȳ · conj(cos x)"""
     (x,) = orig.args
-    return [grad * cos(x)]
+    return [grad * conj(cos(x))]
 
 
 def sin(input) -> Tensor:
@@ -101,9 +107,10 @@ def _cos(x):
 @register_gradient("cos")
 def cos_grad(orig, grad):
     """Forward: y = cos x
-    Backward: x̄ = −ȳ · sin x"""
+    Backward: x̄ = −ȳ · sin x
+    Complex x: x̄ = −ȳ · conj(sin x)"""
     (x,) = orig.args
-    return [-grad * sin(x)]
+    return [-grad * conj(sin(x))]
 
 
 def cos(input) -> Tensor:
@@ -119,9 +126,10 @@ def _log1p(x):
 @register_gradient("log1p")
 def log1p_grad(orig, grad):
     """Forward: y = ln(1 + x)
-    Backward: x̄ = ȳ / (1 + x)"""
+    Backward: x̄ = ȳ / (1 + x)
+    Complex x: x̄ = ȳ / conj(1 + x)"""
     (x,) = orig.args
-    return [grad / (1 + x)]
+    return [grad / conj(1 + x)]
 
 
 @register_op("expm1", saves=("out",))
@@ -132,8 +140,9 @@ def _expm1(x):
 @register_gradient("expm1")
 def expm1_grad(orig, grad):
     """Forward: y = eˣ − 1
-    Backward: x̄ = ȳ · (y + 1)"""
-    return [grad * (orig.out + 1)]
+    Backward: x̄ = ȳ · (y + 1)
+    Complex x: x̄ = ȳ · (conj(y) + 1)"""
+    return [grad * (conj(orig.out) + 1)]
 
 
 def log1p(input) -> Tensor:
@@ -155,8 +164,9 @@ def _reciprocal(x):
 @register_gradient("reciprocal")
 def reciprocal_grad(orig, grad):
     """Forward: y = 1 / x
-    Backward: x̄ = −ȳ · y²"""
-    y = orig.out
+    Backward: x̄ = −ȳ · y²
+    Complex x: x̄ = −ȳ · conj(y)²"""
+    y = conj(orig.out)
     return [-grad * y * y]
 
 
@@ -168,8 +178,9 @@ def _rsqrt(x):
 @register_gradient("rsqrt")
 def rsqrt_grad(orig, grad):
     """Forward: y = 1 / √x
-    Backward: x̄ = −½ · ȳ · y³"""
-    y = orig.out
+    Backward: x̄ = −½ · ȳ · y³
+    Complex x: x̄ = −½ · ȳ · conj(y)³"""
+    y = conj(orig.out)
     return [-0.5 * grad * y * y * y]
 
 
@@ -181,9 +192,10 @@ def _square(x):
 @register_gradient("square")
 def square_grad(orig, grad):
     """Forward: y = x²
-    Backward: x̄ = 2 · x · ȳ"""
+    Backward: x̄ = 2 · x · ȳ
+    Complex x: x̄ = 2 · conj(x) · ȳ"""
     (x,) = orig.args
-    return [2 * x * grad]
+    return [2 * conj(x) * grad]
 
 
 def reciprocal(input) -> Tensor:
@@ -255,18 +267,22 @@ def round_grad(orig, grad):
 
 
 def floor(input: Tensor) -> Tensor:
+    refuse_complex("floor", input)
     return apply_op(_floor, (input,))
 
 
 def ceil(input: Tensor) -> Tensor:
+    refuse_complex("ceil", input)
     return apply_op(_ceil, (input,))
 
 
 def trunc(input: Tensor) -> Tensor:
+    refuse_complex("trunc", input)
     return apply_op(_trunc, (input,))
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch.round)
+    refuse_complex("round", input)
     attrs = {"decimals": int(decimals)} if decimals else None
     return apply_op(_round, (input,), attrs)
 
@@ -280,8 +296,9 @@ def _tan(x):
 @register_gradient("tan")
 def tan_grad(orig, grad):
     """Forward: y = tan x
-    Backward: x̄ = ȳ · (1 + y²)"""
-    y = orig.out
+    Backward: x̄ = ȳ · (1 + y²)
+    Complex x: x̄ = ȳ · (1 + conj(y)²)"""
+    y = conj(orig.out)
     return [grad * (1 + y * y)]
 
 
@@ -335,4 +352,5 @@ def erf_grad(orig, grad):
 
 
 def erf(input) -> Tensor:
+    refuse_complex("erf", input)
     return apply_op(_erf, (_float_input(input, "erf"),))

@@ -1,0 +1,81 @@
+"""Complex numbers: samples for conj, real, imag, angle and complex(), and the list of
+samples of other modules that the registry test also runs with complex inputs.
+
+``complex_variant`` turns a sample into its complex128 twin: every float input gets an
+imaginary part drawn from [low, high), as the real part is, so values stay where the
+real sample keeps them (log and sqrt in the first quadrant, divisors away from 0).
+Integer inputs (indices) stay as they are, and so do the conditions of ``where``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+
+import numpy as np
+
+import workbench as wb
+from tests.samples import Sample
+
+# Samples of ops that PyTorch differentiates for complex inputs.
+COMPLEX_NAMES = (
+    "add add_broadcast_row add_broadcast_outer add_scalar_alpha radd_scalar sub_broadcast "
+    "rsub_scalar mul mul_broadcast_outer mul_broadcast_row mul_scalar mul_constant div "
+    "div_broadcast rdiv_scalar neg pow_tensor pow_broadcast pow_scalar_exponent "
+    "pow_negative_exponent rpow_scalar_base exp log sqrt abs sin cos tanh sigmoid where "
+    "where_broadcast sum_all sum_dim sum_dims_keepdim mean_all mean_dims reshape permute "
+    "expand clone getitem_slices index_duplicates matmul_2d_2d matmul_1d_1d matmul_1d_batched "
+    "matmul_batched_1d matmul_batch_broadcast matmul_constant_right mm dot linear "
+    "linear:batched_no_bias linear:vector linear:weight_only log1p expm1 reciprocal rsqrt "
+    "square tan prod:all prod:dim_keepdim prod:zeros_dim cumsum:dim1 cumprod:dim1 "
+    "cumprod:zeros var:unbiased std:dim norm:fro norm:p2_dim cat:three_dim1 stack:dim1 flip "
+    "gather:dim1"
+).split()
+
+
+def complex_variant(sample: Sample, dtype=np.complex128) -> Sample:
+    """The sample with complex inputs where it has gradient-requiring ones."""
+    arrays, requires = sample.arrays(), sample.requires()
+    rng = np.random.default_rng(zlib.crc32(f"{sample.name}:complex".encode()))
+    inputs = []
+    keep_constants = sample.name.startswith("where")  # the condition stays real
+    for array, req in zip(arrays, requires):
+        if (
+            isinstance(array, np.ndarray)
+            and array.dtype.kind == "f"
+            and (req or not keep_constants)
+        ):
+            imag = rng.uniform(sample.low, sample.high, size=array.shape)
+            array = (array + 1j * imag).astype(dtype)
+        inputs.append(array)
+    name = f"{sample.name}:{np.dtype(dtype).name}"
+    return dataclasses.replace(sample, name=name, inputs=tuple(inputs), grad=tuple(requires))
+
+
+def _complex_input(*shape):
+    rng = np.random.default_rng(zlib.crc32(str(shape).encode()))
+    return rng.uniform(-1, 1, size=shape) + 1j * rng.uniform(-1, 1, size=shape)
+
+
+SAMPLES = [
+    # conj_physical: torch's conj is a lazy view, which .numpy() refuses; same gradient.
+    Sample("conj", ("conj",), wb.conj, (_complex_input(2, 3),), lambda z: z.conj_physical()),
+    Sample("real", ("real",), lambda z: z.real * 1, (_complex_input(2, 3),), lambda z: z.real * 1),
+    Sample("imag", ("imag",), lambda z: z.imag * 1, (_complex_input(2, 3),), lambda z: z.imag * 1),
+    Sample("angle", ("angle",), lambda z: z.angle(), (_complex_input(2, 3),), lambda z: z.angle()),
+    Sample("angle:real", ("angle",), wb.angle, ((2, 3),), lambda x: x.angle()),
+    Sample(
+        "complex",
+        ("complex",),
+        wb.complex,
+        ((2, 3), (2, 3)),
+        lambda re, im: __import__("torch").complex(re, im),
+    ),
+    Sample(
+        "complex:broadcast",
+        ("complex", "collapse_sum_like"),
+        wb.complex,
+        ((3, 1), (4,)),
+        lambda re, im: __import__("torch").complex(re, im),
+    ),
+]

@@ -1,0 +1,170 @@
+"""Complex numbers: conj, real, imag, angle and complex(real, imag).
+
+PyTorch's convention, followed by every rule: for a real loss L of z = x + iy, the
+gradient is z̄ = ∂L/∂x + i·∂L/∂y (twice the conjugate Wirtinger derivative ∂L/∂z̄), so
+``z -= lr * z.grad`` goes downhill as it does for real numbers. A holomorphic op
+y = f(z) therefore sends back z̄ = ȳ · conj(f'(z)): the rules of exp, sin, mul, matmul…
+read ``conj(...)`` where PyTorch's derivatives.yaml does. ``conj`` of a real tensor is
+the tensor itself, with nothing recorded, so on real dtypes those rules are the real
+formulas and cost nothing more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.dispatch import apply_op
+from ..tensor import Tensor
+from .registry import register_gradient, register_op
+
+_COMPLEX_OF = {
+    np.dtype("float32"): np.dtype("complex64"),
+    np.dtype("float64"): np.dtype("complex128"),
+}
+
+
+def is_complex(x) -> bool:
+    return isinstance(x, Tensor) and x._data.dtype.kind == "c"
+
+
+# ---------------------------------------------------------------------- conj
+_conj = register_op("conj")(np.conj)
+
+
+@register_gradient("conj")
+def conj_grad(orig, grad):
+    """Forward: y = conj(z)   (x − iy for z = x + iy)
+    Backward: z̄ = conj(ȳ)"""
+    return [conj(grad)]
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate. A real tensor is returned as it is, nothing recorded, as
+    ``torch.conj`` does: rules call ``conj`` freely and real dtypes pay nothing.
+
+    Unlike ``torch.conj`` (a lazy view), the result is a new tensor.
+    """
+    if input._data.dtype.kind != "c":
+        return input
+    return apply_op(_conj, (input,))
+
+
+# ---------------------------------------------------------------- real, imag
+@register_op("real")
+def _real(z):
+    return z.real.copy()
+
+
+@register_gradient("real")
+def real_grad(orig, grad):
+    """Forward: y = Re z
+    Backward: z̄ = ȳ + 0i"""
+    (z,) = orig.args
+    return [grad.to(z.dtype)]
+
+
+@register_op("imag")
+def _imag(z):
+    return z.imag.copy()
+
+
+@register_gradient("imag")
+def imag_grad(orig, grad):
+    """Forward: y = Im z
+    Backward: z̄ = ȳ · i"""
+    return [grad * 1j]
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part (a real tensor is returned as it is, as ``torch.real`` does).
+
+    Unlike ``torch.real`` (a view), the result is a new tensor.
+    """
+    if input._data.dtype.kind != "c":
+        return input
+    return apply_op(_real, (input,))
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part; a new tensor, where ``torch.imag`` gives a view."""
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply_op(_imag, (input,))
+
+
+# --------------------------------------------------------------------- angle
+@register_op("angle", saves=("z",), inputs=("z",))
+def _angle(z):
+    out = np.angle(z)
+    if z.dtype.kind == "f":
+        out = np.where(np.isnan(z), z, out)  # torch.angle keeps NaN, np.angle gives 0
+    return out.astype(z.real.dtype, copy=False)
+
+
+@register_gradient("angle")
+def angle_grad(orig, grad):
+    """Forward: y = angle(z) = atan2(Im z, Re z)
+    Backward: z̄ = ȳ · i · z / |z|²   (= ȳ · (−Im z + i Re z) / |z|²; 0 at z = 0 and for real z)"""
+    from .arithmetic import where, zeros_like_grad
+
+    (z,) = orig.args
+    if not is_complex(z):
+        return [zeros_like_grad(z)]
+    squared = real(z * conj(z))
+    # The division by a safe 1 where z = 0 keeps NaN out of the branch `where` drops.
+    safe = where(squared == 0, 1.0, squared)
+    return [where(squared == 0, 0.0, grad * 1j * z / safe)]
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element, in (−π, π]; π for negative reals, 0 for the rest."""
+    if input._data.dtype.kind not in "fc":
+        input = input.to(np.float32)
+    return apply_op(_angle, (input,))
+
+
+# ------------------------------------------------------------- complex(re, im)
+@register_op("complex", inputs=("real", "imag"))
+def _complex(re, im):
+    return (re + 1j * im).astype(_COMPLEX_OF[re.dtype], copy=False)
+
+
+@register_gradient("complex")
+def complex_grad(orig, grad):
+    """Forward: z = re + i · im
+    Backward: re̅ = Re z̄, im̅ = Im z̄"""
+    from .broadcasting import collapse_sum_like
+
+    re, im = orig.args
+    need_re, need_im = orig.needs_input_grad
+    return [
+        collapse_sum_like(real(grad), re) if need_re else None,
+        collapse_sum_like(imag(grad), im) if need_im else None,
+    ]
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex)
+    """``real + i · imag`` from two real tensors of one dtype (float32 or float64)."""
+    for part in (real, imag):
+        if not isinstance(part, Tensor):
+            raise TypeError(f"complex(): argument must be Tensor, not {type(part).__name__}")
+    if real.dtype != imag.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {real.dtype} but got scalar type {imag.dtype} "
+            "for second argument"
+        )
+    if real.dtype not in _COMPLEX_OF:
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype} "
+            f"and {imag.dtype}"
+        )
+    return apply_op(_complex, (real, imag))
+
+
+# ------------------------------------------------------------------- refusals
+def refuse_complex(name: str, *operands) -> None:
+    """Ops that need an order (max, relu, floor, <) have none on complex numbers: PyTorch
+    raises NotImplementedError (a RuntimeError), and so do we, naming the op and dtype."""
+    for x in operands:
+        if is_complex(x):
+            raise NotImplementedError(f"{name} is not supported for complex inputs ({x.dtype})")
