@@ -160,9 +160,12 @@ def operand(lib, spec):
 def test_4_binary_ops_compute_in_pytorchs_result_type(a, b, expected):
     x, y = operand(wb, a), operand(wb, b)
     assert str(wb.result_type(x, y)) == expected
-    for op in (wb.add, wb.mul, wb.maximum, lambda u, v: wb.where(wb.tensor(True), u, v)):
+    ordered = not expected.startswith("complex")  # PyTorch refuses max and < for complex
+    ops = [wb.add, wb.mul, lambda u, v: wb.where(wb.tensor(True), u, v)]
+    for op in ops + ([wb.maximum] if ordered else []):
         assert str(op(x, y).dtype) == expected
-    assert str((x < y).dtype) == "bool"
+    if ordered:
+        assert str((x < y).dtype) == "bool"
 
 
 def test_4_a_0d_float64_that_requires_grad_gets_a_float64_gradient():
