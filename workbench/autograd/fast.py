@@ -89,7 +89,15 @@ def run(task: GraphTask) -> None:
         while ready:
             node = heapq.heappop(ready)[1]
             grads = buffers.pop(node, None)
-            if plain and grads is not None and grads[0] is not None and _has_no_hooks(node):
+            if (
+                plain
+                and grads is not None
+                and grads[0] is not None
+                and node._tensor_hooks is None  # no hooks of any kind on the node
+                and node._retained is None
+                and node._pre_hooks is None
+                and node._post_hooks is None
+            ):
                 kind = type(node)
                 if kind is OpNode:
                     run_plain_node(task, node, grads[0], ready)
@@ -98,15 +106,6 @@ def run(task: GraphTask) -> None:
                     continue
             task.run_node(node, grads, ready, make_step=events.listening)
     task.finish()
-
-
-def _has_no_hooks(node) -> bool:
-    return (
-        node._tensor_hooks is None
-        and node._retained is None
-        and node._pre_hooks is None
-        and node._post_hooks is None
-    )
 
 
 def run_plain_leaf(task: GraphTask, node: AccumulateGrad, grad: Tensor) -> bool:
@@ -139,6 +138,7 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
         validate_outputs(node, grads_out)  # raises: the wrong number of gradients
     metas, deps, buffers = node.input_meta, task.dependencies, task.buffers
     sent = [None] * len(edges) if events.listening else None  # for the NodeStep event
+    nothing_records = not task.create_graph and sent is None  # then add_arrays may sum
     for i, (child, nr) in enumerate(edges):
         if child is None:
             continue
@@ -156,7 +156,7 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
             slots = buffers.get(child)
             if slots is None and child.num_outputs == 1:
                 buffers[child] = [grad_out]  # the first gradient to reach it
-            elif slots is not None and slots[nr] is not None and _nothing_records(task):
+            elif slots is not None and slots[nr] is not None and nothing_records:
                 slots[nr] = add_arrays(slots[nr], grad_out)
             else:
                 task.add_to_buffer(child, nr, grad_out)
@@ -169,10 +169,6 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
     task.steps_run += 1
     if sent is not None:  # last: every event of this step comes before it
         publish_step(Step(task.steps_run - 1, node, (grad,), tuple(sent)))
-
-
-def _nothing_records(task: GraphTask) -> bool:
-    return not task.create_graph and not events.listening
 
 
 def add_arrays(a: Tensor, b: Tensor) -> Tensor:

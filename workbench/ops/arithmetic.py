@@ -259,8 +259,13 @@ def mul_grad(orig, grad):
 
 
 def _conj(x):
-    """``conj`` for a tensor or a Python number (whose conjugate is itself unless complex)."""
-    return conj(x) if isinstance(x, Tensor) else x.conjugate()
+    """``conj`` for a tensor or a Python number (whose conjugate is itself unless complex).
+
+    A real tensor comes back at once: mul's and div's rules call this on every backward.
+    """
+    if isinstance(x, Tensor):
+        return x if x._data.dtype.kind != "c" else conj(x)
+    return x.conjugate()
 
 
 @register_op("div", inputs=("x", "y"), saves={"y": ("x", "y"), "out": "y"})

@@ -150,7 +150,7 @@ def sigmoid_fused_grad(orig, grad):
 
     The kernels are written for real numbers: complex inputs take the formula rule."""
     y = orig.out
-    if y.dtype.kind == "c":
+    if y._data.dtype.kind == "c":
         return sigmoid_grad(orig, grad)
     return [sigmoid_backward(grad, y)]
 
@@ -158,7 +158,7 @@ def sigmoid_fused_grad(orig, grad):
 def tanh_fused_grad(orig, grad):
     """tanh's rule with the fused kernel: x̄ = tanh_backward(ȳ, y) (complex: the formula rule)."""
     y = orig.out
-    if y.dtype.kind == "c":
+    if y._data.dtype.kind == "c":
         return tanh_grad(orig, grad)
     return [tanh_backward(grad, y)]
 
