@@ -13,6 +13,7 @@ device check entirely.
 
 from __future__ import annotations
 
+import functools
 import sys
 from contextlib import contextmanager
 
@@ -40,10 +41,10 @@ try:
     with np.errstate(all="ignore"):
         _IGNORE_ALL = _numpy_errors.get()
 
-    def warnings_off():
-        """Turn numpy's floating-point warnings off; returns what ``warnings_back`` needs."""
-        return _numpy_errors.set(_IGNORE_ALL)
-
+    # warnings_off() turns numpy's floating-point warnings off and returns what
+    # warnings_back needs. A partial of the C method, not a Python function: apply_op
+    # calls it for every op.
+    warnings_off = functools.partial(_numpy_errors.set, _IGNORE_ALL)
     warnings_back = _numpy_errors.reset
 
 except ImportError:  # a numpy that keeps its error state elsewhere: the public way

@@ -207,7 +207,8 @@ def _float_operands(a, b, op: str = "div"):
 def _float_input(x: Tensor, op: str) -> Tensor:
     """The input of a floating-point function (``exp``, ``sigmoid``...): integers become
     the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
-    checks.tensor_arg(op, "input", x)
+    if not isinstance(x, Tensor):
+        checks.tensor_arg(op, "input", x)  # raises
     if x._data.dtype.kind not in "fc":
         x = _cast_constant(x, get_default_dtype())
     return x
