@@ -190,6 +190,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 # --------------------------------------------------------------- flip, roll
 @register_op("flip")
 def _flip(x, dims):
+    if x.ndim == 0:  # torch accepts dim 0 (or -1) of a 0-d tensor; nothing to reverse
+        return x.copy()
     return np.flip(x, axis=dims).copy()
 
 
@@ -435,6 +437,12 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
 def index_select(input: Tensor, dim: int, index) -> Tensor:
     """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor)."""
     index = _index_tensor(index, input, "index_select")
+    if input.ndim == 0:  # as in torch: one element along dim 0 (or -1), and one index
+        if index.numel() != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {index.numel()}"
+            )
+        return reshape(index_select(reshape(input, (1,)), dim, reshape(index, (1,))), ())
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     axis = normalize_dim(dim, input.ndim, "index_select")
@@ -487,6 +495,8 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, input, "gather")
+    if input.ndim == 0 and index.ndim == 0:  # as in torch: one element along dim 0 (or -1)
+        return reshape(gather(reshape(input, (1,)), dim, reshape(index, (1,))), ())
     d = normalize_dim(dim, input.ndim, "gather")
     if index.ndim != input.ndim:
         raise RuntimeError(

@@ -274,7 +274,7 @@ def prod_grad(orig, grad):
     if not _has_zeros(x):
         y = reshape(orig.out, keepdim_shape(x.shape, dims))
         return [spread * y / x]
-    if dims is None:
+    if not dims:  # None, or () for a 0-d x: all of x
         return [spread * reshape(_product_of_others(reshape(x, (-1,)), 0), x.shape)]
     return [spread * _product_of_others(x, dims[0])]
 

@@ -149,7 +149,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
-    shape = input.shape
+    shape = input.shape or (1,)  # 0-d: dim 0 (or -1) is accepted, as in torch, and drops
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:

@@ -1,0 +1,38 @@
+"""Every program the fuzzer (tests/test_fuzz_programs.py) found failing, cut down to
+what shows the bug, kept so that it stays fixed. Each runs through the fuzzer's own
+check: values, gradients and second-order gradients against PyTorch's."""
+
+from __future__ import annotations
+
+import pytest
+from fuzz_programs import Leaf, Program, Step, check_program
+
+pytest.importorskip("torch")
+
+SCALAR = Leaf(shape=(), dtype="float64", seed=0)
+MATRIX = Leaf(shape=(2, 3), dtype="float64", seed=1)
+
+REGRESSIONS = {
+    # torch accepts dim 0 (or -1) of a 0-d tensor and flips nothing; workbench's numpy
+    # kernel raised "axis 0 is out of bounds for array of dimension 0".
+    "flip of a 0-d tensor": Program(leaves=(SCALAR,), steps=(Step("flip", (0,), ((0,),)),)),
+    # squeeze(0) of a 0-d tensor returns it; workbench raised IndexError.
+    "squeeze(0) of a 0-d tensor": Program(leaves=(SCALAR,), steps=(Step("squeeze", (0,), (0,)),)),
+    # index_select and gather of a 0-d tensor take its one element; workbench raised
+    # IndexError.
+    "index_select of a 0-d tensor": Program(
+        leaves=(SCALAR,), steps=(Step("index_select", (0,), (-1, (0,))),)
+    ),
+    "gather of a 0-d tensor": Program(leaves=(SCALAR,), steps=(Step("gather", (0,), (0, 7)),)),
+    # prod(dim) of a 0-d tensor that is exactly 0: the gradient's zero-safe path looked
+    # up dims[0] of an empty dims tuple (IndexError in backward).
+    "prod(dim) of a 0-d zero": Program(
+        leaves=(Leaf(shape=(), dtype="float64", seed=0, low=0.25, high=0.75),),
+        steps=(Step("trunc", (0,)), Step("prod_dim", (1,), (0, True))),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(REGRESSIONS))
+def test_program_the_fuzzer_found(name):
+    check_program(REGRESSIONS[name])
