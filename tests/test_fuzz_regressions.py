@@ -18,6 +18,12 @@ REGRESSIONS = {
     "flip of a 0-d tensor": Program(leaves=(SCALAR,), steps=(Step("flip", (0,), ((0,),)),)),
     # squeeze(0) of a 0-d tensor returns it; workbench raised IndexError.
     "squeeze(0) of a 0-d tensor": Program(leaves=(SCALAR,), steps=(Step("squeeze", (0,), (0,)),)),
+    # dim=() reduces every dim in torch; workbench reduced none (and so returned x).
+    "logsumexp over dim=()": Program(
+        leaves=(MATRIX,), steps=(Step("logsumexp", (0,), ((), True)),)
+    ),
+    "sum over dim=()": Program(leaves=(MATRIX,), steps=(Step("sum", (0,), ((), False)),)),
+    "norm over dim=()": Program(leaves=(MATRIX,), steps=(Step("norm", (0,), (2, (), False)),)),
     # index_select and gather of a 0-d tensor take its one element; workbench raised
     # IndexError.
     "index_select of a 0-d tensor": Program(

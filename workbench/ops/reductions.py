@@ -34,6 +34,8 @@ def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
     if dim is None:
         return None
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims:  # dim=() reduces every dim, as in torch
+        return None
     if ndim == 0:
         for d in dims:
             normalize_dim(d, 1, op)
