@@ -145,7 +145,8 @@ def _amin(x, dims, keepdim):
 
 
 def _reduce_checked(fn, x, dims, keepdim, name):
-    if x.size == 0:
+    reduced = x.shape if dims is None else [x.shape[d] for d in dims]
+    if 0 in reduced:  # an empty x is fine along dims of non-zero size, as in torch
         raise ValueError(f"{name}(): expected a non-empty tensor to reduce")
     return fn(x, axis=dims, keepdims=keepdim)
 
@@ -217,9 +218,9 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
         return (amax if largest else amin)(input)
     if isinstance(dim, Tensor):
         return (maximum if largest else minimum)(input, dim)
-    if input.numel() == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     d = normalize_dim(dim, input.ndim, name) if input.ndim else None
+    if d is not None and input.shape[d] == 0:  # other dims may be empty, as in torch
+        raise RuntimeError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     if d is None:
         values = input
         indices = Tensor(backend.xp(input._data).zeros((), dtype=np.int64))  # input's device
