@@ -46,6 +46,16 @@ REGRESSIONS = {
         leaves=(MATRIX,),
         steps=(Step("getitem", (0,), ((slice(0, 0),),)), Step("amax", (1,), ((-1,), True))),
     ),
+    # torch.cat skips a legacy empty 1-D tensor, but its dtype still counts (float32 with
+    # float64 gives float64) and it stays in the graph (its gradient is empty, not None);
+    # workbench dropped it before both.
+    "cat with a skipped empty tensor": Program(
+        leaves=(
+            Leaf(shape=(3,), dtype="float32", seed=2),
+            Leaf(shape=(2,), dtype="float64", seed=3, low=-2.0, high=-1.0),
+        ),
+        steps=(Step("positive_part", (1,)), Step("cat", (0, 2), (0,))),
+    ),
 }
 
 

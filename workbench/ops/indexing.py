@@ -67,7 +67,8 @@ def _common_dtype(tensors: list) -> list:
 # ---------------------------------------------------------------------- cat
 @register_op("cat", inputs=("tensors",))
 def _cat(*arrays, dim, sizes):
-    return np.concatenate(arrays, axis=dim)
+    joined = [a for a, size in zip(arrays, sizes) if size is not None] or arrays[:1]
+    return np.concatenate(joined, axis=dim)
 
 
 variadic(_cat)
@@ -80,6 +81,10 @@ def cat_grad(orig, grad):
     dim, sizes = orig.attrs["dim"], orig.attrs["sizes"]
     grads, start = [], 0
     for size, needed in zip(sizes, orig.needs_input_grad):
+        if size is None:  # a skipped legacy empty tensor: its gradient is empty too
+            empty = getitem(grad, _along(dim, slice(0, 0)))
+            grads.append(reshape(empty, (0,)) if needed else None)
+            continue
         key = _along(dim, slice(start, start + size))
         grads.append(getitem(grad, key) if needed else None)
         start += size
@@ -106,9 +111,11 @@ def cat(tensors, dim: int = 0) -> Tensor:
                     f"{first.shape[axis]} but got size {t.shape[axis]} for tensor number {i} in "
                     f"the list (shapes {[tuple(t.shape) for t in kept]})"
                 )
-    kept = _common_dtype(kept)
-    sizes = tuple(t.shape[d] for t in kept)
-    return apply_op(_cat, tuple(kept), {"dim": d, "sizes": sizes})
+    # The skipped ones still count for the dtype and stay inputs (their gradient is
+    # empty), as in torch; their size is None.
+    kept_ids = {id(t) for t in kept}
+    sizes = tuple(t.shape[d] if id(t) in kept_ids else None for t in tensors)
+    return apply_op(_cat, tuple(_common_dtype(tensors)), {"dim": d, "sizes": sizes})
 
 
 concat = concatenate = cat
