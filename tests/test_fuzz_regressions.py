@@ -56,6 +56,18 @@ REGRESSIONS = {
         ),
         steps=(Step("positive_part", (1,)), Step("cat", (0, 2), (0,))),
     ),
+    # grad() with an output given twice (x.double() of a float64 x is x itself): the
+    # walk that finds the nodes leading to the inputs started from that root twice,
+    # counted its edges down twice, and so skipped an earlier output's node.
+    "grad of an output given twice": Program(
+        leaves=(SCALAR,),
+        steps=(
+            Step("sin", (0,)),
+            Step("cos", (0,)),
+            Step("double", (2,)),
+            Step("double", (2,)),
+        ),
+    ),
 }
 
 
