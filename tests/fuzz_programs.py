@@ -662,7 +662,10 @@ def tolerance(program: Program) -> float:
 
 def assert_close(ours, theirs, what: str, rtol: float) -> None:
     """Same dtype and shape, values within rtol of the array's scale."""
-    a, b = ours.detach().numpy(), theirs.detach().numpy(force=True)  # force: a ZeroTensor
+    # torch's gradients may be ZeroTensors, which .numpy() refuses, and on a view of
+    # one (a second-order gradient through stack) .numpy(force=True) crashes in torch
+    # 2.13: clone() makes it an ordinary tensor.
+    a, b = ours.detach().numpy(), theirs.detach().clone().numpy()
     assert a.dtype == b.dtype, f"{what}: dtype {a.dtype}, torch {b.dtype}"
     assert a.shape == b.shape, f"{what}: shape {a.shape}, torch {b.shape}"
     finite = b[np.isfinite(b)]
