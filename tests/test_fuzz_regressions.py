@@ -4,10 +4,13 @@ check: values, gradients and second-order gradients against PyTorch's."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from fuzz_programs import Leaf, Program, Step, check_program
 
-pytest.importorskip("torch")
+import workbench as wb
+
+torch = pytest.importorskip("torch")
 
 SCALAR = Leaf(shape=(), dtype="float64", seed=0)
 MATRIX = Leaf(shape=(2, 3), dtype="float64", seed=1)
@@ -68,9 +71,37 @@ REGRESSIONS = {
             Step("double", (2,)),
         ),
     ),
+    # x[0, :, [1, 1]]: torch takes the int first (a select), then indexes what is left
+    # with the list: (3, 2). numpy counts the int among the index arrays and, as they are
+    # not next to each other, puts their dim first: (2, 3), which workbench gave.
+    "an int and an index list in one key": Program(
+        leaves=(Leaf(shape=(2, 3, 4), dtype="float64", seed=4),),
+        steps=(Step("getitem", (0,), ((0, slice(None), [1, 1]),)),),
+    ),
 }
 
 
 @pytest.mark.parametrize("name", list(REGRESSIONS))
 def test_program_the_fuzzer_found(name):
     check_program(REGRESSIONS[name])
+
+
+# The same key elsewhere, found while fixing getitem: the write, and a 0-d tensor as the int.
+def _same_as_torch(fn):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    ours = fn(wb, wb.tensor(x, requires_grad=True))
+    theirs = fn(torch, torch.tensor(x, requires_grad=True))
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+def test_setitem_with_an_int_and_an_index_list_writes_as_torch():
+    def write(lib, x):
+        y = x * 1
+        y[0, :, [1, 2]] = lib.tensor(np.arange(6.0).reshape(3, 2))  # (3, 2), as x[0, :, [1, 2]]
+        return y
+
+    _same_as_torch(write)
+
+
+def test_a_0d_integer_tensor_in_a_key_counts_as_an_int():
+    _same_as_torch(lambda lib, x: x[lib.tensor(0), :, [1, 2]])
