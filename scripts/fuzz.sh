@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long run of the property tests, as `make fuzz` runs it: the "fuzz" hypothesis
 # profile (tests/conftest.py) gives the program fuzzer 4,000 random programs and each
-# property test 500 examples, fresh ones every run, and hypothesis prints its statistics.
+# property test 4,000 examples, fresh ones every run, and hypothesis prints its statistics.
 # CI's `make test` runs the same tests with few examples. PY=... picks another Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
