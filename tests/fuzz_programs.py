@@ -115,7 +115,7 @@ def nonzero(out, x, *params) -> bool:
     return bool((x.abs() > AWAY).all())
 
 
-def smooth_at_zero(out, x, *params) -> bool:
+def off_zero(out, x, *params) -> bool:
     return off_kink(x)
 
 
@@ -253,7 +253,8 @@ def exponent(draw, x) -> tuple:
 
 def clamp_bounds(draw, x) -> tuple:
     # min < max always: clamp(min > max) is a known bug, fixed on branch silent-wrong.
-    low, high = sorted(draw(st.lists(st.sampled_from(BOUNDS), min_size=2, max_size=2, unique=True)))
+    two = st.lists(st.sampled_from(BOUNDS), min_size=2, max_size=2, unique=True)
+    low, high = sorted(draw(two))
     which = draw(st.sampled_from(["both", "min", "max"]))
     return (None if which == "max" else low), (None if which == "min" else high)
 
@@ -298,17 +299,15 @@ def maybe_dim(draw, x) -> tuple:
 
 
 def expand_sizes(draw, x) -> tuple:
-    sizes = [draw(st.sampled_from([1, 2, 3, -1])) if n == 1 else draw(st.sampled_from([n, -1]))
-             for n in x.shape]  # fmt: skip
+    """Sizes of 1 may grow, any size may be -1 (kept), maybe a new dim in front."""
+    sizes = [draw(st.sampled_from([1, 2, 3, -1] if n == 1 else [n, -1])) for n in x.shape]
     front = draw(st.lists(st.integers(1, 3), max_size=1))
     return (tuple(front + sizes),)
 
 
 def repeat_sizes(draw, x) -> tuple:
-    extra = draw(st.integers(0, 1))
-    return (
-        tuple(draw(st.lists(st.integers(1, 2), min_size=x.ndim + extra, max_size=x.ndim + extra))),
-    )
+    count = x.ndim + draw(st.integers(0, 1))  # maybe one new dim in front
+    return (tuple(draw(st.lists(st.integers(1, 2), min_size=count, max_size=count))),)
 
 
 def flip_dims(draw, x) -> tuple:
@@ -439,15 +438,15 @@ ELEMENTWISE = {
     "tanh": method("tanh"),
     "sigmoid": method("sigmoid"),
     "erf": method("erf"),
-    "abs": method("abs", ok=smooth_at_zero),
-    "sign": method("sign", ok=smooth_at_zero),
+    "abs": method("abs", ok=off_zero),
+    "sign": method("sign", ok=off_zero),
     "floor": method("floor", ok=off_integers),
     "ceil": method("ceil", ok=off_integers),
     "trunc": method("trunc", ok=off_integers),
     "round": method("round", ok=off_halves),
-    "relu": functional("relu", ok=smooth_at_zero),
-    "leaky_relu": functional("leaky_relu", ok=smooth_at_zero, negative_slope=0.2),
-    "elu": functional("elu", ok=smooth_at_zero),
+    "relu": functional("relu", ok=off_zero),
+    "leaky_relu": functional("leaky_relu", ok=off_zero, negative_slope=0.2),
+    "elu": functional("elu", ok=off_zero),
     "gelu": functional("gelu"),
     "gelu_tanh": functional("gelu", approximate="tanh"),
     "silu": functional("silu"),
@@ -463,7 +462,7 @@ ELEMENTWISE = {
     "power": Op(lambda lib, x, p: x**p, params=exponent, ok=pow_ok),
     "constant_power": Op(lambda lib, x, c: abs(c) ** x, params=constant),
     "clamp": Op(lambda lib, x, low, high: x.clamp(low, high), params=clamp_bounds, ok=clamp_ok),
-    "masked_fill": Op(_mask_fill, params=constant, ok=smooth_at_zero),
+    "masked_fill": Op(_mask_fill, params=constant, ok=off_zero),
 }
 
 BINARY = {
@@ -536,7 +535,7 @@ SHAPES = {
     "tril": Op(lambda lib, x, k: x.tril(k), params=diagonal),
     "triu": Op(lambda lib, x, k: x.triu(k), params=diagonal),
     "getitem": Op(lambda lib, x, key: x[key], params=index_key),
-    "positive_part": Op(lambda lib, x: x[x > 0], ok=smooth_at_zero),
+    "positive_part": Op(lambda lib, x: x[x > 0], ok=off_zero),
     "chunk": Op(lambda lib, x, n, d, i: x.chunk(n, d)[i], params=piece),
     "split": Op(lambda lib, x, n, d, i: x.split(n, d)[i], params=piece),
     "unbind": Op(lambda lib, x, d, i: x.unbind(d)[i], params=unbind_piece),
