@@ -154,15 +154,28 @@ def _dims_tuple(dims) -> tuple:
 # ------------------------------------------------------------------ operands
 def broadcastable(*xs) -> bool:
     """The operands broadcast together (the first few of them, while drawing)."""
+    return _broadcast(xs) and not _zero_d_float64_with_float32(xs)
+
+
+def where_fits(*xs) -> bool:
+    """where(c > 0, a, b): all three broadcast; c's dtype takes no part in the result's."""
+    return _broadcast(xs) and not _zero_d_float64_with_float32(xs[1:])
+
+
+def _broadcast(xs) -> bool:
     try:
         np.broadcast_shapes(*(tuple(x.shape) for x in xs))
     except ValueError:
         return False
-    # A 0-d float64 operand with float32 tensors: workbench promotes to float64 where
-    # torch stays float32 — a known bug, fixed on branch silent-wrong. Not drawn here.
+    return True
+
+
+def _zero_d_float64_with_float32(xs) -> bool:
+    """A 0-d float64 operand with float32 tensors: workbench promotes to float64 where
+    torch stays float32 — a known bug, fixed on branch silent-wrong. Not drawn here."""
     shaped = {x.dtype for x in xs if x.ndim > 0}
     zero_d = {x.dtype for x in xs if x.ndim == 0}
-    return not (shaped == {torch.float32} and torch.float64 in zero_d)
+    return shaped == {torch.float32} and torch.float64 in zero_d
 
 
 def matmul_fits(a, b=None) -> bool:
@@ -476,7 +489,7 @@ BINARY = {
     "where": Op(
         lambda lib, c, a, b: lib.where(c > 0, a, b),
         arity=3,
-        fits=broadcastable,
+        fits=where_fits,
         ok=lambda out, c, a, b: off_kink(c),
     ),
 }
