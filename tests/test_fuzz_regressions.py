@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fuzz_programs import Leaf, Program, Step, check_program
+from fuzz_programs import Leaf, Program, Step, check_program, index_key
+from hypothesis import given
+from hypothesis import strategies as st
 
 import workbench as wb
 
@@ -134,3 +136,11 @@ def test_var_over_dim_empty_tuple_is_var_over_all_dims():
         (theirs_g,) = torch.autograd.grad(theirs, theirs_x)
         np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(ours_g.numpy(), theirs_g.numpy(), rtol=1e-12)
+
+
+@given(st.data())
+def test_the_key_drawer_copes_with_an_empty_dim(data):
+    """The fuzzer's own failure: for x[key] on an empty dim it drew an int from an empty
+    range (hypothesis's InvalidArgument)."""
+    (key,) = index_key(data.draw, torch.zeros(0, 3))
+    assert len([k for k in key if k is not None]) <= 2
