@@ -73,6 +73,16 @@ REGRESSIONS = {
             Step("double", (2,)),
         ),
     ),
+    # softmax and log_softmax of an empty tensor are empty in torch; workbench's kernels
+    # took the max of nothing and raised.
+    "log_softmax of an empty tensor": Program(
+        leaves=(Leaf(shape=(2,), dtype="float64", seed=5, low=-2.0, high=-1.0),),
+        steps=(Step("positive_part", (0,)), Step("log_softmax", (1,), (0,))),
+    ),
+    "softmax of an empty tensor": Program(
+        leaves=(MATRIX,),
+        steps=(Step("getitem", (0,), ((slice(0, 0),),)), Step("softmax", (1,), (0,))),
+    ),
     # Failures of the fuzzer itself. A float64 value computed from float32 ones carries
     # float32's rounding: the tolerance is that of the least precise dtype the program
     # computes in, not the dtype of the value compared.
