@@ -626,7 +626,11 @@ def leaf(draw, shape) -> Leaf:
 def programs(draw, max_steps: int = 12) -> Program:
     """A few leaves of broadcast-compatible shapes, then up to max_steps kept steps."""
     count = draw(st.integers(1, 4))
-    shapes = draw(mutually_broadcastable_shapes(num_shapes=count, max_dims=3, max_side=4))
+    min_side = draw(st.sampled_from([1, 1, 1, 0]))  # a program in four may have empty dims
+    shapes = mutually_broadcastable_shapes(
+        num_shapes=count, max_dims=3, min_side=min_side, max_side=4
+    )
+    shapes = draw(shapes)
     program_leaves = tuple(draw(leaf(shape)) for shape in shapes.input_shapes)
     with torch.no_grad():
         values = [torch.from_numpy(leaf_array(leaf)) for leaf in program_leaves]
