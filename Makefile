@@ -1,13 +1,14 @@
 # Two commands do all set-up on a fresh machine:
 #   make lab    create .venv, install workbench, open the lessons in JupyterLab
 #   make test   create .venv, install workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
+#   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TORCH  := torch==2.13.0
 
-.PHONY: lab test venv lint clean
+.PHONY: lab test fuzz venv lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +23,9 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/test.sh
+
+fuzz: $(STAMP)
+	bash scripts/fuzz.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(wildcard workbench tests bench scripts)

@@ -1,7 +1,18 @@
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import workbench as wb
+
+# Two run lengths for the hypothesis tests: examples per test. CI's quick run is "ci",
+# the default: 15 (the program fuzzer, tests/test_fuzz_programs.py, takes 120 at least).
+# `make fuzz` (scripts/fuzz.sh) sets HYPOTHESIS_PROFILE=fuzz: 4,000 programs and 4,000
+# examples per property test, fresh random ones on every run.
+settings.register_profile("ci", max_examples=15, deadline=None)
+settings.register_profile("fuzz", max_examples=4000, deadline=None, derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

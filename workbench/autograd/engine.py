@@ -145,7 +145,8 @@ class GraphTask:
     def _reverse_topological_order(self) -> list:
         deps = dict(self.dependencies)
         order = []
-        ready = [n for n in self.root_nodes if deps.get(n, 0) == 0]
+        # each root once: an output given twice must not be walked (and counted down) twice
+        ready = [n for n in dict.fromkeys(self.root_nodes) if deps.get(n, 0) == 0]
         seen = set(ready)
         while ready:
             node = ready.pop()

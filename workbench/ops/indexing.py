@@ -70,7 +70,8 @@ def _common_dtype(tensors: list) -> list:
 # ---------------------------------------------------------------------- cat
 @register_op("cat", inputs=("tensors",))
 def _cat(*arrays, dim, sizes):
-    return np.concatenate(arrays, axis=dim)
+    joined = [a for a, size in zip(arrays, sizes) if size is not None] or arrays[:1]
+    return np.concatenate(joined, axis=dim)
 
 
 variadic(_cat)
@@ -83,6 +84,10 @@ def cat_grad(orig, grad):
     dim, sizes = orig.attrs["dim"], orig.attrs["sizes"]
     grads, start = [], 0
     for size, needed in zip(sizes, orig.needs_input_grad):
+        if size is None:  # a skipped legacy empty tensor: its gradient is empty too
+            empty = getitem(grad, _along(dim, slice(0, 0)))
+            grads.append(reshape(empty, (0,)) if needed else None)
+            continue
         key = _along(dim, slice(start, start + size))
         grads.append(getitem(grad, key) if needed else None)
         start += size
@@ -109,9 +114,11 @@ def cat(tensors, dim: int = 0) -> Tensor:
                     f"{first.shape[axis]} but got size {t.shape[axis]} for tensor number {i} in "
                     f"the list (shapes {[tuple(t.shape) for t in kept]})"
                 )
-    kept = _common_dtype(kept)
-    sizes = tuple(t.shape[d] for t in kept)
-    return apply_op(_cat, tuple(kept), {"dim": d, "sizes": sizes})
+    # The skipped ones still count for the dtype and stay inputs (their gradient is
+    # empty), as in torch; their size is None.
+    kept_ids = {id(t) for t in kept}
+    sizes = tuple(t.shape[d] if id(t) in kept_ids else None for t in tensors)
+    return apply_op(_cat, tuple(_common_dtype(tensors)), {"dim": d, "sizes": sizes})
 
 
 concat = concatenate = cat
@@ -198,6 +205,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 # --------------------------------------------------------------- flip, roll
 @register_op("flip")
 def _flip(x, dims):
+    if x.ndim == 0:  # torch accepts dim 0 (or -1) of a 0-d tensor; nothing to reverse
+        return x.copy()
     return np.flip(x, axis=dims).copy()
 
 
@@ -430,6 +439,12 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
 def index_select(input: Tensor, dim: int, index) -> Tensor:
     """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor)."""
     index = _index_tensor(index, input, "index_select")
+    if input.ndim == 0:  # as in torch: one element along dim 0 (or -1), and one index
+        if index.numel() != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {index.numel()}"
+            )
+        return reshape(index_select(reshape(input, (1,)), dim, reshape(index, (1,))), ())
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     axis = dim_in_range("index_select", dim, input.ndim)
@@ -484,6 +499,8 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
     index = _index_tensor(index, input, "gather")
+    if input.ndim == 0 and index.ndim == 0:  # as in torch: one element along dim 0 (or -1)
+        return reshape(gather(reshape(input, (1,)), dim, reshape(index, (1,))), ())
     d = dim_in_range("gather", dim, input.ndim)
     if index.ndim != input.ndim:
         raise RuntimeError(

@@ -37,6 +37,8 @@ def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
     if dim is None:
         return None
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims:  # dim=() reduces every dim, as in torch
+        return None
     axes = [dim_in_range(op, d, ndim) for d in dims]  # a 0-d tensor takes 0 and -1
     for axis in axes:
         if axes.count(axis) > 1:  # PyTorch refuses sum(dim=(0, 0)) rather than sum once
@@ -289,7 +291,7 @@ def prod_grad(orig, grad):
         y = reshape(orig.out, keepdim_shape(x.shape, dims))
         return [spread * conj(y) / conj(x)]
     x = conj(x)  # the product of the others' conjugates is the conjugate of their product
-    if dims is None:
+    if not dims:  # None, or () for a 0-d x: all of x
         return [spread * reshape(_product_of_others(reshape(x, (-1,)), 0), x.shape)]
     return [spread * _product_of_others(x, dims[0])]
 

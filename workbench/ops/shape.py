@@ -144,7 +144,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
-    shape = input.shape
+    shape = input.shape or (1,)  # 0-d: dim 0 (or -1) is accepted, as in torch, and drops
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
@@ -245,14 +245,54 @@ def getitem(input: Tensor, key, keep_raw: bool = False) -> Tensor:
     key = key if keep_raw else index_key(key, input._data)
     if is_basic_key(key):
         return apply_op(_getitem_view, (input,), {"key": key})
+    in_two = ints_first(key)
+    if in_two is not None:
+        return getitem(getitem(input, in_two[0], keep_raw=True), in_two[1], keep_raw=True)
     return apply_op(_getitem_copy, (input,), {"key": key})
+
+
+def _is_int(k) -> bool:
+    """An int index; torch counts a 0-d integer tensor as one too."""
+    if isinstance(k, (bool, np.bool_)):
+        return False
+    if isinstance(k, (int, np.integer)):
+        return True
+    return getattr(k, "shape", None) == () and k.dtype.kind in "iu"
+
+
+def ints_first(key) -> tuple | None:
+    """A key with ints and index arrays together, as two keys: the ints alone, then the arrays.
+
+    torch takes the ints first (each drops its dim) and indexes with the arrays what is
+    left; numpy counts ints among the arrays, so that ``x[0, :, [1, 2]]`` puts the new
+    dim first there, (2, n₁), where torch gives (n₁, 2). None when there is nothing to split.
+    """
+    parts = key if isinstance(key, tuple) else (key,)
+    arrays = [not _is_int(k) and hasattr(k, "ndim") for k in parts]
+    if not (any(arrays) and any(_is_int(k) for k in parts)):
+        return None
+    ints, rest = [], []
+    for k, is_array in zip(parts, arrays):
+        if is_array:  # for the second key; the first keeps its dims (a mask's: k.ndim)
+            ints.extend([slice(None)] * (k.ndim if k.dtype == np.bool_ else 1))
+            rest.append(k)
+        elif _is_int(k):  # applied by the first key: its dim is gone
+            ints.append(k)
+        else:  # a slice, None or Ellipsis: applied by the first key, kept whole by the second
+            ints.append(k)
+            rest.append(Ellipsis if k is Ellipsis else slice(None))
+    return tuple(ints), tuple(rest)
 
 
 # ---------------------------------------------------------- index_put (setitem)
 @register_op("index_put", inputs=("x", "values"))
 def _index_put(x, values, key):
     out = x.copy()
-    out[key] = values
+    in_two = ints_first(key)
+    if in_two is None:
+        out[key] = values
+    else:  # torch's order, as in getitem: through the view the ints pick
+        out[in_two[0]][in_two[1]] = values
     return out
 
 

@@ -23,6 +23,8 @@ from .unary import exp
 # ----------------------------------------------------- softmax, log_softmax
 @register_op("softmax", saves=("out",))
 def _softmax(x, dim):
+    if x.size == 0:  # nothing to normalize (np.max would refuse): empty, as in torch
+        return x.copy()
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
@@ -37,6 +39,8 @@ def softmax_grad(orig, grad):
 
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
+    if x.size == 0:  # as softmax
+        return x.copy()
     shifted = x - x.max(axis=dim, keepdims=True)
     # shifted is a fresh array: subtract the log-sum-exp from it in place.
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
