@@ -60,6 +60,20 @@ def mlp_loss():
     return ((x @ w1 + b1).tanh() @ w2).pow(2).mean()
 
 
+def assert_closed_widget_lets_go(build) -> None:
+    """``build()`` makes a widget and uses it; closed (twice: the second does nothing
+    more) and dropped, nothing it opened stays open and the widget itself is freed."""
+    before = open_widgets()
+    widget = build()
+    widget.close()
+    widget.close()
+    assert left_open(before) == []
+    widget_ref = weakref.ref(widget)
+    del widget
+    gc.collect()
+    assert widget_ref() is None
+
+
 @pytest.fixture(autouse=True)
 def _quiet_bus():
     """Every test here starts with nobody listening to the event bus."""
@@ -67,22 +81,19 @@ def _quiet_bus():
 
 
 def test_a_closed_stepper_lets_go_of_the_loss_its_graph_and_every_child_widget():
-    before = open_widgets()
-    loss = mlp_loss()
-    loss_ref, node_ref = weakref.ref(loss), weakref.ref(loss.grad_fn)
-    stepper = BackwardStepper(loss)
-    for _ in range(3):
-        stepper.next()
-    assert stepper.step == 3
-    del loss
-    stepper.close()
-    stepper.close()  # closing twice does nothing more
-    assert left_open(before) == []
-    stepper_ref = weakref.ref(stepper)
-    del stepper
-    gc.collect()
-    assert stepper_ref() is None
-    assert loss_ref() is None and node_ref() is None
+    refs = []
+
+    def build():
+        loss = mlp_loss()
+        refs.extend([weakref.ref(loss), weakref.ref(loss.grad_fn)])
+        stepper = BackwardStepper(loss)
+        for _ in range(3):
+            stepper.next()
+        assert stepper.step == 3
+        return stepper
+
+    assert_closed_widget_lets_go(build)
+    assert [ref() for ref in refs] == [None, None]
 
 
 def test_a_closed_stepper_still_held_by_the_notebook_holds_no_graph():
@@ -99,18 +110,14 @@ def test_a_closed_stepper_still_held_by_the_notebook_holds_no_graph():
 
 
 def test_a_closed_stepper_of_a_saved_trace_lets_go_too():
-    before = open_widgets()
-    loss = mlp_loss()
-    with wb.trace.Trace() as trace:
-        loss.backward()
-    stepper = BackwardStepper(trace)
-    stepper.next()
-    stepper.close()
-    assert left_open(before) == []
-    stepper_ref = weakref.ref(stepper)
-    del stepper
-    gc.collect()
-    assert stepper_ref() is None
+    def build():
+        with wb.trace.Trace() as trace:
+            mlp_loss().backward()
+        stepper = BackwardStepper(trace)
+        stepper.next()
+        return stepper
+
+    assert_closed_widget_lets_go(build)
 
 
 def test_a_stepper_that_showed_a_message_closes_too():
@@ -182,31 +189,23 @@ def test_a_closed_live_graph_leaves_ipython_cell_events(monkeypatch):
 
 
 def test_a_closed_sigmoid_explorer_lets_go():
-    before = open_widgets()
-    explorer = SigmoidExplorer(x=0.5)
-    explorer.slider.value = 1.5
-    assert abs(explorer.point.x - 1.5) < 1e-12
-    explorer.close()
-    explorer.close()
-    assert left_open(before) == []
-    explorer_ref = weakref.ref(explorer)
-    del explorer
-    gc.collect()
-    assert explorer_ref() is None
+    def build():
+        explorer = SigmoidExplorer(x=0.5)
+        explorer.slider.value = 1.5
+        assert abs(explorer.point.x - 1.5) < 1e-12
+        return explorer
+
+    assert_closed_widget_lets_go(build)
 
 
 def test_a_closed_broadcast_explorer_lets_go():
-    before = open_widgets()
-    explorer = BroadcastExplorer("2, 3", "3")
-    explorer.op_picker.value = "add"
-    assert explorer.result.op == "add"
-    explorer.close()
-    explorer.close()
-    assert left_open(before) == []
-    explorer_ref = weakref.ref(explorer)
-    del explorer
-    gc.collect()
-    assert explorer_ref() is None
+    def build():
+        explorer = BroadcastExplorer("2, 3", "3")
+        explorer.op_picker.value = "add"
+        assert explorer.result.op == "add"
+        return explorer
+
+    assert_closed_widget_lets_go(build)
 
 
 def test_a_closed_checkpoint_explorer_lets_go_of_its_model():
