@@ -369,7 +369,7 @@ def std(
 @register_op("logsumexp", saves=("x", "out"))
 def _logsumexp(x, dims, keepdim):
     # an empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
-    peak = np.max(x, axis=dims, keepdims=True) if x.size else 0.0
+    peak = np.max(x, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
     with np.errstate(divide="ignore", over="ignore"):
         out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
