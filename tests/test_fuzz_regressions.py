@@ -83,6 +83,23 @@ REGRESSIONS = {
         leaves=(MATRIX,),
         steps=(Step("getitem", (0,), ((slice(0, 0),),)), Step("softmax", (1,), (0,))),
     ),
+    # flatten(0, 0) of a (0, 0) tensor is (0, 0); workbench asked reshape for (-1, 0),
+    # which is ambiguous with no elements.
+    "flatten beside an empty dim": Program(
+        leaves=(Leaf(shape=(0, 0), dtype="float64", seed=0),),
+        steps=(Step("flatten", (0,), (0, 0)),),
+    ),
+    # logsumexp over an empty dim is −∞ (a sum of nothing is 0); workbench took the max
+    # of nothing to shift by and raised.
+    "logsumexp over an empty dim": Program(
+        leaves=(Leaf(shape=(0, 3), dtype="float32", seed=0),),  # stays float32
+        steps=(Step("logsumexp", (0,), ((0,), True)),),
+    ),
+    # chunk(n) of an empty dim gives n empty pieces in torch; workbench gave one.
+    "chunk of an empty dim": Program(
+        leaves=(Leaf(shape=(0,), dtype="float64", seed=0),),
+        steps=(Step("chunk", (0,), (2, 0, 1)),),
+    ),
     # Failures of the fuzzer itself. A float64 value computed from float32 ones carries
     # float32's rounding: the tolerance is that of the least precise dtype the program
     # computes in, not the dtype of the value compared.

@@ -192,8 +192,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = dim_in_range("chunk", dim, input.ndim)
+    if input.shape[d] == 0:  # as torch: `chunks` empty pieces
+        return split(input, [0] * chunks, d)
     size = -(-input.shape[d] // chunks)
-    return split(input, size if size else 1, d)
+    return split(input, size, d)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:

@@ -415,7 +415,8 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
 # ---------------------------------------------------------------- logsumexp
 @register_op("logsumexp", saves=("x", "out"))
 def _logsumexp(x, dims, keepdim):
-    peak = np.max(x, axis=dims, keepdims=True)
+    # an empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
+    peak = np.max(x, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
     out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
     if keepdim:

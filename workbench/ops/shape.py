@@ -160,7 +160,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return reshape(input, 1)
     start = dim_in_range("flatten", start_dim, input.ndim)
     end = dim_in_range("flatten", end_dim, input.ndim)
-    shape = input.shape[:start] + (-1,) + input.shape[end + 1 :]
+    size = math.prod(input.shape[start : end + 1])  # not -1: beside an empty dim, -1 is ambiguous
+    shape = input.shape[:start] + (size,) + input.shape[end + 1 :]
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     return reshape(input, shape)
