@@ -244,8 +244,8 @@ def test_the_picture_lights_the_node_where_the_loop_went_wrong():
     assert "[TanhBackward0 ← here]" in html
     assert "wb-heatmap" in html and "expected" in html  # the heat map of x.grad
     try:
-        wb.viz.draw(wb.tensor([1.0], requires_grad=True) * 2).svg()
-    except Exception:
+        wb.viz.renderers.which_renderer()
+    except wb.viz.renderers.RendererMissing:  # only a machine with no renderer skips
         pytest.skip("no Graphviz renderer here: the text fallback was checked above")
     svg = err.picture()
     lit = re.findall(r'<g id="n\d+" class="node[^"]*\bactive\b[^"]*">(.*?)</g>', svg, re.S)

@@ -22,11 +22,6 @@ from .registry import register_gradient, register_op
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def _unary(name: str, kernel, saves=()):
-    op = register_op(name, saves=saves)(kernel)
-    return op
-
-
 # ------------------------------------------------------------ exp, log, sqrt
 @register_op("exp", saves=("out",))
 def _exp(x):
