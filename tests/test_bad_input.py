@@ -2344,6 +2344,29 @@ def test_warnings_off_is_errstate_ignore():
         assert np.geterr()["over"] == "raise"
 
 
+def test_a_backward_pass_turns_the_warnings_off_once_and_back_after():
+    """fast.run turns numpy's warnings off for the whole pass; apply_op, finding them off,
+    leaves the state alone; afterwards the user's own setting is back."""
+    seen = []
+
+    def look(grad):
+        seen.append(backend.numpy_error_state() is backend.WARNINGS_OFF)
+        return grad
+
+    x = wb.tensor([0.0, 1.0], requires_grad=True)
+    y = x.log()  # its rule divides by 0 at x = 0: no warning, an inf
+    y.register_hook(look)
+    with np.errstate(divide="raise"):
+        before = np.geterr()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y.sum().backward()
+        assert np.geterr() == before
+    assert seen == [True]
+    assert np.isinf(x.grad.numpy()[0])
+    assert backend.numpy_error_state() is not backend.WARNINGS_OFF
+
+
 # ----------------------------------------------------------------------- the checks
 def _kinds(err: BaseException) -> set:
     """The built-in exception kinds an error is caught as (workbench's OpIndexError is

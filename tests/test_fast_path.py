@@ -60,11 +60,21 @@ def _nodes(outputs: list) -> list:
     return order
 
 
-def _slot_kind(slot) -> str:
+def _slot_kind(slot) -> str | tuple:
+    """What a slot holds; for a saved tensor, every field ``fast.save`` fills in."""
     if slot is NOT_SAVED:
         return "not saved"
     if type(slot) is SavedTensor:
-        return "saved"
+        return (
+            "saved",
+            slot.tensor is None,
+            None if slot.array is None else (slot.array.shape, slot.array.dtype),
+            slot.held is not None,
+            slot.version,
+            slot.output_nr,
+            slot.unpack_hook,
+            slot.added,
+        )
     return repr(slot)
 
 
@@ -82,7 +92,7 @@ def _describe(node, index: dict, ids: dict) -> dict:
             needs=node.needs_input_grad,
             meta=node.input_meta,
             inputs=[_slot_kind(s) for s in node.inputs],
-            saved_out=node.saved_out is not None,
+            saved_out=_slot_kind(node.saved_out),
             metadata=canonical(dict(node.metadata), ids),
         )
     return described
@@ -101,8 +111,22 @@ def _check_same_recording(build) -> None:
         assert _describe(a, plain_index, plain_ids) == _describe(b, fast_index, fast_ids), i
     ranks = [sorted(nodes, key=lambda n: n._seq) for nodes in (plain_nodes, fast_nodes)]
     assert [plain_index[n] for n in ranks[0]] == [fast_index[n] for n in ranks[1]]
-    for _, outputs, grads in (plain[:3], fast[:3]):
-        wb.autograd.backward(outputs, grads)
+    # backward frees what was saved (fast.release, or OpNode.release): the same bytes
+    freed = []
+    for road, (_, outputs, grads) in (("plain", plain[:3]), ("fast", fast[:3])):
+        before = wb.autograd.saved_memory().current
+        if road == "plain":
+            with wb.autograd.fast.disabled():
+                wb.autograd.backward(outputs, grads)
+        else:
+            wb.autograd.backward(outputs, grads)
+        freed.append(before - wb.autograd.saved_memory().current)
+    assert freed[0] == freed[1]
+    freed_slots = [
+        [_slot_kind(s) for n in nodes if isinstance(n, OpNode) for s in (*n.inputs, n.saved_out)]
+        for nodes in (plain_nodes, fast_nodes)
+    ]
+    assert freed_slots[0] == freed_slots[1]
     for x, y in zip(plain[0], fast[0]):
         assert (x.grad is None) == (y.grad is None)
         if x.grad is not None:

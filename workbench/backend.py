@@ -46,6 +46,12 @@ try:
     # calls it for every op.
     warnings_off = functools.partial(_numpy_errors.set, _IGNORE_ALL)
     warnings_back = _numpy_errors.reset
+    # ``numpy_error_state() is WARNINGS_OFF`` when they are off already (inside a backward
+    # pass, which turns them off once for all its nodes: fast.run); then apply_op leaves
+    # the state alone. Both are C calls: a Python function here would cost more than
+    # the switch it saves.
+    numpy_error_state = _numpy_errors.get
+    WARNINGS_OFF = _IGNORE_ALL
 
 except ImportError:  # a numpy that keeps its error state elsewhere: the public way
 
@@ -55,6 +61,9 @@ except ImportError:  # a numpy that keeps its error state elsewhere: the public 
 
     def warnings_back(old) -> None:
         np.seterr(**old)
+
+    numpy_error_state = np.geterr  # (a fresh dict each time: never WARNINGS_OFF)
+    WARNINGS_OFF = object()
 
 
 @contextmanager

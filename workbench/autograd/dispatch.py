@@ -102,13 +102,15 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
-    quiet = backend.warnings_off()  # inf and NaN are values: no numpy RuntimeWarning
+    # inf and NaN are values: no numpy RuntimeWarning (a backward pass has them off already)
+    quiet = None if backend.numpy_error_state() is backend.WARNINGS_OFF else backend.warnings_off()
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
     finally:
-        backend.warnings_back(quiet)
+        if quiet is not None:
+            backend.warnings_back(quiet)
     if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
         out = np.asarray(out)
     result = Tensor._make(out)

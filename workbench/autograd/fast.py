@@ -36,10 +36,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import events, state
+from .. import backend, events, state
 from ..tensor import Tensor
 from .engine import GraphTask, Step, checked_output, publish_step, validate_outputs
 from .graph import (
+    FREED,
     NO_ATTRS,
     NO_EDGE,
     NOT_SAVED,
@@ -50,6 +51,7 @@ from .graph import (
     forward_stack,
     node_sequence,
 )
+from .memory import SavedMemory
 
 
 def is_enabled() -> bool:
@@ -85,7 +87,9 @@ def run(task: GraphTask) -> None:
     ready = task.start()
     plain = task.needed is None and not state.anomaly.enabled
     buffers = task.buffers
-    with task.backward_mode():
+    # fast path: numpy's warnings off once for the whole pass, not once per op (apply_op
+    # finds them off and leaves them alone)
+    with task.backward_mode(), backend.quiet_numpy():
         while ready:
             node = heapq.heappop(ready)[1]
             grads = buffers.pop(node, None)
@@ -132,7 +136,10 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
     # (engine.checked_output, one gradient at a time), delivery and freeing, with
     # no hook calls and no Step unless someone listens.
     """
-    grads_out = node.apply([grad], task.create_graph)
+    rule = node.op.gradient
+    if rule is None:  # OpNode.apply raises the error
+        node.apply([grad], task.create_graph)
+    grads_out = rule(node, grad)  # OpNode.apply, inline: the node is the rule's ``orig``
     edges = node.next_functions
     if len(grads_out) != len(edges):
         validate_outputs(node, grads_out)  # raises: the wrong number of gradients
@@ -165,7 +172,10 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
         if left == 0:
             heapq.heappush(ready, (-child._seq, child))
     if not task.keep_graph:
-        node.release()
+        if sent is None:
+            release(node)
+        else:
+            node.release()  # publishes what it freed
     task.steps_run += 1
     if sent is not None:  # last: every event of this step comes before it
         publish_step(Step(task.steps_run - 1, node, (grad,), tuple(sent)))
@@ -219,18 +229,21 @@ def record_node(op, inputs: tuple, attrs, result: Tensor) -> OpNode:
     node.needs_input_grad = needs = tuple(needs)
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
-    plan = op.save_plans.get(needs)
-    if plan is None:
-        plan = op.save_plans[needs] = op.what_to_save(needs)
-    save_inputs, save_out = plan
+    save_inputs, save_out = op.save_plans.get(needs) or _remember_save_plan(op, needs)
+    plain_save = not state.saved_hooks.stack  # (pack hooks: SavedTensor's own road)
     for index in save_inputs:
         if slots[index] is NOT_SAVED:  # (a Python number is kept as it is)
-            slots[index] = SavedTensor(inputs[index], False)
+            x = inputs[index]
+            plain = plain_save and not x._is_inference
+            slots[index] = save(x, False) if plain else SavedTensor(x, False)
     node.inputs = tuple(slots)
     node._output_ref = weakref.ref(result)
     result._requires_grad = True
     result._grad_fn = node
-    node.saved_out = SavedTensor(result, True) if save_out else None
+    if save_out:  # (an op's output is never an inference tensor while recording)
+        node.saved_out = save(result, True) if plain_save else SavedTensor(result, True)
+    else:
+        node.saved_out = None
     if state.name_scopes.stack:  # dispatch.note_where_recorded's two notes, inline
         node.metadata["scope"] = state.name_scopes.stack
     if state.anomaly.enabled:
@@ -238,6 +251,80 @@ def record_node(op, inputs: tuple, attrs, result: Tensor) -> OpNode:
     if node._seq % FREEZE_EVERY == 0:
         freeze_recorded_graph()
     return node
+
+
+def _remember_save_plan(op, needs: tuple) -> tuple:
+    """``op.what_to_save(needs)``, kept in ``op.save_plans`` for the next call like it.
+
+    # fast path: the save-plan cache; pinned by tests/test_fast_path.py (same slots saved).
+    """
+    plan = op.save_plans[needs] = op.what_to_save(needs)
+    return plan
+
+
+def save(tensor: Tensor, is_output: bool) -> SavedTensor:
+    """``SavedTensor(tensor, is_output)`` with no saved-tensor hooks set, for a tensor
+    that is not an inference tensor: the same fields, and the same count in the memory
+    counters (``memory.hold``), in one call.
+
+    # fast path: stands in for SavedTensor.__init__ + memory.hold; pinned by
+    # tests/test_fast_path.py (same fields, same counters).
+    """
+    saved = _new_object(SavedTensor)
+    saved.output_nr = 0
+    saved.version_ref = version_ref = tensor._version_ref
+    saved.version = version_ref[0]
+    saved.unpack_hook = None
+    saved.held = data = tensor._data
+    if is_output:
+        saved.tensor = None
+        saved.array = data
+    else:
+        saved.tensor = tensor
+        saved.array = None
+    held = SavedMemory.held
+    key = id(data)
+    savers = held.get(key, 0)
+    held[key] = savers + 1
+    if savers:  # another saver holds this array: counted once
+        saved.added = 0
+        return saved
+    saved.added = nbytes = data.nbytes
+    SavedMemory.current = current = SavedMemory.current + nbytes
+    if current > SavedMemory.peak:
+        SavedMemory.peak = current
+    return saved
+
+
+def release(node: OpNode) -> None:
+    """``node.release()`` when nobody listens: each saved array let go in the memory
+    counters (``memory.let_go``) and its slot marked FREED, with no event list.
+
+    # fast path: stands in for OpNode.release, _free_saved_inputs, SavedTensor.drop and
+    # memory.let_go; pinned by tests/test_fast_path.py (same slots, same counters).
+    """
+    inputs = node.inputs
+    if SavedTensor in map(type, inputs):
+        node.inputs = tuple(_let_go(slot) if type(slot) is SavedTensor else slot for slot in inputs)
+    saved_out = node.saved_out
+    if type(saved_out) is SavedTensor:
+        _let_go(saved_out)
+        node.saved_out = FREED
+
+
+def _let_go(saved: SavedTensor) -> object:
+    """One saved array let go (``SavedTensor.drop``); returns FREED for its slot."""
+    data = saved.held
+    if data is not None:
+        saved.held = None
+        held = SavedMemory.held
+        key = id(data)
+        savers = held.pop(key, 0)
+        if savers > 1:
+            held[key] = savers - 1
+        elif savers == 1:
+            SavedMemory.current -= data.nbytes
+    return FREED
 
 
 # ---------------------------------------------------- the garbage collector
