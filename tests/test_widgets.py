@@ -205,9 +205,9 @@ def test_clicking_a_saved_tensor_inspects_the_node_that_saved_it():
     loss, x, w, b = small_graph()
     stepper = BackwardStepper(loss)
     mul_node = loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
-    assert f'<g id="{mul_node.uid}.x"' in stepper.graph.svg  # viz draws saved x as its own box
-    stepper.graph.selected = f"{mul_node.uid}.x"
-    assert "MulBackward0" in stepper.inspector.value and "saved x" in stepper.inspector.value
+    assert f'<g id="{mul_node.uid}.a"' in stepper.graph.svg  # viz draws saved a as its own box
+    stepper.graph.selected = f"{mul_node.uid}.a"
+    assert "MulBackward0" in stepper.inspector.value and "saved a" in stepper.inspector.value
     assert stepper.node_picker.value == mul_node.uid
 
 
