@@ -32,7 +32,7 @@ Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``.
 """
 
-from .answers import check_answer, check_order, check_table
+from .answers import call_answer, check_answer, check_order, check_table
 from .backward_loop import check_backward_loop
 from .custom_functions import check_function
 from .descent import check_optimizer_step
@@ -48,6 +48,7 @@ __all__ = [
     "Hint",
     "Hints",
     "Passed",
+    "call_answer",
     "check_answer",
     "check_backward_loop",
     "check_function",

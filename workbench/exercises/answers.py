@@ -8,23 +8,53 @@ computes the truth with the engine (or the stepper) and hands both here::
     check_order("the order of the backward steps", ran, predicted)
     check_table("the dependency counts", engine_counts, yours)
 
+:func:`call_answer` runs a function the learner wrote, turning an error in it into a
+short message on their line.
+
 A wrong prediction raises :class:`ExerciseError` saying where it first differs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
+from ..tensor import Tensor
 from .diagnose import compare
-from .report import Passed, fail
+from .report import PASSED_ON, Passed, fail, learner_error
+
+
+def call_answer(function: Callable, *args, what: str = ""):
+    """``function(*args)`` for a learner's function; an error in it becomes a short
+    :class:`ExerciseError` naming their line (``raise NotImplementedError()`` included)."""
+    try:
+        return function(*args)
+    except PASSED_ON:
+        raise
+    except Exception as err:
+        name = getattr(function, "__name__", "function")
+        raise learner_error(err, function, what or f"function {name}") from None
 
 
 def check_answer(what: str, expected, got, proof: str = "") -> Passed:
-    """``got`` must equal ``expected`` (tensors or arrays, up to rounding)."""
-    finding = compare(f"your {what}", expected, got)
+    """``got`` must equal ``expected`` (numbers, lists, arrays or tensors, up to rounding)."""
+    finding = compare(f"your {what}", as_numbers(expected, what), as_numbers(got, what))
     if finding is not None:
         fail(finding.sentences(), finding)
     return Passed(f"Your {what} is right.", proof)
+
+
+def as_numbers(value, what: str):
+    """A prediction as an array (a tensor's values, a list, a number); None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        return value.detach().numpy()
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        fail(f"Your {what} is a {type(value).__name__}: write it as numbers (a numpy array).")
 
 
 def check_order(what: str, expected: Sequence, got: Sequence, proof: str = "") -> Passed:
