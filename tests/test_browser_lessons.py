@@ -13,7 +13,14 @@ import shutil
 import time
 
 import pytest
-from jupyterlab_harness import CHROMIUM, ROOT, chromium_page, run_all_cells, running_lab
+from jupyterlab_harness import (
+    CHROMIUM,
+    ROOT,
+    chromium_page,
+    run_all_cells,
+    running_lab,
+    write_notebook,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -49,9 +56,55 @@ def lab(tmp_path_factory):
     notebooks = tmp_path_factory.mktemp("lessons")
     for path in LESSONS:
         shutil.copy(path, notebooks / path.name)
+    write_notebook(notebooks / "zz_faults.ipynb", FAULTS)
     every_cell_rendered(home)
     with running_lab(notebooks, home) as running:
         yield running
+
+
+FAULTS = [
+    "import sys\nprint('a warning', file=sys.stderr)",
+    "from IPython.display import HTML\nHTML('<img src=\"no-such-picture.png\">')",
+    "raise ValueError('a failing cell')",
+]
+
+
+class OwnWorkspace:
+    """The lab, opening each notebook in a workspace of its own: JupyterLab would otherwise
+    restore the tabs of the lessons opened before, hidden behind the new one."""
+
+    def __init__(self, lab) -> None:
+        self.lab = lab
+
+    def page_url(self, notebook: str) -> str:
+        workspace = notebook.removesuffix(".ipynb").replace("_", "-")
+        return f"{self.lab.url}/lab/workspaces/{workspace}/tree/{notebook}?token={self.lab.token}"
+
+
+def faults_seen(page) -> dict:
+    """What the lesson test looks for, found in the open notebook."""
+    page.wait_for_function(IMAGES_LOADED, timeout=30_000)
+    page.wait_for_timeout(1500)  # widget views render after their outputs arrive
+    bad = page.locator(BAD_OUTPUTS)
+    notebook_text = page.locator(".jp-Notebook").first.inner_text()
+    return {
+        "outputs": [bad.nth(i).inner_text()[:300] for i in range(bad.count())],
+        "widget errors": [words for words in WIDGET_ERRORS if words in notebook_text],
+        "broken images": page.evaluate(BROKEN_IMAGES),
+    }
+
+
+@pytest.mark.timeout(SECONDS_PER_LESSON + 60)
+def test_the_faults_looked_for_are_seen(lab, tmp_path):
+    """The checks below can fail: a stderr line, an error and a broken image are caught."""
+    with chromium_page(tmp_path / "profile") as page:
+        run_all_cells(
+            page, OwnWorkspace(lab), "zz_faults.ipynb", timeout_ms=SECONDS_PER_LESSON * 1000
+        )
+        seen = faults_seen(page)
+    assert any("a warning" in text for text in seen["outputs"]), seen
+    assert any("a failing cell" in text for text in seen["outputs"]), seen
+    assert seen["broken images"] == ["no-such-picture.png"], seen
 
 
 @pytest.mark.timeout(SECONDS_PER_LESSON + 60)
@@ -59,16 +112,9 @@ def lab(tmp_path_factory):
 def test_run_all_shows_no_error_box_no_widget_error_and_no_broken_image(lab, path, tmp_path):
     start = time.monotonic()
     with chromium_page(tmp_path / "profile") as page:
-        run_all_cells(page, lab, path.name, timeout_ms=SECONDS_PER_LESSON * 1000)
-        page.wait_for_function(IMAGES_LOADED, timeout=30_000)
-        page.wait_for_timeout(1500)  # widget views render after their outputs arrive
-        bad = page.locator(BAD_OUTPUTS)
-        texts = [bad.nth(i).inner_text()[:300] for i in range(bad.count())]
-        assert texts == [], f"{path.name}: error or stderr output: {texts}"
-        notebook_text = page.locator(".jp-Notebook").first.inner_text()
-        for words in WIDGET_ERRORS:
-            assert words not in notebook_text, f"{path.name}: '{words}' in the page"
-        assert page.evaluate(BROKEN_IMAGES) == [], f"{path.name}: broken images"
+        run_all_cells(page, OwnWorkspace(lab), path.name, timeout_ms=SECONDS_PER_LESSON * 1000)
+        seen = faults_seen(page)
+        assert seen == {"outputs": [], "widget errors": [], "broken images": []}, path.name
         widgets = page.locator(".jp-Notebook .jupyter-widgets").count()
         images = page.locator(".jp-Notebook img, .jp-Notebook svg").count()
         assert widgets + images > 0, f"{path.name}: nothing was drawn"
