@@ -36,9 +36,9 @@ BAD_OUTPUTS = (
     ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
     ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
 )
-# Images that have finished loading without a picture (a broken src, an empty widget).
+# Shown images that finished loading without a picture (a broken src, an empty widget).
 BROKEN_IMAGES = """() => [...document.querySelectorAll('.jp-Notebook img')]
-    .filter(img => img.complete && img.naturalWidth === 0)
+    .filter(img => img.offsetParent !== null && img.complete && img.naturalWidth === 0)
     .map(img => (img.getAttribute('src') || '').slice(0, 80))"""
 IMAGES_LOADED = "() => [...document.querySelectorAll('.jp-Notebook img')].every(i => i.complete)"
 

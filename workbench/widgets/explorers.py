@@ -216,10 +216,12 @@ class BroadcastExplorer(ClosingBox):
             self.result = None
             self.readout.value = message_html(self.error)
             self.image.value = b""
+            self.image.layout.display = "none"  # an empty image would show as a broken one
             return
         self.error = None
         self.readout.value = broadcast_html(self.result)
         self.image.value = figure_png(broadcast_figure(self.result))
+        self.image.layout.display = None
 
 
 def _shape_text(shape) -> str:
