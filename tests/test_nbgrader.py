@@ -29,9 +29,9 @@ LESSONS = [p for p in course.lesson_paths(ROOT / "lessons")]
 GRADED = [p for p in LESSONS if course.graded_cells(json.loads(p.read_text()))]
 ASSIGNMENT = "course"
 STUDENT_SHARE = 0.25
-SECONDS = 900  # generate and two autogrades of the whole course
+SECONDS = 900  # the most one nbgrader command may take (generate; autograde of two students)
 
-pytestmark = pytest.mark.timeout(SECONDS + 60)
+pytestmark = pytest.mark.timeout(2 * SECONDS + 60)  # the first test builds the course
 
 
 def exercises_of(path: Path) -> list[str]:
