@@ -706,3 +706,14 @@ def test_the_notebook_handler_shows_the_message_alone():
     err = ExerciseError("Your gradient for x is wrong.")
     assert report.notebook_handler(shell, ExerciseError, err, None) == []
     assert shell.shown == [["ExerciseError: Your gradient for x is wrong."]]
+
+
+def test_a_transposed_gradient_is_a_wrong_shape_that_names_the_transpose():
+    def matmul_rule(orig, grad):
+        a, b = orig.args
+        return [(grad @ b.mT).mT, a.mT @ grad]  # a's gradient, transposed
+
+    err = raises(check_rule, "matmul", matmul_rule, [((2, 3), (3, 4))])
+    assert err.kind == "shape" and err.input == "a"
+    assert "has shape (3, 2) where (2, 3) was expected" in str(err)
+    assert "transposed" in str(err)
