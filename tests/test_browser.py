@@ -86,7 +86,7 @@ def test_stepper_next_moves_the_highlight_and_shows_the_gradient(tmp_path):
             title = rf"Step {CLICKS} of ~?\d+: {expected.name} {now}"
             assert re.fullmatch(title, panel_title(page)), panel_title(page)
             grad = format_array(expected.grads_in[0])
-            assert re.search(rf"incoming gradient ȳ\s+{re.escape(grad)}", panel), panel
+            assert re.search(rf"incoming gradient x̄\s+{re.escape(grad)}", panel), panel  # a leaf's
             assert f"{expected.leaf.name}.grad after" in panel
             page.locator(".wb-graph g.node.backward").first.click()  # click to inspect
             page.wait_for_selector(".wb-inspect", timeout=30_000)

@@ -42,15 +42,15 @@ def describe(e) -> tuple:
 
 EXPECTED = [
     ("op", "mul", ("t1", "t2"), "t3", "n1", ("n2", "n3")),
-    ("pack", "n1", "x", "t1", 8),
-    ("pack", "n1", "y", "t2", 8),
+    ("pack", "n1", "a", "t1", 8),
+    ("pack", "n1", "b", "t2", 8),
     ("op", "add", ("t3", "t1"), "t4", "n4", ("n1", "n2")),
     ("op", "sum", ("t4",), "t5", "n5", ("n4",)),
     ("start", ("t5",), ("n5",)),
     ("step", 0, "n5", "SumBackward0", ("n4",), None),
     ("step", 1, "n4", "AddBackward0", ("n1", "n2"), None),
-    ("free", "n1", "x", "t1", 8),
-    ("free", "n1", "y", "t2", 8),
+    ("free", "n1", "a", "t1", 8),
+    ("free", "n1", "b", "t2", 8),
     ("step", 2, "n1", "MulBackward0", ("n2", "n3"), None),
     ("acc", "t2", None, [1.0, 2.0], [1.0, 2.0]),
     ("step", 3, "n3", "AccumulateGrad", (), "t2"),
@@ -95,7 +95,7 @@ def test_node_step_carries_grads_in_rule_and_grads_out():
     steps = {e.name: e for e in got if e.kind == "node_step"}
     mul = steps["MulBackward0"]
     assert mul.op == "mul"
-    assert "x̄ = collapse_sum_like(z̄ · y, x)" in mul.formula
+    assert "ā = collapse_sum_like(ȳ · b, a)" in mul.formula
     np.testing.assert_allclose(mul.grads_in[0], [1.0, 1.0])
     np.testing.assert_allclose(mul.grads_out[0], b.detach().numpy())  # ∂(a·b)/∂a = b
     np.testing.assert_allclose(mul.grads_out[1], a.detach().numpy())

@@ -243,31 +243,31 @@ def test_the_engine_rule_passes_its_own_check_on_other_ops(op_name):
 
 def test_missing_collapse_sum_is_diagnosed_on_mul_with_a_broadcast_pair():
     def mul_without_sum(orig, grad):
-        x, y = orig.args
-        return [grad * y, grad * x]
+        a, b = orig.args
+        return [grad * b, grad * a]
 
     err = raises(check_rule, "mul", mul_without_sum)
     assert isinstance(err, AssertionError)
-    assert err.kind == "shape" and err.input == "y"
+    assert err.kind == "shape" and err.input == "b"
     assert str(err) == (
-        "With x of shape (2, 3) and y of shape (3,), your gradient for y has shape (2, 3) "
+        "With a of shape (2, 3) and b of shape (3,), your gradient for b has shape (2, 3) "
         "where (3,) was expected. The broadcast gradient was not summed back: sum it over "
-        "axis 0 with collapse_sum_like(g, y) (summed, its values are right)."
+        "axis 0 with collapse_sum_like(g, b) (summed, its values are right)."
     )
 
 
 def test_a_rule_must_leave_out_gradients_nobody_wants():
     def mul_ignoring_needs(orig, grad):
-        x, y = orig.args
-        return [collapse_sum_like(grad * y, x), collapse_sum_like(grad * x, y)]
+        a, b = orig.args
+        return [collapse_sum_like(grad * b, a), collapse_sum_like(grad * a, b)]
 
     err = raises(check_rule, "mul", mul_ignoring_needs)
     assert str(err) == (
-        "With x of shape (2, 3) and y of shape (2, 3) (y needing no gradient), your rule "
+        "With a of shape (2, 3) and b of shape (2, 3) (b needing no gradient), your rule "
         "mul_ignoring_needs raised an error on line "
         f"{mul_ignoring_needs.__code__.co_firstlineno + 2} "
-        "(`return [collapse_sum_like(grad * y, x), collapse_sum_like(grad * x, y)]`): it used "
-        "x, which this call did not keep (x is kept only for a gradient that was not wanted "
+        "(`return [collapse_sum_like(grad * b, a), collapse_sum_like(grad * a, b)]`): it used "
+        "a, which this call did not keep (a is kept only for a gradient that was not wanted "
         "here). Compute a gradient only for the inputs that orig.needs_input_grad marks True, "
         "and return None for the others."
     )
@@ -310,13 +310,13 @@ def test_a_single_wrong_element_is_diagnosed_with_its_index():
 
 
 def test_none_where_a_gradient_was_expected_is_diagnosed():
-    def mul_forgets_y(orig, grad):
-        x, y = orig.args
-        return [collapse_sum_like(grad * y, x), None]
+    def mul_forgets_b(orig, grad):
+        a, b = orig.args
+        return [collapse_sum_like(grad * b, a), None]
 
-    err = raises(check_rule, "mul", mul_forgets_y)
-    assert err.kind == "missing" and err.input == "y"
-    assert "your gradient for y is None, but a gradient was expected" in str(err)
+    err = raises(check_rule, "mul", mul_forgets_b)
+    assert err.kind == "missing" and err.input == "b"
+    assert "your gradient for b is None, but a gradient was expected" in str(err)
 
 
 def test_nan_is_diagnosed():
@@ -451,8 +451,8 @@ def test_a_wrong_shape_in_the_engine_is_a_short_exercise_error():
     y = wb.tensor(np.ones(3), requires_grad=True)
     with trying_rule("mul", mul_without_sum):
         err = raises(lambda: (x * y).sum().backward())
-    assert str(err).startswith("In backward, at MulBackward0, your gradient for y has shape")
-    assert "collapse_sum_like(g, y)" in str(err)
+    assert str(err).startswith("In backward, at MulBackward0, your gradient for b has shape")
+    assert "collapse_sum_like(g, b)" in str(err)
     assert "its values are right" not in str(err)  # only the shape is known there
 
 
@@ -706,3 +706,14 @@ def test_the_notebook_handler_shows_the_message_alone():
     err = ExerciseError("Your gradient for x is wrong.")
     assert report.notebook_handler(shell, ExerciseError, err, None) == []
     assert shell.shown == [["ExerciseError: Your gradient for x is wrong."]]
+
+
+def test_a_transposed_gradient_is_a_wrong_shape_that_names_the_transpose():
+    def matmul_rule(orig, grad):
+        a, b = orig.args
+        return [(grad @ b.mT).mT, a.mT @ grad]  # a's gradient, transposed
+
+    err = raises(check_rule, "matmul", matmul_rule, [((2, 3), (3, 4))])
+    assert err.kind == "shape" and err.input == "a"
+    assert "has shape (3, 2) where (2, 3) was expected" in str(err)
+    assert "transposed" in str(err)

@@ -1,15 +1,25 @@
-"""Every lesson notebook runs top to bottom; the asserts inside check what it teaches."""
+"""Every lesson notebook runs top to bottom; the asserts inside check what it teaches.
+
+And every lesson has the shape of one (what you will be able to do, ..., read it in the
+source), its exercises follow the nbgrader convention, and its student copy (solutions
+removed) runs with errors only where the learner has work to do.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+from workbench import course
+
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
+GRADED = [p for p in LESSONS if course.graded_cells(json.loads(p.read_text()))]
+SECONDS_PER_LESSON = 60
 
 
 def test_lessons_folder_exists():
@@ -25,32 +35,100 @@ def test_lesson_is_stored_without_outputs(path):
             assert cell.get("execution_count") is None
 
 
+def markdown_of(notebook: dict) -> list[str]:
+    return [course.cell_text(c) for c in notebook["cells"] if c["cell_type"] == "markdown"]
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
-def test_lesson_runs(path, tmp_path, monkeypatch):
-    nbformat = pytest.importorskip("nbformat")
+def test_lesson_opens_with_its_aims_and_ends_with_the_source_to_read(path):
+    texts = markdown_of(json.loads(path.read_text()))
+    assert texts and "you will" in texts[0].lower(), f"{path.name}: open with what you will learn"
+    tail = "\n".join(texts[-3:]).lower()  # the last markdown cells
+    assert "summary" in tail and "in the source" in tail, (
+        f"{path.name}: end with a summary and 'read it in the source' pointers"
+    )
+
+
+def test_grade_ids_are_unique_across_the_course():
+    ids = [
+        course.nbgrader_meta(cell)["grade_id"]
+        for path in LESSONS
+        for cell in json.loads(path.read_text())["cells"]
+        if "grade_id" in course.nbgrader_meta(cell)
+    ]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.name)
+def test_each_solution_cell_is_followed_by_its_graded_check(path):
+    cells = json.loads(path.read_text())["cells"]
+    for i, cell in enumerate(cells):
+        if not course.is_solution_cell(cell):
+            continue
+        check = course.nbgrader_meta(cells[i + 1])
+        grade_id = course.nbgrader_meta(cell)["grade_id"]
+        assert check.get("grade") and check.get("locked") and check.get("points", 0) > 0
+        assert check["grade_id"] == f"{grade_id}-check", check
+        source = course.cell_text(cell)
+        assert "### BEGIN SOLUTION" in source and "### END SOLUTION" in source
+
+
+def execute(notebook, path: Path, monkeypatch, tmp_path, allow_errors: bool = False):
+    """Run ``notebook`` in a kernel as a learner's Jupyter would; returns the seconds taken."""
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     # The kernel imports this checkout's workbench, not whichever one is installed.
     paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
-    notebook = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
         timeout=300,
         kernel_name="python3",
+        allow_errors=allow_errors,
         resources={"metadata": {"path": str(path.parent)}},
     )
     # Under pytest ipykernel leaves fd 2 alone (PYTEST_CURRENT_TEST); without it the
     # kernel shows what C libraries print there, as a learner's Jupyter does.
     kernel_env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    start = time.monotonic()
     client.execute(env=kernel_env)
-    # A pink stderr box reads as an error to a learner (renderer noise such as
-    # fontconfig's warnings must stay out of the notebook).
-    stderr = [
+    return time.monotonic() - start
+
+
+def stderr_of(cell) -> list:
+    return [
         output["text"]
-        for cell in notebook.cells
         for output in cell.get("outputs", [])
         if output.get("output_type") == "stream" and output.get("name") == "stderr"
     ]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_lesson_runs(path, tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.read(path, as_version=4)
+    seconds = execute(notebook, path, monkeypatch, tmp_path)
+    # A pink stderr box reads as an error to a learner (renderer noise such as
+    # fontconfig's warnings must stay out of the notebook).
+    stderr = [text for cell in notebook.cells for text in stderr_of(cell)]
     assert stderr == [], f"{path.name} printed on stderr: {stderr}"
+    assert seconds < SECONDS_PER_LESSON, f"{path.name} took {seconds:.0f} s"
+
+
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.name)
+def test_the_student_copy_fails_only_where_the_learner_has_work_to_do(path, tmp_path, monkeypatch):
+    """Solutions removed, Run All stops nowhere else: every error box is in a solution
+    cell (its ``raise NotImplementedError()``) or in a check that says what is missing."""
+    nbformat = pytest.importorskip("nbformat")
+    student = course.student_version(json.loads(path.read_text()))
+    notebook = nbformat.reads(json.dumps(student), as_version=4)
+    execute(notebook, path, monkeypatch, tmp_path, allow_errors=True)
+    for index, cell in enumerate(notebook.cells):
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        exercise = course.is_solution_cell(cell) or course.is_graded_cell(cell)
+        where = f"{path.name} cell {index}"
+        if not exercise:
+            assert errors == [] and stderr_of(cell) == [], f"{where}: {errors or stderr_of(cell)}"
+        elif course.is_graded_cell(cell):
+            assert [e["ename"] for e in errors] == ["ExerciseError"], f"{where}: {errors}"

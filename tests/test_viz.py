@@ -83,7 +83,7 @@ def test_reference_d1_7_export_of_product_sum():
     mul = next(v for v in graph.model.vertices.values() if v.lines[0] == "MulBackward0")
     flows = [e for e in graph.model.edges if e.tail == mul.id and e.kind == "flow"]
     assert len(flows) == 1  # b needs no gradient: its slot is None, no edge
-    assert f'"{mul.id}.y"' in graph.dot  # but mul saved b to compute a's gradient
+    assert f'"{mul.id}.b"' in graph.dot  # but mul saved b to compute a's gradient
 
 
 def test_dot_is_deterministic_and_matches_snapshots():

@@ -14,6 +14,7 @@ import pytest
 import workbench as wb
 from workbench import events
 from workbench.widgets import BackwardStepper
+from workbench.widgets.explorers import _as_grid
 from workbench.widgets.panel import format_array
 
 
@@ -205,9 +206,9 @@ def test_clicking_a_saved_tensor_inspects_the_node_that_saved_it():
     loss, x, w, b = small_graph()
     stepper = BackwardStepper(loss)
     mul_node = loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
-    assert f'<g id="{mul_node.uid}.x"' in stepper.graph.svg  # viz draws saved x as its own box
-    stepper.graph.selected = f"{mul_node.uid}.x"
-    assert "MulBackward0" in stepper.inspector.value and "saved x" in stepper.inspector.value
+    assert f'<g id="{mul_node.uid}.a"' in stepper.graph.svg  # viz draws saved a as its own box
+    stepper.graph.selected = f"{mul_node.uid}.a"
+    assert "MulBackward0" in stepper.inspector.value and "saved a" in stepper.inspector.value
     assert stepper.node_picker.value == mul_node.uid
 
 
@@ -356,3 +357,21 @@ def test_broadcast_explorer_bad_shapes_show_a_message(a, b, words):
     explorer = wb.widgets.BroadcastExplorer(a, b)
     assert explorer.result is None and words in explorer.error
     assert "wb-message" in explorer.readout.value and bytes(explorer.image.value) == b""
+    assert explorer.image.layout.display == "none"  # hidden, not a broken picture
+    explorer.a_text.value, explorer.b_text.value = "2, 3", "3"
+    assert explorer.error is None and explorer.image.layout.display is None
+
+
+def test_broadcast_explorer_draws_3d_shapes_as_slices():
+    explorer = wb.widgets.BroadcastExplorer("4, 1, 3", "2, 1")
+    a, b = explorer.result.inputs
+    assert explorer.result.out_shape == (4, 2, 3)
+    assert a.axes == (1,) and b.axes == (0, 2)
+    np.testing.assert_allclose(b.grad_after, b.grad_before.sum(axis=(0, 2))[:, None])
+    assert bytes(explorer.image.value).startswith(b"\x89PNG")
+    grid = _as_grid(a.grad_before)  # the four (2, 3) slices side by side, a blank between
+    assert grid.shape == (2, 4 * 3 + 3)
+    for i in range(4):
+        np.testing.assert_array_equal(grid[:, 4 * i : 4 * i + 3], a.grad_before[i])
+    assert np.isnan(grid[:, 3::4]).all()
+    assert _as_grid(np.zeros((7, 2, 2))) is None  # too many slices: the table says it all

@@ -1,7 +1,10 @@
 """The ``workbench`` command.
 
-``workbench lab`` opens the lessons in JupyterLab; ``workbench render run.json --kind
-backward --step 12 -o step12.svg`` draws a saved trace (``.svg``, ``.png`` or ``.dot``).
+``workbench lab`` opens your copies of the lessons in JupyterLab (made on first use in
+``my-lessons/``, solutions removed; ``--source`` opens the originals, with solutions);
+``workbench lessons --reset 01`` gives you a fresh copy of lesson 01;
+``workbench render run.json --kind backward --step 12 -o step12.svg`` draws a saved
+trace (``.svg``, ``.png`` or ``.dot``).
 """
 
 from __future__ import annotations
@@ -28,13 +31,41 @@ def lab_command(lessons: Path, port: int | None, open_browser: bool) -> list:
 
 
 def cmd_lab(args) -> int:
+    from . import course
+
     lessons = Path(args.lessons).resolve()
     if not lessons.is_dir():
         print(f"workbench lab: no lessons folder at {lessons}", file=sys.stderr)
         return 2
+    if not args.source:
+        mine = Path(args.mine).resolve()
+        made = course.make_copies(lessons, mine)
+        if made:
+            print(f"made your copies of {len(made)} lessons in {mine} (solutions removed)")
+        lessons = mine
     cmd = lab_command(lessons, args.port, not args.no_browser)
     print("starting:", " ".join(cmd), flush=True)
     return subprocess.call(cmd)
+
+
+def cmd_lessons(args) -> int:
+    """Make the learner's copies, or restore a fresh copy of one lesson."""
+    from . import course
+
+    lessons, mine = Path(args.lessons).resolve(), Path(args.mine).resolve()
+    if args.reset is None:
+        made = course.make_copies(lessons, mine)
+        print(f"{mine}: {len(made)} new copies; {len(course.lesson_paths(mine))} lessons in all")
+        return 0
+    try:
+        fresh, kept = course.reset_copy(args.reset, lessons, mine)
+    except ValueError as err:
+        print(f"workbench lessons: {err}", file=sys.stderr)
+        return 2
+    if kept is not None:
+        print(f"your copy is kept as {kept}")
+    print(f"a fresh copy: {fresh}")
+    return 0
 
 
 def cmd_render(args) -> int:
@@ -61,14 +92,28 @@ def cmd_render(args) -> int:
     return 0
 
 
+def add_lesson_folders(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lessons", default=str(ROOT / "lessons"), help="the source lessons")
+    parser.add_argument(
+        "--mine", default=str(ROOT / "my-lessons"), help="your copies (git ignores it)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    lab = sub.add_parser("lab", help="open the lesson notebooks in JupyterLab")
-    lab.add_argument("--lessons", default=str(ROOT / "lessons"))
+    lab = sub.add_parser("lab", help="open your copies of the lessons in JupyterLab")
+    add_lesson_folders(lab)
+    lab.add_argument("--source", action="store_true", help="open the originals (solutions in)")
     lab.add_argument("--port", type=int, default=None)
     lab.add_argument("--no-browser", action="store_true")
     lab.set_defaults(func=cmd_lab)
+    lessons = sub.add_parser("lessons", help="make your copies of the lessons, or reset one")
+    add_lesson_folders(lessons)
+    lessons.add_argument(
+        "--reset", metavar="LESSON", help="a fresh copy of one lesson, e.g. 01 (yours is kept)"
+    )
+    lessons.set_defaults(func=cmd_lessons)
     render = sub.add_parser("render", help="draw a saved trace as SVG, PNG or DOT")
     render.add_argument("trace", help="a trace saved with Trace.save (JSON)")
     render.add_argument("--kind", choices=("backward", "forward"), default="backward")

@@ -10,6 +10,9 @@ Four checks, one per kind of exercise in the lessons::
     check_backward_loop(my_backward)          # the backward algorithm, on real nodes
     check_optimizer_step(sgd_step)            # SGD with momentum, against wb.optim.SGD
 
+and three for a prediction the lesson checks against the engine: ``check_answer``
+(a value), ``check_order`` (the order of the steps), ``check_table`` (a dict).
+
 A right answer returns a :class:`Passed`, which the notebook shows as a short note
 of what was checked and what the learner just proved. A wrong one raises
 :class:`ExerciseError` — an ``AssertionError``, so nbgrader marks the cell failed —
@@ -29,6 +32,7 @@ Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``.
 """
 
+from .answers import call_answer, check_answer, check_order, check_table
 from .backward_loop import check_backward_loop
 from .custom_functions import check_function
 from .descent import check_optimizer_step
@@ -44,10 +48,14 @@ __all__ = [
     "Hint",
     "Hints",
     "Passed",
+    "call_answer",
+    "check_answer",
     "check_backward_loop",
     "check_function",
     "check_optimizer_step",
+    "check_order",
     "check_rule",
+    "check_table",
     "compare",
     "trying_rule",
 ]

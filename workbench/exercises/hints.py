@@ -12,7 +12,10 @@
     hints.button()           # the same, as a button (needs ipywidgets)
 
 An :class:`Exercise` ties a check to its hints and counts the attempts: each call of
-``exercise.check(answer)`` is one.
+``exercise.check(answer)`` (or ``exercise.grade(answer)``, in an nbgrader test cell) is
+one. The lessons read each solution from the source lesson with
+``workbench.course.solution(grade_id)``; where only the student versions are
+installed there is none to show.
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-from .report import Passed
+from .report import Passed, running_ipython
 
 NOT_YET = (
     "The solution opens after you have tried once: run the check on your answer first. "
     "A wrong answer is fine; the check's message is worth reading."
+)
+
+
+NO_SOLUTION = (
+    "No written solution is at hand here: the source lessons (with solutions) are not "
+    "installed next to your copy. Ask your teacher, or compare with the check's message."
 )
 
 
@@ -76,7 +85,7 @@ class Hints:
     def reveal_solution(self) -> Hint:
         """The solution — if the learner has tried at least once; else a note saying so."""
         if self.solution is None:
-            return Hint("No solution", "This exercise has no written solution.")
+            return Hint("No solution here", NO_SOLUTION)
         if self.attempts == 0:
             return Hint("Not yet", NOT_YET)
         return Hint("The solution", self.solution, code=True)
@@ -127,6 +136,22 @@ class Exercise:
         """Run the check on the learner's answer (one attempt, right or wrong)."""
         self.hints.record_attempt()
         return self.checker(*answer, **options)
+
+    def grade(self, *answer, **options) -> None:
+        """:meth:`check`, for an nbgrader test cell: a right answer is *displayed*, not returned.
+
+        nbgrader reads a test cell's returned value (its ``execute_result``) as a partial
+        score; a displayed note is only shown. A wrong answer raises ExerciseError, as in
+        :meth:`check`, and nbgrader records the cell as failed.
+        """
+        passed = self.check(*answer, **options)
+        shell = running_ipython()
+        if shell is None:
+            print(repr(passed))
+            return
+        from IPython.display import display
+
+        display(passed)
 
     @property
     def attempts(self) -> int:

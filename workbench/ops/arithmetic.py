@@ -217,45 +217,45 @@ def _float_input(x: Tensor, op: str) -> Tensor:
 # --------------------------------------------------------------- arithmetic
 # The plainest kernels are numpy's ufuncs themselves: z = np.add(x, y) is x + y, and a
 # Python function around it would only add a call to every add.
-_add = register_op("add", inputs=("x", "y"))(np.add)
+_add = register_op("add", inputs=("a", "b"))(np.add)
 
 
 @register_gradient("add")
 def add_grad(orig, grad):
-    """Forward: z = x + y
-    Backward: x̄ = collapse_sum_like(z̄, x), ȳ = collapse_sum_like(z̄, y)"""
-    x, y = orig.args
-    return [collapse_sum_like(grad, x), collapse_sum_like(grad, y)]
+    """Forward: y = a + b
+    Backward: ā = collapse_sum_like(ȳ, a), b̄ = collapse_sum_like(ȳ, b)"""
+    a, b = orig.args
+    return [collapse_sum_like(grad, a), collapse_sum_like(grad, b)]
 
 
-_sub = register_op("sub", inputs=("x", "y"))(np.subtract)
+_sub = register_op("sub", inputs=("a", "b"))(np.subtract)
 
 
 @register_gradient("sub")
 def sub_grad(orig, grad):
-    """Forward: z = x − y
-    Backward: x̄ = collapse_sum_like(z̄, x), ȳ = collapse_sum_like(−z̄, y)"""
-    x, y = orig.args
-    need_x, need_y = orig.needs_input_grad
+    """Forward: y = a − b
+    Backward: ā = collapse_sum_like(ȳ, a), b̄ = collapse_sum_like(−ȳ, b)"""
+    a, b = orig.args
+    need_a, need_b = orig.needs_input_grad
     return [
-        collapse_sum_like(grad, x) if need_x else None,
-        collapse_sum_like(-grad, y) if need_y else None,
+        collapse_sum_like(grad, a) if need_a else None,
+        collapse_sum_like(-grad, b) if need_b else None,
     ]
 
 
-_mul = register_op("mul", inputs=("x", "y"), saves={"x": "y", "y": "x"})(np.multiply)
+_mul = register_op("mul", inputs=("a", "b"), saves={"a": "b", "b": "a"})(np.multiply)
 
 
 @register_gradient("mul")
 def mul_grad(orig, grad):
-    """Forward: z = x · y
-    Backward: x̄ = collapse_sum_like(z̄ · y, x), ȳ = collapse_sum_like(z̄ · x, y)
-    Complex x: x̄ = collapse_sum_like(z̄ · conj(y), x), ȳ = collapse_sum_like(z̄ · conj(x), y)"""
-    x, y = orig.args
-    need_x, need_y = orig.needs_input_grad
+    """Forward: y = a · b
+    Backward: ā = collapse_sum_like(ȳ · b, a), b̄ = collapse_sum_like(ȳ · a, b)
+    Complex: ā = collapse_sum_like(ȳ · conj(b), a), b̄ = collapse_sum_like(ȳ · conj(a), b)"""
+    a, b = orig.args
+    need_a, need_b = orig.needs_input_grad
     return [
-        collapse_sum_like(grad * _conj(y), x) if need_x else None,
-        collapse_sum_like(grad * _conj(x), y) if need_y else None,
+        collapse_sum_like(grad * _conj(b), a) if need_a else None,
+        collapse_sum_like(grad * _conj(a), b) if need_b else None,
     ]
 
 
@@ -269,22 +269,22 @@ def _conj(x):
     return x.conjugate()
 
 
-@register_op("div", inputs=("x", "y"), saves={"y": ("x", "y"), "out": "y"})
-def _div(x, y):
-    return x / y
+@register_op("div", inputs=("a", "b"), saves={"b": ("a", "b"), "out": "b"})
+def _div(a, b):
+    return a / b
 
 
 @register_gradient("div")
 def div_grad(orig, grad):
-    """Forward: z = x / y
-    Backward: x̄ = collapse_sum_like(z̄ / y, x), ȳ = collapse_sum_like(−z̄ · z / y, y)
-    Complex x: x̄ = collapse_sum_like(z̄ / conj(y), x), ȳ = collapse_sum_like(−z̄ · conj(z / y), y)"""
-    x, y = orig.args
-    need_x, need_y = orig.needs_input_grad
-    y_conj = _conj(y)
+    """Forward: y = a / b
+    Backward: ā = collapse_sum_like(ȳ / b, a), b̄ = collapse_sum_like(−ȳ · y / b, b)
+    Complex: ā = collapse_sum_like(ȳ / conj(b), a), b̄ = collapse_sum_like(−ȳ · conj(y / b), b)"""
+    a, b = orig.args
+    need_a, need_b = orig.needs_input_grad
+    b_conj = _conj(b)
     return [
-        collapse_sum_like(grad / y_conj, x) if need_x else None,
-        collapse_sum_like(-grad * conj(orig.out) / y_conj, y) if need_y else None,
+        collapse_sum_like(grad / b_conj, a) if need_a else None,
+        collapse_sum_like(-grad * conj(orig.out) / b_conj, b) if need_b else None,
     ]
 
 
@@ -305,9 +305,9 @@ def _pow(x, p):
 
 @register_gradient("pow")
 def pow_grad(orig, grad):
-    """Forward: z = x ** p
-    Backward: x̄ = z̄ · p · x ** (p − 1) (0 where p = 0), p̄ = z̄ · z · ln x (0 where x = 0, p ≥ 0)
-    Complex x: x̄ = z̄ · conj(p · x ** (p − 1)), p̄ = z̄ · conj(z · ln x)   (0 where x = 0, Re p ≥ 0)"""
+    """Forward: y = x ** p
+    Backward: x̄ = ȳ · p · x ** (p − 1) (0 where p = 0), p̄ = ȳ · y · ln x (0 where x = 0, p ≥ 0)
+    Complex x: x̄ = ȳ · conj(p · x ** (p − 1)), p̄ = ȳ · conj(y · ln x)   (0 where x = 0, Re p ≥ 0)"""
     x, p = orig.args
     need_x, need_p = orig.needs_input_grad
     return [
@@ -322,8 +322,8 @@ def _pow_base_grad(grad, x, p):
     return collapse_sum_like(where(p == 0, 0.0, grad * conj(p) * conj(x ** (p - 1))), x)
 
 
-def _pow_exponent_grad(grad, x, p, z):
-    """z̄ · conj(z · ln x), except where x = 0 and Re p ≥ 0: there z is flat in p (PyTorch's
+def _pow_exponent_grad(grad, x, p, y):
+    """ȳ · conj(y · ln x), except where x = 0 and Re p ≥ 0: there y is flat in p (PyTorch's
     choice).
 
     Those points take ln 1 = 0 instead of ln 0, so no 0 · ∞ is ever computed.
@@ -331,15 +331,15 @@ def _pow_exponent_grad(grad, x, p, z):
     from .unary import log  # unary.py imports this module: log is imported when needed
 
     if isinstance(x, Tensor):
-        x = astype(x, z.dtype)  # a float32 base of a float64 power: ln x in float64, as PyTorch
+        x = astype(x, y.dtype)  # a float32 base of a float64 power: ln x in float64, as PyTorch
         flat = (x == 0) & (real(p) >= 0)
-        return collapse_sum_like(grad * conj(z) * conj(log(where(flat, 1.0, x))), p)
+        return collapse_sum_like(grad * conj(y) * conj(log(where(flat, 1.0, x))), p)
     # A Python-number base: ln x is a constant.
     if x == 0:
-        return grad * conj(z) * where(real(p) >= 0, 0.0, -math.inf)
+        return grad * conj(y) * where(real(p) >= 0, 0.0, -math.inf)
     with np.errstate(invalid="ignore"):
         ln_x = np.log(x)
-    return grad * conj(z) * (ln_x.conjugate() if isinstance(x, complex) else float(ln_x))
+    return grad * conj(y) * (ln_x.conjugate() if isinstance(x, complex) else float(ln_x))
 
 
 def _times_alpha(other, alpha, input):
@@ -454,43 +454,43 @@ absolute = abs
 
 
 # ----------------------------------------------------- maximum, minimum, where
-@register_op("maximum", inputs=("x", "y"), saves=("x", "y"))
-def _maximum(x, y):
-    return np.maximum(x, y)
+@register_op("maximum", inputs=("a", "b"), saves=("a", "b"))
+def _maximum(a, b):
+    return np.maximum(a, b)
 
 
 @register_gradient("maximum")
 def maximum_grad(orig, grad):
-    """Forward: z = max(x, y)
-    Backward: x̄ = z̄ · ([x > y] + ½[x = y]), ȳ = z̄ · ([y > x] + ½[x = y])"""
-    x, y = orig.args
+    """Forward: y = max(a, b)
+    Backward: ā = ȳ · ([a > b] + ½[a = b]), b̄ = ȳ · ([b > a] + ½[a = b])"""
+    a, b = orig.args
     return [
-        collapse_sum_like(grad * where(x > y, 1.0, where(x == y, 0.5, 0.0)), x),
-        collapse_sum_like(grad * where(y > x, 1.0, where(x == y, 0.5, 0.0)), y),
+        collapse_sum_like(grad * where(a > b, 1.0, where(a == b, 0.5, 0.0)), a),
+        collapse_sum_like(grad * where(b > a, 1.0, where(a == b, 0.5, 0.0)), b),
     ]
 
 
-@register_op("minimum", inputs=("x", "y"), saves=("x", "y"))
-def _minimum(x, y):
-    return np.minimum(x, y)
+@register_op("minimum", inputs=("a", "b"), saves=("a", "b"))
+def _minimum(a, b):
+    return np.minimum(a, b)
 
 
 @register_gradient("minimum")
 def minimum_grad(orig, grad):
-    """Forward: z = min(x, y)
-    Backward: x̄ = z̄ · ([x < y] + ½[x = y]), ȳ = z̄ · ([y < x] + ½[x = y])"""
-    x, y = orig.args
+    """Forward: y = min(a, b)
+    Backward: ā = ȳ · ([a < b] + ½[a = b]), b̄ = ȳ · ([b < a] + ½[a = b])"""
+    a, b = orig.args
     return [
-        collapse_sum_like(grad * where(x < y, 1.0, where(x == y, 0.5, 0.0)), x),
-        collapse_sum_like(grad * where(y < x, 1.0, where(x == y, 0.5, 0.0)), y),
+        collapse_sum_like(grad * where(a < b, 1.0, where(a == b, 0.5, 0.0)), a),
+        collapse_sum_like(grad * where(b < a, 1.0, where(a == b, 0.5, 0.0)), b),
     ]
 
 
-@register_op("where", inputs=("condition", "x", "y"), saves=("condition",))
-def _where(condition, x, y):
-    out = np.where(condition, x, y)
+@register_op("where", inputs=("condition", "a", "b"), saves=("condition",))
+def _where(condition, a, b):
+    out = np.where(condition, a, b)
     # Two Python numbers give the default float dtype, as torch.where(c, 1.0, 0.5) does.
-    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         if out.dtype.kind == "f":
             out = out.astype(get_default_dtype())
     return out
@@ -498,14 +498,14 @@ def _where(condition, x, y):
 
 @register_gradient("where")
 def where_grad(orig, grad):
-    """Forward: z = where(c, x, y)
-    Backward: c̄ = none, x̄ = collapse_sum_like(where(c, z̄, 0), x), ȳ = … where(c, 0, z̄)"""
-    condition, x, y = orig.args
-    need_c, need_x, need_y = orig.needs_input_grad
+    """Forward: y = where(c, a, b)
+    Backward: c̄ = none, ā = collapse_sum_like(where(c, ȳ, 0), a), b̄ = … where(c, 0, ȳ)"""
+    condition, a, b = orig.args
+    need_c, need_a, need_b = orig.needs_input_grad
     return [
         None,
-        collapse_sum_like(where(condition, grad, 0.0), x) if need_x else None,
-        collapse_sum_like(where(condition, 0.0, grad), y) if need_y else None,
+        collapse_sum_like(where(condition, grad, 0.0), a) if need_a else None,
+        collapse_sum_like(where(condition, 0.0, grad), b) if need_b else None,
     ]
 
 
@@ -573,7 +573,7 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 # ----------------------------------------------------------------- comparisons
 def _comparison(name: str, ufunc):
-    op = register_op(name, inputs=("x", "y"), differentiable=False)(lambda x, y: ufunc(x, y))
+    op = register_op(name, inputs=("a", "b"), differentiable=False)(lambda a, b: ufunc(a, b))
 
     def compare(input, other) -> Tensor:
         if name in ("lt", "le", "gt", "ge"):

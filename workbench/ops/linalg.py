@@ -24,9 +24,9 @@ def _mT(x: Tensor) -> Tensor:
 
 @register_gradient("matmul")
 def matmul_grad(orig, grad):
-    """Forward: C = A @ B
-    Backward: Ā = C̄ @ Bᵀ, B̄ = Aᵀ @ C̄   (batch dims collapse-summed back)
-    Complex x: Ā = C̄ @ Bᴴ, B̄ = Aᴴ @ C̄   (Bᴴ = conj(B)ᵀ: the conjugate transpose)"""
+    """Forward: Y = A @ B
+    Backward: Ā = Ȳ @ Bᵀ, B̄ = Aᵀ @ Ȳ   (batch dims collapse-summed back)
+    Complex A, B: Ā = Ȳ @ Bᴴ, B̄ = Aᴴ @ Ȳ   (Bᴴ = conj(B)ᵀ: the conjugate transpose)"""
     a, b = orig.args
     need_a, need_b = orig.needs_input_grad
     if a.ndim == 1 and b.ndim == 1:

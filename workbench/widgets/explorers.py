@@ -216,10 +216,12 @@ class BroadcastExplorer(ClosingBox):
             self.result = None
             self.readout.value = message_html(self.error)
             self.image.value = b""
+            self.image.layout.display = "none"  # an empty image would show as a broken one
             return
         self.error = None
         self.readout.value = broadcast_html(self.result)
         self.image.value = figure_png(broadcast_figure(self.result))
+        self.image.layout.display = None
 
 
 def _shape_text(shape) -> str:
@@ -246,21 +248,52 @@ def broadcast_html(result: BroadcastResult) -> str:
     return f"<table class='wb-table'>{''.join(rows)}</table>"
 
 
+MAX_LABELS = 36  # numbers written into a picture, at most
+MAX_SLICES = 6  # 2-D slices drawn side by side for an array of more than two dimensions
+
+
 def _as_grid(array: np.ndarray) -> np.ndarray | None:
-    """A 2-D view for drawing (a row for 0-D and 1-D), or None above 2-D."""
-    array = np.asarray(array)
-    if array.ndim > 2:
+    """A 2-D picture of ``array``: a row for 0-D and 1-D, itself for 2-D, and for more
+    dimensions its 2-D slices ``[i, :, :]`` side by side, one blank column between them.
+
+    None when there are more slices than :data:`MAX_SLICES`.
+    """
+    array = np.asarray(array, dtype=np.float64)
+    if array.ndim < 2:
+        return array.reshape((1, -1))
+    if array.ndim == 2:
+        return array
+    slices = array.reshape((-1,) + array.shape[-2:])
+    if len(slices) > MAX_SLICES:
         return None
-    return array.reshape((1, -1)) if array.ndim < 2 else array
+    gap = np.full((array.shape[-2], 1), np.nan)
+    parts = [part for piece in slices for part in (piece, gap)][:-1]
+    return np.concatenate(parts, axis=1)
+
+
+def _slices_note(shape: tuple) -> str:
+    """What a picture of an array of ``shape`` shows: its slices, when it has more than 2-D."""
+    if len(shape) <= 2:
+        return ""
+    return "\nslices [i, :, :] left to right" if len(shape) == 3 else "\n2-D slices, left to right"
 
 
 def broadcast_figure(result: BroadcastResult):
-    """Per input: how it is stretched to the output, its gradient before and after the sum."""
-    fig = new_figure(8.0, 1.6 + 1.6 * len(result.inputs))
+    """Per input: how it is stretched to the output, its gradient before and after the sum.
+
+    Shapes of three or more dimensions are drawn as their 2-D slices side by side.
+    """
+    wide = len(result.out_shape) > 2
+    fig = new_figure(11.0 if wide else 8.0, 1.8 + 1.8 * len(result.inputs))
     axes = fig.subplots(len(result.inputs), 3, squeeze=False)
     for row, inp in zip(axes, result.inputs):
         _stretched(row[0], inp, result.out_shape)
-        _grid(row[1], inp.grad_before, f"{inp.name}̄ before collapse-sum", True)
+        _grid(
+            row[1],
+            inp.grad_before,
+            f"{inp.name}̄ before collapse-sum (shape {result.out_shape})",
+            True,
+        )
         title = f"{inp.name}.grad (summed axes {inp.axes})" if inp.axes else f"{inp.name}.grad"
         _grid(row[2], inp.grad_after, title, True)
     return fig
@@ -279,11 +312,13 @@ def _copies_mask(shape: tuple, out_shape: tuple) -> np.ndarray:
 
 def _stretched(ax, inp: BroadcastInput, out_shape: tuple) -> None:
     """The input's values repeated to the output shape; the copies drawn faded."""
-    _grid(ax, _copies_mask(inp.shape, out_shape), f"{inp.name} {inp.shape} → {out_shape}", False)
+    title = f"{inp.name} {inp.shape} → {out_shape}{_slices_note(out_shape)}"
+    _grid(ax, _copies_mask(inp.shape, out_shape), title, False)
     grid = _as_grid(np.broadcast_to(inp.value, out_shape))
-    if grid is not None and grid.size <= 36:
+    if grid is not None and np.isfinite(grid).sum() <= MAX_LABELS:
         for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v:g}", ha="center", va="center", fontsize=8)
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:g}", ha="center", va="center", fontsize=7)
 
 
 def _grid(ax, values: np.ndarray, title: str, annotate: bool) -> None:
@@ -292,12 +327,14 @@ def _grid(ax, values: np.ndarray, title: str, annotate: bool) -> None:
     ax.set_yticks([])
     grid = _as_grid(values)
     if grid is None:
-        ax.text(0.5, 0.5, f"shape {np.shape(values)}\n(pictures show up to 2-D)", ha="center")
+        what = f"shape {np.shape(values)}\n(too many 2-D slices to draw: see the table)"
+        ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes)
         return
     if annotate:
-        ax.imshow(grid, cmap="Oranges")
+        ax.imshow(grid, cmap="Oranges")  # NaN (the gaps between slices) stays blank
     else:
         ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.6)  # own elements mid blue, copies pale
-    if annotate and grid.size <= 36:
+    if annotate and np.isfinite(grid).sum() <= MAX_LABELS:
         for (i, j), v in np.ndenumerate(grid):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7)

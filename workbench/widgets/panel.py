@@ -59,8 +59,11 @@ def step_html(record: StepRecord, total: int, finished: bool, note: str = "") ->
     title = f"Step {record.index} of {of}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
+    # ȳ reaches an op's node (the gradient at its output y); a leaf's node gets x̄, the
+    # gradient of the leaf itself, as its rule "x.grad += x̄" says.
+    symbol = "x̄" if record.leaf is not None else "ȳ"
     for nr, grad in enumerate(record.grads_in):
-        label = "incoming gradient ȳ" if len(record.grads_in) == 1 else f"incoming ȳ[{nr}]"
+        label = f"incoming gradient {symbol}" if len(record.grads_in) == 1 else f"incoming ȳ[{nr}]"
         rows.append(_row(label, _code(grad)))
     for i, flow in enumerate(record.grads_out):
         rows.append(_flow_row(i, flow, record.collapses))

@@ -1,0 +1,123 @@
+"""Every lesson, opened in real JupyterLab in Debian's Chromium, after Run All: no error
+or stderr box, no widget that failed to show, no broken image.
+
+One JupyterLab serves a copy of ``lessons/`` (checkpoints and kernels stay out of the
+checkout); each lesson gets a fresh page and at most ``SECONDS_PER_LESSON`` to run.
+Skipped only when /usr/bin/chromium is missing (``make test`` installs it as root).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+from jupyterlab_harness import (
+    CHROMIUM,
+    ROOT,
+    chromium_page,
+    run_all_cells,
+    running_lab,
+    write_notebook,
+)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
+]
+
+LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
+SECONDS_PER_LESSON = 150  # a lesson runs in under a minute; the rest is the browser
+WIDGET_ERRORS = ("Error displaying widget", "Model not found", "Failed to load model class")
+
+# Error and stderr outputs, as JupyterLab renders them.
+BAD_OUTPUTS = (
+    ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
+    ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+)
+# Shown images that finished loading without a picture (a broken src, an empty widget).
+BROKEN_IMAGES = """() => [...document.querySelectorAll('.jp-Notebook img')]
+    .filter(img => img.offsetParent !== null && img.complete && img.naturalWidth === 0)
+    .map(img => (img.getAttribute('src') || '').slice(0, 80))"""
+IMAGES_LOADED = "() => [...document.querySelectorAll('.jp-Notebook img')].every(i => i.complete)"
+
+
+def every_cell_rendered(home) -> None:
+    """Turn JupyterLab's windowing off, so that every cell of a long lesson is in the page."""
+    folder = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    home = tmp_path_factory.mktemp("lab-home")
+    notebooks = tmp_path_factory.mktemp("lessons")
+    for path in LESSONS:
+        shutil.copy(path, notebooks / path.name)
+    write_notebook(notebooks / "zz_faults.ipynb", FAULTS)
+    every_cell_rendered(home)
+    with running_lab(notebooks, home) as running:
+        yield running
+
+
+FAULTS = [
+    "import sys\nprint('a warning', file=sys.stderr)",
+    "from IPython.display import HTML\nHTML('<img src=\"no-such-picture.png\">')",
+    "raise ValueError('a failing cell')",
+]
+
+
+class OwnWorkspace:
+    """The lab, opening each notebook in a workspace of its own: JupyterLab would otherwise
+    restore the tabs of the lessons opened before, hidden behind the new one."""
+
+    def __init__(self, lab) -> None:
+        self.lab = lab
+
+    def page_url(self, notebook: str) -> str:
+        workspace = notebook.removesuffix(".ipynb").replace("_", "-")
+        return f"{self.lab.url}/lab/workspaces/{workspace}/tree/{notebook}?token={self.lab.token}"
+
+
+def faults_seen(page) -> dict:
+    """What the lesson test looks for, found in the open notebook."""
+    page.wait_for_function(IMAGES_LOADED, timeout=30_000)
+    page.wait_for_timeout(1500)  # widget views render after their outputs arrive
+    bad = page.locator(BAD_OUTPUTS)
+    notebook_text = page.locator(".jp-Notebook").first.inner_text()
+    return {
+        "outputs": [bad.nth(i).inner_text()[:300] for i in range(bad.count())],
+        "widget errors": [words for words in WIDGET_ERRORS if words in notebook_text],
+        "broken images": page.evaluate(BROKEN_IMAGES),
+    }
+
+
+@pytest.mark.timeout(SECONDS_PER_LESSON + 60)
+def test_the_faults_looked_for_are_seen(lab, tmp_path):
+    """The checks below can fail: a stderr line, an error and a broken image are caught."""
+    with chromium_page(tmp_path / "profile") as page:
+        run_all_cells(
+            page, OwnWorkspace(lab), "zz_faults.ipynb", timeout_ms=SECONDS_PER_LESSON * 1000
+        )
+        seen = faults_seen(page)
+    assert any("a warning" in text for text in seen["outputs"]), seen
+    assert any("a failing cell" in text for text in seen["outputs"]), seen
+    assert [src.split("?")[0].rsplit("/", 1)[-1] for src in seen["broken images"]] == [
+        "no-such-picture.png"
+    ], seen
+
+
+@pytest.mark.timeout(SECONDS_PER_LESSON + 60)
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_run_all_shows_no_error_box_no_widget_error_and_no_broken_image(lab, path, tmp_path):
+    start = time.monotonic()
+    with chromium_page(tmp_path / "profile") as page:
+        run_all_cells(page, OwnWorkspace(lab), path.name, timeout_ms=SECONDS_PER_LESSON * 1000)
+        seen = faults_seen(page)
+        assert seen == {"outputs": [], "widget errors": [], "broken images": []}, path.name
+        widgets = page.locator(".jp-Notebook .jupyter-widgets").count()
+        images = page.locator(".jp-Notebook img, .jp-Notebook svg").count()
+        assert widgets + images > 0, f"{path.name}: nothing was drawn"
+    assert time.monotonic() - start < SECONDS_PER_LESSON
