@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -310,3 +314,88 @@ def test_a_softmax_over_the_batch_is_named():
         return (z.softmax(0) - wb.tensor(onehot)) / z.shape[0]
 
     assert "over each row" in message(check_cross_entropy_grad, over_batch)
+
+
+# ------------------------------------------------------------------ unanswered
+def not_yet(*args):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        check_peak_measure,
+        check_segments,
+        check_hvp,
+        check_jacobian,
+        check_avg_pool_backward,
+        check_take_backward,
+        check_cross_entropy_grad,
+    ],
+)
+def test_an_unanswered_exercise_fails_with_a_short_message(check):
+    """The student version of a lesson (``raise NotImplementedError()`` in place of the
+    solution) must fail its graded cell, with a message, not a traceback."""
+    text = message(check, not_yet)
+    assert "raised an error" in text and "NotImplementedError" in text
+    assert "Traceback" not in text and len(text) < 300
+
+
+# ------------------------------------------------------------------ the lessons
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+COURSE_B = {
+    "05_checkpointing.ipynb": "05-checkpointing",
+    "06_custom_functions_and_gradcheck.ipynb": "06-custom-functions",
+    "07_higher_order_gradients.ipynb": "07-higher-order",
+    "08_convolution_and_pooling.ipynb": "08-conv-pool",
+    "09_training_a_network.ipynb": "09-training",
+}
+
+
+@pytest.mark.parametrize("name", sorted(COURSE_B))
+def test_each_exercise_is_a_solution_cell_then_its_graded_check(name):
+    cells = json.loads((LESSONS / name).read_text())["cells"]
+    graded = [c for c in cells if c["metadata"].get("nbgrader")]
+    solutions = [c for c in graded if c["metadata"]["nbgrader"]["solution"]]
+    checks = [c for c in graded if c["metadata"]["nbgrader"]["grade"]]
+    assert len(solutions) == len(checks) >= 2
+    for cell in graded:
+        assert cell["metadata"]["nbgrader"]["grade_id"].startswith(COURSE_B[name] + "-")
+    for solution in solutions:
+        source = "".join(solution["source"])
+        assert "### BEGIN SOLUTION" in source and "### END SOLUTION" in source
+        following = cells[cells.index(solution) + 1]
+        meta = following["metadata"]["nbgrader"]
+        assert meta["grade"] and meta["locked"] and meta["points"] > 0
+        assert meta["grade_id"] == solution["metadata"]["nbgrader"]["grade_id"] + "-check"
+    first = "".join(cells[0]["source"])
+    last = "".join(cells[-2]["source"])
+    assert "What you will learn" in first and "Read it in the source" in last
+
+
+def test_grade_ids_are_unique_across_these_lessons():
+    ids = [
+        c["metadata"]["nbgrader"]["grade_id"]
+        for name in COURSE_B
+        for c in json.loads((LESSONS / name).read_text())["cells"]
+        if c["metadata"].get("nbgrader")
+    ]
+    assert len(ids) == len(set(ids)) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(COURSE_B))
+def test_the_source_pointers_name_files_and_functions_that_exist(name):
+    """Every `workbench/....py` named in a lesson exists, and each `name` after it in the
+    same bullet is defined in it (a def, a class or a method)."""
+    root = LESSONS.parent
+    text = "".join("".join(c["source"]) for c in json.loads((LESSONS / name).read_text())["cells"])
+    items = text.replace("\n  ", " ").splitlines()  # a bullet's continued lines joined
+    lines = [line for line in items if "`workbench/" in line]
+    assert lines
+    for line in lines:
+        pieces = re.split(r"`(workbench/[\w/]+\.py)`", line)  # text, path, text, path, text
+        for path, after in zip(pieces[1::2], pieces[2::2]):
+            source = (root / path).read_text()
+            for function in re.findall(r"`(\w+(?:\.\w+)?)`", after):
+                last = function.split(".")[-1]
+                assert re.search(rf"(def|class) {last}\b", source), f"{function} not in {path}"
