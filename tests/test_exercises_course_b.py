@@ -45,32 +45,35 @@ def test_a_right_measurement_passes():
     assert check_peak_measure(peak_saved)
 
 
-def test_a_measurement_that_counts_what_was_held_before_is_named():
-    def counts_all(layers, x, segments):
-        wb.autograd.reset_peak_saved_memory()
-        run_step(layers, x, segments)
-        return wb.autograd.saved_memory().peak
-
-    assert "Subtract saved_memory().current" in message(check_peak_measure, counts_all)
-
-
-def test_a_measurement_without_reset_is_named():
-    def no_reset(layers, x, segments):
-        start = wb.autograd.saved_memory().current
-        run_step(layers, x, segments)
-        return wb.autograd.saved_memory().peak - start
-
+def counts_what_was_held_before(layers, x, segments):
     wb.autograd.reset_peak_saved_memory()
-    assert "reset_peak_saved_memory()" in message(check_peak_measure, no_reset)
+    run_step(layers, x, segments)
+    return wb.autograd.saved_memory().peak
 
 
-def test_a_measurement_of_current_is_named():
-    def current(layers, x, segments):
-        start = wb.autograd.saved_memory().current
-        run_step(layers, x, segments)
-        return wb.autograd.saved_memory().current - start
+def no_reset(layers, x, segments):
+    start = wb.autograd.saved_memory().current
+    run_step(layers, x, segments)
+    return wb.autograd.saved_memory().peak - start
 
-    assert "read saved_memory().peak, not .current" in message(check_peak_measure, current)
+
+def reads_current(layers, x, segments):
+    start = wb.autograd.saved_memory().current
+    run_step(layers, x, segments)
+    return wb.autograd.saved_memory().current - start
+
+
+@pytest.mark.parametrize(
+    "wrong, words",
+    [
+        (counts_what_was_held_before, "Subtract saved_memory().current"),
+        (no_reset, "reset_peak_saved_memory()"),
+        (reads_current, "read saved_memory().peak, not .current"),
+    ],
+)
+def test_a_wrong_measurement_is_named(wrong, words):
+    wb.autograd.reset_peak_saved_memory()
+    assert words in message(check_peak_measure, wrong)
 
 
 def segments_for(budget, layers, x):
