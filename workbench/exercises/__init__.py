@@ -1,6 +1,6 @@
 """The exercise checker: is the learner's answer right, and if not, what is wrong?
 
-Four checks, one per kind of exercise in the lessons::
+One check per kind of exercise in the lessons::
 
     from workbench.exercises import check_rule, check_function, check_backward_loop
     from workbench.exercises import check_optimizer_step
@@ -10,8 +10,13 @@ Four checks, one per kind of exercise in the lessons::
     check_backward_loop(my_backward)          # the backward algorithm, on real nodes
     check_optimizer_step(sgd_step)            # SGD with momentum, against wb.optim.SGD
 
-and three for a prediction the lesson checks against the engine: ``check_answer``
-(a value), ``check_order`` (the order of the steps), ``check_table`` (a dict).
+three for a prediction the lesson checks against the engine: ``check_answer``
+(a value), ``check_order`` (the order of the steps), ``check_table`` (a dict); and,
+for the later lessons, checks of a memory measurement and a checkpointing plan
+(``check_peak_measure``, ``check_segments``), a Hessian-vector product and a
+Jacobian (``check_hvp``, ``check_jacobian``), two backward operators
+(``check_avg_pool_backward``, ``check_take_backward``) and the cross-entropy
+gradient (``check_cross_entropy_grad``).
 
 A right answer returns a :class:`Passed`, which the notebook shows as a short note
 of what was checked and what the learner just proved. A wrong one raises
@@ -29,15 +34,20 @@ the solution (after one attempt).
 
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
-``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``.
+``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``checkpointing.py``,
+``higher_order.py``, ``backward_ops.py``, ``losses.py``.
 """
 
 from .answers import call_answer, check_answer, check_order, check_table
 from .backward_loop import check_backward_loop
+from .backward_ops import check_avg_pool_backward, check_take_backward
+from .checkpointing import check_peak_measure, check_segments
 from .custom_functions import check_function
 from .descent import check_optimizer_step
 from .diagnose import Finding, compare
+from .higher_order import check_hvp, check_jacobian
 from .hints import Exercise, Hint, Hints
+from .losses import check_cross_entropy_grad
 from .report import ExerciseError, Passed
 from .rules import check_rule, trying_rule
 
@@ -50,12 +60,19 @@ __all__ = [
     "Passed",
     "call_answer",
     "check_answer",
+    "check_avg_pool_backward",
     "check_backward_loop",
+    "check_cross_entropy_grad",
     "check_function",
+    "check_hvp",
+    "check_jacobian",
     "check_optimizer_step",
     "check_order",
+    "check_peak_measure",
     "check_rule",
+    "check_segments",
     "check_table",
+    "check_take_backward",
     "compare",
     "trying_rule",
 ]

@@ -7,6 +7,8 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 - :class:`SigmoidExplorer`, :class:`BroadcastExplorer`: the lessons' explorers.
 - :class:`CheckpointExplorer`: segments of ``checkpoint_sequential`` vs memory and recompute.
 - :class:`GraphView`: the clickable SVG they share.
+- :class:`TrainingMonitor`: a progress bar, the loss curve and the decision regions of a
+  2-D classifier, while it trains.
 
 Each one's ``close()`` closes all of its parts and removes its handlers, so a closed
 widget keeps no loss, graph or event subscription alive (see ``closing.py``).
@@ -17,6 +19,7 @@ from .explorers import BroadcastExplorer, SigmoidExplorer
 from .graphview import GraphView
 from .live import LiveGraph
 from .stepper import BackwardStepper
+from .training import TrainingMonitor
 
 __all__ = [
     "BackwardStepper",
@@ -25,4 +28,5 @@ __all__ = [
     "GraphView",
     "LiveGraph",
     "SigmoidExplorer",
+    "TrainingMonitor",
 ]
