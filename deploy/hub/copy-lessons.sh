@@ -1,7 +1,7 @@
 # Give a learner their own copy of the lessons, the first time their server starts.
 #
-# Sourced by the docker-stacks start script (the image puts it in
-# /usr/local/bin/before-notebook.d/) and run by local_hub_config.py before
+# Sourced by docker-stacks' start.sh, the image's entrypoint (the image puts it in
+# /usr/local/bin/before-notebook.d/), and by local_hub_config.py's command before
 # jupyterhub-singleuser. The copy is made only when the learner has none: their
 # edits survive a restart, and a new lesson release never overwrites their work.
 #   WORKBENCH_LESSONS_SRC   the course's lessons (default /opt/workbench/lessons)
