@@ -110,6 +110,24 @@ def test_import_and_step_backward_without_threads_or_processes():
     assert not NEVER_IMPORTED & set(result["modules"])
 
 
+def test_explorers_draw_without_threads_or_processes():
+    """Lesson 3b's explorers draw with matplotlib (PNG, in-process), which Pyodide has."""
+    result = run_without_threads(
+        """
+        sigmoid = wb.widgets.SigmoidExplorer(x=1.0)
+        broadcast = wb.widgets.BroadcastExplorer("2, 3", "3")
+        result["sigmoid_png"] = sigmoid.image.value[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+        result["broadcast_error"] = broadcast.error
+        result["broadcast_png"] = broadcast.image.value[:4] == b"\\x89PNG"
+        sigmoid.close()
+        broadcast.close()
+        """
+    )
+    assert result["sigmoid_png"] and result["broadcast_png"], result
+    assert result["broadcast_error"] is None
+    assert set(result["native"]) <= BROWSER_NATIVE, result["native"]
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="the stepper still lays its graph out with a native renderer in a subprocess "
