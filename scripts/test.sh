@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it (and .ci/run calls `make test`).
-# Installs what the tests compare against and drive: PyTorch (pinned CPU build) and
-# Debian's Chromium for the browser tests (when we are root and apt works).
+# Installs what the tests compare against and drive: PyTorch (pinned CPU build),
+# Debian's Chromium for the browser tests (when we are root and apt works), and
+# JupyterHub's configurable-http-proxy from npm into .tools/ for the hub test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -13,6 +14,8 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
         || echo "note: chromium could not be installed; browser tests will skip"
 fi
+# JupyterHub's proxy for tests/test_hub.py, from npm into .tools/ (not global).
+bash scripts/install_proxy.sh || echo "note: configurable-http-proxy could not be installed; the hub test will skip"
 
 echo "== ruff"
 LINT_DIRS=$(ls -d workbench tests bench scripts 2>/dev/null)
