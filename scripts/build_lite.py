@@ -29,6 +29,9 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's workbench.course strips the solutions
+from workbench.course import student_version  # noqa: E402
+
 LESSONS = ROOT / "lessons"
 INSTALL_TAG = "workbench-install"
 # The Pyodide kernel, and the front-ends of workbench's widgets.
@@ -66,11 +69,13 @@ def with_install_cell(notebook: dict) -> dict:
 
 
 def stage_lessons(target: Path) -> list[Path]:
-    """Copy the lessons into ``target``, each with the install cell first."""
+    """Copy the learner's versions of the lessons (solutions removed, as ``nbgrader
+    generate_assignment`` removes them) into ``target``, each with the install cell first."""
     target.mkdir(parents=True)
     staged = []
     for path in sorted(LESSONS.glob("*.ipynb")):
-        notebook = with_install_cell(json.loads(path.read_text(encoding="utf-8")))
+        source = json.loads(path.read_text(encoding="utf-8"))
+        notebook = with_install_cell(student_version(source))
         out = target / path.name
         out.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", "utf-8")
         staged.append(out)

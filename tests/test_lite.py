@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from workbench.course import student_version
+
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 BUILD_S = 400  # the wheel and the site, on a busy two-core machine
@@ -37,7 +39,7 @@ def lite_config(site: Path) -> dict:
     return json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
 
 
-def test_site_holds_every_lesson_with_an_install_cell_first(site):
+def test_site_holds_every_lesson_with_an_install_cell_first_and_no_solutions(site):
     listed = json.loads((site / "api/contents/lessons/all.json").read_text())["content"]
     assert {entry["name"] for entry in listed} >= {path.name for path in LESSONS}
     for path in LESSONS:
@@ -46,7 +48,9 @@ def test_site_holds_every_lesson_with_an_install_cell_first(site):
         first, *rest = served["cells"]
         assert first["cell_type"] == "code" and "workbench-install" in first["metadata"]["tags"]
         assert "%pip install -q workbench" in first["source"]
-        assert rest == source["cells"], f"{path.name}: the site's copy differs from the lesson"
+        learner = student_version(source)["cells"]
+        assert rest == learner, f"{path.name}: the site's copy is not the learner's version"
+        assert "### BEGIN SOLUTION" not in json.dumps(rest)
 
 
 def test_site_holds_the_wheel_where_pip_looks_first(site):
