@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _inplace, checks, ops
 from ..autograd import grad_mode
+from ..dtypes import is_floating
 from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
 from ..ops.nn import binary_cross_entropy_op
 from ..tensor import Tensor
@@ -248,7 +249,7 @@ def cross_entropy(
         )
     class_dim = 0 if input.ndim == 1 else 1
     log_p = ops.log_softmax(input, class_dim)
-    if target.dtype.kind == "f":
+    if is_floating(target.dtype):
         return _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim)
     loss = nll_loss(log_p, target, weight, ignore_index, reduction)
     if not label_smoothing:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.dispatch import apply_op
-from ..tensor import Tensor
+from ..tensor import Tensor, is_differentiable_dtype
 from .registry import register_gradient, register_op
 
 _COMPLEX_OF = {
@@ -118,7 +118,7 @@ def angle_grad(orig, grad):
 
 def angle(input: Tensor) -> Tensor:
     """The argument of each element, in (−π, π]; π for negative reals, 0 for the rest."""
-    if input._data.dtype.kind not in "fc":
+    if not is_differentiable_dtype(input._data.dtype):
         input = input.to(np.float32)
     return apply_op(_angle, (input,))
 
@@ -152,6 +152,11 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex
         raise RuntimeError(
             f"Expected object of scalar type {real.dtype} but got scalar type {imag.dtype} "
             "for second argument"
+        )
+    if real.dtype == np.float16:
+        raise RuntimeError(
+            "complex(): float16 parts make complex32 in PyTorch (its experimental ComplexHalf), "
+            "a dtype numpy lacks: convert the parts with .float() first"
         )
     if real.dtype not in _COMPLEX_OF:
         raise RuntimeError(

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import checks
 from ..autograd.dispatch import apply_op, broadcast_mismatch
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .broadcasting import sum_to
 from .complex_numbers import conj
@@ -15,6 +16,8 @@ from .shape import reshape, transpose, unsqueeze
 
 @register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"})
 def _matmul(a, b):
+    if a.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_matmul.forward, a, b)
     return np.matmul(a, b)
 
 
@@ -98,6 +101,8 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 # ---------------------------------------------------------------------- linear
 @register_op("linear", inputs=("x", "weight", "bias"), saves={"x": "weight", "weight": "x"})
 def _linear(x, weight, bias):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_linear.forward, x, weight, bias)
     out = np.matmul(x, weight.T)
     if bias is not None:
         out += bias  # out is fresh: adding in place saves a temporary

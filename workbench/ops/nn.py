@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import backend, checks, factories
 from ..autograd.dispatch import apply_op
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
 from . import grad as grad_ops
 from . import im2col
@@ -43,6 +44,8 @@ def _conv_attrs(attrs: dict) -> dict:
 
 @register_op("conv2d", inputs=("x", "weight"), saves={"x": "weight", "weight": "x"})
 def _conv2d(x, weight, stride, padding, dilation, groups):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_conv2d.forward, x, weight, stride, padding, dilation, groups)
     geometry = im2col.conv_geometry(x.shape[-2:], weight.shape[-2:], stride, padding, dilation)
     cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
     out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (N, G, O/G, OH·OW)
@@ -67,6 +70,10 @@ def conv2d_grad(orig, grad):
     "conv2d_input_grad", inputs=("grad", "weight"), saves={"grad": "weight", "weight": "grad"}
 )
 def _conv2d_input_grad(grad, weight, input_shape, stride, padding, dilation, groups):
+    if grad.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(
+            _conv2d_input_grad.forward, grad, weight, input_shape, stride, padding, dilation, groups
+        )
     geometry = im2col.conv_geometry(input_shape[-2:], weight.shape[-2:], stride, padding, dilation)
     w = im2col.grouped_weight(weight, groups)  # (G, O/G, Cg·kh·kw)
     cols = np.matmul(w.transpose(0, 2, 1), im2col.grouped_output(grad, groups))
@@ -88,6 +95,10 @@ def conv2d_input_grad_grad(orig, grad):
 
 @register_op("conv2d_weight_grad", inputs=("x", "grad"), saves={"x": "grad", "grad": "x"})
 def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(
+            _conv2d_weight_grad.forward, x, grad, weight_shape, stride, padding, dilation, groups
+        )
     geometry = im2col.conv_geometry(x.shape[-2:], weight_shape[-2:], stride, padding, dilation)
     cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
     per_image = np.matmul(im2col.grouped_output(grad, groups), cols.transpose(0, 1, 3, 2))
@@ -232,6 +243,8 @@ def max_pool2d_grad(orig, grad):
 
 @register_op("avg_pool2d")
 def _avg_pool2d(x, divisor_override=None, **attrs):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_avg_pool2d.forward, x, divisor_override, **attrs)
     geometry = grad_ops.geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads)
     total = im2col.window_sum(padded, geometry)
@@ -257,7 +270,7 @@ def _pool_input(input: Tensor, op: str) -> Tensor:
             f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
             f"{tuple(input.shape)}"
         )
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise RuntimeError(f"{op}: expected a floating point input, got dtype {input.dtype}")
     return input if input.ndim == 4 else unsqueeze(input, 0)
 
@@ -383,6 +396,8 @@ def put_at_targets(out, target, values) -> None:
 
 @register_op("nll_loss", inputs=("predictions", "targets", "weights"), saves=("targets", "weights"))
 def _nll_loss(predictions, targets, weights, reduction, ignore_index):
+    if predictions.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_nll_loss.forward, predictions, targets, weights, reduction, ignore_index)
     pred, target = batched_nll(predictions, targets)
     target, weight = targets_and_weights(target, weights, ignore_index, pred.dtype)
     losses = -at_targets(pred, target)  # a fresh array: weighted in place
@@ -513,6 +528,8 @@ def binary_cross_entropy_op(input: Tensor, target: Tensor) -> Tensor:
 # ---------------------------------------------------------------- layer_norm
 @register_op("layer_norm", inputs=("x", "weight", "bias"), saves={"x": None, "weight": "x"})
 def _layer_norm(x, weight, bias, dims, eps):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_layer_norm.forward, x, weight, bias, dims, eps)
     mu = x.mean(axis=dims, keepdims=True)
     var = x.var(axis=dims, keepdims=True)
     out = (x - mu) / np.sqrt(var + eps)

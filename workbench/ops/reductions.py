@@ -23,7 +23,8 @@ import numpy as np
 from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
-from ..tensor import Tensor
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
+from ..tensor import Tensor, is_differentiable_dtype
 from .arithmetic import _float_input, abs, maximum, minimum, sign, where
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
@@ -81,6 +82,8 @@ def _int_to_int64(input: Tensor, dtype):
 # ---------------------------------------------------------------------- sum
 @register_op("sum")
 def _sum(x, dims, keepdim, dtype=None):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_sum.forward, x, dims, keepdim, dtype)
     return np.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
 
 
@@ -105,6 +108,8 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 # --------------------------------------------------------------------- mean
 @register_op("mean")
 def _mean(x, dims, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_mean.forward, x, dims, keepdim)
     return mean_of(x, dims, keepdim)
 
 
@@ -135,7 +140,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind not in "fc":
+    if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype}"
@@ -328,6 +333,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
 # ------------------------------------------------------------------ var, std
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_var.forward, x, dims, correction, keepdim)
     centered = x - mean_of(x, dims, True)
     if x.dtype.kind == "c":  # |x − mean|²: a real variance
         centered = np.abs(centered)
@@ -351,6 +358,8 @@ def _var_backward(grad: Tensor, x: Tensor, dims, correction) -> Tensor:
 
 @register_op("std", saves=("x", "out"))
 def _std(x, dims, correction, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_std.forward, x, dims, correction, keepdim)
     return np.sqrt(_var.forward(x, dims, correction, keepdim))
 
 
@@ -397,7 +406,7 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
     """var's and std's attributes (``name`` names the op in errors and warnings)."""
     if isinstance(dim, bool):  # the legacy form var(x, unbiased)
         dim, unbiased = None, dim
-    if input.dtype.kind not in "fc":
+    if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
     dims = None if dim is None else reduced_dims(dim, input.ndim, name)
     correction = _correction(unbiased, correction, name)
@@ -415,6 +424,8 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
 # ---------------------------------------------------------------- logsumexp
 @register_op("logsumexp", saves=("x", "out"))
 def _logsumexp(x, dims, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_logsumexp.forward, x, dims, keepdim)
     # an empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
     peak = np.max(x, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
@@ -444,6 +455,8 @@ def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 # --------------------------------------------------------------------- norm
 @register_op("norm", saves=("x", "out"))
 def _norm(x, p, dims, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_norm.forward, x, p, dims, keepdim)
     a = np.abs(x)
     if p == math.inf:
         return backend.asarray(np.max(a, axis=dims, keepdims=keepdim), like=x)

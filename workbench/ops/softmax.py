@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .arithmetic import _float_input
 from .reductions import sum
@@ -23,6 +24,8 @@ from .unary import exp
 # ----------------------------------------------------- softmax, log_softmax
 @register_op("softmax", saves=("out",))
 def _softmax(x, dim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_softmax.forward, x, dim)
     if x.size == 0:  # nothing to normalize (np.max would refuse): empty, as in torch
         return x.copy()
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
@@ -39,6 +42,8 @@ def softmax_grad(orig, grad):
 
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_log_softmax.forward, x, dim)
     if x.size == 0:  # as softmax
         return x.copy()
     shifted = x - x.max(axis=dim, keepdims=True)
