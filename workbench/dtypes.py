@@ -53,9 +53,19 @@ def accumulate_dtype(dtype: np.dtype) -> np.dtype:
     return float32 if is_small_float(dtype) else dtype
 
 
-def name(dtype: np.dtype) -> str:
-    """The dtype's name as PyTorch prints it after ``torch.``: ``bfloat16``, ``complex64``."""
-    return "bool" if dtype == np.bool_ else np.dtype(dtype).name
+def from_name(name: str) -> np.dtype:
+    """The dtype called ``name`` (``'bfloat16'`` too, which numpy knows only once
+    ml_dtypes is imported)."""
+    if name == "bfloat16" and bfloat16 is not None:
+        return bfloat16
+    return np.dtype(name)
+
+
+def finfo(dtype: np.dtype):
+    """``np.finfo`` for any float dtype, bfloat16 included (numpy's refuses it)."""
+    if dtype == bfloat16:
+        return ml_dtypes.finfo(bfloat16)
+    return np.finfo(dtype)
 
 
 # numpy's one-character codes of float16 ('e') and bfloat16 ('E'): kernels test

@@ -772,6 +772,9 @@ class Tensor:
     def erf(self) -> Tensor:
         return _ops.erf(self)
 
+    def sgn(self) -> Tensor:
+        return _ops.sgn(self)
+
     def sign(self) -> Tensor:
         return _ops.sign(self)
 

@@ -178,14 +178,13 @@ def _silu(x):
 @register_gradient("silu")
 def silu_grad(orig, grad):
     """Forward: y = x · σ(x)
-    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))"""
+    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))   (complex x: ȳ · conj(...))"""
     (x,) = orig.args
     s = sigmoid(x)
-    return [grad * s * (1 + x * (1 - s))]
+    return [grad * conj(s * (1 + x * (1 - s)))]
 
 
 def silu(input: Tensor) -> Tensor:
-    refuse_complex("silu", input)
     return apply_op(_silu, (_float_input(input, "silu"),))
 
 

@@ -476,6 +476,32 @@ def abs(input) -> Tensor:
     return apply_op(_abs, (input,))
 
 
+@register_op("sgn", saves=("x", "out"))
+def _sgn(x):
+    if x.dtype.kind != "c":
+        return np.sign(x)
+    size = np.abs(x)
+    return np.where(size == 0, 0, x / np.where(size == 0, 1, size)).astype(x.dtype, copy=False)
+
+
+@register_gradient("sgn")
+def sgn_grad(orig, grad):
+    """Forward: y = sgn(z) = z / |z|   (0 at z = 0; sign(x) for real x)
+    Backward: z̄ = (ȳ − y² · conj(ȳ)) / (2|z|)   (0 at z = 0; 0 for real x, as sign)"""
+    (x,) = orig.args
+    if x._data.dtype.kind != "c":
+        return [zeros_like_grad(grad)]
+    y = orig.out
+    size = abs(x)
+    safe = where(size == 0, 1.0, size)  # no 0/0 in the branch that `where` drops
+    return [where(size == 0, 0.0, (grad - y * y * conj(grad)) / (2 * safe))]
+
+
+def sgn(input) -> Tensor:
+    """``z / |z|`` for complex z (0 at 0), ``sign`` for real tensors: ``torch.sgn``."""
+    return apply_op(_sgn, (input,))
+
+
 absolute = abs
 
 

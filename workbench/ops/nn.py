@@ -24,6 +24,7 @@ from . import grad as grad_ops
 from . import im2col
 from .arithmetic import clamp_min
 from .broadcasting import collapse_sum_like
+from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
 from .registry import register_gradient, register_op
 from .shape import reshape, squeeze, unsqueeze
@@ -56,13 +57,16 @@ def _conv2d(x, weight, stride, padding, dilation, groups):
 def conv2d_grad(orig, grad):
     """Forward: y = x ⋆ w   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d])
     Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ)
+    Complex: x̄ = conv2d_input_grad(ȳ, conj(w)), w̄ = conv2d_weight_grad(conj(x), ȳ)
 
-    conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose)."""
+    conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose). The
+    three conv ops are linear in each input, so every complex rule is its real rule with
+    the other input conjugated, as for mul."""
     x, weight = orig.args
     need_x, need_w = orig.needs_input_grad
     return [
-        conv2d_input_grad(grad, weight, x.shape, orig.attrs) if need_x else None,
-        conv2d_weight_grad(x, grad, weight.shape, orig.attrs) if need_w else None,
+        conv2d_input_grad(grad, conj(weight), x.shape, orig.attrs) if need_x else None,
+        conv2d_weight_grad(conj(x), grad, weight.shape, orig.attrs) if need_w else None,
     ]
 
 
@@ -83,13 +87,13 @@ def _conv2d_input_grad(grad, weight, input_shape, stride, padding, dilation, gro
 @register_gradient("conv2d_input_grad")
 def conv2d_input_grad_grad(orig, grad):
     """Forward: x̄ = conv2d_input_grad(ḡ, w)   (the adjoint of x ↦ x ⋆ w, applied to ḡ)
-    Backward: ḡ̄ = conv2d(ȳ, w), w̄ = conv2d_weight_grad(ȳ, ḡ)"""
+    Backward: ḡ̄ = conv2d(ȳ, w), w̄ = conv2d_weight_grad(ȳ, ḡ)   (complex: conj(w), conj(ḡ))"""
     g, weight = orig.args
     need_g, need_w = orig.needs_input_grad
     attrs = _conv_attrs(orig.attrs)
     return [
-        conv2d_op(grad, weight, attrs) if need_g else None,
-        conv2d_weight_grad(grad, g, weight.shape, attrs) if need_w else None,
+        conv2d_op(grad, conj(weight), attrs) if need_g else None,
+        conv2d_weight_grad(grad, conj(g), weight.shape, attrs) if need_w else None,
     ]
 
 
@@ -108,13 +112,13 @@ def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups
 @register_gradient("conv2d_weight_grad")
 def conv2d_weight_grad_grad(orig, grad):
     """Forward: w̄ = conv2d_weight_grad(x, ḡ)   (the adjoint of w ↦ x ⋆ w, applied to ḡ)
-    Backward: x̄ = conv2d_input_grad(ḡ, ȳ), ḡ̄ = conv2d(x, ȳ)"""
+    Backward: x̄ = conv2d_input_grad(ḡ, ȳ), ḡ̄ = conv2d(x, ȳ)   (complex: conj(ḡ), conj(x))"""
     x, g = orig.args
     need_x, need_g = orig.needs_input_grad
     attrs = _conv_attrs(orig.attrs)
     return [
-        conv2d_input_grad(g, grad, x.shape, attrs) if need_x else None,
-        conv2d_op(x, grad, attrs) if need_g else None,
+        conv2d_input_grad(conj(g), grad, x.shape, attrs) if need_x else None,
+        conv2d_op(conj(x), grad, attrs) if need_g else None,
     ]
 
 
@@ -154,6 +158,7 @@ def _conv_padding(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tup
 
 
 def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
+    refuse_mixed_complex("conv2d", x, weight, bias)
     shapes = f"(input {tuple(x.shape)}, weight {tuple(weight.shape)})"
     if x.ndim != 4 or weight.ndim != 4:
         raise RuntimeError(
@@ -270,6 +275,7 @@ def _pool_input(input: Tensor, op: str) -> Tensor:
             f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
             f"{tuple(input.shape)}"
         )
+    refuse_complex(op, input)
     if not is_floating(input.dtype):
         raise RuntimeError(f"{op}: expected a floating point input, got dtype {input.dtype}")
     return input if input.ndim == 4 else unsqueeze(input, 0)
@@ -487,6 +493,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of the target classes, from log-probabilities ``input``."""
+    refuse_complex("nll_loss", input, weight)
     check_nll_args(input, target, weight, reduction, ignore_index, "nll_loss")
     return nll_loss_op(input, target, weight, reduction, ignore_index)
 
@@ -570,6 +577,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
+    refuse_complex("layer_norm", input, weight, bias)
     normalized_shape = checks.shape_arg("layer_norm", (normalized_shape,), "normalized_shape")
     k = len(normalized_shape)
     if k == 0 or tuple(input.shape[input.ndim - k :]) != normalized_shape:
@@ -607,6 +615,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
     drops the same elements every time.
     """
+    refuse_complex("dropout", input)
     checks.probability("dropout", p)
     if not training or p == 0.0:
         return input

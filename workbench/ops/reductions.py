@@ -25,7 +25,7 @@ from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor, is_differentiable_dtype
-from .arithmetic import _float_input, abs, maximum, minimum, sign, where
+from .arithmetic import _float_input, abs, maximum, minimum, sgn, where
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
@@ -267,12 +267,14 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    refuse_complex("argmax", input, error=RuntimeError)
     d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
     checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    refuse_complex("argmin", input, error=RuntimeError)
     d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
     checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
@@ -427,7 +429,9 @@ def _logsumexp(x, dims, keepdim):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_logsumexp.forward, x, dims, keepdim)
     # an empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
-    peak = np.max(x, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
+    # (complex x: the real parts' max, as PyTorch, so that the shift leaves the phase alone)
+    parts = x.real if x.dtype.kind == "c" else x
+    peak = np.max(parts, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
     out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
     if keepdim:
@@ -438,11 +442,12 @@ def _logsumexp(x, dims, keepdim):
 @register_gradient("logsumexp")
 def logsumexp_grad(orig, grad):
     """Forward: y = log Σ exp(x)   (over dim, shifted by the max for stability)
-    Backward: x̄ = ȳ · exp(x − y)   (= ȳ · softmax(x))"""
+    Backward: x̄ = ȳ · exp(x − y)   (= ȳ · softmax(x))
+    Complex x: x̄ = ȳ · conj(exp(x − y))"""
     (x,) = orig.args
     dims = orig.attrs["dims"]
     y = reshape(orig.out, keepdim_shape(x.shape, dims))
-    return [unreduce(grad, x.shape, dims) * exp(x - y)]
+    return [unreduce(grad, x.shape, dims) * conj(exp(x - y))]
 
 
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -472,7 +477,8 @@ def _norm(x, p, dims, keepdim):
 @register_gradient("norm")
 def norm_grad(orig, grad):
     """Forward: y = (Σ |x|ᵖ)^(1/p)   (p = 2: √Σx²; p = ±∞: max/min |x|)
-    Backward: x̄ = ȳ · sign(x) · |x|^(p−1) / y^(p−1)   (p = 2: ȳ · x / y; 0 where y = 0)"""
+    Backward: x̄ = ȳ · sgn(x) · |x|^(p−1) / y^(p−1)   (p = 2: ȳ · x / y; 0 where y = 0)
+    (sgn(x) = x / |x|: sign(x) for real x)"""
     (x,) = orig.args
     p, dims = orig.attrs["p"], orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)
@@ -480,14 +486,14 @@ def norm_grad(orig, grad):
     if p == 0:
         return [spread * 0.0]
     if p == 1:
-        return [spread * sign(x)]
+        return [spread * sgn(x)]
     if p in (math.inf, -math.inf):
-        hits = astype(abs(x) == y, x.dtype)
-        return [spread * sign(x) * hits / sum(hits, dims, keepdim=True)]
+        hits = astype(abs(x) == y, y.dtype)
+        return [spread * sgn(x) * hits / sum(hits, dims, keepdim=True)]
     safe_y = where(y == 0, 1.0, y)  # where y = 0 every x is 0 too, so x̄ = 0
     if p == 2:
         return [spread * x / safe_y]
-    return [spread * sign(x) * abs(x) ** (p - 1) / safe_y ** (p - 1)]
+    return [spread * sgn(x) * abs(x) ** (p - 1) / safe_y ** (p - 1)]
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
