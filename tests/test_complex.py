@@ -268,6 +268,7 @@ REFUSED = {
     "relu": lambda m, F, z: F.relu(z),
     "sign": lambda m, F, z: m.sign(z),
     "embedding": lambda m, F, z: F.embedding(m.tensor([1, 0]), z),
+    "silu": lambda m, F, z: F.silu(z),  # computed, but not differentiated
 }
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import backend, checks
 from ..autograd.dispatch import apply_op
+from ..autograd.grad_mode import is_grad_enabled
 from ..dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
 from ..tensor import Tensor
 from .arithmetic import _float_input, where
@@ -185,6 +186,8 @@ def silu_grad(orig, grad):
 
 
 def silu(input: Tensor) -> Tensor:
+    if input.requires_grad and is_grad_enabled():  # PyTorch computes it, but will not
+        refuse_complex("silu (differentiated)", input, error=RuntimeError)  # differentiate it
     return apply_op(_silu, (_float_input(input, "silu"),))
 
 
