@@ -128,3 +128,13 @@ def test_the_loader_checks_both_parts_of_complex_values(tmp_path):
     huge = {"shape": [1], "dtype": "complex64", "values": {"real": [1e39], "imag": [0.0]}}
     with pytest.raises(TraceFormatError, match="does not fit in float32"):
         _load_summary(tmp_path, huge)
+
+
+def test_a_torch_trace_keeps_bfloat16_bit_for_bit():
+    torch = pytest.importorskip("torch")
+    from workbench.torch_replay import to_numpy
+
+    t = torch.tensor([1.3, -2.7, float("inf")], dtype=torch.bfloat16)
+    array = to_numpy(t)
+    assert array.dtype == wb.bfloat16
+    np.testing.assert_array_equal(array.astype(np.float32), t.float().numpy())

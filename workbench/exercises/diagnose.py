@@ -203,14 +203,15 @@ def diagnose_zeros(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | 
     expected, got = as_array(expected), as_array(got)
     if np.any(got != 0) or is_close(expected, 0 * expected, rtol, atol):
         return None
-    return Finding(
+    return wrong_values(
         "zeros",
         what,
         f"{what} is all zeros, but nonzero values were expected",
         "the incoming gradient ȳ got lost on the way (multiplied by 0, or never used)",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -221,15 +222,16 @@ def diagnose_no_upstream(what: str, expected, got, upstream, rtol=RTOL, atol=ATO
     expected, got, upstream = as_array(expected), as_array(got), as_array(upstream)
     if upstream.shape != got.shape or not is_close(expected, got * upstream, rtol, atol):
         return None
-    return Finding(
+    return wrong_values(
         "no_upstream",
         what,
         f"{what} is the local derivative alone",
         "multiply it by ȳ (the grad argument), the gradient arriving from above: "
         "that is the chain rule",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -238,16 +240,18 @@ def diagnose_sign(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | N
     expected, got = as_array(expected), as_array(got)
     if not is_close(-expected, got, rtol, atol):
         return None
-    return Finding(
+    finding = wrong_values(
         "sign",
         what,
         f"every element of {what} has the wrong sign",
         "check the sign of your formula (a minus sign missing, or one too many)",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
-        details={"factor": -1.0},
+        expected,
+        got,
+        rtol,
+        atol,
     )
+    finding.details["factor"] = -1.0
+    return finding
 
 
 def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL):
@@ -260,15 +264,16 @@ def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL)
     local = expected / upstream  # conj(f′(z)), element by element
     if not is_close(upstream * np.conj(local), got, rtol, atol):
         return None
-    return Finding(
+    return wrong_values(
         "conjugate",
         what,
         f"{what} is ȳ times the derivative, not ȳ times its conjugate",
         "for complex inputs the gradient is ȳ · conj(f′(z)): wrap the derivative in "
         "wb.conj(...), as PyTorch's rules do",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -338,6 +343,12 @@ def diagnose_elements(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding
 
 
 # ------------------------------------------------------------------ helpers
+def wrong_values(kind, what, observation, advice, expected, got, rtol, atol) -> Finding:
+    """A finding about values, with the mask of the elements that differ."""
+    wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol)
+    return Finding(kind, what, observation, advice, expected=expected, got=got, wrong=wrong)
+
+
 def as_array(value) -> np.ndarray:
     if isinstance(value, Tensor):
         return value.detach().numpy()
