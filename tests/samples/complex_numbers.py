@@ -63,6 +63,8 @@ def complex_variant(sample: Sample, dtype=np.complex128) -> Sample:
         ):
             imag = rng.uniform(sample.low, sample.high, size=array.shape)
             array = (array + 1j * imag).astype(dtype)
+        elif isinstance(array, np.ndarray) and array.dtype.kind == "c":
+            array = array.astype(dtype)  # a sample of this module: complex already
         inputs.append(array)
     name = f"{sample.name}:{np.dtype(dtype).name}"
     return dataclasses.replace(sample, name=name, inputs=tuple(inputs), grad=tuple(requires))
