@@ -58,6 +58,19 @@ def test_creation_conversion_and_requires_grad(name):
     assert f"dtype={name}" in repr(x)
 
 
+@pytest.mark.parametrize("name", SMALL)
+def test_as_the_default_dtype(name):
+    ours, theirs = SMALL[name]
+    before = wb.get_default_dtype()
+    wb.set_default_dtype(ours)
+    try:
+        assert wb.tensor([1.5]).dtype == ours
+        assert (wb.ones(2, dtype=wb.int64) * 1.5).dtype == ours
+    finally:
+        wb.set_default_dtype(before)
+    assert wb.tensor([1.5]).dtype == wb.float32
+
+
 def test_conversions_are_differentiable():
     x = wb.tensor([1.5, -2.0], requires_grad=True)
     x.bfloat16().half().float().sum().backward()

@@ -43,7 +43,7 @@ def get_default_dtype() -> np.dtype:
 
 def set_default_dtype(dtype) -> None:
     dtype = np.dtype(dtype)
-    if dtype.kind != "f":
+    if dtype.kind != "f" and dtype != bfloat16:
         raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
     _default_float[0] = dtype
 
