@@ -6,13 +6,13 @@ Two quirks of that dtype shape the code that handles it:
 - its numpy *kind* is ``'V'`` (void), not ``'f'``: code that asks "is this a float?"
   must ask :func:`kind`, which answers ``'f'`` for bfloat16 and ``dtype.kind`` otherwise;
 - numpy's rules for Python numbers do not reach it: ``bfloat16_array * 2.5`` is float32
-  in numpy, where PyTorch keeps bfloat16. Ops bring such results back (see
-  :func:`workbench.ops.arithmetic.promote` and ``restore_small_float`` below).
+  in numpy, where PyTorch keeps bfloat16. ``promote`` (workbench/ops/arithmetic.py)
+  turns such a number into a bfloat16 scalar first.
 
-PyTorch computes with these dtypes in float32 ("opmath") and rounds the result once;
-sums, means and matrix products accumulate in float32. numpy's elementwise loops for
-float16 and ml_dtypes' for bfloat16 do the same, and :func:`accumulate_dtype` names the
-dtype that reductions and ``matmul`` use before rounding back.
+PyTorch computes with these dtypes in float32 (its "opmath" type) and rounds the result
+once; sums, means, matrix products and convolutions accumulate in float32. numpy's
+elementwise loops for float16 and ml_dtypes' for bfloat16 already do so; the kernels that
+sum (sum, mean, matmul, linear, conv2d, softmax...) call :func:`in_float32`.
 """
 
 from __future__ import annotations
@@ -40,17 +40,6 @@ def kind(dtype: np.dtype) -> str:
 
 def is_floating(dtype: np.dtype) -> bool:
     return dtype.kind == "f" or dtype == bfloat16
-
-
-def is_small_float(dtype: np.dtype) -> bool:
-    """float16 or bfloat16: the dtypes PyTorch computes in float32 and rounds back."""
-    return dtype == float16 or dtype == bfloat16
-
-
-def accumulate_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype a sum or a matrix product accumulates in (PyTorch's ``acc_type`` on the
-    CPU): float32 for float16 and bfloat16, the dtype itself otherwise."""
-    return float32 if is_small_float(dtype) else dtype
 
 
 def from_name(name: str) -> np.dtype:

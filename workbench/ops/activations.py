@@ -179,15 +179,16 @@ def _silu(x):
 @register_gradient("silu")
 def silu_grad(orig, grad):
     """Forward: y = x · σ(x)
-    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))   (complex x: ȳ · conj(...))"""
+    Backward: x̄ = ȳ · σ(x) · (1 + x · (1 − σ(x)))"""
     (x,) = orig.args
     s = sigmoid(x)
-    return [grad * conj(s * (1 + x * (1 - s)))]
+    return [grad * s * (1 + x * (1 - s))]
 
 
 def silu(input: Tensor) -> Tensor:
-    if input.requires_grad and is_grad_enabled():  # PyTorch computes it, but will not
-        refuse_complex("silu (differentiated)", input, error=RuntimeError)  # differentiate it
+    if isinstance(input, Tensor) and input.requires_grad and is_grad_enabled():
+        # PyTorch computes silu of complex numbers, but will not differentiate it
+        refuse_complex("silu (differentiated)", input, error=RuntimeError)
     return apply_op(_silu, (_float_input(input, "silu"),))
 
 
