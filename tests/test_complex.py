@@ -231,3 +231,115 @@ def test_ops_without_an_order_refuse_complex_as_torch(name, fn):
 def test_requires_grad_on_an_integer_tensor_stays_refused():
     with pytest.raises(RuntimeError, match="floating point and complex dtype"):
         wb.tensor(np.array([1, 2]), requires_grad=True)
+
+
+# ------------------------------------------------ refusals checked against torch
+_F = wb.nn.functional
+_TF = torch.nn.functional
+_ZS = np.array([[0.5 + 1j, -1 - 0.5j, 2j], [1 + 0j, 0.3 - 0.2j, -0.7 + 0.1j]])
+
+
+def _z(framework, requires_grad=False):
+    if framework is torch:
+        return torch.tensor(_ZS, requires_grad=requires_grad)
+    return wb.tensor(_ZS, requires_grad=requires_grad)
+
+
+# name → fn(framework module, functional module, complex tensor)
+REFUSED = {
+    "argmax": lambda m, F, z: m.argmax(z),
+    "argmin": lambda m, F, z: m.argmin(z, 1),
+    "softmax": lambda m, F, z: F.softmax(z, 1),
+    "log_softmax": lambda m, F, z: F.log_softmax(z, 1),
+    "cross_entropy": lambda m, F, z: F.cross_entropy(z, m.tensor([0, 2])),
+    "nll_loss": lambda m, F, z: F.nll_loss(z, m.tensor([0, 2])),
+    "mse_loss": lambda m, F, z: F.mse_loss(z, z),
+    "binary_cross_entropy": lambda m, F, z: F.binary_cross_entropy(z, z),
+    "binary_cross_entropy_with_logits": lambda m, F, z: F.binary_cross_entropy_with_logits(z, z),
+    "layer_norm": lambda m, F, z: F.layer_norm(z, (3,)),
+    "dropout": lambda m, F, z: F.dropout(z, 0.5),
+    "elu": lambda m, F, z: F.elu(z),
+    "leaky_relu": lambda m, F, z: F.leaky_relu(z),
+    "softplus": lambda m, F, z: F.softplus(z),
+    "max_pool2d": lambda m, F, z: F.max_pool2d(z.reshape(1, 1, 2, 3), 1),
+    "avg_pool2d": lambda m, F, z: F.avg_pool2d(z.reshape(1, 1, 2, 3), 1),
+    "clamp": lambda m, F, z: m.clamp(z, 0, 1),
+    "amax": lambda m, F, z: m.amax(z),
+    "relu": lambda m, F, z: F.relu(z),
+    "sign": lambda m, F, z: m.sign(z),
+    "embedding": lambda m, F, z: F.embedding(m.tensor([1, 0]), z),
+    "silu": lambda m, F, z: F.silu(z),  # computed, but not differentiated
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refused_for_complex_as_torch(name):
+    """PyTorch 2.13 refuses each of these for complex inputs; so do we, with an error of
+    the same type (NotImplementedError for most, RuntimeError for argmax/argmin/embedding)
+    that names the op and the dtype."""
+    fn = REFUSED[name]
+    with pytest.raises(RuntimeError) as theirs:
+        fn(torch, _TF, _z(torch, requires_grad=True))
+    with pytest.raises(RuntimeError) as ours:
+        fn(wb, _F, _z(wb, requires_grad=True))
+    assert type(ours.value) is type(theirs.value) or (
+        isinstance(ours.value, type(theirs.value)) and type(theirs.value) is RuntimeError
+    ), (type(ours.value), type(theirs.value))
+    assert name in str(ours.value) and "complex128" in str(ours.value), str(ours.value)
+
+
+MATRIX_PRODUCTS = {
+    "matmul": lambda m, F, a, b: a @ b,
+    "mm": lambda m, F, a, b: m.mm(b, a),
+    "dot": lambda m, F, a, b: m.dot(a[0], b[0]),
+    "linear": lambda m, F, a, b: F.linear(a, b),
+    "conv2d": lambda m, F, a, b: F.conv2d(a.reshape(1, 1, 3, 3), b.reshape(1, 1, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", MATRIX_PRODUCTS)
+def test_mixed_real_complex_matrix_products_are_refused_as_torch(name):
+    fn = MATRIX_PRODUCTS[name]
+    real = np.arange(9.0).reshape(3, 3)
+    with pytest.raises(RuntimeError):
+        fn(torch, _TF, torch.tensor(real), torch.tensor(real + 1j))
+    with pytest.raises(RuntimeError, match="(float64 and complex128|complex128 and float64)") as e:
+        fn(wb, _F, wb.tensor(real), wb.tensor(real + 1j))
+    assert str(e.value).startswith("matmul" if name == "mm" else name)  # mm is matmul here
+    both = fn(wb, _F, wb.tensor(real + 0j), wb.tensor(real + 1j))  # one dtype: fine
+    assert both.dtype == wb.complex128
+
+
+def test_sgn_and_its_gradient_as_torch():
+    values = np.array([3 + 4j, 0j, -2 + 0j, 1e-3 - 1j])
+    weights = np.array([1 + 2j, 0.5 - 1j, 1 + 0j, 2j])
+    ours, theirs = wb.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    np.testing.assert_allclose(wb.sgn(ours).detach().numpy(), torch.sgn(theirs).detach().numpy())
+    (wb.sgn(ours) * wb.tensor(weights)).real.sum().backward()
+    (torch.sgn(theirs) * torch.tensor(weights)).real.sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-15)
+    assert ours.grad[1].item() == 0  # 0 at z = 0, as PyTorch
+    x = wb.tensor([-2.0, 0.0, 3.0])
+    np.testing.assert_array_equal(x.sgn().numpy(), [-1.0, 0.0, 1.0])  # sign on reals
+
+
+def test_complex_to_real_cast_warns_as_torch_and_sends_back_the_real_part():
+    z = wb.tensor(_ZS, requires_grad=True)
+    with pytest.warns(UserWarning, match="Casting complex values to real discards the imaginary"):
+        x = z.to(wb.float64)
+    np.testing.assert_array_equal(x.detach().numpy(), _ZS.real)
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), np.full(_ZS.shape, 2 + 0j))
+
+
+def test_l1_loss_of_complex_numbers_as_torch():
+    """PyTorch takes |z − t| of complex numbers, and its gradient through sgn."""
+    target = np.array([[1 + 0j, 0j, 1j], [0.5j, 2 + 0j, -1 + 1j]])
+    ours, theirs = _z(wb, True), _z(torch, True)
+    loss = _F.l1_loss(ours, wb.tensor(target))
+    their_loss = _TF.l1_loss(theirs, torch.tensor(target))
+    loss.backward()
+    their_loss.backward()
+    assert loss.dtype == wb.float64
+    np.testing.assert_allclose(loss.item(), their_loss.item())
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-15)

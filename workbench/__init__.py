@@ -52,6 +52,7 @@ from .ops import abs, max, min, pow, sum  # noqa: F401  (shadow builtins on purp
 from .scope import current_scope, name_scope
 from .tensor import (
     Tensor,
+    bfloat16,
     bool_,
     complex64,
     complex128,
@@ -70,6 +71,9 @@ from .trace import Trace, TraceReplay
 bool = bool_  # noqa: A001  (wb.bool, as torch.bool)
 float = float32  # noqa: A001
 double = float64
+half = float16
+cfloat = complex64
+cdouble = complex128
 long = int64
 
 __version__ = "0.1.0"

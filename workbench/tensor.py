@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import backend, events, state
+from .dtypes import bfloat16
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -42,13 +43,14 @@ def get_default_dtype() -> np.dtype:
 
 def set_default_dtype(dtype) -> None:
     dtype = np.dtype(dtype)
-    if dtype.kind != "f":
+    if dtype.kind != "f" and dtype != bfloat16:
         raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
     _default_float[0] = dtype
 
 
 def is_differentiable_dtype(dtype) -> bool:
-    return dtype.kind in "fc"
+    """Floating point (bfloat16 too, whose numpy kind is 'V') or complex."""
+    return dtype.kind in "fc" or dtype == bfloat16
 
 
 class RemovableHandle:
@@ -449,6 +451,18 @@ class Tensor:
     def double(self) -> Tensor:
         return self.to(float64)
 
+    def half(self) -> Tensor:
+        return self.to(float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(bfloat16)
+
+    def cfloat(self) -> Tensor:
+        return self.to(complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.to(complex128)
+
     def long(self) -> Tensor:
         return self.to(int64)
 
@@ -758,6 +772,9 @@ class Tensor:
     def erf(self) -> Tensor:
         return _ops.erf(self)
 
+    def sgn(self) -> Tensor:
+        return _ops.sgn(self)
+
     def sign(self) -> Tensor:
         return _ops.sign(self)
 
@@ -902,6 +919,8 @@ class Tensor:
 def _format_values(array: np.ndarray) -> str:
     """The values as PyTorch prints them: ``[1., 2.]``, or four decimals once any is fractional."""
     fixed = False
+    if array.dtype == bfloat16:  # numpy's printer ignores precision for ml_dtypes' scalars
+        array = array.astype(float32)  # exact: every bfloat16 is a float32
     if array.dtype.kind == "f":
         finite = array[np.isfinite(array)]
         fixed = bool(np.any(finite != np.round(finite)))
@@ -938,7 +957,7 @@ def _to_array(data: Any, dtype, device):
                 array = array.astype(_default_float[0])
         elif array.dtype.kind == "i" and array.dtype != int64 and not hasattr(data, "dtype"):
             array = array.astype(int64)
-    if array.dtype.kind in "OSUV":  # numpy's object, bytes, str and void arrays: no numbers
+    if array.dtype.kind in "OSUV" and array.dtype != bfloat16:  # objects, bytes, str: no numbers
         _refuse_data(data)
     if array is data and isinstance(data, np.ndarray):
         array = array.copy()  # wb.tensor(array) copies, as torch.tensor does

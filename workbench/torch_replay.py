@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import events
+from . import dtypes, events
 from .trace import SMALL_ARRAY, Trace, summarize, to_record
 
 if TYPE_CHECKING:  # only for the annotations: importing workbench never imports torch
@@ -421,13 +421,18 @@ class TorchReplay:
 def to_numpy(tensor) -> np.ndarray:
     """A numpy copy of any PyTorch tensor: detached, dense, on the CPU.
 
-    numpy has no bfloat16 (nor PyTorch's other small floats): those become float32.
+    bfloat16 comes over bit for bit, as ml_dtypes' bfloat16; PyTorch's other small
+    floats (float8 types...), which numpy lacks, become float32.
     """
     tensor = tensor.detach()
     if tensor.is_sparse:
         tensor = tensor.to_dense()
     tensor = tensor.cpu().resolve_conj().resolve_neg()
+    if str(tensor.dtype) == "torch.bfloat16" and dtypes.bfloat16 is not None:
+        import torch  # a torch tensor is here, so torch is imported already
+
+        return tensor.view(torch.int16).numpy().view(dtypes.bfloat16)
     try:
         return tensor.numpy()
-    except TypeError:  # "Got unsupported ScalarType BFloat16"
+    except TypeError:  # "Got unsupported ScalarType Float8_e4m3fn"
         return tensor.float().numpy()

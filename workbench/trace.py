@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import events
+from . import dtypes, events
 from .tensor import writes as tensor_writes  # the list itself: its count stays live
 from .trace_format import (
     FORMAT_NAME,
@@ -72,8 +72,8 @@ def summarize(array, small: int = SMALL_ARRAY) -> dict:
 def _plain_values(array: np.ndarray):
     if array.dtype.kind == "c":
         return {"real": _plain_values(array.real), "imag": _plain_values(array.imag)}
-    values = array.tolist()
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
+    values = array.tolist()  # Python floats: exact for bfloat16 and float16 too
+    if dtypes.kind(array.dtype) == "f" and not np.isfinite(array).all():
         return _finite_or_name(values)
     return values
 
@@ -135,9 +135,12 @@ def summary_array(summary: dict | None) -> np.ndarray | None:
     if summary is None or "values" not in summary:
         return None
     values = summary["values"]
-    dtype = np.dtype(summary["dtype"])
-    if isinstance(values, dict):
-        return np.asarray(_numbers(values["real"])) + 1j * np.asarray(_numbers(values["imag"]))
+    dtype = dtypes.from_name(summary["dtype"])
+    if isinstance(values, dict):  # complex: both parts, back in the array's own dtype
+        array = np.empty(summary["shape"], dtype)
+        array.real = np.asarray(_numbers(values["real"]), dtype=array.real.dtype)
+        array.imag = np.asarray(_numbers(values["imag"]), dtype=array.real.dtype)
+        return array
     return np.asarray(_numbers(values), dtype=dtype).reshape(summary["shape"])
 
 

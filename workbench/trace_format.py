@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from . import events
+from . import dtypes, events
 
 SCHEMA_VERSION = 1
 FORMAT_NAME = "autodiff-workbench-trace"
@@ -55,7 +55,7 @@ UINT64_MAX = 2**64 - 1
 # asked about these.
 DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-    + ["float16", "float32", "float64", "complex64", "complex128"]
+    + ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
 )
 NAMED_FLOATS = frozenset({"nan", "inf", "-inf"})  # how a summary spells them (JSON has none)
 STATS = frozenset({"min", "max", "mean", "std", "nonfinite", "sample"})
@@ -367,7 +367,7 @@ def _dtype(value: Any) -> np.dtype:
     if not (isinstance(value, str) and value in DTYPES):
         names = ", ".join(sorted(DTYPES))
         raise Wrong(f"{_short(value)} is not a numeric dtype (one of {names})", ".dtype")
-    return np.dtype(value)
+    return dtypes.from_name(value)
 
 
 def _values(values: Any, shape: list, dtype: np.dtype) -> None:
@@ -410,7 +410,7 @@ def _number_check(dtype: np.dtype) -> Check:
                 raise Wrong(f"{_short(value)} does not fit in {dtype}")
 
         return check_integer
-    largest = float(np.finfo(dtype).max)
+    largest = float(dtypes.finfo(dtype).max)
 
     def check_float(value: Any) -> None:
         if isinstance(value, str) and value in NAMED_FLOATS:

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import events, state
+from ..tensor import is_differentiable_dtype
 from .grad_mode import _DecoratorContextManager
 
 
@@ -91,7 +92,7 @@ def check_outputs(node, grads_out) -> None:
         if grad is None:
             continue
         data = grad._data
-        if data.dtype.kind in "fc" and not bool(np.isfinite(data).all()):
+        if is_differentiable_dtype(data.dtype) and not bool(np.isfinite(data).all()):
             bad = "nan" if bool(np.isnan(data).any()) else "inf"
             message = f"Function '{node.name()}' returned {bad} values in its {i}th output."
             if events.listening:

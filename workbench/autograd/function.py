@@ -27,7 +27,7 @@ import warnings
 import weakref
 
 from .. import backend, state
-from ..tensor import Tensor
+from ..tensor import Tensor, is_differentiable_dtype
 from . import grad_mode
 from .graph import (
     FREED,
@@ -240,7 +240,7 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
         elif id(out) in dirty:
             _check_dirty_leaf(out)
             out._bump_version()
-        if recording and id(out) not in non_diff and out.dtype.kind in "fc":
+        if recording and id(out) not in non_diff and is_differentiable_dtype(out.dtype):
             out._grad_fn = ctx
             out._output_nr = nr
             out._requires_grad = True

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, is_differentiable_dtype
 from . import engine
 
 DOUBLE = (np.dtype("float64"), np.dtype("complex128"))
@@ -36,7 +36,7 @@ def _as_tuple(x) -> tuple:
 
 def _differentiable_outputs(func, inputs) -> tuple:
     outputs = _as_tuple(func(*inputs))
-    return tuple(o for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc")
+    return tuple(o for o in outputs if isinstance(o, Tensor) and is_differentiable_dtype(o.dtype))
 
 
 def _output_values(func, inputs, expected: int) -> list:

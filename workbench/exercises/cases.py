@@ -27,15 +27,16 @@ class Case:
     note: str = ""  # the attributes, for messages: "dim=1"
     needs: tuple = ()  # which inputs require grad; all where left out
 
-    def inputs(self, rng: np.random.Generator) -> list:
-        """Fresh float64 leaves (that require grad as ``needs`` says), one per shape."""
+    def inputs(self, rng: np.random.Generator, complex_values: bool = False) -> list:
+        """Fresh float64 leaves (that require grad as ``needs`` says), one per shape;
+        complex128 ones with ``complex_values`` (an imaginary part in [−1, 1))."""
         count = len(self.shapes)
         domains = self.domains + ("any",) * (count - len(self.domains))
         needs = self.needs or (True,) * count
-        return [
-            Tensor(draw(rng, shape, domain), requires_grad=need)
-            for shape, domain, need in zip(self.shapes, domains, needs)
-        ]
+        values = [draw(rng, shape, domain) for shape, domain in zip(self.shapes, domains)]
+        if complex_values:
+            values = [v + 1j * rng.uniform(-1.0, 1.0, v.shape) for v in values]
+        return [Tensor(v, requires_grad=need) for v, need in zip(values, needs)]
 
     def label(self, names: tuple) -> str:
         """``x of shape (2, 3) and y of shape (3,)``, with the attributes if any."""

@@ -13,6 +13,7 @@ small function that looks for one kind of mistake:
 ``zeros``           all zeros where nonzero values were expected
 ``no_upstream``     the local derivative alone, not multiplied by ȳ
 ``sign``            every element off by a sign
+``conjugate``       complex: ȳ · f′(z) where ȳ · conj(f′(z)) was expected
 ``factor``          every element off by the same factor (2, ½, ...)
 ``elements``        some elements wrong: which ones, expected and got
 ==================  ==========================================================
@@ -95,6 +96,7 @@ def compare(
         lambda: diagnose_zeros(what, expected, got, rtol, atol),
         lambda: diagnose_no_upstream(what, expected, got, upstream, rtol, atol),
         lambda: diagnose_sign(what, expected, got, rtol, atol),
+        lambda: diagnose_conjugate(what, expected, got, upstream, rtol, atol),
         lambda: diagnose_factor(what, expected, got, rtol, atol),
     )
     for diagnose in value_diagnoses:
@@ -201,14 +203,15 @@ def diagnose_zeros(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | 
     expected, got = as_array(expected), as_array(got)
     if np.any(got != 0) or is_close(expected, 0 * expected, rtol, atol):
         return None
-    return Finding(
+    return wrong_values(
         "zeros",
         what,
         f"{what} is all zeros, but nonzero values were expected",
         "the incoming gradient ȳ got lost on the way (multiplied by 0, or never used)",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -219,15 +222,16 @@ def diagnose_no_upstream(what: str, expected, got, upstream, rtol=RTOL, atol=ATO
     expected, got, upstream = as_array(expected), as_array(got), as_array(upstream)
     if upstream.shape != got.shape or not is_close(expected, got * upstream, rtol, atol):
         return None
-    return Finding(
+    return wrong_values(
         "no_upstream",
         what,
         f"{what} is the local derivative alone",
         "multiply it by ȳ (the grad argument), the gradient arriving from above: "
         "that is the chain rule",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -236,15 +240,40 @@ def diagnose_sign(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | N
     expected, got = as_array(expected), as_array(got)
     if not is_close(-expected, got, rtol, atol):
         return None
-    return Finding(
+    finding = wrong_values(
         "sign",
         what,
         f"every element of {what} has the wrong sign",
         "check the sign of your formula (a minus sign missing, or one too many)",
-        expected=expected,
-        got=got,
-        wrong=~np.isclose(got, expected, rtol=rtol, atol=atol),
-        details={"factor": -1.0},
+        expected,
+        got,
+        rtol,
+        atol,
+    )
+    finding.details["factor"] = -1.0
+    return finding
+
+
+def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL):
+    """Complex numbers: ȳ times the derivative where ȳ times its conjugate was expected."""
+    if upstream is None:
+        return None
+    expected, got, upstream = as_array(expected), as_array(got), as_array(upstream)
+    if expected.dtype.kind != "c" or upstream.shape != got.shape or not np.all(upstream != 0):
+        return None
+    local = expected / upstream  # conj(f′(z)), element by element
+    if not is_close(upstream * np.conj(local), got, rtol, atol):
+        return None
+    return wrong_values(
+        "conjugate",
+        what,
+        f"{what} is ȳ times the derivative, not ȳ times its conjugate",
+        "for complex inputs the gradient is ȳ · conj(f′(z)): wrap the derivative in "
+        "wb.conj(...), as PyTorch's rules do",
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -314,6 +343,12 @@ def diagnose_elements(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding
 
 
 # ------------------------------------------------------------------ helpers
+def wrong_values(kind, what, observation, advice, expected, got, rtol, atol) -> Finding:
+    """A finding about values, with the mask of the elements that differ."""
+    wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol)
+    return Finding(kind, what, observation, advice, expected=expected, got=got, wrong=wrong)
+
+
 def as_array(value) -> np.ndarray:
     if isinstance(value, Tensor):
         return value.detach().numpy()
@@ -343,7 +378,12 @@ def uniform_ratio(expected: np.ndarray, got: np.ndarray, rtol=RTOL, atol=ATOL) -
     big = np.abs(expected) > max(atol, 1e-12)
     if not big.any():
         return None
-    factor = float(np.median(got[big] / expected[big]))
+    ratios = got[big] / expected[big]
+    if ratios.dtype.kind == "c":  # a factor is a real number: a complex ratio is no factor
+        if not np.allclose(ratios.imag, 0, atol=1e-9):
+            return None
+        ratios = ratios.real
+    factor = float(np.median(ratios))
     if not np.isfinite(factor) or factor == 0 or np.isclose(factor, 1, rtol=1e-4):
         return None
     if not np.allclose(got, factor * expected, rtol=max(rtol, 1e-6), atol=atol):
@@ -411,6 +451,10 @@ def where_text(mask: np.ndarray) -> str:
 
 
 def number(value) -> str:
+    """``0.5``, or ``3+4j`` for a complex value."""
+    if np.iscomplexobj(value):
+        z = complex(value)
+        return f"{z.real:.4g}{'-' if np.signbit(z.imag) else '+'}{abs(z.imag):.4g}j"
     return f"{float(value):.4g}"
 
 

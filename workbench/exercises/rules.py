@@ -44,30 +44,35 @@ def engine_rule(op_name: str) -> Callable:
 
 
 # ----------------------------------------------------------------- check_rule
-def check_rule(op_name: str, rule: Rule, shapes: list | None = None) -> Passed:
+def check_rule(
+    op_name: str, rule: Rule, shapes: list | None = None, complex_values: bool = False
+) -> Passed:
     """Check ``rule(orig, grad) -> list`` as the gradient rule of the op ``op_name``.
 
     It runs on several calls of the op (``shapes`` replaces the default shapes: one
-    shape per call for a one-input op, a tuple of shapes for more), in float64, with a
-    random ȳ. Each gradient it returns must match the engine's own rule and finite
-    differences. A wrong gradient raises :class:`ExerciseError` saying which input,
-    which elements, expected and got, and why if the mistake is a known one.
+    shape per call for a one-input op, a tuple of shapes for more), in float64 (in
+    complex128 with ``complex_values``), with a random ȳ. Each gradient it returns must
+    match the engine's own rule and finite differences. A wrong gradient raises
+    :class:`ExerciseError` saying which input, which elements, expected and got, and
+    why if the mistake is a known one (for complex inputs: a missing conjugate).
     """
     op = registry.get_op(op_name)
     cases = default_cases(op_name, shapes)
     rng = np.random.default_rng(SEED)
     for case in cases:
-        check_case(op, rule, case, rng)
-    return Passed(f"Your rule for {op_name} is right.", proof_text(op, cases))
+        check_case(op, rule, case, rng, complex_values)
+    return Passed(f"Your rule for {op_name} is right.", proof_text(op, cases, complex_values))
 
 
-def check_case(op, rule: Rule, case: Case, rng: np.random.Generator) -> None:
-    inputs = case.inputs(rng)
+def check_case(
+    op, rule: Rule, case: Case, rng: np.random.Generator, complex_values: bool = False
+) -> None:
+    inputs = case.inputs(rng, complex_values)
     out = case.call(*inputs)
     node = node_of(out, op.name)
     names = input_names(op, len(node.next_functions))
     context = f"With {case.label(names)}"
-    upstream = Tensor(rng.standard_normal(out.shape))
+    upstream = Tensor(random_like(rng, out))
     with no_grad():
         expected = engine_rule(op.name)(node, upstream.clone())
         got = run_rule(rule, node, upstream.clone(), context)
@@ -83,6 +88,14 @@ def check_case(op, rule: Rule, case: Case, rng: np.random.Generator) -> None:
             finding = compare(what, numeric[i], got[i], rtol=FD_RTOL, atol=FD_ATOL)
         if finding is not None:
             fail(finding.sentences(context), finding, input=name)
+
+
+def random_like(rng: np.random.Generator, out: Tensor) -> np.ndarray:
+    """Standard normal values in ``out``'s shape; both parts random if it is complex."""
+    values = rng.standard_normal(out.shape)
+    if out.is_complex():
+        values = values + 1j * rng.standard_normal(out.shape)
+    return values
 
 
 def run_rule(rule: Rule, node: OpNode, grad: Tensor, context: str = ""):
@@ -153,6 +166,9 @@ def finite_differences(call: Callable, inputs: list, upstreams: list) -> list:
     """∂L/∂x for each input x that requires grad, by central differences in float64,
     with L = Σ ȳ · output (one ȳ per output). None for the other inputs.
 
+    Complex values: L = Re Σ conj(ȳ) · output, and the gradient of a complex x is
+    ∂L/∂Re x + i · ∂L/∂Im x, PyTorch's convention (each part moved in turn).
+
     Runs on copies: the inputs themselves are saved in the graph and must not move.
     """
     arrays = [x.detach().numpy().copy() if differentiable(x) else x for x in inputs]
@@ -162,7 +178,7 @@ def finite_differences(call: Callable, inputs: list, upstreams: list) -> list:
         with no_grad():
             result = call(*args)
         outputs = result if isinstance(result, tuple) else (result,)
-        return sum(float(np.sum(g * o.numpy())) for g, o in zip(upstreams, outputs))
+        return sum(float(np.sum(np.conj(g) * o.numpy()).real) for g, o in zip(upstreams, outputs))
 
     return [
         central_differences(a, loss) if differentiable(x) else None for a, x in zip(arrays, inputs)
@@ -170,16 +186,19 @@ def finite_differences(call: Callable, inputs: list, upstreams: list) -> list:
 
 
 def central_differences(array: np.ndarray, loss: Callable[[], float]) -> np.ndarray:
-    """``(L(a + ε) − L(a − ε)) / 2ε``, one element of ``array`` at a time (moved in place)."""
+    """``(L(a + ε) − L(a − ε)) / 2ε``, one element of ``array`` at a time (moved in place);
+    for a complex array, in the real and then the imaginary direction: ∂L/∂Re + i·∂L/∂Im."""
     grad = np.zeros_like(array)
+    directions = (1, 1j) if array.dtype.kind == "c" else (1,)
     for index in np.ndindex(array.shape):
         keep = array[index]
-        array[index] = keep + FD_EPS
-        plus = loss()
-        array[index] = keep - FD_EPS
-        minus = loss()
-        array[index] = keep
-        grad[index] = (plus - minus) / (2 * FD_EPS)
+        for direction in directions:
+            array[index] = keep + FD_EPS * direction
+            plus = loss()
+            array[index] = keep - FD_EPS * direction
+            minus = loss()
+            array[index] = keep
+            grad[index] += direction * (plus - minus) / (2 * FD_EPS)
     return grad
 
 
@@ -191,12 +210,14 @@ def differentiable(x) -> bool:
     return isinstance(x, Tensor) and x.requires_grad
 
 
-def proof_text(op, cases: list[Case]) -> str:
+def proof_text(op, cases: list[Case], complex_values: bool = False) -> str:
     shapes = ", ".join(" × ".join(shape_text(s) for s in case.shapes) for case in cases)
     broadcast = op.name in BINARY and any(len(set(c.shapes)) > 1 for c in cases)
+    dtype = "complex128" if complex_values else "float64"
     text = (
         f"On {plural(len(cases), 'call')} of {op.name} ({plural(len(cases), 'shape')} {shapes}) "
-        "it gives the same gradients as finite differences in float64 and as the engine's own rule"
+        f"it gives the same gradients as finite differences in {dtype} and as the engine's own "
+        "rule"
     )
     if broadcast:
         text += ", broadcast calls included: it sums each gradient back to its input's shape"

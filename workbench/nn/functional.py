@@ -15,7 +15,9 @@ import numpy as np
 
 from .. import _inplace, checks, ops
 from ..autograd import grad_mode
+from ..dtypes import is_floating
 from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
+from ..ops.complex_numbers import refuse_complex
 from ..ops.nn import binary_cross_entropy_op
 from ..tensor import Tensor
 
@@ -122,6 +124,8 @@ def embedding(
     """
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if weight.requires_grad:  # PyTorch looks up complex rows, but will not differentiate them
+        refuse_complex("embedding", weight, error=RuntimeError)
     if weight.ndim != 2:
         raise RuntimeError(
             f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
@@ -177,6 +181,7 @@ def _warn_if_broadcast(op: str, input: Tensor, target: Tensor) -> None:
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(x − t)²``."""
+    refuse_complex("mse_loss", input, target)
     _warn_if_broadcast("mse_loss", input, target)
     diff = input - target
     return _reduce(diff * diff, reduction, "mse_loss")
@@ -192,6 +197,7 @@ def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
     """``−w · (t · log x + (1 − t) · log(1 − x))`` for probabilities x; logs clamped at −100."""
+    refuse_complex("binary_cross_entropy", input, target, weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is "
@@ -218,6 +224,7 @@ def binary_cross_entropy_with_logits(
 
     (−log σ(x) = softplus(−x) and −log(1 − σ(x)) = softplus(x); ``p`` is ``pos_weight``.)
     """
+    refuse_complex("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be "
@@ -242,13 +249,14 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """``nll_loss(log_softmax(x, class_dim), t)``; ``t`` holds class indices or probabilities."""
+    refuse_complex("cross_entropy", input, target, weight)
     if label_smoothing is not None and label_smoothing > 1.0:  # PyTorch lets negatives pass
         raise RuntimeError(
             f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
         )
     class_dim = 0 if input.ndim == 1 else 1
     log_p = ops.log_softmax(input, class_dim)
-    if target.dtype.kind == "f":
+    if is_floating(target.dtype):
         return _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim)
     loss = nll_loss(log_p, target, weight, ignore_index, reduction)
     if not label_smoothing:

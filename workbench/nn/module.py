@@ -23,7 +23,7 @@ from typing import Any
 
 import workbench as wb
 from workbench import Tensor, state
-from workbench.tensor import RemovableHandle, add_hook
+from workbench.tensor import RemovableHandle, add_hook, is_differentiable_dtype
 
 from .parameter import Parameter
 
@@ -363,7 +363,7 @@ class Module:
                 dtype = arg
 
         def convert(t: Tensor) -> Tensor:
-            cast = dtype if dtype is not None and t.dtype.kind in "fc" else None
+            cast = dtype if dtype is not None and is_differentiable_dtype(t.dtype) else None
             return t.detach().to(*(v for v in (device, cast) if v is not None))
 
         return self._apply(convert)
@@ -393,6 +393,12 @@ class Module:
 
     def double(self) -> Module:
         return self.to(wb.float64)
+
+    def half(self) -> Module:
+        return self.to(wb.float16)
+
+    def bfloat16(self) -> Module:
+        return self.to(wb.bfloat16)
 
     # --------------------------------------------------------------- state dict
     def state_dict(

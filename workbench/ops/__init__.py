@@ -54,6 +54,7 @@ from .arithmetic import (
     promote,
     promote_types,
     result_type,
+    sgn,
     sign,
     sub,
     subtract,

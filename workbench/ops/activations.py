@@ -14,6 +14,8 @@ import numpy as np
 
 from .. import backend, checks
 from ..autograd.dispatch import apply_op
+from ..autograd.grad_mode import is_grad_enabled
+from ..dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
 from ..tensor import Tensor
 from .arithmetic import _float_input, where
 from .complex_numbers import conj, refuse_complex
@@ -69,7 +71,7 @@ def tanh(input) -> Tensor:
 # ---------------------------------------------------------------------- relu
 @register_op("relu", saves=("out",))
 def _relu(x):
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.dtype != bfloat16:  # integers
         return np.maximum(x, 0)
     # Against the scalar 0 numpy's maximum runs an element-by-element loop; between two
     # arrays it runs its vectorized one, several times faster. So: an array of zeros,
@@ -138,6 +140,8 @@ def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
 # --------------------------------------------------------------------- gelu
 @register_op("gelu", saves=("x",))
 def _gelu(x, approximate="none"):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_gelu.forward, x, approximate)
     if approximate == "tanh":
         inner = GELU_TANH_K * (x + GELU_TANH_C * x**3)
         return 0.5 * x * (1 + np.tanh(inner))
@@ -182,7 +186,9 @@ def silu_grad(orig, grad):
 
 
 def silu(input: Tensor) -> Tensor:
-    refuse_complex("silu", input)
+    if isinstance(input, Tensor) and input.requires_grad and is_grad_enabled():
+        # PyTorch computes silu of complex numbers, but will not differentiate it
+        refuse_complex("silu (differentiated)", input, error=RuntimeError)
     return apply_op(_silu, (_float_input(input, "silu"),))
 
 

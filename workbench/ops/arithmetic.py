@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import checks
 from ..autograd.dispatch import apply_op
-from ..tensor import Tensor, get_default_dtype
+from ..dtypes import bfloat16
+from ..tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_op
@@ -66,7 +67,8 @@ def _cast_constant(t: Tensor, dtype) -> Tensor:
 
 
 # PyTorch's categories of dtypes, lowest first: bool < integer < float < complex.
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+# "V" is bfloat16, the one void-kind dtype a tensor can hold (see workbench/dtypes.py).
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3, "V": 2}
 
 
 def result_type(tensor, other) -> np.dtype:
@@ -112,10 +114,23 @@ def _promote(tier: np.dtype | None, dtype: np.dtype) -> np.dtype:
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """``torch.promote_types``: numpy's answer, except that a bool or an integer never
-    widens a float or complex dtype (numpy: int64 + float16 is float64; PyTorch: float16)."""
+    widens a float or complex dtype (numpy: int64 + float16 is float64; PyTorch: float16),
+    and that bfloat16, which numpy does not know, promotes as PyTorch's does."""
     if _CATEGORY[a.kind] != _CATEGORY[b.kind] and min(_CATEGORY[a.kind], _CATEGORY[b.kind]) <= 1:
         return a if _CATEGORY[a.kind] > _CATEGORY[b.kind] else b
+    if a == bfloat16 or b == bfloat16:
+        return _promote_bfloat16(b if a == bfloat16 else a)
     return np.promote_types(a, b)
+
+
+def _promote_bfloat16(other: np.dtype) -> np.dtype:
+    """bfloat16 with a float or complex ``other``: bfloat16 × float16 is float32 (neither
+    holds the other); any wider dtype wins, as float16 would lose to it."""
+    if other == bfloat16:
+        return other
+    if other == np.float16:
+        return np.dtype(np.float32)
+    return np.promote_types(other, np.float16)
 
 
 def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
@@ -124,9 +139,15 @@ def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None
         return lower
     if lower is None or _CATEGORY[lower.kind] <= _CATEGORY[higher.kind]:
         return higher
-    if higher.kind == "f" and lower.kind == "c":  # float32 tensor · 0-d complex128: complex64
-        return np.result_type(higher, np.complex64)
+    if lower.kind == "c":  # float32 tensor · 0-d complex128: complex64
+        return _complex_of(higher)
     return promote_types(higher, lower)
+
+
+def _complex_of(dtype: np.dtype) -> np.dtype:
+    """The complex dtype of a float's precision; complex64 for the small floats (PyTorch
+    has complex32 for float16, an experimental dtype numpy lacks: we use complex64)."""
+    return np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
 
 
 def promote(a, b, op: str = "promote"):
@@ -150,7 +171,11 @@ def _cast(x, dtype: np.dtype):
     float64 times a float32 tensor). If that one requires grad, its cast is a node in
     the graph, and its gradient comes back in float64.
     """
-    if not isinstance(x, Tensor) or x._data.dtype == dtype:
+    if not isinstance(x, Tensor):
+        # numpy's rule that an array's dtype decides over a Python number does not reach
+        # bfloat16 (bfloat16 · 2.5 would be float32): the number becomes a bfloat16 scalar.
+        return bfloat16.type(x) if dtype == bfloat16 else x
+    if x._data.dtype == dtype:
         return x
     if x._data.dtype.kind in "fc" and np.promote_types(x._data.dtype, dtype) == dtype:
         return x
@@ -167,6 +192,7 @@ _NUMBERS_WITHIN = {
     "i": (bool, int),
     "f": (bool, int, float),
     "c": (bool, int, float, complex),
+    "V": (),  # bfloat16: numpy's rule for numbers misses it, promote() takes care of it
 }
 
 
@@ -209,7 +235,7 @@ def _float_input(x: Tensor, op: str) -> Tensor:
     the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
     if not isinstance(x, Tensor):
         checks.tensor_arg(op, "input", x)  # raises
-    if x._data.dtype.kind not in "fc":
+    if not is_differentiable_dtype(x._data.dtype):
         x = _cast_constant(x, get_default_dtype())
     return x
 
@@ -387,7 +413,7 @@ def neg(input: Tensor) -> Tensor:
 def _floating(a, b) -> bool:
     """Whether the tensor among ``a`` and ``b`` (``a`` if both are) is float or complex."""
     tensor = a if isinstance(a, Tensor) else b
-    return tensor._data.dtype.kind in "fc"
+    return is_differentiable_dtype(tensor._data.dtype)
 
 
 def pow(input, exponent) -> Tensor:
@@ -448,6 +474,32 @@ def abs_grad(orig, grad):
 
 def abs(input) -> Tensor:
     return apply_op(_abs, (input,))
+
+
+@register_op("sgn", saves=("x", "out"))
+def _sgn(x):
+    if x.dtype.kind != "c":
+        return np.sign(x)
+    size = np.abs(x)
+    return np.where(size == 0, 0, x / np.where(size == 0, 1, size)).astype(x.dtype, copy=False)
+
+
+@register_gradient("sgn")
+def sgn_grad(orig, grad):
+    """Forward: y = sgn(z) = z / |z|   (0 at z = 0; sign(x) for real x)
+    Backward: z̄ = (ȳ − y² · conj(ȳ)) / (2|z|)   (0 at z = 0; 0 for real x, as sign)"""
+    (x,) = orig.args
+    if x._data.dtype.kind != "c":
+        return [zeros_like_grad(grad)]
+    y = orig.out
+    size = abs(x)
+    safe = where(size == 0, 1.0, size)  # no 0/0 in the branch that `where` drops
+    return [where(size == 0, 0.0, (grad - y * y * conj(grad)) / (2 * safe))]
+
+
+def sgn(input) -> Tensor:
+    """``z / |z|`` for complex z (0 at 0), ``sign`` for real tensors: ``torch.sgn``."""
+    return apply_op(_sgn, (input,))
 
 
 absolute = abs

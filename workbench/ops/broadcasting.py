@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import events
 from ..autograd.dispatch import apply_op
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
 from .shape import _shape_arg
@@ -75,6 +76,8 @@ def summed_axes(from_shape: tuple, to_shape: tuple) -> tuple:
 
 @register_op("collapse_sum_like", inputs=("grad",))
 def _collapse_sum(grad, shape):
+    if grad.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_collapse_sum.forward, grad, shape)
     axes = summed_axes(grad.shape, shape)
     return grad.sum(axis=axes).reshape(shape) if axes else grad.reshape(shape)
 

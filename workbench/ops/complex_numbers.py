@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.dispatch import apply_op
-from ..tensor import Tensor
+from ..tensor import Tensor, is_differentiable_dtype
 from .registry import register_gradient, register_op
 
 _COMPLEX_OF = {
@@ -118,7 +118,7 @@ def angle_grad(orig, grad):
 
 def angle(input: Tensor) -> Tensor:
     """The argument of each element, in (−π, π]; π for negative reals, 0 for the rest."""
-    if input._data.dtype.kind not in "fc":
+    if not is_differentiable_dtype(input._data.dtype):
         input = input.to(np.float32)
     return apply_op(_angle, (input,))
 
@@ -153,6 +153,11 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex
             f"Expected object of scalar type {real.dtype} but got scalar type {imag.dtype} "
             "for second argument"
         )
+    if real.dtype == np.float16:
+        raise RuntimeError(
+            "complex(): float16 parts make complex32 in PyTorch (its experimental ComplexHalf), "
+            "a dtype numpy lacks: convert the parts with .float() first"
+        )
     if real.dtype not in _COMPLEX_OF:
         raise RuntimeError(
             f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype} "
@@ -162,9 +167,24 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex
 
 
 # ------------------------------------------------------------------- refusals
-def refuse_complex(name: str, *operands) -> None:
-    """Ops that need an order (max, relu, floor, <) have none on complex numbers: PyTorch
-    raises NotImplementedError (a RuntimeError), and so do we, naming the op and dtype."""
+def refuse_complex(name: str, *operands, error: type = NotImplementedError) -> None:
+    """Ops that need an order (max, relu, floor, <) have none on complex numbers, and
+    PyTorch has no complex kernel for others (softmax, the losses, layer_norm): it raises
+    NotImplementedError (a RuntimeError; a plain RuntimeError for argmax, argmin and
+    embedding), and so do we, naming the op and the dtype."""
     for x in operands:
         if is_complex(x):
-            raise NotImplementedError(f"{name} is not supported for complex inputs ({x.dtype})")
+            raise error(f"{name} is not supported for complex inputs ({x.dtype})")
+
+
+def refuse_mixed_complex(name: str, *operands) -> None:
+    """Matrix products (matmul, dot, linear, conv2d) of a real and a complex tensor:
+    PyTorch refuses them (its kernels take one dtype) with a RuntimeError; so do we."""
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    kinds = {is_complex(x) for x in tensors}
+    if len(kinds) > 1:
+        dtypes = " and ".join(str(x.dtype) for x in tensors)
+        raise RuntimeError(
+            f"{name}: expected real and complex operands not to be mixed, but got {dtypes}: "
+            "convert the real one with .to(the complex dtype)"
+        )

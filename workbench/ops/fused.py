@@ -28,6 +28,7 @@ from ..checks import dim_in_range
 from ..tensor import Tensor
 from .activations import relu_grad, sigmoid_grad, tanh_grad
 from .arithmetic import zeros_like_grad
+from .complex_numbers import conj
 from .reductions import sum
 from .registry import OPS, register_gradient, register_op
 from .softmax import log_softmax_grad
@@ -38,18 +39,20 @@ from .unary import exp
 # fast path: sigmoid's ȳ · y · (1 − y); pinned by tests/test_fused_rules.py::test_same_as_formula
 @register_op("sigmoid_backward", inputs=("grad", "y"), saves={"grad": ("y",), "y": ("grad", "y")})
 def _sigmoid_backward(grad, y):
-    return grad * y * (1 - y)
+    slope = y * (1 - y)
+    return grad * (slope.conj() if slope.dtype.kind == "c" else slope)
 
 
 @register_gradient("sigmoid_backward")
 def sigmoid_backward_grad(orig, grad):
-    """Forward: x̄ = sigmoid_backward(ȳ, y) = ȳ · y · (1 − y)
-    Backward: ȳ̄ = sigmoid_backward(x̄̄, y), ȳ' = x̄̄ · ȳ · (1 − 2y)   (y' is the saved output)"""
+    """Forward: x̄ = sigmoid_backward(ȳ, y) = ȳ · y · (1 − y)   (complex: ȳ · conj(y · (1 − y)))
+    Backward: ȳ̄ = sigmoid_backward(x̄̄, y), ȳ' = x̄̄ · ȳ · (1 − 2y)   (y' is the saved output)
+    Complex: ȳ̄ = sigmoid_backward(x̄̄, conj(y)), ȳ' = conj(x̄̄) · ȳ · conj(1 − 2y)"""
     g, y = orig.args
     need_g, need_y = orig.needs_input_grad
     return [
-        sigmoid_backward(grad, y) if need_g else None,
-        grad * g * (1 - 2 * y) if need_y else None,
+        sigmoid_backward(grad, conj(y)) if need_g else None,
+        conj(grad) * g * conj(1 - 2 * y) if need_y else None,
     ]
 
 
@@ -62,18 +65,20 @@ def sigmoid_backward(grad: Tensor, y: Tensor) -> Tensor:
 # fast path: tanh's ȳ · (1 − y²); pinned by tests/test_fused_rules.py::test_same_as_formula
 @register_op("tanh_backward", inputs=("grad", "y"), saves={"grad": ("y",), "y": ("grad", "y")})
 def _tanh_backward(grad, y):
-    return grad * (1 - y * y)
+    slope = 1 - y * y
+    return grad * (slope.conj() if slope.dtype.kind == "c" else slope)
 
 
 @register_gradient("tanh_backward")
 def tanh_backward_grad(orig, grad):
-    """Forward: x̄ = tanh_backward(ȳ, y) = ȳ · (1 − y²)
-    Backward: ȳ̄ = tanh_backward(x̄̄, y), ȳ' = −2 · x̄̄ · ȳ · y   (y' is the saved output)"""
+    """Forward: x̄ = tanh_backward(ȳ, y) = ȳ · (1 − y²)   (complex: ȳ · conj(1 − y²))
+    Backward: ȳ̄ = tanh_backward(x̄̄, y), ȳ' = −2 · x̄̄ · ȳ · y   (y' is the saved output)
+    Complex: ȳ̄ = tanh_backward(x̄̄, conj(y)), ȳ' = −2 · conj(x̄̄) · ȳ · conj(y)"""
     g, y = orig.args
     need_g, need_y = orig.needs_input_grad
     return [
-        tanh_backward(grad, y) if need_g else None,
-        -2 * grad * g * y if need_y else None,
+        tanh_backward(grad, conj(y)) if need_g else None,
+        -2 * conj(grad) * g * conj(y) if need_y else None,
     ]
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from . import im2col
 from . import indexing as indexing_ops
@@ -201,6 +202,10 @@ def max_pool2d_backward(
 
 @register_op("avg_pool2d_backward", inputs=("output_grad", "data"))
 def _avg_pool2d_backward(output_grad, data, divisor_override=None, **attrs):
+    if output_grad.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(
+            _avg_pool2d_backward.forward, output_grad, data, divisor_override, **attrs
+        )
     geometry = geometry_of(data.shape, attrs)
     divisor = divisor_override or im2col.avg_divisor(
         geometry, attrs["count_include_pad"], output_grad

@@ -6,15 +6,18 @@ import numpy as np
 
 from .. import checks
 from ..autograd.dispatch import apply_op, broadcast_mismatch
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .broadcasting import sum_to
-from .complex_numbers import conj
+from .complex_numbers import conj, refuse_mixed_complex
 from .registry import register_gradient, register_op
 from .shape import reshape, transpose, unsqueeze
 
 
 @register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"})
 def _matmul(a, b):
+    if a.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_matmul.forward, a, b)
     return np.matmul(a, b)
 
 
@@ -60,6 +63,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
     checks.tensor_arg("matmul", "input", input)
     checks.tensor_arg("matmul", "other", other)
+    refuse_mixed_complex("matmul", input, other)
     a, b = promote(input, other)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
@@ -92,12 +96,15 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
         )
+    refuse_mixed_complex("dot", input, other)
     return matmul(input, other)
 
 
 # ---------------------------------------------------------------------- linear
 @register_op("linear", inputs=("x", "weight", "bias"), saves={"x": "weight", "weight": "x"})
 def _linear(x, weight, bias):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_linear.forward, x, weight, bias)
     out = np.matmul(x, weight.T)
     if bias is not None:
         out += bias  # out is fresh: adding in place saves a temporary
@@ -139,6 +146,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"of shape {tuple(weight.shape)}: expected weight (out_features, "
             f"{input.shape[-1] if input.ndim else '?'}) (input {tuple(input.shape)})"
         )
+    refuse_mixed_complex("linear", input, weight, bias)
     if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
         raise RuntimeError(
             f"linear: bias of shape {tuple(bias.shape)} does not match out_features "

@@ -18,11 +18,13 @@ import numpy as np
 
 from .. import backend, checks, factories
 from ..autograd.dispatch import apply_op
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
 from . import grad as grad_ops
 from . import im2col
 from .arithmetic import clamp_min
 from .broadcasting import collapse_sum_like
+from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
 from .registry import register_gradient, register_op
 from .shape import reshape, squeeze, unsqueeze
@@ -43,6 +45,8 @@ def _conv_attrs(attrs: dict) -> dict:
 
 @register_op("conv2d", inputs=("x", "weight"), saves={"x": "weight", "weight": "x"})
 def _conv2d(x, weight, stride, padding, dilation, groups):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_conv2d.forward, x, weight, stride, padding, dilation, groups)
     geometry = im2col.conv_geometry(x.shape[-2:], weight.shape[-2:], stride, padding, dilation)
     cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
     out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (N, G, O/G, OH·OW)
@@ -53,13 +57,16 @@ def _conv2d(x, weight, stride, padding, dilation, groups):
 def conv2d_grad(orig, grad):
     """Forward: y = x ⋆ w   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d])
     Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ)
+    Complex: x̄ = conv2d_input_grad(ȳ, conj(w)), w̄ = conv2d_weight_grad(conj(x), ȳ)
 
-    conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose)."""
+    conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose). The
+    three conv ops are linear in each input, so every complex rule is its real rule with
+    the other input conjugated, as for mul."""
     x, weight = orig.args
     need_x, need_w = orig.needs_input_grad
     return [
-        conv2d_input_grad(grad, weight, x.shape, orig.attrs) if need_x else None,
-        conv2d_weight_grad(x, grad, weight.shape, orig.attrs) if need_w else None,
+        conv2d_input_grad(grad, conj(weight), x.shape, orig.attrs) if need_x else None,
+        conv2d_weight_grad(conj(x), grad, weight.shape, orig.attrs) if need_w else None,
     ]
 
 
@@ -67,6 +74,10 @@ def conv2d_grad(orig, grad):
     "conv2d_input_grad", inputs=("grad", "weight"), saves={"grad": "weight", "weight": "grad"}
 )
 def _conv2d_input_grad(grad, weight, input_shape, stride, padding, dilation, groups):
+    if grad.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(
+            _conv2d_input_grad.forward, grad, weight, input_shape, stride, padding, dilation, groups
+        )
     geometry = im2col.conv_geometry(input_shape[-2:], weight.shape[-2:], stride, padding, dilation)
     w = im2col.grouped_weight(weight, groups)  # (G, O/G, Cg·kh·kw)
     cols = np.matmul(w.transpose(0, 2, 1), im2col.grouped_output(grad, groups))
@@ -76,18 +87,22 @@ def _conv2d_input_grad(grad, weight, input_shape, stride, padding, dilation, gro
 @register_gradient("conv2d_input_grad")
 def conv2d_input_grad_grad(orig, grad):
     """Forward: x̄ = conv2d_input_grad(ḡ, w)   (the adjoint of x ↦ x ⋆ w, applied to ḡ)
-    Backward: ḡ̄ = conv2d(ȳ, w), w̄ = conv2d_weight_grad(ȳ, ḡ)"""
+    Backward: ḡ̄ = conv2d(ȳ, w), w̄ = conv2d_weight_grad(ȳ, ḡ)   (complex: conj(w), conj(ḡ))"""
     g, weight = orig.args
     need_g, need_w = orig.needs_input_grad
     attrs = _conv_attrs(orig.attrs)
     return [
-        conv2d_op(grad, weight, attrs) if need_g else None,
-        conv2d_weight_grad(grad, g, weight.shape, attrs) if need_w else None,
+        conv2d_op(grad, conj(weight), attrs) if need_g else None,
+        conv2d_weight_grad(grad, conj(g), weight.shape, attrs) if need_w else None,
     ]
 
 
 @register_op("conv2d_weight_grad", inputs=("x", "grad"), saves={"x": "grad", "grad": "x"})
 def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(
+            _conv2d_weight_grad.forward, x, grad, weight_shape, stride, padding, dilation, groups
+        )
     geometry = im2col.conv_geometry(x.shape[-2:], weight_shape[-2:], stride, padding, dilation)
     cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
     per_image = np.matmul(im2col.grouped_output(grad, groups), cols.transpose(0, 1, 3, 2))
@@ -97,13 +112,13 @@ def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups
 @register_gradient("conv2d_weight_grad")
 def conv2d_weight_grad_grad(orig, grad):
     """Forward: w̄ = conv2d_weight_grad(x, ḡ)   (the adjoint of w ↦ x ⋆ w, applied to ḡ)
-    Backward: x̄ = conv2d_input_grad(ḡ, ȳ), ḡ̄ = conv2d(x, ȳ)"""
+    Backward: x̄ = conv2d_input_grad(ḡ, ȳ), ḡ̄ = conv2d(x, ȳ)   (complex: conj(ḡ), conj(x))"""
     x, g = orig.args
     need_x, need_g = orig.needs_input_grad
     attrs = _conv_attrs(orig.attrs)
     return [
-        conv2d_input_grad(g, grad, x.shape, attrs) if need_x else None,
-        conv2d_op(x, grad, attrs) if need_g else None,
+        conv2d_input_grad(conj(g), grad, x.shape, attrs) if need_x else None,
+        conv2d_op(conj(x), grad, attrs) if need_g else None,
     ]
 
 
@@ -143,6 +158,7 @@ def _conv_padding(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tup
 
 
 def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
+    refuse_mixed_complex("conv2d", x, weight, bias)
     shapes = f"(input {tuple(x.shape)}, weight {tuple(weight.shape)})"
     if x.ndim != 4 or weight.ndim != 4:
         raise RuntimeError(
@@ -232,6 +248,8 @@ def max_pool2d_grad(orig, grad):
 
 @register_op("avg_pool2d")
 def _avg_pool2d(x, divisor_override=None, **attrs):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_avg_pool2d.forward, x, divisor_override, **attrs)
     geometry = grad_ops.geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads)
     total = im2col.window_sum(padded, geometry)
@@ -257,7 +275,8 @@ def _pool_input(input: Tensor, op: str) -> Tensor:
             f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
             f"{tuple(input.shape)}"
         )
-    if input.dtype.kind != "f":
+    refuse_complex(op, input)
+    if not is_floating(input.dtype):
         raise RuntimeError(f"{op}: expected a floating point input, got dtype {input.dtype}")
     return input if input.ndim == 4 else unsqueeze(input, 0)
 
@@ -383,6 +402,8 @@ def put_at_targets(out, target, values) -> None:
 
 @register_op("nll_loss", inputs=("predictions", "targets", "weights"), saves=("targets", "weights"))
 def _nll_loss(predictions, targets, weights, reduction, ignore_index):
+    if predictions.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_nll_loss.forward, predictions, targets, weights, reduction, ignore_index)
     pred, target = batched_nll(predictions, targets)
     target, weight = targets_and_weights(target, weights, ignore_index, pred.dtype)
     losses = -at_targets(pred, target)  # a fresh array: weighted in place
@@ -472,6 +493,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of the target classes, from log-probabilities ``input``."""
+    refuse_complex("nll_loss", input, weight)
     check_nll_args(input, target, weight, reduction, ignore_index, "nll_loss")
     return nll_loss_op(input, target, weight, reduction, ignore_index)
 
@@ -513,6 +535,8 @@ def binary_cross_entropy_op(input: Tensor, target: Tensor) -> Tensor:
 # ---------------------------------------------------------------- layer_norm
 @register_op("layer_norm", inputs=("x", "weight", "bias"), saves={"x": None, "weight": "x"})
 def _layer_norm(x, weight, bias, dims, eps):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_layer_norm.forward, x, weight, bias, dims, eps)
     mu = x.mean(axis=dims, keepdims=True)
     var = x.var(axis=dims, keepdims=True)
     out = (x - mu) / np.sqrt(var + eps)
@@ -553,6 +577,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
+    refuse_complex("layer_norm", input, weight, bias)
     normalized_shape = checks.shape_arg("layer_norm", (normalized_shape,), "normalized_shape")
     k = len(normalized_shape)
     if k == 0 or tuple(input.shape[input.ndim - k :]) != normalized_shape:
@@ -590,6 +615,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
     drops the same elements every time.
     """
+    refuse_complex("dropout", input)
     checks.probability("dropout", p)
     if not training or p == 0.0:
         return input

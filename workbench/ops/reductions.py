@@ -23,8 +23,9 @@ import numpy as np
 from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
-from ..tensor import Tensor
-from .arithmetic import _float_input, abs, maximum, minimum, sign, where
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
+from ..tensor import Tensor, is_differentiable_dtype
+from .arithmetic import _float_input, abs, maximum, minimum, sgn, where
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
@@ -81,6 +82,8 @@ def _int_to_int64(input: Tensor, dtype):
 # ---------------------------------------------------------------------- sum
 @register_op("sum")
 def _sum(x, dims, keepdim, dtype=None):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_sum.forward, x, dims, keepdim, dtype)
     return np.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
 
 
@@ -105,6 +108,8 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 # --------------------------------------------------------------------- mean
 @register_op("mean")
 def _mean(x, dims, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_mean.forward, x, dims, keepdim)
     return mean_of(x, dims, keepdim)
 
 
@@ -135,7 +140,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind not in "fc":
+    if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype}"
@@ -262,12 +267,14 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    refuse_complex("argmax", input, error=RuntimeError)
     d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
     checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    refuse_complex("argmin", input, error=RuntimeError)
     d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
     checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
@@ -328,6 +335,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
 # ------------------------------------------------------------------ var, std
 @register_op("var", saves=("x",))
 def _var(x, dims, correction, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_var.forward, x, dims, correction, keepdim)
     centered = x - mean_of(x, dims, True)
     if x.dtype.kind == "c":  # |x − mean|²: a real variance
         centered = np.abs(centered)
@@ -351,6 +360,8 @@ def _var_backward(grad: Tensor, x: Tensor, dims, correction) -> Tensor:
 
 @register_op("std", saves=("x", "out"))
 def _std(x, dims, correction, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_std.forward, x, dims, correction, keepdim)
     return np.sqrt(_var.forward(x, dims, correction, keepdim))
 
 
@@ -397,7 +408,7 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
     """var's and std's attributes (``name`` names the op in errors and warnings)."""
     if isinstance(dim, bool):  # the legacy form var(x, unbiased)
         dim, unbiased = None, dim
-    if input.dtype.kind not in "fc":
+    if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
     dims = None if dim is None else reduced_dims(dim, input.ndim, name)
     correction = _correction(unbiased, correction, name)
@@ -415,8 +426,12 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
 # ---------------------------------------------------------------- logsumexp
 @register_op("logsumexp", saves=("x", "out"))
 def _logsumexp(x, dims, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_logsumexp.forward, x, dims, keepdim)
     # an empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
-    peak = np.max(x, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
+    # (complex x: the real parts' max, as PyTorch, so that the shift leaves the phase alone)
+    parts = x.real if x.dtype.kind == "c" else x
+    peak = np.max(parts, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
     peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
     out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
     if keepdim:
@@ -427,11 +442,12 @@ def _logsumexp(x, dims, keepdim):
 @register_gradient("logsumexp")
 def logsumexp_grad(orig, grad):
     """Forward: y = log Σ exp(x)   (over dim, shifted by the max for stability)
-    Backward: x̄ = ȳ · exp(x − y)   (= ȳ · softmax(x))"""
+    Backward: x̄ = ȳ · exp(x − y)   (= ȳ · softmax(x))
+    Complex x: x̄ = ȳ · conj(exp(x − y))"""
     (x,) = orig.args
     dims = orig.attrs["dims"]
     y = reshape(orig.out, keepdim_shape(x.shape, dims))
-    return [unreduce(grad, x.shape, dims) * exp(x - y)]
+    return [unreduce(grad, x.shape, dims) * conj(exp(x - y))]
 
 
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -444,6 +460,8 @@ def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 # --------------------------------------------------------------------- norm
 @register_op("norm", saves=("x", "out"))
 def _norm(x, p, dims, keepdim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_norm.forward, x, p, dims, keepdim)
     a = np.abs(x)
     if p == math.inf:
         return backend.asarray(np.max(a, axis=dims, keepdims=keepdim), like=x)
@@ -459,7 +477,8 @@ def _norm(x, p, dims, keepdim):
 @register_gradient("norm")
 def norm_grad(orig, grad):
     """Forward: y = (Σ |x|ᵖ)^(1/p)   (p = 2: √Σx²; p = ±∞: max/min |x|)
-    Backward: x̄ = ȳ · sign(x) · |x|^(p−1) / y^(p−1)   (p = 2: ȳ · x / y; 0 where y = 0)"""
+    Backward: x̄ = ȳ · sgn(x) · |x|^(p−1) / y^(p−1)   (p = 2: ȳ · x / y; 0 where y = 0)
+    (sgn(x) = x / |x|: sign(x) for real x)"""
     (x,) = orig.args
     p, dims = orig.attrs["p"], orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)
@@ -467,14 +486,14 @@ def norm_grad(orig, grad):
     if p == 0:
         return [spread * 0.0]
     if p == 1:
-        return [spread * sign(x)]
+        return [spread * sgn(x)]
     if p in (math.inf, -math.inf):
-        hits = astype(abs(x) == y, x.dtype)
-        return [spread * sign(x) * hits / sum(hits, dims, keepdim=True)]
+        hits = astype(abs(x) == y, y.dtype)
+        return [spread * sgn(x) * hits / sum(hits, dims, keepdim=True)]
     safe_y = where(y == 0, 1.0, y)  # where y = 0 every x is 0 too, so x̄ = 0
     if p == 2:
         return [spread * x / safe_y]
-    return [spread * sign(x) * abs(x) ** (p - 1) / safe_y ** (p - 1)]
+    return [spread * sgn(x) * abs(x) ** (p - 1) / safe_y ** (p - 1)]
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:

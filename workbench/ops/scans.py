@@ -10,6 +10,7 @@ import numpy as np
 from .. import backend
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .arithmetic import where
 from .complex_numbers import conj
@@ -22,6 +23,8 @@ from .shape import reshape, transpose, unsqueeze
 # ----------------------------------------------------------- cumsum, cumprod
 @register_op("cumsum")
 def _cumsum(x, dim, dtype=None):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_cumsum.forward, x, dim, dtype)
     return np.cumsum(x, axis=dim, dtype=dtype)
 
 

@@ -8,6 +8,7 @@ numpy views that share memory and the version counter with their input. Broadcas
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -347,6 +348,9 @@ def contiguous(input: Tensor) -> Tensor:
 
 @register_op("astype")
 def _astype(x, dtype):
+    if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, not numpy's
+        warnings.warn("Casting complex values to real discards the imaginary part", stacklevel=2)
+        return x.real.astype(dtype)
     return x.astype(dtype)
 
 

@@ -12,8 +12,10 @@ import numpy as np
 
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
+from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .arithmetic import _float_input
+from .complex_numbers import refuse_complex
 from .reductions import sum
 from .registry import register_gradient, register_op
 from .shape import astype, reshape
@@ -23,6 +25,8 @@ from .unary import exp
 # ----------------------------------------------------- softmax, log_softmax
 @register_op("softmax", saves=("out",))
 def _softmax(x, dim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_softmax.forward, x, dim)
     if x.size == 0:  # nothing to normalize (np.max would refuse): empty, as in torch
         return x.copy()
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
@@ -39,6 +43,8 @@ def softmax_grad(orig, grad):
 
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_log_softmax.forward, x, dim)
     if x.size == 0:  # as softmax
         return x.copy()
     shifted = x - x.max(axis=dim, keepdims=True)
@@ -68,6 +74,7 @@ def _softmax_dim(dim, ndim: int, name: str) -> int:
 
 
 def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
+    refuse_complex(name, input)
     input = _float_input(input, name) if dtype is None else astype(input, dtype)
     if input.ndim == 0:
         if dim is not None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..dtypes import bfloat16
+
 VALUES_SHOWN = 8  # arrays up to this many elements show their values in a label
 RECOMPUTED = "recomputed"  # the class of a node whose saved values a checkpoint reran
 
@@ -86,9 +88,40 @@ def values_text(array) -> str | None:
     array = np.asarray(array)
     if array.size > VALUES_SHOWN:
         return None
+    return array_text(array)
+
+
+def array_text(array, **options) -> str:
+    """Values with 4 decimals, as a learner reads them: ``[0.5, 1.25]``, ``3+4j``.
+
+    numpy's printer writes complex numbers as ``3.+4.j`` and ignores the precision for
+    bfloat16, so complex elements get :func:`complex_text` and bfloat16 is shown through
+    float32 (exact: every bfloat16 is a float32). ``options`` go to ``np.array2string``.
+    """
+    array = np.asarray(array)
+    if array.dtype == bfloat16:
+        array = array.astype(np.float32)
     if array.ndim == 0:
-        return np.format_float_positional(float(array), precision=4, trim="-")
-    return np.array2string(array, precision=4, separator=", ", suppress_small=True)
+        if array.dtype.kind == "c":
+            return complex_text(array.item())
+        if array.dtype.kind == "f":
+            return np.format_float_positional(float(array), precision=4, trim="-")
+    return np.array2string(
+        array,
+        precision=4,
+        separator=", ",
+        suppress_small=True,
+        formatter={"complexfloat": complex_text},
+        **options,
+    )
+
+
+def complex_text(z: complex) -> str:
+    """``3+4j``, ``-1-0.5j``, ``0+2j``: 4 decimals at most, trailing zeros dropped."""
+    real = np.format_float_positional(z.real, precision=4, trim="-")
+    imag = np.format_float_positional(abs(z.imag), precision=4, trim="-")
+    sign = "-" if np.signbit(z.imag) else "+"
+    return f"{real}{sign}{imag}j"
 
 
 def tensor_lines(tid: str, name: str | None, shape, dtype, values=None, grad=None) -> list:

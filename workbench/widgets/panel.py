@@ -10,11 +10,14 @@ import html
 
 import numpy as np
 
+from ..viz.model import array_text
 from .steps import CollapseInfo, GradFlow, NodeInfo, StepRecord
 
 
 def format_array(value: np.ndarray | str | None) -> str:
-    """A short, readable rendering of an array: 4 decimals, long arrays abbreviated.
+    """A short, readable rendering of an array: 4 decimals, long arrays abbreviated,
+    complex numbers as ``3+4j``; the dtype named where PyTorch's repr names it (not
+    float32, int64 or bool).
 
     A string is a trace's description of an array it did not keep, shown as is.
     """
@@ -23,10 +26,14 @@ def format_array(value: np.ndarray | str | None) -> str:
     if isinstance(value, str):
         return value
     value = np.asarray(value)
-    text = np.array2string(
-        value, precision=4, separator=", ", threshold=40, edgeitems=2, suppress_small=True
-    )
-    return text if value.ndim == 0 else f"{text}  shape {tuple(value.shape)}"
+    text = array_text(value, threshold=40, edgeitems=2)
+    dtype = "" if value.dtype in _UNNAMED_DTYPES else f" {value.dtype}"
+    if value.ndim == 0:
+        return text + dtype
+    return f"{text}  shape {tuple(value.shape)}{dtype}"
+
+
+_UNNAMED_DTYPES = (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_))
 
 
 def _code(value: np.ndarray | None) -> str:

@@ -1,0 +1,286 @@
+"""bfloat16 and float16 as PyTorch 2.13 has them: creation, promotion, every registry op
+(values and gradients) and a training step, against PyTorch within its tolerances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from tests.samples import all_samples
+
+torch = pytest.importorskip("torch")
+
+SMALL = {"bfloat16": (wb.bfloat16, torch.bfloat16), "float16": (wb.float16, torch.float16)}
+# torch.testing.assert_close's defaults for these dtypes: (rtol, atol).
+TOLERANCE = {"bfloat16": (1.6e-2, 1e-5), "float16": (1e-3, 1e-5)}
+
+TORCH_DTYPES = {
+    wb.bfloat16: torch.bfloat16,
+    wb.float16: torch.float16,
+    wb.float32: torch.float32,
+    wb.float64: torch.float64,
+    wb.complex64: torch.complex64,
+    wb.complex128: torch.complex128,
+    wb.int64: torch.int64,
+    wb.int32: torch.int32,
+    wb.bool: torch.bool,
+}
+OUR_DTYPES = {v: k for k, v in TORCH_DTYPES.items()}
+
+
+def _dtype_of(t) -> np.dtype:
+    return OUR_DTYPES[t.dtype]
+
+
+# ------------------------------------------------------------------ creation
+def test_the_dtypes_and_their_kind():
+    assert wb.bfloat16.name == "bfloat16" and wb.half is wb.float16
+    assert wb.bfloat16.kind == "V"  # ml_dtypes' bfloat16: numpy calls it void
+    assert wb.dtypes.kind(wb.bfloat16) == "f"
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_creation_conversion_and_requires_grad(name):
+    ours, theirs = SMALL[name]
+    x = wb.tensor([1.0, 2.3, -0.7], dtype=ours, requires_grad=True)
+    t = torch.tensor([1.0, 2.3, -0.7], dtype=theirs)
+    assert x.dtype == ours and x.requires_grad
+    np.testing.assert_array_equal(x.detach().float().numpy(), t.float().numpy())  # same rounding
+    assert isinstance(x[1].item(), float) and x[1].item() == t[1].item()
+    for factory in (wb.zeros, wb.ones, wb.randn, wb.rand, wb.empty):
+        assert factory(2, 3, dtype=ours).dtype == ours
+    assert wb.full((2,), 1.5, dtype=ours).dtype == ours
+    assert wb.arange(0, 3, dtype=ours).dtype == ours
+    y = wb.tensor([1.0, 2.0])
+    assert y.half().dtype == wb.float16 and y.bfloat16().dtype == wb.bfloat16
+    assert y.to(ours).float().dtype == wb.float32 and y.to(dtype=ours).dtype == ours
+    assert f"dtype={name}" in repr(x)
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_as_the_default_dtype(name):
+    ours, theirs = SMALL[name]
+    before = wb.get_default_dtype()
+    wb.set_default_dtype(ours)
+    try:
+        assert wb.tensor([1.5]).dtype == ours
+        assert (wb.ones(2, dtype=wb.int64) * 1.5).dtype == ours
+    finally:
+        wb.set_default_dtype(before)
+    assert wb.tensor([1.5]).dtype == wb.float32
+
+
+def test_conversions_are_differentiable():
+    x = wb.tensor([1.5, -2.0], requires_grad=True)
+    x.bfloat16().half().float().sum().backward()
+    assert x.grad.dtype == wb.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_integer_tensors_still_refuse_requires_grad():
+    with pytest.raises(RuntimeError, match="floating point"):
+        wb.tensor([1, 2], requires_grad=True)
+
+
+# ------------------------------------------------------------------ promotion
+def _operand(kind, dtype, framework):
+    """A tensor with dims, a 0-d tensor, or a Python number, as both frameworks build it."""
+    if kind == "number":
+        return dtype  # the number itself
+    shape = (2,) if kind == "tensor" else ()
+    if framework is torch:
+        return torch.ones(shape, dtype=TORCH_DTYPES[dtype])
+    return wb.ones(*shape, dtype=dtype)
+
+
+PROMOTIONS = [
+    # (left kind, left dtype, right kind, right dtype-or-number)
+    ("tensor", wb.bfloat16, "tensor", wb.float16),  # → float32: neither holds the other
+    ("tensor", wb.bfloat16, "tensor", wb.float32),
+    ("tensor", wb.bfloat16, "tensor", wb.float64),
+    ("tensor", wb.bfloat16, "tensor", wb.complex64),
+    ("tensor", wb.bfloat16, "tensor", wb.complex128),
+    ("tensor", wb.bfloat16, "tensor", wb.int64),
+    ("tensor", wb.bfloat16, "tensor", wb.bool),
+    ("tensor", wb.float16, "tensor", wb.int32),
+    ("tensor", wb.float16, "tensor", wb.complex64),
+    ("tensor", wb.float32, "zero_d", wb.bfloat16),  # float32 stays float32
+    ("tensor", wb.float16, "zero_d", wb.bfloat16),  # same category: the tensor wins
+    ("tensor", wb.bfloat16, "zero_d", wb.float64),
+    ("tensor", wb.int64, "zero_d", wb.bfloat16),  # a higher category: bfloat16
+    ("tensor", wb.bfloat16, "zero_d", wb.complex128),  # → complex64
+    ("zero_d", wb.bfloat16, "zero_d", wb.float16),
+    ("tensor", wb.bfloat16, "number", 2.5),
+    ("tensor", wb.bfloat16, "number", 3),
+    ("tensor", wb.bfloat16, "number", 1j),  # → complex64
+    ("tensor", wb.float16, "number", 2.5),
+    ("tensor", wb.float32, "number", 1j),  # → complex64
+    ("tensor", wb.complex64, "tensor", wb.float64),  # → complex128
+    ("tensor", wb.complex64, "zero_d", wb.float64),  # → complex64
+    ("tensor", wb.float64, "tensor", wb.complex64),  # → complex128
+    ("tensor", wb.int64, "number", 1j),  # → complex64
+]
+
+
+@pytest.mark.parametrize("left_kind, left, right_kind, right", PROMOTIONS, ids=str)
+def test_promotion_as_torch(left_kind, left, right_kind, right):
+    a_ours, b_ours = _operand(left_kind, left, wb), _operand(right_kind, right, wb)
+    a_theirs, b_theirs = _operand(left_kind, left, torch), _operand(right_kind, right, torch)
+    expected = OUR_DTYPES[torch.result_type(a_theirs, b_theirs)]
+    assert wb.result_type(a_ours, b_ours) == expected
+    for op in (lambda a, b: a * b, lambda a, b: b + a):
+        out = op(a_ours, b_ours)
+        assert out.dtype == _dtype_of(op(a_theirs, b_theirs)) == expected
+
+
+def test_float16_times_a_complex_number_is_complex64_where_torch_has_complex32():
+    """numpy has no complex32 (PyTorch's experimental ComplexHalf): the one difference."""
+    with pytest.warns(UserWarning, match="ComplexHalf support is experimental"):
+        assert (torch.ones(2, dtype=torch.float16) * 1j).dtype == torch.complex32
+    assert (wb.ones(2, dtype=wb.float16) * 1j).dtype == wb.complex64
+
+
+def test_complex_from_small_parts_is_refused():
+    """bfloat16 parts: refused as PyTorch does. float16 parts: PyTorch makes complex32,
+    which numpy lacks, so they are refused with a way out."""
+    with pytest.raises(RuntimeError, match="Expected both inputs to be Half, Float or Double"):
+        torch.complex(torch.ones(2, dtype=torch.bfloat16), torch.ones(2, dtype=torch.bfloat16))
+    with pytest.raises(RuntimeError, match="Expected both inputs to be Half, Float or Double"):
+        wb.complex(wb.ones(2, dtype=wb.bfloat16), wb.ones(2, dtype=wb.bfloat16))
+    with pytest.raises(RuntimeError, match=r"complex32.*\.float\(\)"):
+        wb.complex(wb.ones(2, dtype=wb.float16), wb.ones(2, dtype=wb.float16))
+
+
+# ------------------------------------------------------- accumulating in float32
+@pytest.mark.parametrize("name", SMALL)
+def test_sums_and_matmul_accumulate_in_float32_and_return_the_dtype(name):
+    """Adding 4096 ones in bfloat16 itself would stop at 256 (256 + 1 rounds back to 256)."""
+    ours, theirs = SMALL[name]
+    x, t = wb.ones(4096, dtype=ours), torch.ones(4096, dtype=theirs)
+    for fn in (
+        lambda v: v.sum(),
+        lambda v: v.mean() * 4096,
+        lambda v: v.reshape(1, -1) @ v.reshape(-1, 1),
+        lambda v: v.cumsum(0)[-1],
+        lambda v: (
+            wb.nn.functional.linear(v.reshape(1, -1), v.reshape(1, -1))
+            if isinstance(v, wb.Tensor)
+            else torch.nn.functional.linear(v.reshape(1, -1), v.reshape(1, -1))
+        ),
+    ):
+        got, want = fn(x), fn(t)
+        assert got.dtype == ours == _dtype_of(want)
+        assert float(got.float().sum()) == float(want.float().sum()) == 4096.0
+
+
+# ------------------------------------------------------- every registry op
+def _real_floats(sample) -> bool:
+    """A sample whose array inputs are real (the complex ones are tests/test_complex.py's)."""
+    return not any(isinstance(a, np.ndarray) and a.dtype.kind == "c" for a in sample.arrays())
+
+
+def _small_samples():
+    samples = [
+        s
+        for s in all_samples()
+        if s.torch_fn is not None and _real_floats(s) and not s.name.startswith("complex")
+    ]
+    return [(s, name) for s in samples for name in SMALL]
+
+
+def _inputs(sample, name):
+    ours_dtype, theirs_dtype = SMALL[name]
+    ours, theirs = [], []
+    for array, req in zip(sample.arrays(), sample.requires()):
+        if isinstance(array, np.ndarray) and array.dtype.kind == "f":
+            small = array.astype(ours_dtype)  # both get the same rounded values
+            ours.append(wb.tensor(small, requires_grad=req))
+            theirs.append(torch.tensor(small.astype(np.float32), dtype=theirs_dtype))
+            theirs[-1].requires_grad_(req)
+        elif isinstance(array, np.ndarray):
+            ours.append(wb.tensor(array))
+            theirs.append(torch.tensor(array))
+        else:
+            ours.append(array)
+            theirs.append(array)
+    return ours, theirs
+
+
+def assert_close_as_torch(ours: wb.Tensor, theirs, name: str, what: str) -> None:
+    """PyTorch's default tolerances for ``name``, with atol measured against the tensor's
+    largest element: results of sums with cancellation (a gradient summed over a batch)
+    are only accurate to rtol of the terms, so an element near 0 is judged on that scale."""
+    assert ours.dtype == _dtype_of(theirs), f"{what} dtype"
+    got = ours.detach().to(wb.float64).numpy()
+    want = theirs.detach().double().numpy()
+    rtol, atol = TOLERANCE[name]
+    atol = max(atol, rtol * float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+
+
+@pytest.mark.parametrize(
+    "sample, name", _small_samples(), ids=lambda v: v if isinstance(v, str) else v.name
+)
+def test_registry_sample_matches_torch(sample, name):
+    ours_in, theirs_in = _inputs(sample, name)
+    ours, theirs = sample.fn(*ours_in), sample.torch_fn(*theirs_in)
+    assert_close_as_torch(ours, theirs, name, "value")
+    if not ours.requires_grad:
+        assert not theirs.requires_grad
+        return
+    wanted = [i for i, r in enumerate(sample.requires()) if r]
+    cotangent = np.random.default_rng(7).standard_normal(ours.shape).astype(ours.dtype)
+    ours_g = wb.autograd.grad(
+        ours, [ours_in[i] for i in wanted], wb.tensor(cotangent), allow_unused=True
+    )
+    theirs_g = torch.autograd.grad(
+        theirs,
+        [theirs_in[i] for i in wanted],
+        torch.tensor(cotangent.astype(np.float32), dtype=theirs.dtype),
+        allow_unused=True,
+    )
+    for a, b in zip(ours_g, theirs_g):
+        if b is None:
+            assert a is None or not np.any(a.float().numpy())
+            continue
+        assert_close_as_torch(a, b, name, "gradient")
+
+
+# ---------------------------------------------------------- a training step
+def _network_step(framework, dtype, weights, x, target, steps=3):
+    """Linear(4→8) → tanh → Linear(8→2), MSE loss, SGD(lr=0.1): losses and final weights."""
+    nn = framework.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    with framework.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(framework.tensor(w))
+    model = model.to(dtype)
+    optim = framework.optim.SGD(model.parameters(), lr=0.1)
+    x, target = framework.tensor(x).to(dtype), framework.tensor(target).to(dtype)
+    losses = []
+    for _ in range(steps):
+        optim.zero_grad()
+        loss = nn.functional.mse_loss(model(x), target)
+        loss.backward()
+        optim.step()
+        losses.append(loss.detach())
+    return losses, [p.detach() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_network_step_matches_torch(name):
+    ours_dtype, theirs_dtype = SMALL[name]
+    rng = np.random.default_rng(0)
+    shapes = [(8, 4), (8,), (2, 8), (2,)]
+    weights = [rng.uniform(-0.5, 0.5, s).astype(np.float32) for s in shapes]
+    x = rng.standard_normal((16, 4)).astype(np.float32)
+    target = rng.standard_normal((16, 2)).astype(np.float32)
+    ours = _network_step(wb, ours_dtype, weights, x, target)
+    theirs = _network_step(torch, theirs_dtype, weights, x, target)
+    for a, b in zip(ours[0], theirs[0]):
+        assert_close_as_torch(a, b, name, "loss")
+    assert ours[0][-1].float().item() < ours[0][0].float().item()  # it learns
+    for a, b in zip(ours[1], theirs[1]):
+        assert a.dtype == ours_dtype
+        assert_close_as_torch(a, b, name, "parameter after 3 steps")
