@@ -84,8 +84,17 @@ def run_without_threads(body: str) -> dict:
 
 
 # Native code in a browser kernel: numpy, and what Pyodide ships built for WebAssembly
-# or as pure Python (psygnal, anywidget's dependency, has a pure-Python wheel).
-BROWSER_NATIVE = {"numpy", "psygnal", "matplotlib", "contourpy", "kiwisolver", "pillow"}
+# or as pure Python (psygnal, anywidget's dependency, has a pure-Python wheel; ml_dtypes,
+# which gives bfloat16, is among Pyodide's packages since its 2025 builds).
+BROWSER_NATIVE = {
+    "numpy",
+    "psygnal",
+    "matplotlib",
+    "contourpy",
+    "kiwisolver",
+    "pillow",
+    "ml_dtypes",
+}
 NEVER_IMPORTED = {"pygraphviz", "graphviz", "torch", "cupy", "scipy", "zmq", "tornado"}
 
 
