@@ -89,7 +89,7 @@ def test_a_right_plan_passes():
 
 
 def test_the_least_peak_is_not_at_the_most_segments():
-    layers, x = wb.exercises.checkpointing.network()
+    layers, x = wb.exercises.segment_budget.network()
     peaks = [peak_saved(layers, x, s) for s in range(1, len(layers) + 1)]
     best = int(np.argmin(peaks)) + 1
     assert 2 < best < len(layers) and peaks[-1] > min(peaks)

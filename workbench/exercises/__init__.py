@@ -34,22 +34,22 @@ the solution (after one attempt).
 
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
-``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``checkpointing.py``,
-``higher_order.py``, ``backward_ops.py``, ``losses.py``.
+``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``segment_budget.py``,
+``higher_order.py``, ``backward_ops.py``, ``cross_entropy.py``.
 """
 
 from .answers import call_answer, check_answer, check_order, check_table
 from .backward_loop import check_backward_loop
 from .backward_ops import check_avg_pool_backward, check_take_backward
-from .checkpointing import check_peak_measure, check_segments
+from .cross_entropy import check_cross_entropy_grad
 from .custom_functions import check_function
 from .descent import check_optimizer_step
 from .diagnose import Finding, compare
 from .higher_order import check_hvp, check_jacobian
 from .hints import Exercise, Hint, Hints
-from .losses import check_cross_entropy_grad
 from .report import ExerciseError, Passed
 from .rules import check_rule, trying_rule
+from .segment_budget import check_peak_measure, check_segments
 
 __all__ = [
     "Exercise",

@@ -27,10 +27,10 @@ from ..autograd.engine import grad as autograd_grad
 from ..autograd.grad_mode import no_grad
 from ..autograd.te import gradient
 from ..tensor import Tensor
-from .checkpointing import call_learner
 from .diagnose import Finding, as_array, compare, is_close
 from .report import ExerciseError, Passed, fail
 from .rules import FD_ATOL, FD_EPS, FD_RTOL, central_differences
+from .segment_budget import call_learner
 
 NO_GRAPH = "does not require grad and does not have a grad_fn"
 SECOND_TIME = "backward through the graph a second time"
