@@ -134,9 +134,13 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
 
     # fast path: stands in for GraphTask.run_node on an OpNode: the same checks
     # (engine.checked_output, one gradient at a time), delivery and freeing, with
-    # no hook calls and no Step unless someone listens.
+    # no hook calls and no Step unless someone listens; the rule is called directly,
+    # not through OpNode.apply.
     """
-    grads_out = node.apply([grad], task.create_graph)
+    rule = node.op.gradient
+    if rule is None:  # OpNode.apply raises the error
+        node.apply([grad], task.create_graph)
+    grads_out = rule(node, grad)  # OpNode.apply, inline: the node is the rule's ``orig``
     edges = node.next_functions
     if len(grads_out) != len(edges):
         validate_outputs(node, grads_out)  # raises: the wrong number of gradients
