@@ -53,7 +53,8 @@ def test_first_step_is_the_root_and_next_moves_the_highlight_and_panel():
     first_panel = stepper.panel.value
     assert "SumBackward0" in first_panel
     stepper.next_button.click()
-    assert stepper.step == 1 and stepper.slider.value == 1 and stepper.graph.step == 1
+    # the learner counts steps from 1: the second step is "Step 2", slider and picture alike
+    assert stepper.step == 1 and stepper.slider.value == 2 and stepper.graph.step == 2
     assert stepper.active == loss.grad_fn.next_functions[0][0].uid
     assert stepper.panel.value != first_panel
     assert "SigmoidBackward0" in stepper.panel.value
@@ -101,13 +102,14 @@ def test_live_stepping_fills_in_the_real_grads_in_engine_order():
     assert stepper.next_button.disabled
 
 
-def test_reset_shows_step_zero_and_keeps_grads():
+def test_reset_shows_the_first_step_and_puts_the_grads_back():
     loss, x, w, b = small_graph()
     stepper = BackwardStepper(loss)
     stepper.go(4)
+    assert b.grad is not None
     stepper.reset_button.click()
     assert stepper.step == 0 and stepper.active == loss.grad_fn.uid
-    assert b.grad is not None  # the engine never un-runs a node
+    assert b.grad is None  # as at the first step: b's node had not run yet
 
 
 def test_collapse_sum_step_names_the_summed_axes():
@@ -167,20 +169,20 @@ def test_breakpoints_stop_continue():
     loss, x, w, b = small_graph()
     stepper = BackwardStepper(loss)
     assert stepper.toggle_breakpoint(w) is True
-    assert stepper.graph.classes == {node_of(w).uid: "breakpoint"}
+    assert stepper.graph.classes == {node_of(w).uid: "breakpoint"}  # nothing else at step 1
     assert stepper.continue_() is True
     assert stepper.active == node_of(w).uid
     assert "breakpoint" in stepper.panel.value
     assert stepper.continue_() is False  # none ahead: runs to the end
     assert stepper.cursor.source.finished and stepper.step == len(stepper.cursor.source.records) - 1
     assert stepper.toggle_breakpoint(w) is False
-    assert stepper.graph.classes == {}
+    assert all("breakpoint" not in names for names in stepper.graph.classes.values())
 
 
 def test_moving_the_slider_steps_like_play_does():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
-    stepper.slider.value = 4  # what Play does in the browser, through jslink
+    stepper.slider.value = 5  # what Play does in the browser, through jslink: "Step 5"
     assert stepper.step == 4 and stepper.record.name == "MulBackward0"
     assert stepper.active == stepper.record.node
 

@@ -53,10 +53,12 @@ def collapse_text(c: CollapseInfo) -> str:
     return f"collapse-sum {c.from_shape} → {c.to_shape}: summed axes {c.axes}"
 
 
-def step_html(record: StepRecord, total: int, finished: bool, note: str = "") -> str:
-    """The panel of the active step: op, rule, gradient in, gradients out, leaf update."""
-    of = f"{total}" if finished else f"~{total}"  # exact once the pass has finished
-    title = f"Step {record.index} of {of}: <b>{html.escape(record.name)}</b> {record.node}"
+def step_html(record: StepRecord, total: int, note: str = "") -> str:
+    """The panel of the active step: op, rule, gradient in, gradients out, leaf update.
+
+    Steps are counted from 1: "Step 1 of 7" is the root's, "Step 7 of 7" the last.
+    """
+    title = f"Step {record.index + 1} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
     for nr, grad in enumerate(record.grads_in):
@@ -110,7 +112,10 @@ STYLE = """
 .wb-title { font-weight: 600; margin: 4px 0; }
 .wb-table th { text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; }
 .wb-table td { vertical-align: top; }
-.wb-array { margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px; }
+.wb-array {
+  margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px;
+  white-space: pre; word-break: normal; overflow-wrap: normal; overflow-x: auto;
+}
 .wb-collapse { color: #8a4b00; font-size: 12px; }
 .wb-note { color: #555; font-style: italic; }
 .wb-message { border: 1px solid #d9a400; background: #fff7d6; padding: 8px; }

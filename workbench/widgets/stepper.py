@@ -7,7 +7,14 @@ edge, any collapse-sum and a leaf's ``.grad`` before and after.
 
 In live mode (given the loss) the stepper owns the engine's own step generator,
 ``make_backward_task(loss).steps()``: clicking Next runs the next node for real.
-Records of steps already run are kept, so Prev and the slider are lookups.
+Records of steps already run are kept, so Prev and the slider are lookups, and every
+move puts each ``.grad`` back to its value at the step on show (time travel: the
+panel and ``x.grad`` printed in a later cell agree).
+
+Steps are counted from 1 as the learner reads them, "Step k of N", with N known
+before the first step (every node of the graph runs once). The picture writes the
+gradient that just moved on its edge, lights a collapse-sum when it sums, and fills
+a leaf in once its ``.grad`` arrives (see :mod:`.step_marks`).
 """
 
 from __future__ import annotations
@@ -19,8 +26,12 @@ from ..tensor import Tensor
 from .closing import ClosingBox
 from .graphview import GraphView, Picture, draw
 from .panel import STYLE, inspect_html, message_html, step_html
+from .step_marks import StepMarks
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
+
+PICKER_SIZE = 40  # the node picker lists at most this many nodes; the filter finds the rest
+FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -51,6 +62,10 @@ def source_for(target, retain_graph: bool = False, gradient=None) -> StepSource:
     )
 
 
+def _wrapping_row(children: list) -> widgets.HBox:
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
+
+
 class BackwardStepper(ClosingBox):
     """Step through ``loss.backward()`` (or a saved Trace) node by node.
 
@@ -59,6 +74,9 @@ class BackwardStepper(ClosingBox):
     :meth:`inspect`. ``retain_graph=True`` keeps saved tensors after their node ran;
     ``gradient`` is ȳ for a loss that is not one number, as in ``loss.backward(gradient)``.
     ``close()`` closes every part of it and lets go of the loss and its graph.
+
+    ``step`` is the 0-based index of the step on show; the learner reads it as
+    "Step ``step + 1`` of N", and the slider shows that number too.
     """
 
     def __init__(
@@ -68,6 +86,8 @@ class BackwardStepper(ClosingBox):
         self.retain_graph = retain_graph
         self.cursor: StepCursor | None = None
         self.picture: Picture | None = None
+        self.marks: StepMarks | None = None
+        self.order: list = []  # node id per step, predicted before step 0, then as run
         self.error: str | None = None
         self._syncing = False
         self.message = widgets.HTML()
@@ -83,8 +103,12 @@ class BackwardStepper(ClosingBox):
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
+        self.order = self._predicted_order()
+        self.marks = StepMarks(self.picture, self.order)
         self._fill_node_picker()
         self._observe(self.graph, self._on_select, names="selected")
+        self._observe(self.node_filter, lambda change: self._fill_node_picker(change["new"]))
+        self._show_order()
         self._show()
 
     # ----------------------------------------------------------- layout
@@ -92,10 +116,23 @@ class BackwardStepper(ClosingBox):
         self.prev_button = widgets.Button(description="◀ Prev", tooltip="show the previous step")
         self.next_button = widgets.Button(description="Next ▶", tooltip="run the next node")
         self.reset_button = widgets.Button(description="⟲ Reset", tooltip="back to step 0")
-        self.play = widgets.Play(min=0, max=0, interval=interval_ms, description="play")
-        self.slider = widgets.IntSlider(min=0, max=0, description="step")
+        self.over_button = widgets.Button(
+            description="Step over ⤼", tooltip="run every step inside the lit folded box"
+        )
+        self.play = widgets.Play(min=1, max=1, interval=interval_ms, description="play")
+        self.speed = widgets.IntSlider(
+            value=max(interval_ms, FASTEST_MS),
+            min=FASTEST_MS,
+            max=2000,
+            step=25,
+            description="ms/step",
+            tooltip="Play's pace: 50 ms/step is 20 steps a second",
+        )
+        self.slider = widgets.IntSlider(min=1, max=1, description="step")
         self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
         self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
+        self._keep(widgets.jslink((self.speed, "value"), (self.play, "interval")))
+        self.node_filter = widgets.Text(placeholder="find a node: name or id", description="find")
         self.node_picker = widgets.Dropdown(description="node")
         self.run_to_button = widgets.Button(description="Run to node")
         self.breakpoint_button = widgets.Button(description="Toggle breakpoint")
@@ -103,30 +140,47 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.prev_button, lambda _: self.prev())
         self._on_click(self.next_button, lambda _: self.next())
         self._on_click(self.reset_button, lambda _: self.reset())
+        self._on_click(self.over_button, lambda _: self.step_over())
         self._on_click(self.run_to_button, lambda _: self.run_to(self.node_picker.value))
         self._on_click(
             self.breakpoint_button, lambda _: self.toggle_breakpoint(self.node_picker.value)
         )
         self._on_click(self.continue_button, lambda _: self.continue_())
         self._observe(self.slider, self._on_slider)
-        row1 = [self.prev_button, self.next_button, self.reset_button, self.play, self.slider]
-        row2 = [self.node_picker, self.run_to_button, self.breakpoint_button]
+        row1 = [self.prev_button, self.next_button, self.over_button, self.reset_button]
+        row1 += [self.play, self.slider, self.speed]
+        row2 = [self.node_filter, self.node_picker, self.run_to_button, self.breakpoint_button]
         self.children = [
             widgets.HTML(STYLE),
             self.message,
-            widgets.HBox(row1),
-            widgets.HBox([*row2, self.continue_button]),
+            _wrapping_row(row1),
+            _wrapping_row([*row2, self.continue_button]),
             widgets.HBox([self.graph, self.panel]),
             self.inspector,
         ]
 
-    def _fill_node_picker(self) -> None:
-        """All nodes, in the order their steps run; the first one picked."""
+    def _predicted_order(self) -> list:
+        """Node ids in the order their steps run: as the picture predicts it, then any others."""
         nodes = self.cursor.source.nodes
         ordered = [uid for uid in self.picture.order if uid in nodes]
-        ordered += [uid for uid in nodes if uid not in ordered]
-        self.node_picker.options = [(nodes[uid].label, uid) for uid in ordered]
-        self.node_picker.value = ordered[0]
+        return ordered + [uid for uid in nodes if uid not in set(ordered)]
+
+    def _fill_node_picker(self, query: str = "") -> None:
+        """The nodes whose label contains ``query`` (all when empty), in step order.
+
+        At most ``PICKER_SIZE`` are listed: on a 2,000-node graph the filter box finds
+        the others. The node picked stays picked while it matches.
+        """
+        nodes = self.cursor.source.nodes
+        words = query.lower().split()
+        found = [uid for uid in self.order if all(w in nodes[uid].label.lower() for w in words)]
+        shown = found[:PICKER_SIZE]
+        keep = self.node_picker.value if self.node_picker.value in shown else None
+        self.node_picker.options = [(nodes[uid].label, uid) for uid in shown]
+        if shown:
+            self.node_picker.value = keep or shown[0]
+        more = len(found) - len(shown)
+        self.node_filter.description = f"find (+{more})" if more else "find"
 
     def _fail(self, err: Exception) -> None:
         self.error = str(err)
@@ -139,8 +193,11 @@ class BackwardStepper(ClosingBox):
             self.prev_button,
             self.next_button,
             self.reset_button,
+            self.over_button,
             self.play,
             self.slider,
+            self.speed,
+            self.node_filter,
             self.node_picker,
             self.run_to_button,
             self.breakpoint_button,
@@ -151,6 +208,7 @@ class BackwardStepper(ClosingBox):
         """Drop the cursor: it holds the engine's paused pass, and so the whole graph."""
         self.cursor = None
         self.picture = None
+        self.marks = None
 
     # ----------------------------------------------------------- state
     @property
@@ -177,8 +235,18 @@ class BackwardStepper(ClosingBox):
         return self._move(lambda c: c.prev())
 
     def reset(self) -> None:
-        """Show step 0 again (nodes already run stay run: .grad keeps its values)."""
+        """Show the first step again; every ``.grad`` goes back to its value then."""
         self._move(lambda c: c.reset())
+
+    def step_over(self) -> bool:
+        """Run every step inside the folded box that is lit; stop at the first step after it.
+
+        On a vertex of its own this is :meth:`next`.
+        """
+        if self.cursor is None:
+            return False
+        box = self.picture.vertex_of(self.active)
+        return self._move(lambda c: c.run_until(lambda r: self.picture.vertex_of(r.node) != box))
 
     def go(self, index: int) -> bool:
         """Show step ``index``, running the engine up to it in live mode."""
@@ -197,8 +265,7 @@ class BackwardStepper(ClosingBox):
         if self.cursor is None:
             return False
         is_set = self.cursor.toggle_breakpoint(self.node_id(node))
-        marks = sorted(self.cursor.breakpoints)
-        self.graph.classes = {self.picture.vertex_of(uid): "breakpoint" for uid in marks}
+        self._show()
         return is_set
 
     def _move(self, action) -> bool:
@@ -216,25 +283,44 @@ class BackwardStepper(ClosingBox):
     def _on_slider(self, change) -> None:
         if self._syncing or self.cursor is None:
             return
-        if not self.cursor.go(change["new"]):
+        if not self.cursor.go(change["new"] - 1):
             self.cursor.note = "The backward pass ended before that step."
         self._show()
 
     # ----------------------------------------------------------- display
+    def _show_order(self) -> None:
+        """Send the lit vertex of every step to the browser (slot 0 unused: steps count from 1).
+
+        Sent once, and again only if a step ran another node than predicted, so Play
+        can move the highlight in the browser without the kernel.
+        """
+        self.graph.step_nodes = ["", *(self.picture.vertex_of(uid) for uid in self.order)]
+
+    def _check_order(self) -> None:
+        records = self.cursor.source.records
+        ran = [r.node for r in records]
+        if self.order[: len(ran)] != ran:
+            self.order = ran + [uid for uid in self.order if uid not in set(ran)]
+            self.marks = StepMarks(self.picture, self.order)
+            self._show_order()
+
     def _show(self) -> None:
         cursor = self.cursor
         source = cursor.source
-        last = max(cursor.last, cursor.position)
+        total = source.expected_steps
+        records = source.records
+        self._check_order()
         self._syncing = True
         try:
-            self.slider.max = self.play.max = last
-            self.slider.value = cursor.position
-            self.graph.step_nodes = [self.picture.vertex_of(r.node) for r in source.records]
-            self.graph.step = cursor.position
+            self.slider.max = self.play.max = total
+            self.slider.value = cursor.position + 1
+            self.graph.step = cursor.position + 1
+            self.graph.classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
+            self.graph.captions = self.marks.captions(records, cursor.position)
         finally:
             self._syncing = False
-        self.panel.value = step_html(cursor.record, last + 1, source.finished, cursor.note)
-        self.next_button.disabled = source.finished and cursor.position == last
+        self.panel.value = step_html(cursor.record, total, cursor.note)
+        self.next_button.disabled = source.finished and cursor.position == len(records) - 1
         self.prev_button.disabled = cursor.position == 0
         if self.graph.selected:
             self._on_select({"new": self.graph.selected})
