@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from tests.helpers import dot_vertices
 from workbench.utils.checkpoint import checkpoint
 from workbench.widgets import CheckpointExplorer
 from workbench.widgets.checkpoint_explorer import TanhMLP
@@ -66,7 +67,7 @@ def test_one_segment_checkpoints_nothing(explorer):
     assert result.checkpointed.memory.peak_bytes == result.plain.memory.peak_bytes
     assert result.ratio == 1.0
     assert result.recomputed_vertices == ()
-    assert "recomputed" not in result.svg
+    assert "recomputed" not in result.dot
 
 
 @pytest.mark.parametrize("segments", [2, 4, 8])
@@ -128,18 +129,17 @@ def test_memory_timeline_has_both_series(explorer):
     assert len(ckpt.held()) > len(plain.held())  # the reruns save (and free) again
 
 
-def test_graph_svg_marks_the_recomputed_layers(explorer):
+def test_graph_marks_the_recomputed_layers(explorer):
     explorer.slider.value = 4
     result = explorer.result
     recomputed = {f"scope:layer {i}" for i in range(12)}  # 3 checkpointed segments of 4
     assert set(result.recomputed_vertices) == recomputed
+    vertices = dot_vertices(result.dot)
     for i in range(LAYERS):
-        tag = f'<g id="scope:layer {i}" class="node fold'
-        assert tag in result.svg
-        marked = f'<g id="scope:layer {i}" class="node fold recomputed"' in result.svg
-        assert marked == (i < 12), i
-    assert "↻ 3 recomputed nodes" in result.svg
-    assert explorer.graph.svg == result.svg
+        assert vertices[f"scope:layer {i}"][0] == "fold"
+        assert ("recomputed" in vertices[f"scope:layer {i}"]) == (i < 12), i
+    assert "↻ 3 recomputed nodes" in result.dot
+    assert explorer.graph.dot == result.dot
     assert explorer.graph.classes == {vid: "recomputed" for vid in recomputed}
 
 
@@ -176,7 +176,7 @@ def test_bad_input_shows_a_message_not_a_traceback(kwargs, words):
     assert explorer.result is None
     assert words in explorer.error
     assert "wb-message" in explorer.readout.value
-    assert bytes(explorer.image.value) == b"" and explorer.graph.svg == ""
+    assert bytes(explorer.image.value) == b"" and explorer.graph.dot == ""
 
 
 def test_typing_a_bad_depth_shows_a_message_and_a_good_one_recovers():

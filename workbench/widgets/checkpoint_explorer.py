@@ -124,8 +124,8 @@ class CheckpointComparison:
     layers: int
     plain: StepRun
     checkpointed: StepRun
-    svg: str  # the checkpointed run's backward graph
-    recomputed_vertices: tuple  # ids of the SVG vertices marked recomputed
+    dot: str  # the checkpointed run's backward graph (laid out in the browser)
+    recomputed_vertices: tuple  # ids of the vertices marked recomputed
 
     @property
     def ratio(self) -> float:
@@ -155,8 +155,8 @@ def compare_checkpointing(mlp: TanhMLP, segments: int) -> CheckpointComparison:
     """Run the step plainly and in ``segments`` checkpointed segments; draw the latter."""
     plain, _ = run_step(mlp, 1)
     checkpointed, loss = run_step(mlp, segments)
-    svg, marked = _draw(loss, len(mlp.layers))
-    return CheckpointComparison(segments, len(mlp.layers), plain, checkpointed, svg, marked)
+    dot, marked = _draw(loss, len(mlp.layers))
+    return CheckpointComparison(segments, len(mlp.layers), plain, checkpointed, dot, marked)
 
 
 def _draw(loss: Tensor, layers: int) -> tuple[str, tuple]:
@@ -169,7 +169,7 @@ def _draw(loss: Tensor, layers: int) -> tuple[str, tuple]:
 
     graph = viz.draw(loss, fold_limit=layers + 8)
     marked = tuple(v.id for v in graph.model.vertices.values() if RECOMPUTED in v.classes)
-    return graph.svg(), marked
+    return graph.dot, marked
 
 
 def check_settings(segments: int, layers: int, width: int, batch: int) -> None:
@@ -245,7 +245,7 @@ class CheckpointExplorer(ClosingBox):
         self.error = None
         self.readout.value = comparison_html(self.result)
         self.image.value = figure_png(comparison_figure(self.result, self.sweep))
-        self.graph.svg = self.result.svg
+        self.graph.dot = self.result.dot
         self.graph.classes = {vid: RECOMPUTED for vid in self.result.recomputed_vertices}
 
     def _new_model(self) -> None:
@@ -278,7 +278,7 @@ class CheckpointExplorer(ClosingBox):
         self.result = None
         self.readout.value = message_html(text)
         self.image.value = b""
-        self.graph.svg = ""
+        self.graph.dot = ""
         self.graph.classes = {}
 
 

@@ -1,8 +1,12 @@
-"""An SVG graph you can click: the picture laid out once, highlights moved in the browser.
+"""A graph you can click: DOT laid out in the browser, highlights moved in the browser.
 
-The SVG comes from ``wb.viz`` (Graphviz), whose ``<g>`` elements carry the stable
-node ids (``n5``). This widget never re-lays the graph out to move the highlight:
-it only toggles CSS classes on those ``<g>`` elements.
+The kernel sends DOT text (from ``wb.viz``); the page lays it out with Graphviz
+compiled to WebAssembly (:mod:`.graphviz_asset`), in a Web Worker, so neither the
+kernel nor the page waits on a big graph: the picture says "laying out…" until the
+SVG comes back, and a layout still running after ``LAYOUT_LIMIT_S`` is stopped with
+a message. The SVG's ``<g>`` elements carry the stable node ids (``n5``) and the
+classes written in the DOT. Moving the highlight never lays the graph out again: it
+only toggles CSS classes on those ``<g>`` elements.
 
 - ``step`` and ``step_nodes`` pick the ``active`` node in the browser itself, so a
   Play widget linked to ``step`` (jslink) animates the graph without the kernel.
@@ -19,11 +23,99 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import anywidget
+import ipywidgets as widgets
 import traitlets
 
 from .closing import close_held
+from .graphviz_asset import GraphvizAsset, shared_asset
+
+LAYOUT_LIMIT_S = 60
 
 _ESM = r"""
+const LAYOUT_LIMIT_MS = __LAYOUT_LIMIT_MS__;
+
+// The Web Worker's own code, run after the Graphviz script (which defines self.Viz).
+const WORKER = `
+let graphviz = null;
+self.onmessage = async (event) => {
+  const started = performance.now();
+  try {
+    graphviz = graphviz || await Viz.instance();
+    const result = graphviz.render(event.data, { format: "svg" });
+    if (result.status !== "success") {
+      const errors = result.errors.filter((e) => e.level === "error").map((e) => e.message);
+      throw new Error(errors.join("; ") || "Graphviz could not lay this graph out");
+    }
+    self.postMessage({ svg: result.output, ms: performance.now() - started });
+  } catch (err) {
+    self.postMessage({ error: String((err && err.message) || err) });
+  }
+};
+`;
+
+// One worker per page and Graphviz version, shared by every picture; one layout at a time.
+class Layouts {
+  constructor(source) {
+    const script = new Blob([source, WORKER], { type: "text/javascript" });
+    this.url = URL.createObjectURL(script);
+    this.worker = null;
+    this.tail = Promise.resolve();
+    this.done = new Map(); // DOT text -> { svg, ms }: a view shown again is not laid out again
+  }
+
+  layout(dot) {
+    const run = () => this.done.get(dot) || this.run(dot);
+    const job = this.tail.then(run, run);
+    this.tail = job.catch(() => {});
+    return job;
+  }
+
+  run(dot) {
+    return new Promise((resolve, reject) => {
+      const worker = (this.worker ||= new Worker(this.url));
+      const stop = (error) => {
+        clearTimeout(timer);
+        worker.terminate(); // the next layout starts a fresh worker
+        this.worker = null;
+        reject(error);
+      };
+      const timer = setTimeout(() => {
+        const seconds = LAYOUT_LIMIT_MS / 1000;
+        stop(new Error(`it took longer than ${seconds} s, so it was stopped. ` +
+          "Fold the graph more: wb.viz.draw(..., fold_limit=50)."));
+      }, LAYOUT_LIMIT_MS);
+      worker.onmessage = ({ data }) => {
+        clearTimeout(timer);
+        if (data.error) return reject(new Error(data.error));
+        this.remember(dot, data);
+        resolve(data);
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        stop(new Error(event.message || "the layout worker failed to start"));
+      };
+      worker.postMessage(dot);
+    });
+  }
+
+  remember(dot, result) {
+    this.done.set(dot, result);
+    if (this.done.size > 32) this.done.delete(this.done.keys().next().value);
+  }
+}
+
+const SHARED = (globalThis.__workbenchGraphviz ||= new Map()); // version -> Layouts
+
+async function layoutsFor(model) {
+  const ref = model.get("_graphviz");
+  if (!ref) throw new Error("the kernel sent no Graphviz script");
+  const id = String(ref).replace(/^IPY_MODEL_/, "");
+  const asset = await model.widget_manager.get_model(id);
+  const version = asset.get("version");
+  if (!SHARED.has(version)) SHARED.set(version, new Layouts(asset.get("source")));
+  return SHARED.get(version);
+}
+
 function nodeOf(target) {
   const g = target.closest("g.node");
   return g && g.id ? g.id : null;
@@ -118,50 +210,70 @@ function zoomBar(model, box) {
 }
 
 function render({ model, el }) {
-  el.appendChild(zoomBar(model, el));
+  const status = document.createElement("div");
+  status.className = "wb-graph-status";
   const box = document.createElement("div");
   box.className = "wb-graph";
-  el.appendChild(box);
-  let extraClasses = [];  // [element, class] added from `classes`, removed on the next mark
+  el.append(zoomBar(model, box), status, box);
+  let ticket = 0; // the latest paint; an older layout arriving late is dropped
+
+  function at(id) {
+    return box.querySelector(`g[id="${CSS.escape(id)}"]`);
+  }
 
   function mark() {
+    const byId = {}; // one lookup table per mark: step_nodes may list thousands of steps
     for (const g of box.querySelectorAll("g.node")) {
-      g.classList.remove("active", "selected", "breakpoint", "new", "done");
+      g.setAttribute("class", g.dataset.base);
+      byId[g.id] = g;
     }
-    for (const [g, name] of extraClasses) g.classList.remove(name);
-    extraClasses = [];
-    const byId = {};
-    for (const g of box.querySelectorAll("g.node")) byId[g.id] = g;
     const extra = model.get("classes") || {};
     for (const [id, names] of Object.entries(extra)) {
       const g = byId[id];
-      if (!g) continue;
-      for (const name of names.split(" ").filter(Boolean)) {
-        if (!g.classList.contains(name)) extraClasses.push([g, name]);
-        g.classList.add(name);
-      }
+      if (g) for (const name of names.split(" ").filter(Boolean)) g.classList.add(name);
     }
     const selected = model.get("selected");
     if (selected) byId[selected]?.classList.add("selected");
     const order = model.get("step_nodes") || [];
     const step = model.get("step");
-    for (const id of new Set(order.slice(0, Math.max(step, 0)))) {
-      byId[id]?.classList.add("done");
-    }
+    for (const id of new Set(order.slice(0, Math.max(step, 0)))) byId[id]?.classList.add("done");
     const active = order[step];
     if (active) {
-      const g = byId[active];
-      g?.classList.remove("done");
-      g?.classList.add("active");
+      byId[active]?.classList.remove("done");
+      byId[active]?.classList.add("active");
     }
     box.dataset.active = active || "";
   }
 
-  function paint() {
-    box.innerHTML = model.get("svg");
-    applyZoom(box, model.get("zoom"));
-    mark();
-    caption(box, model.get("captions"));
+  function say(text, state) {
+    status.textContent = text;
+    status.hidden = !text;
+    box.dataset.layout = state;
+  }
+
+  async function paint() {
+    const mine = ++ticket;
+    const dot = model.get("dot");
+    if (!dot) {
+      box.replaceChildren();
+      return say("", "empty");
+    }
+    say("laying out…", "pending");
+    try {
+      const { svg, ms } = await (await layoutsFor(model)).layout(dot);
+      if (mine !== ticket) return;
+      box.innerHTML = svg;
+      for (const g of box.querySelectorAll("g.node")) g.dataset.base = g.getAttribute("class");
+      box.dataset.layoutMs = Math.round(ms);
+      say("", "done");
+      applyZoom(box, model.get("zoom"));
+      mark();
+      caption(box, model.get("captions"));
+    } catch (err) {
+      if (mine !== ticket) return;
+      box.replaceChildren();
+      say(`Could not lay the graph out in the browser: ${err.message || err}`, "failed");
+    }
   }
 
   box.addEventListener("click", (event) => {
@@ -171,21 +283,26 @@ function render({ model, el }) {
     model.save_changes();
     mark();
   });
-  model.on("change:svg", paint);
+  model.on("change:dot", paint);
   for (const name of ["step", "step_nodes", "classes", "selected"]) {
     model.on(`change:${name}`, mark);
   }
   model.on("change:captions", () => caption(box, model.get("captions")));
   model.on("change:zoom", () => applyZoom(box, model.get("zoom")));
   paint();
+  return () => {
+    ticket += 1;
+  };
 }
 
 export default { render };
-"""
+""".replace("__LAYOUT_LIMIT_MS__", str(LAYOUT_LIMIT_S * 1000))
 
 _CSS = """
 .wb-graph { overflow: auto; max-height: 800px; border: 1px solid #e0e0e0; }
 .wb-graph svg { max-width: none; }
+.wb-graph-status { color: #666; font-style: italic; padding: 2px 0; }
+.wb-graph[data-layout="pending"] svg { opacity: 0.5; }
 .wb-zoom button { font-size: 12px; min-width: 2.2em; margin-right: 2px; }
 .wb-graph .wb-caption { font: 10px Helvetica, Arial, sans-serif; fill: #b23c17; }
 .wb-graph g.edge.flowing path { stroke: #d62728; stroke-width: 2.5px; }
@@ -212,9 +329,12 @@ _CSS = """
 
 @dataclass
 class Picture:
-    """A laid-out graph: its SVG and, per SVG vertex, the engine node ids it stands for."""
+    """A graph to lay out: its DOT text and, per vertex, the engine node ids it stands for.
 
-    svg: str
+    All of it comes from ``wb.viz``'s model; nothing here runs Graphviz.
+    """
+
+    dot: str
     members: dict  # vertex id -> tuple of node ids (a folded box stands for many)
     kinds: dict  # vertex id -> what it draws: backward, accumulate, saved, fold, ...
     order: list  # backward node ids in the order their steps run (as wb.viz predicts it)
@@ -237,28 +357,36 @@ class Picture:
 
 
 def draw(target, kind: str = "backward") -> Picture:
-    """Lay ``target`` (a Tensor or a Trace) out once with ``wb.viz`` (Graphviz)."""
+    """The picture of ``target`` (a Tensor or a Trace) from ``wb.viz``'s model: DOT, no layout."""
     from .. import viz
 
     graph = viz.draw(target, kind=kind)
     vertices = graph.model.vertices.values()
     members = {v.id: tuple(v.members) for v in vertices}
-    return Picture(graph.svg(), members, {v.id: v.kind for v in vertices}, list(graph.order))
+    return Picture(graph.dot, members, {v.id: v.kind for v in vertices}, list(graph.order))
 
 
 class GraphView(anywidget.AnyWidget):
-    """An SVG of a graph whose nodes can be highlighted and clicked."""
+    """A graph given as DOT text, laid out in the browser; its nodes light up and click."""
 
     _esm = _ESM
     _css = _CSS
 
-    svg = traitlets.Unicode("").tag(sync=True)
+    dot = traitlets.Unicode("").tag(sync=True)
     step_nodes = traitlets.List(traitlets.Unicode()).tag(sync=True)
     step = traitlets.Int(0).tag(sync=True)
     classes = traitlets.Dict().tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     captions = traitlets.Dict().tag(sync=True)
     zoom = traitlets.Float(1.0).tag(sync=True)
+    # The Graphviz script, shared by every picture (sent to the page once per kernel).
+    _graphviz = traitlets.Instance(GraphvizAsset, allow_none=True).tag(
+        sync=True, **widgets.widget_serialization
+    )
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("_graphviz", shared_asset())
+        super().__init__(**kwargs)
 
     @property
     def active(self) -> str:
@@ -267,6 +395,9 @@ class GraphView(anywidget.AnyWidget):
         return nodes[self.step] if 0 <= self.step < len(nodes) else ""
 
     def close(self) -> None:
-        """Close the picture and its Layout (ipywidgets' ``close()`` leaves the Layout open)."""
+        """Close the picture and its Layout (ipywidgets' ``close()`` leaves the Layout open).
+
+        The shared Graphviz script stays open for the other pictures.
+        """
         close_held(self)
         super().close()

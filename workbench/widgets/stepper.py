@@ -1,7 +1,7 @@
 """BackwardStepper: scrub through a real backward pass, one node at a time.
 
-The graph is laid out once. Each step highlights the node that just ran (class
-``active`` on its SVG ``<g>``) and the panel shows what it did: the op, its rule's
+The graph is laid out once, in the browser. Each step highlights the node that just
+ran (class ``active`` on its SVG ``<g>``) and the panel shows what it did: the op, its rule's
 Forward/Backward text, the gradient that came in, the gradient sent along each
 edge, any collapse-sum and a leaf's ``.grad`` before and after.
 
@@ -99,7 +99,7 @@ class BackwardStepper(ClosingBox):
             source = source_for(target, retain_graph, gradient)
             self.picture = draw(target, kind="backward")  # before any node runs and frees
             self.cursor = StepCursor(source)  # runs step 0
-            self.graph.svg = self.picture.svg
+            self.graph.dot = self.picture.dot
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
