@@ -206,3 +206,16 @@ def test_the_node_picker_lists_a_few_and_the_filter_finds_the_rest():
     stepper.run_to_button.click()
     assert stepper.active == node_of(x).uid
     assert stepper.step == stepper.cursor.source.expected_steps - 1
+
+
+def test_a_big_graph_labels_shapes_not_values_and_says_so():
+    x = wb.tensor([0.5, 0.25], requires_grad=True, name="x")
+    y = x
+    for _ in range(700):
+        y = y * 1.001
+    model = wb.viz.build_model(y.sum(), "backward")
+    leaf = model.vertices[node_of(x).uid]
+    assert leaf.lines == ["AccumulateGrad", f"x ({x.uid})", "(2,) float32"]
+    assert any("labels show shapes, not values" in note for note in model.notes)
+    small = wb.viz.build_model((x * 2).sum(), "backward")
+    assert "[0.5 , 0.25]" in small.vertices[node_of(x).uid].lines

@@ -121,6 +121,12 @@ def _numpy(t: Tensor | None):
 
 
 # --------------------------------------------------------------- backward
+# Above this many nodes the labels leave values out (shapes and dtypes stay): such a
+# picture is folded, so few labels are ever read, and formatting thousands of small
+# arrays would take seconds.
+VALUES_NODE_LIMIT = 600
+
+
 def backward_model(roots: list) -> GraphModel:
     """The backward graph: grad_fn nodes with their formulas, saved tensors, leaves."""
     edges = root_edges(roots)
@@ -129,12 +135,15 @@ def backward_model(roots: list) -> GraphModel:
     assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("backward", title="backward graph")
+    values = len(nodes) <= VALUES_NODE_LIMIT
+    if not values:
+        model.notes.append(f"- {len(nodes)} nodes: labels show shapes, not values")
     for tensor, node in edges:
         _root_vertex(model, tensor, node)
     for node in nodes:
-        _node_vertex(model, node)
+        _node_vertex(model, node, values)
         if isinstance(node, OpNode):
-            _saved_vertices(model, node)
+            _saved_vertices(model, node, values)
         _node_edges(model, node, shapes)
     model.order = [n.uid for n in engine_order(root_nodes, nodes)]
     return model
@@ -146,12 +155,12 @@ def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:
     model.connect(tensor.uid, node.uid, "1" if tensor.ndim == 0 else "ȳ")
 
 
-def _node_vertex(model: GraphModel, node: Node) -> None:
+def _node_vertex(model: GraphModel, node: Node, values: bool = True) -> None:
     if isinstance(node, AccumulateGrad):
         leaf = node.variable
-        grad = _numpy(leaf._grad)
+        data, grad = (_numpy(leaf), _numpy(leaf._grad)) if values else (None, None)
         lines = ["AccumulateGrad"]
-        lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, _numpy(leaf), grad)
+        lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
         model.add(Vertex(node.uid, "accumulate", lines, members=(node.uid,), tooltip=node.uid))
         return
     lines = [node.name(), *formula_lines(node.formula)]
@@ -177,14 +186,14 @@ def scope_of(node: Node) -> tuple:
     return tuple(node.metadata.get("scope") or ())
 
 
-def _saved_vertices(model: GraphModel, node: OpNode) -> None:
+def _saved_vertices(model: GraphModel, node: OpNode, values: bool = True) -> None:
     """One box per tensor the node saved for its rule (greyed once freed)."""
     slots = [(name, s) for name, s in zip(node.op.input_names, node.inputs)]
     if node.saved_out is not None:
         slots.append(("out", node.saved_out))
     for slot, saved in slots:
         if type(saved) is SavedTensor:
-            lines = [f"saved {slot}", *_saved_text(node, slot, saved)]
+            lines = [f"saved {slot}", *_saved_text(node, saved, values)]
         elif saved is FREED:
             lines = [f"saved {slot}", "(freed)"]
         else:
@@ -194,14 +203,15 @@ def _saved_vertices(model: GraphModel, node: OpNode) -> None:
         model.connect(node.uid, vid, kind="saved")
 
 
-def _saved_text(node: OpNode, slot: str, saved: SavedTensor) -> list:
+def _saved_text(node: OpNode, saved: SavedTensor, values: bool) -> list:
     if saved.tensor is not None:
         t = saved.tensor
-        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t))[0:3]
+        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
     if saved.array is not None:
         out = node.output()
         tid = out.uid if out is not None else f"{node.uid}.out"
-        return tensor_lines(tid, None, saved.array.shape, saved.array.dtype, saved.array)
+        array = saved.array
+        return tensor_lines(tid, None, array.shape, array.dtype, array if values else None)
     return ["(packed by a saved_tensors_hooks pack hook)"]
 
 

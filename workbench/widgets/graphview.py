@@ -20,7 +20,7 @@ only toggles CSS classes on those ``<g>`` elements.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anywidget
 import ipywidgets as widgets
@@ -338,15 +338,26 @@ class Picture:
     members: dict  # vertex id -> tuple of node ids (a folded box stands for many)
     kinds: dict  # vertex id -> what it draws: backward, accumulate, saved, fold, ...
     order: list  # backward node ids in the order their steps run (as wb.viz predicts it)
+    _box_of: dict | None = field(default=None, repr=False)  # see _boxes()
 
     def vertex_of(self, node_id: str) -> str:
         """The vertex that lights up for ``node_id``: its own, else the box it was folded into."""
         if node_id in self.members:
             return node_id
-        for vid, members in self.members.items():
-            if node_id in members and self.kinds[vid] not in ("saved", "collapse", "root"):
-                return vid
-        return node_id
+        return self._boxes().get(node_id, node_id)
+
+    def _boxes(self) -> dict:
+        """``node id -> the first box holding it`` (not a saved tensor, collapse or root),
+        worked out once: a 2,000-node graph asks for every node at every step."""
+        boxes = self._box_of
+        if boxes is None:
+            boxes = {}
+            for vid, members in self.members.items():
+                if self.kinds[vid] not in ("saved", "collapse", "root"):
+                    for node_id in members:
+                        boxes.setdefault(node_id, vid)
+            self._box_of = boxes
+        return boxes
 
     def node_of(self, vertex_id: str) -> str | None:
         """The engine node a clicked vertex is about (a saved tensor: the node that saved it)."""

@@ -47,10 +47,25 @@ class StepMarks:
     picture: Picture
     order: list  # predicted node id per step
     steps_of: dict = field(default_factory=dict)  # vertex id -> step indices inside it
+    leaf_steps: list = field(default_factory=list)  # steps that filled a leaf drawn on its own
+    leaf_records: list = field(default_factory=list)  # ... and their records
+    seen: int = 0  # how many records have been looked at for leaves
 
     def __post_init__(self) -> None:
         for index, node in enumerate(self.order):
             self.steps_of.setdefault(self.picture.vertex_of(node), []).append(index)
+
+    def filled_leaves(self, records: list, position: int) -> list:
+        """Records of the steps up to ``position`` that filled a leaf with a vertex of its own.
+
+        A leaf folded into a box is left out: the box stands for many nodes.
+        """
+        for record in records[self.seen :]:
+            if record.leaf is not None and self.picture.vertex_of(record.node) == record.node:
+                self.leaf_steps.append(record.index)
+                self.leaf_records.append(record)
+        self.seen = len(records)
+        return self.leaf_records[: bisect.bisect_right(self.leaf_steps, position)]
 
     def classes(self, records: list, position: int, breakpoints) -> dict:
         """``vertex id -> "class names"`` for the step ``position`` of ``records``."""
@@ -64,11 +79,10 @@ class StepMarks:
         record = records[position]
         for vid in self.collapse_vertices(record):
             add(vid, "collapse-active")
-        for index in range(position + 1):
-            if records[index].leaf is not None:
-                add(self.picture.vertex_of(records[index].node), "has-grad")
-        if record.leaf is not None:
-            add(self.picture.vertex_of(record.node), "grad-filled")
+        for filled in self.filled_leaves(records, position):
+            add(filled.node, "has-grad")
+        if record.leaf is not None and record.node in marks:
+            add(record.node, "grad-filled")
         return marks
 
     def collapse_vertices(self, record: StepRecord) -> list:
@@ -100,12 +114,8 @@ class StepMarks:
                     texts[summed] = f"Σ axes {collapsed[i].axes}"
             elif head != tail:
                 texts[f"{tail}->{head}"] = text
-        for index in range(position + 1):
-            leaf = records[index].leaf
-            if leaf is not None:
-                vid = self.picture.vertex_of(records[index].node)
-                if vid == records[index].node:  # its own box, not a folded one
-                    texts[vid] = f"{leaf.name}.grad {flow_text(leaf.after)}"
+        for filled in self.filled_leaves(records, position):
+            texts[filled.node] = f"{filled.leaf.name}.grad {flow_text(filled.leaf.after)}"
         progress = self.progress(tail, position)
         if progress:
             texts[tail] = progress

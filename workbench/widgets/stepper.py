@@ -88,6 +88,7 @@ class BackwardStepper(ClosingBox):
         self.picture: Picture | None = None
         self.marks: StepMarks | None = None
         self.order: list = []  # node id per step, predicted before step 0, then as run
+        self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
         self._syncing = False
         self.message = widgets.HTML()
@@ -163,7 +164,8 @@ class BackwardStepper(ClosingBox):
         """Node ids in the order their steps run: as the picture predicts it, then any others."""
         nodes = self.cursor.source.nodes
         ordered = [uid for uid in self.picture.order if uid in nodes]
-        return ordered + [uid for uid in nodes if uid not in set(ordered)]
+        placed = set(ordered)
+        return ordered + [uid for uid in nodes if uid not in placed]
 
     def _fill_node_picker(self, query: str = "") -> None:
         """The nodes whose label contains ``query`` (all when empty), in step order.
@@ -298,11 +300,17 @@ class BackwardStepper(ClosingBox):
 
     def _check_order(self) -> None:
         records = self.cursor.source.records
+        order = self.order
+        if all(r.index < len(order) and order[r.index] == r.node for r in records[self._checked :]):
+            self._checked = len(records)
+            return
         ran = [r.node for r in records]
         if self.order[: len(ran)] != ran:
-            self.order = ran + [uid for uid in self.order if uid not in set(ran)]
+            placed = set(ran)
+            self.order = ran + [uid for uid in self.order if uid not in placed]
             self.marks = StepMarks(self.picture, self.order)
             self._show_order()
+        self._checked = len(records)
 
     def _show(self) -> None:
         cursor = self.cursor
