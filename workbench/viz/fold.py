@@ -73,6 +73,9 @@ def fold_vertex(vid: str, title: str, vertices: list) -> Vertex:
     node_ids = tuple(dict.fromkeys(m for v in vertices for m in v.members))
     lines = [title, summary_text([short_name(v) for v in vertices])]
     box = Vertex(vid, "fold", lines, members=node_ids, tooltip=", ".join(node_ids[:20]))
+    segments = {v.segment for v in vertices}
+    if len(segments) == 1:  # a box inside one checkpoint segment stays inside its frame
+        box.segment = segments.pop()
     recomputed = sum(RECOMPUTED in v.classes for v in vertices)
     if recomputed:  # keep the mark a picture of checkpointing is about
         box.classes.append(RECOMPUTED)

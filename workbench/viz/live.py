@@ -166,6 +166,7 @@ def _node_vertex(model: GraphModel, node: Node, values: bool = True) -> None:
     lines = [node.name(), *formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
     vertex = Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip)
+    vertex.segment = node.metadata.get("checkpoint", "")
     mark_recomputed(vertex, node)
     model.add(vertex)
 
@@ -277,7 +278,9 @@ def _op_vertex(model: GraphModel, node: Node) -> None:
     lines = [name]
     if isinstance(node, OpNode):
         lines += attr_lines(node.attrs)
-    model.add(Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name()))
+    vertex = Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name())
+    vertex.segment = node.metadata.get("checkpoint", "")
+    model.add(vertex)
 
 
 def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -> str:

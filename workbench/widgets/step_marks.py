@@ -9,7 +9,9 @@ edge ``"tail->head"``), so they are easy to test and cheap to recompute each cli
   naming its summed axes;
 - a leaf's AccumulateGrad gets ``has-grad`` once its ``.grad`` has been filled in this
   pass, ``grad-filled`` in the step that filled it, and a caption with its ``.grad``;
-- a folded box holding the active node shows its progress, "k of m run".
+- a folded box holding the active node shows its progress, "k of m run";
+- a node whose saved values a checkpoint recomputed (in this step or before) gets
+  ``recomputed``, so the rerun segment turns green as the pass reaches it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ class StepMarks:
     steps_of: dict = field(default_factory=dict)  # vertex id -> step indices inside it
     leaf_steps: list = field(default_factory=list)  # steps that filled a leaf drawn on its own
     leaf_records: list = field(default_factory=list)  # ... and their records
-    seen: int = 0  # how many records have been looked at for leaves
+    rerun_steps: list = field(default_factory=list)  # steps in which a checkpoint recomputed
+    rerun_vertices: list = field(default_factory=list)  # ... and the vertices it lit
+    seen: int = 0  # how many records have been looked at
 
     def __post_init__(self) -> None:
         for index, node in enumerate(self.order):
@@ -60,12 +64,24 @@ class StepMarks:
 
         A leaf folded into a box is left out: the box stands for many nodes.
         """
+        self._learn(records)
+        return self.leaf_records[: bisect.bisect_right(self.leaf_steps, position)]
+
+    def recomputed_vertices(self, records: list, position: int) -> set:
+        """Vertices of the nodes a checkpoint recomputed up to step ``position``."""
+        self._learn(records)
+        return set(self.rerun_vertices[: bisect.bisect_right(self.rerun_steps, position)])
+
+    def _learn(self, records: list) -> None:
+        """Index the records that arrived since the last call (records only grow)."""
         for record in records[self.seen :]:
             if record.leaf is not None and self.picture.vertex_of(record.node) == record.node:
                 self.leaf_steps.append(record.index)
                 self.leaf_records.append(record)
+            for node in record.recomputed:
+                self.rerun_steps.append(record.index)
+                self.rerun_vertices.append(self.picture.vertex_of(node))
         self.seen = len(records)
-        return self.leaf_records[: bisect.bisect_right(self.leaf_steps, position)]
 
     def classes(self, records: list, position: int, breakpoints) -> dict:
         """``vertex id -> "class names"`` for the step ``position`` of ``records``."""
@@ -79,6 +95,8 @@ class StepMarks:
         record = records[position]
         for vid in self.collapse_vertices(record):
             add(vid, "collapse-active")
+        for vid in sorted(self.recomputed_vertices(records, position)):
+            add(vid, "recomputed")
         for filled in self.filled_leaves(records, position):
             add(filled.node, "has-grad")
         if record.leaf is not None and record.node in marks:

@@ -82,6 +82,7 @@ class StepRecord:
     collapses: tuple[CollapseInfo, ...] = ()
     leaf: LeafUpdate | None = None
     grad_changes: tuple = ()  # (tensor id, its .grad after this step) for each .grad it changed
+    recomputed: tuple = ()  # node ids whose saved values a checkpoint recomputed in this step
 
 
 @dataclass
@@ -133,6 +134,11 @@ def describe_node(node: Node) -> NodeInfo:
         return info
     output = node.output() if isinstance(node, OpNode) else None
     info.data = to_array(output)
+    segment = node.metadata.get("checkpoint")
+    if segment and not node.metadata.get("recomputed"):
+        # unpacking now would rerun the segment before the pass reaches it
+        info.saved_note = f"checkpoint {segment}: recomputed when the backward pass reaches it"
+        return info
     if isinstance(node, OpNode):
         try:
             info.saved = {name: to_array(t) for name, t in node.saved_tensors.items()}
@@ -165,6 +171,12 @@ def record_step(step: Step, heard: list) -> StepRecord:
     changes = tuple(
         (e.tensor, to_array(e.after)) for e in heard if isinstance(e, events.GradAccumulated)
     )
+    recomputed = tuple(
+        uid
+        for e in heard
+        if isinstance(e, events.CheckpointRecompute) and e.phase == "end"
+        for uid in e.nodes
+    )
     flows = tuple(
         GradFlow(None if child is None else child.uid, _edge_label(child), to_array(g))
         for (child, _), g in zip(node.next_functions, _padded(step.grads_out, node))
@@ -180,6 +192,7 @@ def record_step(step: Step, heard: list) -> StepRecord:
         collapses=collapses,
         leaf=leaf,
         grad_changes=changes,
+        recomputed=recomputed,
     )
 
 

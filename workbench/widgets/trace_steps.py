@@ -94,6 +94,8 @@ def _record(step: TraceStep, labels: dict, names: dict) -> StepRecord:
         if e["tensor"] == r.get("leaf"):
             before, after = summary_value(e["before"]), summary_value(e["after"])
             leaf = LeafUpdate(e["tensor"], names.get(e["tensor"], e["tensor"]), before, after)
+    reruns = [e for e in step.of_kind("checkpoint_recompute") if e["phase"] == "end"]
+    recomputed = tuple(uid for e in reruns for uid in e["nodes"])
     return StepRecord(
         index=step.index,
         node=r["node"],
@@ -104,6 +106,7 @@ def _record(step: TraceStep, labels: dict, names: dict) -> StepRecord:
         grads_out=flows,
         collapses=collapses,
         leaf=leaf,
+        recomputed=recomputed,
     )
 
 
