@@ -71,7 +71,8 @@ def step_html(record: StepRecord, total: int, note: str = "") -> str:
             rows.append(_row("collapse-sum", collapse_text(c)))
     if record.recomputed:
         nodes = ", ".join(record.recomputed)
-        rows.append(_row("checkpoint", f"↻ reran its segment first: {nodes} got their saved values"))
+        text = f"↻ reran its segment first: {nodes} got their saved values"
+        rows.append(_row("checkpoint", text))
     if record.leaf is not None:
         leaf = record.leaf
         rows.append(_row(f"{html.escape(leaf.name)}.grad before", _code(leaf.before)))
