@@ -18,6 +18,7 @@ from samples import all_samples
 
 import workbench as wb
 from tests.helpers import dot_vertices
+from workbench.viz.fold import OPEN_LIMIT
 from workbench.widgets import BackwardStepper
 from workbench.widgets.panel import STYLE
 from workbench.widgets.step_marks import flow_text
@@ -219,3 +220,59 @@ def test_a_big_graph_labels_shapes_not_values_and_says_so():
     assert any("labels show shapes, not values" in note for note in model.notes)
     small = wb.viz.build_model((x * 2).sum(), "backward")
     assert "[0.5 , 0.25]" in small.vertices[node_of(x).uid].lines
+
+
+def tanh_chain(length: int = 300):
+    x = wb.tensor([0.5], requires_grad=True, name="x")
+    y = x
+    for _ in range(length):
+        y = (y * 1.001).tanh()
+    return y.sum()
+
+
+def test_a_folded_box_opens_on_click_into_parts_then_nodes_and_folds_again():
+    stepper = BackwardStepper(tanh_chain())
+    first_dot = stepper.graph.dot
+    stepper.go(100)
+    box = stepper.graph.active
+    assert stepper.picture.kinds[box] == "fold" and box != stepper.active
+    stepper.graph.selected = box  # a click on the box
+    assert box not in stepper.picture.members  # it opened
+    part = stepper.graph.active  # the innermost visible box now holding the node
+    assert stepper.picture.kinds[part] == "fold" and part.startswith("open0.part")
+    assert len(stepper.picture.members[part]) <= 2 * OPEN_LIMIT  # nodes + saved
+    assert stepper.graph.captions[part].endswith("run")
+    assert "opened" in stepper.graph.classes[part]
+    stepper.graph.selected = part  # open the part: its nodes are drawn one by one
+    assert stepper.graph.active == stepper.active
+    assert f'"{stepper.active}" [' in stepper.graph.dot
+    stepper.fold_button.click()  # nothing selected: the last opened box folds again
+    assert stepper.graph.active == part
+    stepper.close_box()
+    assert stepper.graph.active == box and stepper.graph.dot == first_dot
+    assert stepper.fold_button.disabled
+
+
+def test_closing_a_box_closes_the_boxes_opened_inside_it():
+    stepper = BackwardStepper(tanh_chain())
+    stepper.go(100)
+    box = stepper.graph.active
+    stepper.open_box(box)
+    stepper.open_box(stepper.graph.active)
+    assert len(stepper.opened) == 2
+    stepper.close_box(stepper.active)  # the innermost box holding the node: the part
+    assert len(stepper.opened) == 1
+    stepper.open_box(stepper.graph.active)
+    outer = max(stepper.opened, key=len)
+    stepper.opened.sort(key=len)  # whatever the order, closing the outer closes both
+    stepper.close_box(next(iter(outer - stepper.opened[0])))
+    assert stepper.opened == [] and stepper.graph.active == box
+
+
+def test_picking_a_folded_node_inspects_it_without_opening_its_box():
+    stepper = BackwardStepper(tanh_chain())
+    stepper.go(100)
+    box = stepper.graph.active
+    stepper.inspect(stepper.active)
+    assert stepper.opened == [] and stepper.graph.selected == box
+    assert "Inspecting" in stepper.inspector.value

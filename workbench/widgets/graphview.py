@@ -313,6 +313,8 @@ _CSS = """
 .wb-graph g.node.has-grad :is(path, polygon, ellipse) { fill: #9fd89a; }
 .wb-graph g.node.grad-filled :is(path, polygon, ellipse) { stroke: #2e7d32; stroke-width: 3px; }
 .wb-graph g.node.linked :is(path, polygon, ellipse) { stroke: #1f77b4; stroke-width: 3px; }
+.wb-graph g.node.opened :is(path, polygon, ellipse) { stroke-dasharray: 5 2; }
+.wb-graph g.node.fold { cursor: zoom-in; }
 .wb-graph g.node { cursor: pointer; }
 .wb-graph g.node.done :is(path, polygon, ellipse) { fill: #ececec; }
 .wb-graph g.node.recomputed :is(path, polygon, ellipse) { fill: #d7f0d0; }
@@ -371,10 +373,25 @@ def draw(target, kind: str = "backward") -> Picture:
     """The picture of ``target`` (a Tensor or a Trace) from ``wb.viz``'s model: DOT, no layout."""
     from .. import viz
 
-    graph = viz.draw(target, kind=kind)
+    return picture_of(viz.draw(target, kind=kind))
+
+
+def picture_of(graph) -> Picture:
+    """A :class:`Picture` of a drawn ``wb.viz`` graph."""
     vertices = graph.model.vertices.values()
     members = {v.id: tuple(v.members) for v in vertices}
     return Picture(graph.dot, members, {v.id: v.kind for v in vertices}, list(graph.order))
+
+
+def draw_folded(model, opened=()) -> Picture:
+    """The picture of an unfolded ``wb.viz`` model, folded, with the ``opened`` boxes open.
+
+    ``opened`` holds the member sets of boxes the learner opened (see
+    :func:`workbench.viz.fold.fold`). ``model`` itself is left as it was.
+    """
+    from .. import viz
+
+    return picture_of(viz.Graph(viz.fold(model, viz.FOLD_LIMIT, opened)))
 
 
 class GraphView(anywidget.AnyWidget):

@@ -54,6 +54,7 @@ class StepMarks:
     rerun_steps: list = field(default_factory=list)  # steps in which a checkpoint recomputed
     rerun_vertices: list = field(default_factory=list)  # ... and the vertices it lit
     seen: int = 0  # how many records have been looked at
+    opened_vertices: set = field(default_factory=set)  # drawn from inside an opened box
 
     def __post_init__(self) -> None:
         for index, node in enumerate(self.order):
@@ -90,6 +91,8 @@ class StepMarks:
         def add(vid: str, name: str) -> None:
             marks[vid] = f"{marks[vid]} {name}" if vid in marks else name
 
+        for vid in sorted(self.opened_vertices):
+            add(vid, "opened")
         for node in sorted(breakpoints):
             add(self.picture.vertex_of(node), "breakpoint")
         record = records[position]

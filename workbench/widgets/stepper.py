@@ -15,6 +15,11 @@ Steps are counted from 1 as the learner reads them, "Step k of N", with N known
 before the first step (every node of the graph runs once). The picture writes the
 gradient that just moved on its edge, lights a collapse-sum when it sums, and fills
 a leaf in once its ``.grad`` arrives (see :mod:`.step_marks`).
+
+A big graph is folded into boxes. Clicking a box opens it (a box of many vertices
+opens into a few parts, which open in turn); "Fold again" closes the innermost
+opened box holding the selected node. The highlight is always on the innermost
+visible box, which says how many of its steps have run.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import ipywidgets as widgets
 from ..autograd.graph import Node
 from ..tensor import Tensor
 from .closing import ClosingBox
-from .graphview import GraphView, Picture, draw
+from .graphview import GraphView, Picture, draw_folded
 from .panel import STYLE, inspect_html, message_html, step_html
 from .step_marks import StepMarks
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
@@ -62,6 +67,13 @@ def source_for(target, retain_graph: bool = False, gradient=None) -> StepSource:
     )
 
 
+def _backward_model(target):
+    """The unfolded backward picture of a loss or a trace (``wb.viz``'s model)."""
+    from .. import viz
+
+    return viz.build_model(target, "backward")
+
+
 def _wrapping_row(children: list) -> widgets.HBox:
     return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
 
@@ -87,6 +99,9 @@ class BackwardStepper(ClosingBox):
         self.cursor: StepCursor | None = None
         self.picture: Picture | None = None
         self.marks: StepMarks | None = None
+        self.opened: list[frozenset] = []  # member sets of the boxes opened, in order
+        self._unfolded = None  # the whole picture's model, folded afresh when a box opens
+        self.inspected: str | None = None  # the node shown in the inspector
         self.order: list = []  # node id per step, predicted before step 0, then as run
         self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
@@ -98,14 +113,15 @@ class BackwardStepper(ClosingBox):
         self._build_controls(interval_ms)
         try:
             source = source_for(target, retain_graph, gradient)
-            self.picture = draw(target, kind="backward")  # before any node runs and frees
+            self._unfolded = _backward_model(target)  # before any node runs and frees
+            self.picture = draw_folded(self._unfolded)
             self.cursor = StepCursor(source)  # runs step 0
             self.graph.dot = self.picture.dot
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
         self.order = self._predicted_order()
-        self.marks = StepMarks(self.picture, self.order)
+        self._new_marks()
         self._fill_node_picker()
         self._observe(self.graph, self._on_select, names="selected")
         self._observe(self.node_filter, lambda change: self._fill_node_picker(change["new"]))
@@ -134,6 +150,9 @@ class BackwardStepper(ClosingBox):
         self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
         self._keep(widgets.jslink((self.speed, "value"), (self.play, "interval")))
         self.node_filter = widgets.Text(placeholder="find a node: name or id", description="find")
+        self.fold_button = widgets.Button(
+            description="Fold again ⟲", tooltip="close the opened box", disabled=True
+        )
         self.node_picker = widgets.Dropdown(description="node")
         self.run_to_button = widgets.Button(description="Run to node")
         self.breakpoint_button = widgets.Button(description="Toggle breakpoint")
@@ -142,6 +161,7 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.next_button, lambda _: self.next())
         self._on_click(self.reset_button, lambda _: self.reset())
         self._on_click(self.over_button, lambda _: self.step_over())
+        self._on_click(self.fold_button, lambda _: self.close_box(self._selected_node()))
         self._on_click(self.run_to_button, lambda _: self.run_to(self.node_picker.value))
         self._on_click(
             self.breakpoint_button, lambda _: self.toggle_breakpoint(self.node_picker.value)
@@ -151,6 +171,7 @@ class BackwardStepper(ClosingBox):
         row1 = [self.prev_button, self.next_button, self.over_button, self.reset_button]
         row1 += [self.play, self.slider, self.speed]
         row2 = [self.node_filter, self.node_picker, self.run_to_button, self.breakpoint_button]
+        row2 += [self.fold_button]
         self.children = [
             widgets.HTML(STYLE),
             self.message,
@@ -204,6 +225,7 @@ class BackwardStepper(ClosingBox):
             self.run_to_button,
             self.breakpoint_button,
             self.continue_button,
+            self.fold_button,
         ]
 
     def _let_go(self) -> None:
@@ -211,6 +233,7 @@ class BackwardStepper(ClosingBox):
         self.cursor = None
         self.picture = None
         self.marks = None
+        self._unfolded = None
 
     # ----------------------------------------------------------- state
     @property
@@ -308,7 +331,7 @@ class BackwardStepper(ClosingBox):
         if self.order[: len(ran)] != ran:
             placed = set(ran)
             self.order = ran + [uid for uid in self.order if uid not in placed]
-            self.marks = StepMarks(self.picture, self.order)
+            self._new_marks()
             self._show_order()
         self._checked = len(records)
 
@@ -330,8 +353,8 @@ class BackwardStepper(ClosingBox):
         self.panel.value = step_html(cursor.record, total, cursor.note)
         self.next_button.disabled = source.finished and cursor.position == len(records) - 1
         self.prev_button.disabled = cursor.position == 0
-        if self.graph.selected:
-            self._on_select({"new": self.graph.selected})
+        if self.inspected:
+            self.inspect(self.inspected)  # its gradient and saved tensors at this step
 
     # ----------------------------------------------------------- inspecting
     def node_id(self, node) -> str:
@@ -352,6 +375,7 @@ class BackwardStepper(ClosingBox):
         if self.cursor is None:
             return
         uid = self.node_id(node)
+        self.inspected = uid
         info = self.cursor.source.nodes.get(uid)
         if info is None:
             self.inspector.value = message_html(f"{uid} is not a node of this backward graph.")
@@ -364,10 +388,58 @@ class BackwardStepper(ClosingBox):
         self.inspector.value = inspect_html(info, grads, freed)
         vertex = self.picture.vertex_of(uid)
         if self.graph.selected != vertex and self.picture.node_of(self.graph.selected) != uid:
-            self.graph.selected = vertex
+            self._syncing = True  # a selection made here is not a click: it opens no box
+            try:
+                self.graph.selected = vertex
+            finally:
+                self._syncing = False
+
+    # ----------------------------------------------------------- folded boxes
+    def open_box(self, vertex: str) -> bool:
+        """Open a folded box: its vertices are drawn (or, if many, a few parts of them)."""
+        if self.picture is None or self.picture.kinds.get(vertex) != "fold":
+            return False
+        self.opened.append(frozenset(self.picture.members[vertex]))
+        self._redraw()
+        return True
+
+    def close_box(self, node: str | None = None) -> bool:
+        """Fold again the innermost opened box holding ``node`` (default: the last opened).
+
+        Boxes opened inside it close with it.
+        """
+        if not self.opened:
+            return False
+        holding = [s for s in self.opened if node in s] if node else []
+        closing = min(holding, key=len) if holding else self.opened[-1]
+        self.opened = [s for s in self.opened if not s <= closing]
+        self._redraw()
+        return True
+
+    def _redraw(self) -> None:
+        self.picture = draw_folded(self._unfolded, self.opened)
+        self.graph.selected = ""
+        self.graph.dot = self.picture.dot
+        self.fold_button.disabled = not self.opened
+        self._new_marks()
+        self._show_order()
+        self._show()
+
+    def _new_marks(self) -> None:
+        opened = set().union(*self.opened) if self.opened else set()
+        inside = {vid for vid, m in self.picture.members.items() if opened.intersection(m)}
+        self.marks = StepMarks(self.picture, self.order, opened_vertices=inside)
+
+    def _selected_node(self) -> str | None:
+        selected = self.graph.selected
+        return self.picture.node_of(selected) if selected and self.picture else None
 
     def _on_select(self, change) -> None:
-        """A click in the picture: inspect the node the vertex is about."""
+        """A click in the picture: open a folded box, or inspect the node a vertex is about."""
+        if self._syncing:
+            return
+        if change["new"] and self.open_box(change["new"]):
+            return
         uid = self.picture.node_of(change["new"]) if change["new"] else None
         if uid is None:
             return
