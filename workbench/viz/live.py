@@ -251,24 +251,26 @@ def forward_model(roots: list) -> GraphModel:
     assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("forward", title="forward graph")
+    values = len(nodes) <= VALUES_NODE_LIMIT
+    if not values:
+        model.notes.append(f"- {len(nodes)} nodes: labels show shapes, not values")
     outputs = {edge_of(t): t for t, _ in edges}
     for node in reversed(nodes):  # inputs first, so the picture reads top-down
         if isinstance(node, AccumulateGrad):
-            _leaf_vertex(model, node)
+            _leaf_vertex(model, node, values)
             continue
         _op_vertex(model, node)
         _input_edges(model, node)
-        tid = _output_vertex(model, node, shapes, outputs)
+        tid = _output_vertex(model, node, shapes, outputs, values)
         model.connect(node.uid, tid)
     model.order = [n.uid for n in engine_order(root_nodes, nodes)]
     return model
 
 
-def _leaf_vertex(model: GraphModel, node: AccumulateGrad) -> str:
+def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -> str:
     leaf = node.variable
-    lines = tensor_lines(
-        leaf.uid, leaf.name, leaf.shape, leaf.dtype, _numpy(leaf), _numpy(leaf._grad)
-    )
+    data, grad = (_numpy(leaf), _numpy(leaf._grad)) if values else (None, None)
+    lines = tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
     model.add(Vertex(leaf.uid, "leaf", lines, members=(node.uid,)))
     return leaf.uid
 
@@ -283,7 +285,9 @@ def _op_vertex(model: GraphModel, node: Node) -> None:
     model.add(vertex)
 
 
-def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -> str:
+def _output_vertex(
+    model: GraphModel, node: Node, shapes: dict, outputs: dict, values: bool = True
+) -> str:
     out = outputs.get((node, 0))
     if out is None and isinstance(node, OpNode):
         out = node.output()
@@ -293,8 +297,9 @@ def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -
         lines = [tid, f"{shape_text(shape)} {dtype}".strip()]
     else:
         tid = out.uid
-        grad = _numpy(out._grad) if out._retains_grad else None
-        lines = tensor_lines(tid, out.name, out.shape, out.dtype, _numpy(out), grad)
+        grad = _numpy(out._grad) if out._retains_grad and values else None
+        data = _numpy(out) if values else None
+        lines = tensor_lines(tid, out.name, out.shape, out.dtype, data, grad)
     model.vertices[tid] = Vertex(tid, "tensor", lines, members=(node.uid,))  # the full label
     return tid
 

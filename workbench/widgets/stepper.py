@@ -20,6 +20,11 @@ A big graph is folded into boxes. Clicking a box opens it (a box of many vertice
 opens into a few parts, which open in turn); "Fold again" closes the innermost
 opened box holding the selected node. The highlight is always on the innermost
 visible box, which says how many of its steps have run.
+
+The forward graph is shown beside the backward one (or instead of it: the "view"
+switch) and linked to it: clicking an op, its backward node or a tensor it saved
+lights all of them (class ``linked``), and while stepping the forward op whose
+gradient is being computed is lit (see :mod:`.linked`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import ipywidgets as widgets
 from ..autograd.graph import Node
 from ..tensor import Tensor
 from .closing import ClosingBox
-from .graphview import GraphView, Picture, draw_folded
+from .graphview import GraphView, Picture, draw, draw_folded
+from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
 from .step_marks import StepMarks
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
@@ -67,6 +73,18 @@ def source_for(target, retain_graph: bool = False, gradient=None) -> StepSource:
     )
 
 
+def _forward_picture(target) -> Picture | None:
+    """The forward graph of a loss or trace; None when there is none to draw.
+
+    A trace replayed from PyTorch has no forward ops of ours: its stepper shows the
+    backward graph only.
+    """
+    try:
+        return draw(target, kind="forward")
+    except ValueError:
+        return None
+
+
 def _backward_model(target):
     """The unfolded backward picture of a loss or a trace (``wb.viz``'s model)."""
     from .. import viz
@@ -102,28 +120,39 @@ class BackwardStepper(ClosingBox):
         self.opened: list[frozenset] = []  # member sets of the boxes opened, in order
         self._unfolded = None  # the whole picture's model, folded afresh when a box opens
         self.inspected: str | None = None  # the node shown in the inspector
+        self.linked: str | None = None  # the node lit in both pictures after a click
+        self.forward_picture: Picture | None = None
+        self.links: Links | None = None
         self.order: list = []  # node id per step, predicted before step 0, then as run
         self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
         self._syncing = False
         self.message = widgets.HTML()
-        self.graph = GraphView(layout=widgets.Layout(width="58%"))
-        self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
+        self.graph = GraphView(layout=widgets.Layout(width="33%"))
+        self.forward_graph = GraphView(layout=widgets.Layout(width="29%"))
+        self.panel = widgets.HTML(layout=widgets.Layout(width="38%"))
         self.inspector = widgets.HTML()
         self._build_controls(interval_ms)
         try:
             source = source_for(target, retain_graph, gradient)
             self._unfolded = _backward_model(target)  # before any node runs and frees
             self.picture = draw_folded(self._unfolded)
+            self.forward_picture = _forward_picture(target)
             self.cursor = StepCursor(source)  # runs step 0
             self.graph.dot = self.picture.dot
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
+        if self.forward_picture is not None:
+            self.forward_graph.dot = self.forward_picture.dot
+        self.links = Links(self.picture, self.forward_picture, source.nodes)
+        self._switch_view(self.view_switch.value)
         self.order = self._predicted_order()
         self._new_marks()
         self._fill_node_picker()
         self._observe(self.graph, self._on_select, names="selected")
+        self._observe(self.forward_graph, self._on_forward_select, names="selected")
+        self._observe(self.view_switch, lambda change: self._switch_view(change["new"]))
         self._observe(self.node_filter, lambda change: self._fill_node_picker(change["new"]))
         self._show_order()
         self._show()
@@ -148,6 +177,13 @@ class BackwardStepper(ClosingBox):
         self.slider = widgets.IntSlider(min=1, max=1, description="step")
         self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
         self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
+        self._keep(widgets.jslink((self.slider, "value"), (self.forward_graph, "step")))
+        self.view_switch = widgets.ToggleButtons(
+            options=[("backward", "backward"), ("forward", "forward"), ("side by side", "both")],
+            value="both",
+            description="view",
+            style={"button_width": "90px"},
+        )
         self._keep(widgets.jslink((self.speed, "value"), (self.play, "interval")))
         self.node_filter = widgets.Text(placeholder="find a node: name or id", description="find")
         self.fold_button = widgets.Button(
@@ -177,7 +213,8 @@ class BackwardStepper(ClosingBox):
             self.message,
             _wrapping_row(row1),
             _wrapping_row([*row2, self.continue_button]),
-            widgets.HBox([self.graph, self.panel]),
+            self.view_switch,
+            widgets.HBox([self.forward_graph, self.graph, self.panel]),
             self.inspector,
         ]
 
@@ -320,6 +357,9 @@ class BackwardStepper(ClosingBox):
         can move the highlight in the browser without the kernel.
         """
         self.graph.step_nodes = ["", *(self.picture.vertex_of(uid) for uid in self.order)]
+        if self.forward_picture is not None:
+            lit = (self.forward_picture.vertex_of(uid) for uid in self.order)
+            self.forward_graph.step_nodes = ["", *lit]
 
     def _check_order(self) -> None:
         records = self.cursor.source.records
@@ -346,8 +386,14 @@ class BackwardStepper(ClosingBox):
             self.slider.max = self.play.max = total
             self.slider.value = cursor.position + 1
             self.graph.step = cursor.position + 1
-            self.graph.classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
+            classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
+            if self.linked:
+                classes = with_class(classes, self.links.in_backward(self.linked), "linked")
+                lit = self.links.in_forward(self.linked)
+                self.forward_graph.classes = with_class({}, lit, "linked")
+            self.graph.classes = classes
             self.graph.captions = self.marks.captions(records, cursor.position)
+            self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
         self.panel.value = step_html(cursor.record, total, cursor.note)
@@ -418,6 +464,7 @@ class BackwardStepper(ClosingBox):
 
     def _redraw(self) -> None:
         self.picture = draw_folded(self._unfolded, self.opened)
+        self.links = Links(self.picture, self.forward_picture, self.cursor.source.nodes)
         self.graph.selected = ""
         self.graph.dot = self.picture.dot
         self.fold_button.disabled = not self.opened
@@ -441,8 +488,38 @@ class BackwardStepper(ClosingBox):
         if change["new"] and self.open_box(change["new"]):
             return
         uid = self.picture.node_of(change["new"]) if change["new"] else None
-        if uid is None:
+        if uid is not None:
+            self.link(uid)
+
+    def _on_forward_select(self, change) -> None:
+        """A click in the forward picture: the op (or tensor) names a node; link it."""
+        if self._syncing or not change["new"] or self.forward_picture is None:
             return
+        uid = self.forward_picture.node_of(change["new"])
+        if uid is not None:
+            self.link(uid)
+
+    def link(self, node) -> None:
+        """Light ``node`` in both pictures: its op, its backward node, the tensors it saved.
+
+        The inspector shows it too.
+        """
+        if self.cursor is None:
+            return
+        uid = self.node_id(node)
+        self.linked = uid
         if uid in dict(self.node_picker.options).values():
             self.node_picker.value = uid
         self.inspect(uid)
+        self._show()
+
+    def _switch_view(self, view: str) -> None:
+        """Show the backward graph, the forward graph, or both side by side."""
+        shown = {"backward": (False, True), "forward": (True, False), "both": (True, True)}[view]
+        forward, backward = shown
+        forward = forward and self.forward_picture is not None
+        self.forward_graph.layout.display = "" if forward else "none"
+        self.graph.layout.display = "" if backward else "none"
+        width = 62 if forward != backward else 0
+        self.forward_graph.layout.width = f"{width or 29}%"
+        self.graph.layout.width = f"{width or 33}%"

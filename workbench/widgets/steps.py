@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import events
 from ..autograd.engine import Step, make_backward_task
-from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode
+from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor
 from ..tensor import Tensor
 from .grad_history import GradHistory, to_array
 
@@ -97,6 +97,7 @@ class NodeInfo:
     saved: dict = field(default_factory=dict)  # saved tensors by slot name
     saved_note: str = ""  # why ``saved`` is empty, when it is
     leaf: str | None = None  # the leaf's display name for an AccumulateGrad
+    saved_ids: tuple = ()  # ids of the tensors it saved (its inputs', its output's)
 
 
 # ------------------------------------------------------------------ helpers
@@ -134,6 +135,7 @@ def describe_node(node: Node) -> NodeInfo:
         return info
     output = node.output() if isinstance(node, OpNode) else None
     info.data = to_array(output)
+    info.saved_ids = saved_tensor_ids(node)
     segment = node.metadata.get("checkpoint")
     if segment and not node.metadata.get("recomputed"):
         # unpacking now would rerun the segment before the pass reaches it
@@ -147,6 +149,16 @@ def describe_node(node: Node) -> NodeInfo:
         if not info.saved and not info.saved_note:
             info.saved_note = f"{node.op.name} needs nothing saved for its gradient"
     return info
+
+
+def saved_tensor_ids(node: Node) -> tuple:
+    """The ids of the tensors ``node`` saved for its rule, read without unpacking them."""
+    if not isinstance(node, OpNode):
+        return ()
+    ids = [s.tensor.uid for s in node.inputs if type(s) is SavedTensor and s.tensor is not None]
+    if node.saved_out is not None and node.output() is not None:
+        ids.append(node.output().uid)
+    return tuple(dict.fromkeys(ids))
 
 
 def _edge_label(child: Node | None) -> str:

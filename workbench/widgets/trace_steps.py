@@ -67,6 +67,8 @@ def _node_infos(
         if info is not None:
             kept = r.get("value") or values.get(r.get("tensor"))  # from_torch gives "value"
             info.saved[r["slot"]] = summary_value(kept) if kept else "(value not in the trace)"
+            if r.get("tensor"):
+                info.saved_ids += (r["tensor"],)
     for info in nodes.values():
         if not info.saved and not info.leaf:
             info.saved_note = "nothing saved for this node's gradient"
