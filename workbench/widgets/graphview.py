@@ -27,11 +27,9 @@ from .graphviz_asset import GraphvizAsset, shared_asset
 
 LAYOUT_LIMIT_S = 60
 
-_ESM = r"""
-const LAYOUT_LIMIT_MS = __LAYOUT_LIMIT_MS__;
-
-// The Web Worker's own code, run after the Graphviz script (which defines self.Viz).
-const WORKER = `
+# The Web Worker's own code, run after the Graphviz script (which defines ``self.Viz``):
+# DOT text in, ``{svg, ms}`` or ``{error}`` out. (No backquotes: it is pasted into _ESM.)
+WORKER_JS = r"""
 let graphviz = null;
 self.onmessage = async (event) => {
   const started = performance.now();
@@ -47,7 +45,11 @@ self.onmessage = async (event) => {
     self.postMessage({ error: String((err && err.message) || err) });
   }
 };
-`;
+"""
+
+_ESM = r"""
+const LAYOUT_LIMIT_MS = __LAYOUT_LIMIT_MS__;
+const WORKER = `__WORKER_JS__`;
 
 // One worker per page and Graphviz version, shared by every picture; one layout at a time.
 class Layouts {
@@ -196,11 +198,13 @@ function render({ model, el }) {
 }
 
 export default { render };
-""".replace("__LAYOUT_LIMIT_MS__", str(LAYOUT_LIMIT_S * 1000))
+""".replace("__LAYOUT_LIMIT_MS__", str(LAYOUT_LIMIT_S * 1000)).replace("__WORKER_JS__", WORKER_JS)
 
 _CSS = """
 .wb-graph { overflow: auto; max-height: 800px; }
 .wb-graph svg { max-width: 100%; height: auto; }
+/* Graphviz sized the labels with Helvetica's widths: Arial and Liberation Sans share them. */
+.wb-graph svg text { font-family: Helvetica, Arial, "Liberation Sans", sans-serif; }
 .wb-graph-status { color: #666; font-style: italic; padding: 2px 0; }
 .wb-graph[data-layout="pending"] svg { opacity: 0.5; }
 .wb-graph g.node { cursor: pointer; }
