@@ -6,7 +6,8 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 - :class:`LiveGraph`: the forward graph growing as cells run.
 - :class:`SigmoidExplorer`, :class:`BroadcastExplorer`: the lessons' explorers.
 - :class:`CheckpointExplorer`: segments of ``checkpoint_sequential`` vs memory and recompute.
-- :class:`GraphView`: the clickable SVG they share.
+- :class:`GraphView`: the clickable graph they share, DOT laid out in the browser (WebAssembly
+  Graphviz in a Web Worker: the kernel never lays a graph out for a widget).
 
 Each one's ``close()`` closes all of its parts and removes its handlers, so a closed
 widget keeps no loss, graph or event subscription alive (see ``closing.py``).

@@ -4,9 +4,12 @@ The kernel sends DOT text (from ``wb.viz``); the page lays it out with Graphviz
 compiled to WebAssembly (:mod:`.graphviz_asset`), in a Web Worker, so neither the
 kernel nor the page waits on a big graph: the picture says "laying out…" until the
 SVG comes back, and a layout still running after ``LAYOUT_LIMIT_S`` is stopped with
-a message. The SVG's ``<g>`` elements carry the stable node ids (``n5``) and the
-classes written in the DOT. Moving the highlight never lays the graph out again: it
-only toggles CSS classes on those ``<g>`` elements.
+a message. Drawing the SVG is the page's own work, seconds for thousands of vertices:
+past ``draw_limit`` vertices (``DRAW_LIMIT``) the picture waits for a click.
+
+The SVG's ``<g>`` elements carry the stable node ids (``n5``) and the classes written
+in the DOT. Moving the highlight never lays the graph out again: it only toggles CSS
+classes on those ``<g>`` elements.
 
 - ``step`` and ``step_nodes`` pick the ``active`` node in the browser itself, so a
   Play widget linked to ``step`` (jslink) animates the graph without the kernel.
@@ -29,13 +32,12 @@ import traitlets
 from .closing import close_held
 from .graphviz_asset import GraphvizAsset, shared_asset
 
-LAYOUT_LIMIT_S = 60
+LAYOUT_LIMIT_S = 60  # a layout still running after this is stopped, with a message
+DRAW_LIMIT = 600  # vertices the page draws without asking (wb.viz folds to 150 by default)
 
-_ESM = r"""
-const LAYOUT_LIMIT_MS = __LAYOUT_LIMIT_MS__;
-
-// The Web Worker's own code, run after the Graphviz script (which defines self.Viz).
-const WORKER = `
+# The Web Worker's own code, run after the Graphviz script (which defines ``self.Viz``):
+# DOT text in, ``{svg, ms}`` or ``{error}`` out. (No backquotes: it is pasted into _ESM.)
+WORKER_JS = r"""
 let graphviz = null;
 self.onmessage = async (event) => {
   const started = performance.now();
@@ -51,7 +53,11 @@ self.onmessage = async (event) => {
     self.postMessage({ error: String((err && err.message) || err) });
   }
 };
-`;
+"""
+
+_ESM = r"""
+const LAYOUT_LIMIT_MS = __LAYOUT_LIMIT_MS__;
+const WORKER = `__WORKER_JS__`;
 
 // One worker per page and Graphviz version, shared by every picture; one layout at a time.
 class Layouts {
@@ -251,6 +257,30 @@ function render({ model, el }) {
     box.dataset.layout = state;
   }
 
+  function show(svg) {
+    const started = performance.now();
+    box.innerHTML = svg;
+    for (const g of box.querySelectorAll("g.node")) g.dataset.base = g.getAttribute("class");
+    say("", "done");
+    applyZoom(box, model.get("zoom"));
+    mark();
+    caption(box, model.get("captions"));
+    box.dataset.insertMs = Math.round(performance.now() - started);
+  }
+
+  // A picture with thousands of vertices takes the page seconds to draw, wherever it was
+  // laid out: past ``draw_limit`` vertices it waits for the learner to ask for it.
+  function holdBack(svg, count) {
+    box.replaceChildren();
+    say(`This graph has ${count} vertices: drawing them all pauses the page for a few ` +
+      "seconds (fold it: wb.viz.draw(..., fold_limit=150)). ", "held");
+    const button = document.createElement("button");
+    button.className = "wb-graph-draw-all";
+    button.textContent = `Draw all ${count} vertices`;
+    button.addEventListener("click", () => show(svg));
+    status.append(button);
+  }
+
   async function paint() {
     const mine = ++ticket;
     const dot = model.get("dot");
@@ -262,13 +292,11 @@ function render({ model, el }) {
     try {
       const { svg, ms } = await (await layoutsFor(model)).layout(dot);
       if (mine !== ticket) return;
-      box.innerHTML = svg;
-      for (const g of box.querySelectorAll("g.node")) g.dataset.base = g.getAttribute("class");
       box.dataset.layoutMs = Math.round(ms);
-      say("", "done");
-      applyZoom(box, model.get("zoom"));
-      mark();
-      caption(box, model.get("captions"));
+      const count = (svg.match(/<g id="[^"]*" class="node/g) || []).length;
+      const limit = model.get("draw_limit");
+      if (limit > 0 && count > limit) return holdBack(svg, count);
+      show(svg);
     } catch (err) {
       if (mine !== ticket) return;
       box.replaceChildren();
@@ -296,12 +324,15 @@ function render({ model, el }) {
 }
 
 export default { render };
-""".replace("__LAYOUT_LIMIT_MS__", str(LAYOUT_LIMIT_S * 1000))
+""".replace("__LAYOUT_LIMIT_MS__", str(LAYOUT_LIMIT_S * 1000)).replace("__WORKER_JS__", WORKER_JS)
 
 _CSS = """
 .wb-graph { overflow: auto; max-height: 800px; border: 1px solid #e0e0e0; }
 .wb-graph svg { max-width: none; }
+/* Graphviz sized the labels with Helvetica's widths: Arial and Liberation Sans share them. */
+.wb-graph svg text { font-family: Helvetica, Arial, "Liberation Sans", sans-serif; }
 .wb-graph-status { color: #666; font-style: italic; padding: 2px 0; }
+.wb-graph-status button { font-style: normal; margin-left: 4px; }
 .wb-graph[data-layout="pending"] svg { opacity: 0.5; }
 .wb-zoom button { font-size: 12px; min-width: 2.2em; margin-right: 2px; }
 .wb-graph .wb-caption { font: 10px Helvetica, Arial, sans-serif; fill: #b23c17; }
@@ -407,6 +438,8 @@ class GraphView(anywidget.AnyWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     captions = traitlets.Dict().tag(sync=True)
     zoom = traitlets.Float(1.0).tag(sync=True)
+    # More vertices than this wait for a click before the page draws them (0: no limit).
+    draw_limit = traitlets.Int(DRAW_LIMIT).tag(sync=True)
     # The Graphviz script, shared by every picture (sent to the page once per kernel).
     _graphviz = traitlets.Instance(GraphvizAsset, allow_none=True).tag(
         sync=True, **widgets.widget_serialization
