@@ -28,7 +28,7 @@ def linked(graph) -> set:
 
 def test_stepping_lights_the_forward_op_whose_gradient_is_computed():
     loss, x, w, mul = small_graph()
-    stepper = BackwardStepper(loss)
+    stepper = BackwardStepper(loss, view="both")
     assert f'"{mul.uid}" [' in stepper.forward_graph.dot  # the op has its node's id
     seen = []
     while True:
@@ -44,7 +44,7 @@ def test_stepping_lights_the_forward_op_whose_gradient_is_computed():
 
 def test_clicking_a_forward_op_lights_its_backward_node_and_saved_tensors():
     loss, x, w, mul = small_graph()
-    stepper = BackwardStepper(loss)
+    stepper = BackwardStepper(loss, view="both")
     stepper.forward_graph.selected = mul.uid  # a click on the op in the forward picture
     assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.x", f"{mul.uid}.y"}
     assert linked(stepper.forward_graph) == {mul.uid, x.uid, w.uid}  # mul saved x and w
@@ -55,15 +55,26 @@ def test_clicking_a_forward_op_lights_its_backward_node_and_saved_tensors():
 
 def test_clicking_a_saved_tensor_in_the_backward_graph_lights_the_same_three():
     loss, x, w, mul = small_graph()
-    stepper = BackwardStepper(loss)
+    stepper = BackwardStepper(loss, view="both")
     stepper.graph.selected = f"{mul.uid}.y"
     assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.x", f"{mul.uid}.y"}
     assert linked(stepper.forward_graph) == {mul.uid, x.uid, w.uid}
 
 
-def test_the_view_switch_shows_one_graph_or_both():
+def test_the_forward_view_is_made_when_first_switched_to():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
+    assert stepper.view_switch.value == "backward" and stepper.forward_graph is None
+    stepper.next()
+    stepper.view_switch.value = "both"
+    assert stepper.forward_graph in stepper.graph_row.children
+    assert stepper.forward_graph.step == stepper.graph.step == 2
+    assert stepper.forward_graph.active == stepper.active
+
+
+def test_the_view_switch_shows_one_graph_or_both():
+    loss, *_ = small_graph()
+    stepper = BackwardStepper(loss, view="both")
     assert stepper.view_switch.value == "both"
     assert stepper.graph.layout.display == stepper.forward_graph.layout.display == ""
     stepper.view_switch.value = "forward"
@@ -76,7 +87,7 @@ def test_a_pytorch_replay_is_linked_to_its_forward_ops_too():
     torch = pytest.importorskip("torch")
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     trace = wb.from_torch((x * x).sum(), names={"x": x})
-    stepper = BackwardStepper(trace)
+    stepper = BackwardStepper(trace, view="both")
     assert stepper.error is None and stepper.forward_picture is not None
     stepper.next()
     assert stepper.record.name == "MulBackward0"

@@ -21,10 +21,11 @@ opens into a few parts, which open in turn); "Fold again" closes the innermost
 opened box holding the selected node. The highlight is always on the innermost
 visible box, which says how many of its steps have run.
 
-The forward graph is shown beside the backward one (or instead of it: the "view"
-switch) and linked to it: clicking an op, its backward node or a tensor it saved
-lights all of them (class ``linked``), and while stepping the forward op whose
-gradient is being computed is lit (see :mod:`.linked`).
+The "view" switch shows the forward graph beside the backward one, or instead of
+it (``BackwardStepper(loss, view="both")`` starts so), linked to it: clicking an
+op, its backward node or a tensor it saved lights all of them (class ``linked``),
+and while stepping the forward op whose gradient is being computed is lit (see
+:mod:`.linked`).
 """
 
 from __future__ import annotations
@@ -110,7 +111,13 @@ class BackwardStepper(ClosingBox):
     """
 
     def __init__(
-        self, target, *, gradient=None, retain_graph: bool = False, interval_ms: int = 800
+        self,
+        target,
+        *,
+        gradient=None,
+        retain_graph: bool = False,
+        interval_ms: int = 800,
+        view: str = "backward",
     ) -> None:
         super().__init__()
         self.retain_graph = retain_graph
@@ -128,11 +135,13 @@ class BackwardStepper(ClosingBox):
         self.error: str | None = None
         self._syncing = False
         self.message = widgets.HTML()
-        self.graph = GraphView(layout=widgets.Layout(width="33%"))
-        self.forward_graph = GraphView(layout=widgets.Layout(width="29%"))
-        self.panel = widgets.HTML(layout=widgets.Layout(width="38%"))
+        self.graph = GraphView(layout=widgets.Layout(width="58%"))
+        self.graph.add_class("wb-backward-graph")
+        self.forward_graph: GraphView | None = None  # made the first time it is shown
+        self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
+        self.graph_row = widgets.HBox([self.graph, self.panel])
         self.inspector = widgets.HTML()
-        self._build_controls(interval_ms)
+        self._build_controls(interval_ms, view)
         try:
             source = source_for(target, retain_graph, gradient)
             self._unfolded = _backward_model(target)  # before any node runs and frees
@@ -143,22 +152,19 @@ class BackwardStepper(ClosingBox):
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
-        if self.forward_picture is not None:
-            self.forward_graph.dot = self.forward_picture.dot
         self.links = Links(self.picture, self.forward_picture, source.nodes)
-        self._switch_view(self.view_switch.value)
         self.order = self._predicted_order()
         self._new_marks()
         self._fill_node_picker()
         self._observe(self.graph, self._on_select, names="selected")
-        self._observe(self.forward_graph, self._on_forward_select, names="selected")
         self._observe(self.view_switch, lambda change: self._switch_view(change["new"]))
         self._observe(self.node_filter, lambda change: self._fill_node_picker(change["new"]))
         self._show_order()
+        self._switch_view(self.view_switch.value)
         self._show()
 
     # ----------------------------------------------------------- layout
-    def _build_controls(self, interval_ms: int) -> None:
+    def _build_controls(self, interval_ms: int, view: str) -> None:
         self.prev_button = widgets.Button(description="◀ Prev", tooltip="show the previous step")
         self.next_button = widgets.Button(description="Next ▶", tooltip="run the next node")
         self.reset_button = widgets.Button(description="⟲ Reset", tooltip="back to step 0")
@@ -177,10 +183,9 @@ class BackwardStepper(ClosingBox):
         self.slider = widgets.IntSlider(min=1, max=1, description="step")
         self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
         self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
-        self._keep(widgets.jslink((self.slider, "value"), (self.forward_graph, "step")))
         self.view_switch = widgets.ToggleButtons(
             options=[("backward", "backward"), ("forward", "forward"), ("side by side", "both")],
-            value="both",
+            value=view,
             description="view",
             style={"button_width": "90px"},
         )
@@ -214,7 +219,7 @@ class BackwardStepper(ClosingBox):
             _wrapping_row(row1),
             _wrapping_row([*row2, self.continue_button]),
             self.view_switch,
-            widgets.HBox([self.forward_graph, self.graph, self.panel]),
+            self.graph_row,
             self.inspector,
         ]
 
@@ -357,7 +362,7 @@ class BackwardStepper(ClosingBox):
         can move the highlight in the browser without the kernel.
         """
         self.graph.step_nodes = ["", *(self.picture.vertex_of(uid) for uid in self.order)]
-        if self.forward_picture is not None:
+        if self.forward_graph is not None:
             lit = (self.forward_picture.vertex_of(uid) for uid in self.order)
             self.forward_graph.step_nodes = ["", *lit]
 
@@ -389,11 +394,12 @@ class BackwardStepper(ClosingBox):
             classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
             if self.linked:
                 classes = with_class(classes, self.links.in_backward(self.linked), "linked")
-                lit = self.links.in_forward(self.linked)
-                self.forward_graph.classes = with_class({}, lit, "linked")
             self.graph.classes = classes
             self.graph.captions = self.marks.captions(records, cursor.position)
-            self.forward_graph.step = cursor.position + 1
+            if self.forward_graph is not None:
+                lit = self.links.in_forward(self.linked) if self.linked else []
+                self.forward_graph.classes = with_class({}, lit, "linked")
+                self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
         self.panel.value = step_html(cursor.record, total, cursor.note)
@@ -515,11 +521,30 @@ class BackwardStepper(ClosingBox):
 
     def _switch_view(self, view: str) -> None:
         """Show the backward graph, the forward graph, or both side by side."""
+        if self.cursor is None:
+            return
         shown = {"backward": (False, True), "forward": (True, False), "both": (True, True)}[view]
         forward, backward = shown
         forward = forward and self.forward_picture is not None
-        self.forward_graph.layout.display = "" if forward else "none"
+        backward = backward or not forward  # no forward picture: the backward one stays
+        if forward:
+            self._forward_view()
+        if self.forward_graph is not None:
+            self.forward_graph.layout.display = "" if forward else "none"
+            self.forward_graph.layout.width = "29%" if backward else "58%"
         self.graph.layout.display = "" if backward else "none"
-        width = 62 if forward != backward else 0
-        self.forward_graph.layout.width = f"{width or 29}%"
-        self.graph.layout.width = f"{width or 33}%"
+        self.graph.layout.width = "33%" if forward else "58%"
+        self.panel.layout.width = "38%" if forward and backward else "42%"
+
+    def _forward_view(self) -> GraphView:
+        """The forward picture's view, made (and linked to the slider) the first time."""
+        if self.forward_graph is None:
+            view = GraphView(dot=self.forward_picture.dot, layout=widgets.Layout(width="29%"))
+            view.add_class("wb-forward-graph")
+            self._keep(widgets.jslink((self.slider, "value"), (view, "step")))
+            self._observe(view, self._on_forward_select, names="selected")
+            self.forward_graph = view
+            self.graph_row.children = [view, self.graph, self.panel]
+            self._show_order()
+            self._show()
+        return self.forward_graph
