@@ -144,14 +144,15 @@ function placeCaption(g, text, isEdge) {
   t.setAttribute("class", "wb-caption");
   t.textContent = text;
   const path = isEdge ? g.querySelector("path") : null;
-  if (path) {
-    const p = path.getPointAtLength(path.getTotalLength() / 2);
+  if (path) {  // past the middle, below Graphviz's own edge label (the shape)
+    const p = path.getPointAtLength(path.getTotalLength() * 0.62);
     t.setAttribute("x", p.x + 6);
-    t.setAttribute("y", p.y + 4);
-  } else {
+    t.setAttribute("y", p.y + 6);
+  } else {  // under the box, centred
     const b = g.getBBox();
-    t.setAttribute("x", b.x + b.width + 4);
-    t.setAttribute("y", b.y + b.height / 2 + 4);
+    t.setAttribute("x", b.x + b.width / 2);
+    t.setAttribute("y", b.y + b.height + 11);
+    t.setAttribute("text-anchor", "middle");
   }
   g.appendChild(t);
 }
@@ -335,7 +336,10 @@ _CSS = """
 .wb-graph-status button { font-style: normal; margin-left: 4px; }
 .wb-graph[data-layout="pending"] svg { opacity: 0.5; }
 .wb-zoom button { font-size: 12px; min-width: 2.2em; margin-right: 2px; }
-.wb-graph .wb-caption { font: 10px Helvetica, Arial, sans-serif; fill: #b23c17; }
+.wb-graph .wb-caption {
+  font: 10px Helvetica, Arial, sans-serif; fill: #b23c17;
+  paint-order: stroke; stroke: #ffffff; stroke-width: 3px;  /* a halo: readable over lines */
+}
 .wb-graph g.edge.flowing path { stroke: #d62728; stroke-width: 2.5px; }
 .wb-graph g.edge.flowing polygon { fill: #d62728; stroke: #d62728; }
 .wb-graph g.node.collapse-active :is(path, polygon, ellipse) {

@@ -116,8 +116,9 @@ STYLE = """
 .wb-title { font-weight: 600; margin: 4px 0; }
 .wb-table th { text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; }
 .wb-table td { vertical-align: top; }
-.wb-array {
-  margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px;
+.wb-array { margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px; }
+/* JupyterLab wraps <pre> (pre-wrap): an array must not break inside "shape": scroll instead */
+.wb-table pre.wb-array {
   white-space: pre; word-break: normal; overflow-wrap: normal; overflow-x: auto;
 }
 .wb-collapse { color: #8a4b00; font-size: 12px; }
