@@ -141,3 +141,14 @@ def test_a_grad_the_learner_holds_keeps_its_values():
     stepper.reset()
     stepper.continue_()
     np.testing.assert_array_equal(held.numpy(), before)
+
+
+def test_while_play_runs_grad_follows_every_step_and_the_panel_catches_up_on_pause():
+    loss, tensors = graph()
+    stepper = BackwardStepper(loss)
+    stepper.play.playing = True  # what the Play button does in the browser
+    for value in range(2, 8):  # Play moves the slider (jslink): steps 2..7, quickly
+        stepper.slider.value = value
+        assert_same(grads(tensors), grads_stopped_at(value - 1), value - 1)
+    stepper.play.playing = False
+    assert stepper.step == 6 and "Step 7 of" in stepper.panel.value

@@ -30,6 +30,8 @@ and while stepping the forward op whose gradient is being computed is lit (see
 
 from __future__ import annotations
 
+import time
+
 import ipywidgets as widgets
 
 from ..autograd.graph import Node
@@ -44,6 +46,7 @@ from .trace_steps import is_trace, trace_source
 
 PICKER_SIZE = 40  # the node picker lists at most this many nodes; the filter finds the rest
 FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
+PLAYING_PANEL_S = 0.25  # while Play runs, the panel is redrawn at most this often
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -134,6 +137,7 @@ class BackwardStepper(ClosingBox):
         self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
         self._syncing = False
+        self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
         self.graph = GraphView(layout=widgets.Layout(width="58%"))
         self.graph.add_class("wb-backward-graph")
@@ -158,6 +162,7 @@ class BackwardStepper(ClosingBox):
         self._fill_node_picker()
         self._observe(self.graph, self._on_select, names="selected")
         self._observe(self.view_switch, lambda change: self._switch_view(change["new"]))
+        self._observe(self.play, self._on_play, names="playing")
         self._observe(self.node_filter, lambda change: self._fill_node_picker(change["new"]))
         self._show_order()
         self._switch_view(self.view_switch.value)
@@ -178,7 +183,7 @@ class BackwardStepper(ClosingBox):
             max=2000,
             step=25,
             description="ms/step",
-            tooltip="Play's pace: 50 ms/step is 20 steps a second",
+            tooltip="Play's pace in milliseconds a step (the browser adds a little)",
         )
         self.slider = widgets.IntSlider(min=1, max=1, description="step")
         self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
@@ -352,7 +357,16 @@ class BackwardStepper(ClosingBox):
             return
         if not self.cursor.go(change["new"] - 1):
             self.cursor.note = "The backward pass ended before that step."
-        self._show()
+        if self.play.playing and time.monotonic() - self._shown_at < PLAYING_PANEL_S:
+            return  # .grad is rewound; the panel follows a few times a second while playing
+        # The browser already moved the pictures (jslink): setting their step here too
+        # would race Play, sending a picture back to a step it has left.
+        self._show(pictures=self.slider.value != self.cursor.position + 1)
+
+    def _on_play(self, change) -> None:
+        """Play stopped: draw the panel of the step it stopped at."""
+        if not change["new"] and self.cursor is not None:
+            self._show(pictures=False)
 
     # ----------------------------------------------------------- display
     def _show_order(self) -> None:
@@ -380,7 +394,8 @@ class BackwardStepper(ClosingBox):
             self._show_order()
         self._checked = len(records)
 
-    def _show(self) -> None:
+    def _show(self, pictures: bool = True) -> None:
+        self._shown_at = time.monotonic()
         cursor = self.cursor
         source = cursor.source
         total = source.expected_steps
@@ -390,7 +405,8 @@ class BackwardStepper(ClosingBox):
         try:
             self.slider.max = self.play.max = total
             self.slider.value = cursor.position + 1
-            self.graph.step = cursor.position + 1
+            if pictures:
+                self.graph.step = cursor.position + 1
             classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
             if self.linked:
                 classes = with_class(classes, self.links.in_backward(self.linked), "linked")
@@ -399,7 +415,8 @@ class BackwardStepper(ClosingBox):
             if self.forward_graph is not None:
                 lit = self.links.in_forward(self.linked) if self.linked else []
                 self.forward_graph.classes = with_class({}, lit, "linked")
-                self.forward_graph.step = cursor.position + 1
+                if pictures:
+                    self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
         self.panel.value = step_html(cursor.record, total, cursor.note)
