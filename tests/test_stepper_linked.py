@@ -10,14 +10,13 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
+from tests.test_widgets import small_graph as widget_graph
 from workbench.widgets import BackwardStepper
 
 
 def small_graph():
-    x = wb.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True, name="x")
-    w = wb.tensor([0.5, -1.0, 2.0], requires_grad=True, name="w")
-    b = wb.tensor(0.1, requires_grad=True, name="b")
-    loss = wb.sigmoid(x * w + b).sum()
+    """test_widgets' graph, and its multiply node (which saved x and w)."""
+    loss, x, w, _ = widget_graph()
     mul = loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
     return loss, x, w, mul
 

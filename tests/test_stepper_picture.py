@@ -18,22 +18,12 @@ from samples import all_samples
 
 import workbench as wb
 from tests.helpers import dot_vertices
+from tests.test_widgets import node_of, small_graph
 from workbench.viz.fold import OPEN_LIMIT
 from workbench.widgets import BackwardStepper
 from workbench.widgets.panel import STYLE
 from workbench.widgets.step_marks import flow_text
 from workbench.widgets.steps import LiveSteps, StepCursor
-
-
-def node_of(t):
-    return t.grad_fn if t.grad_fn is not None else t._grad_acc()
-
-
-def small_graph():
-    x = wb.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True, name="x")
-    w = wb.tensor([0.5, -1.0, 2.0], requires_grad=True, name="w")
-    b = wb.tensor(0.1, requires_grad=True, name="b")
-    return wb.sigmoid(x * w + b).sum(), x, w, b
 
 
 def unused_output_graph():
