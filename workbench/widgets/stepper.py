@@ -131,7 +131,8 @@ class BackwardStepper(ClosingBox):
         self._unfolded = None  # the whole picture's model, folded afresh when a box opens
         self.inspected: str | None = None  # the node shown in the inspector
         self.linked: str | None = None  # the node lit in both pictures after a click
-        self.forward_picture: Picture | None = None
+        self.forward_picture: Picture | None = None  # drawn the first time it is shown
+        self._target = target  # a loss or trace, for the forward picture
         self.links: Links | None = None
         self.order: list = []  # node id per step, predicted before step 0, then as run
         self._checked = 0  # how many records are known to have run as predicted
@@ -150,7 +151,6 @@ class BackwardStepper(ClosingBox):
             source = source_for(target, retain_graph, gradient)
             self._unfolded = _backward_model(target)  # before any node runs and frees
             self.picture = draw_folded(self._unfolded)
-            self.forward_picture = _forward_picture(target)
             self.cursor = StepCursor(source)  # runs step 0
             self.graph.dot = self.picture.dot
         except Exception as err:  # a UI boundary: show the reason, never a traceback
@@ -281,6 +281,7 @@ class BackwardStepper(ClosingBox):
         self.picture = None
         self.marks = None
         self._unfolded = None
+        self._target = None
 
     # ----------------------------------------------------------- state
     @property
@@ -542,6 +543,9 @@ class BackwardStepper(ClosingBox):
             return
         shown = {"backward": (False, True), "forward": (True, False), "both": (True, True)}[view]
         forward, backward = shown
+        if forward and self.forward_picture is None:
+            self.forward_picture = _forward_picture(self._target)
+            self.links = Links(self.picture, self.forward_picture, self.cursor.source.nodes)
         forward = forward and self.forward_picture is not None
         backward = backward or not forward  # no forward picture: the backward one stays
         if forward:
