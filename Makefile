@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine:
-#   make lab    create .venv, install workbench, open the lessons in JupyterLab
+#   make lab    create .venv, install workbench[lab] (JupyterLab, no test tools), open the lessons
+#               options go to `workbench lab`: make lab ARGS="--port 9000 --no-browser"
 #   make test   create .venv, install workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
@@ -7,36 +8,43 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-TORCH  := torch==2.13.0
+LAB_STAMP := $(VENV)/.installed-lab
+DEV_STAMP := $(VENV)/.installed-dev
+ARGS   ?=
 
 .PHONY: lab test fuzz lite hub venv lint clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+
+$(LAB_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[lab]'
+	touch $(LAB_STAMP)
+
+$(DEV_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
-	touch $(STAMP)
+	touch $(DEV_STAMP)
 
-venv: $(STAMP)
+venv: $(DEV_STAMP)
 
-lab: $(STAMP)
-	$(PY) -m workbench.cli lab
+lab: $(LAB_STAMP)
+	$(PY) -m workbench.cli lab $(ARGS)
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	bash scripts/test.sh
 
-fuzz: $(STAMP)
+fuzz: $(DEV_STAMP)
 	bash scripts/fuzz.sh
 
-lite: $(STAMP)
+lite: $(DEV_STAMP)
 	$(PY) scripts/build_lite.py build/lite
 
-hub: $(STAMP)
+hub: $(DEV_STAMP)
 	bash scripts/install_proxy.sh
 	$(VENV)/bin/jupyterhub -f deploy/hub/local_hub_config.py
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check $(wildcard workbench tests bench scripts)
 	$(VENV)/bin/ruff format --check $(wildcard workbench tests bench scripts)
 

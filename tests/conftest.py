@@ -27,3 +27,19 @@ def _fresh_state():
 
 def pytest_collection_modifyitems(config, items):
     pass
+
+
+@pytest.fixture(scope="session")
+def core_wheel(tmp_path_factory):
+    """This checkout's wheel (tests/core_env.py), built once per test session."""
+    from tests.core_env import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
+def core_venv(core_wheel, tmp_path_factory):
+    """A fresh venv with the wheel and its core dependencies only, made once per session."""
+    from tests.core_env import make_core_venv
+
+    return make_core_venv(tmp_path_factory.mktemp("core") / "venv", core_wheel)

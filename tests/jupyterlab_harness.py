@@ -55,11 +55,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_notebook(path: Path, cells: list[str]) -> None:
-    """A notebook of code cells, stored without outputs, using the python3 kernel."""
+def write_notebook(path: Path, cells: list[str], kernelspec: dict = KERNELSPEC) -> None:
+    """A notebook of code cells, stored without outputs, using the python3 kernel (or another)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    nb.metadata["kernelspec"] = KERNELSPEC
+    nb.metadata["kernelspec"] = kernelspec
     nbformat.write(nb, path)
 
 
@@ -189,14 +189,24 @@ _ANY_STARTED = (
 
 
 def run_all_cells(page, lab: Lab, notebook: str, timeout_ms: int = 120_000) -> None:
-    """Open ``notebook`` in JupyterLab, wait for its kernel, and run every cell.
+    """Open ``notebook`` in JupyterLab, wait for its kernel, and run every cell."""
+    open_notebook(page, lab, notebook, timeout_ms)
+    click_run_all(page, timeout_ms)
+
+
+def open_notebook(page, lab: Lab, notebook: str, timeout_ms: int = 120_000) -> None:
+    """Open ``notebook`` in JupyterLab and wait until its kernel is idle."""
+    page.goto(lab.page_url(notebook), timeout=timeout_ms)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout_ms)
+    page.get_by_text(re.compile(r"\| Idle")).first.wait_for(timeout=timeout_ms)
+
+
+def click_run_all(page, timeout_ms: int = 120_000) -> None:
+    """Run every cell of the open notebook and wait until all have run.
 
     The Run menu is clicked again if no cell started (a click can land while the
     menu is still opening on a busy machine).
     """
-    page.goto(lab.page_url(notebook), timeout=timeout_ms)
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout_ms)
-    page.get_by_text(re.compile(r"\| Idle")).first.wait_for(timeout=timeout_ms)
     for _ in range(3):
         page.locator(".jp-Notebook").first.click()
         page.get_by_role("menuitem", name="Run", exact=True).click()

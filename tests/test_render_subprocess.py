@@ -283,15 +283,17 @@ def test_cli_without_a_renderer_names_the_extra(monkeypatch, no_dot, trace_file,
 
 
 # ----------------------------------------------------------- widgets
-def test_widgets_get_the_time_limit_and_show_it_as_a_message(monkeypatch, no_dot, tmp_path):
+def test_a_hanging_renderer_cannot_stall_a_widget(monkeypatch, no_dot, tmp_path):
+    """Widgets send DOT to the browser: they never start the (here hanging) renderer."""
     site = fake_pygraphviz(tmp_path, "import time\ntime.sleep(60)\n")
     monkeypatch.setenv("PYTHONPATH", str(site))
-    monkeypatch.setattr(renderers, "TIMEOUT_S", 0.5)
+    started = time.monotonic()
     stepper = wb.widgets.BackwardStepper(small_loss())
-    assert stepper.error is not None and "took longer than 0.5 s" in stepper.error
     live = wb.widgets.LiveGraph(auto=False)
     x = wb.tensor([1.0, 2.0], requires_grad=True)
     (x * 3).exp()
-    live.refresh()  # a message in the widget, not an exception out of the cell hook
-    assert "took longer than 0.5 s" in live.status.value
+    live.refresh()
     live.stop()
+    assert time.monotonic() - started < 30  # the fake renderer would sleep 60 s
+    assert stepper.error is None and stepper.graph.dot.startswith("digraph")
+    assert live.view.dot.startswith("digraph") and "ops recorded" in live.status.value

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ipywidgets
 import pytest
 
 import workbench as wb
@@ -189,11 +190,28 @@ def test_svg_without_dot_on_path_has_stable_ids_and_step_classes(monkeypatch, tm
     assert f'<g id="{active}" class="node backward active">' in graph.svg()
 
 
-def test_jupyter_display_and_save(tmp_path):
+def test_jupyter_shows_a_widget_laid_out_in_the_browser_with_no_renderer(monkeypatch):
+    """IPython asks every ``_repr_*``: none of them may run a native renderer."""
+    from IPython.core.formatters import DisplayFormatter
+
+    from workbench.widgets import GraphView
+
+    def no_renderer(*args, **kwargs):
+        raise AssertionError("displaying a drawing ran a native renderer")
+
+    monkeypatch.setattr("workbench.viz.graph.render", no_renderer)
     graph = wb.viz.draw(product_sum(), kind="forward", step=0)
-    bundle = graph._repr_mimebundle_()
-    assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
-    assert graph._repr_svg_() == bundle["image/svg+xml"]
+    shown, _ = DisplayFormatter().format(graph)
+    assert set(shown) == {"application/vnd.jupyter.widget-view+json", "text/plain"}
+    model_id = shown["application/vnd.jupyter.widget-view+json"]["model_id"]
+    view = ipywidgets.widgets.widget._instances[model_id]
+    assert isinstance(view, GraphView) and view.dot == graph.dot
+    assert shown["text/plain"] == repr(graph)
+    view.close()
+
+
+def test_save(tmp_path):
+    graph = wb.viz.draw(product_sum(), kind="forward", step=0)
     assert graph.save(tmp_path / "g.dot").read_text() == graph.dot
     assert graph.save(tmp_path / "g.svg").read_text().count("<svg") == 1
     assert graph.save(tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

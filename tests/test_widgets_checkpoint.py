@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from tests.helpers import dot_vertices
 from workbench.utils.checkpoint import checkpoint
 from workbench.widgets import CheckpointExplorer
 from workbench.widgets.checkpoint_explorer import TanhMLP
@@ -66,7 +67,7 @@ def test_one_segment_checkpoints_nothing(explorer):
     assert result.checkpointed.memory.peak_bytes == result.plain.memory.peak_bytes
     assert result.ratio == 1.0
     assert result.recomputed_vertices == ()
-    assert "recomputed" not in result.svg
+    assert "recomputed" not in result.dot
 
 
 @pytest.mark.parametrize("segments", [2, 4, 8])
@@ -128,19 +129,27 @@ def test_memory_timeline_has_both_series(explorer):
     assert len(ckpt.held()) > len(plain.held())  # the reruns save (and free) again
 
 
-def test_graph_svg_marks_the_recomputed_layers(explorer):
+def test_graph_folds_into_segments_and_marks_the_recomputed_ones(explorer):
     explorer.slider.value = 4
     result = explorer.result
-    recomputed = {f"scope:layer {i}" for i in range(12)}  # 3 checkpointed segments of 4
-    assert set(result.recomputed_vertices) == recomputed
-    for i in range(LAYERS):
-        tag = f'<g id="scope:layer {i}" class="node fold'
-        assert tag in result.svg
-        marked = f'<g id="scope:layer {i}" class="node fold recomputed"' in result.svg
-        assert marked == (i < 12), i
-    assert "↻ 3 recomputed nodes" in result.svg
-    assert explorer.graph.svg == result.svg
-    assert explorer.graph.classes == {vid: "recomputed" for vid in recomputed}
+    boxes = [
+        "scope:segment 1: layers 0–3, checkpointed",
+        "scope:segment 2: layers 4–7, checkpointed",
+        "scope:segment 3: layers 8–11, checkpointed",
+        "scope:segment 4: layers 12–15, run plainly",
+    ]
+    assert set(result.recomputed_vertices) == set(boxes[:3])
+    vertices = dot_vertices(result.dot)
+    assert len(vertices) <= 4 + 8  # fits its box: a few vertices, not 147
+    for box in boxes:
+        assert vertices[box][0] == "fold"
+        assert ("recomputed" in vertices[box]) == (box != boxes[-1]), box
+    assert result.dot.count("↻ 12 recomputed nodes") == 3  # 4 layers × (matmul, add, tanh)
+    # each checkpointed segment is framed: three boundaries, the plain segment has none
+    assert result.dot.count('class="segment"') == 3
+    assert "loss (t" in result.dot  # the loss is named, not a bare tensor id
+    assert explorer.graph.dot == result.dot
+    assert explorer.graph.classes == {vid: "recomputed" for vid in boxes[:3]}
 
 
 def test_viz_marks_a_recomputed_node_when_not_folded():
@@ -176,7 +185,7 @@ def test_bad_input_shows_a_message_not_a_traceback(kwargs, words):
     assert explorer.result is None
     assert words in explorer.error
     assert "wb-message" in explorer.readout.value
-    assert bytes(explorer.image.value) == b"" and explorer.graph.svg == ""
+    assert bytes(explorer.image.value) == b"" and explorer.graph.dot == ""
 
 
 def test_typing_a_bad_depth_shows_a_message_and_a_good_one_recovers():

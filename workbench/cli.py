@@ -1,15 +1,17 @@
 """The ``workbench`` command.
 
 ``workbench lab`` opens your copies of the lessons in JupyterLab (made on first use in
-``my-lessons/``, solutions removed; ``--source`` opens the originals, with solutions);
-``workbench lessons --reset 01`` gives you a fresh copy of lesson 01;
-``workbench render run.json --kind backward --step 12 -o step12.svg`` draws a saved
-trace (``.svg``, ``.png`` or ``.dot``).
+``my-lessons/``, solutions removed; ``--source`` opens the originals, with solutions;
+``--port 9000 --no-browser`` for a headless machine; other options, such as
+``--ServerApp.ip=0.0.0.0``, go to JupyterLab); ``workbench lessons --reset 01`` gives you
+a fresh copy of lesson 01; ``workbench render run.json --kind backward --step 12 -o
+step12.svg`` draws a saved trace (``.svg``, ``.png`` or ``.dot``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -18,8 +20,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def lab_command(lessons: Path, port: int | None, open_browser: bool) -> list:
-    """The JupyterLab command line; as root JupyterLab refuses to start without --allow-root."""
+NO_LAB = (
+    "workbench lab: JupyterLab is not installed in this environment. "
+    "Install it with `pip install 'workbench[lab]'` (or `make lab` in a checkout)."
+)
+
+
+def lab_command(
+    lessons: Path, port: int | None, open_browser: bool, extra: list | tuple = ()
+) -> list:
+    """The JupyterLab command line; as root JupyterLab refuses to start without --allow-root.
+
+    ``extra`` options are passed to JupyterLab as they are.
+    """
     cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={lessons}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
@@ -27,7 +40,7 @@ def lab_command(lessons: Path, port: int | None, open_browser: bool) -> list:
         cmd.append(f"--port={port}")
     if not open_browser:
         cmd.append("--no-browser")
-    return cmd
+    return cmd + list(extra)
 
 
 def cmd_lab(args) -> int:
@@ -37,14 +50,19 @@ def cmd_lab(args) -> int:
     if not lessons.is_dir():
         print(f"workbench lab: no lessons folder at {lessons}", file=sys.stderr)
         return 2
+    if importlib.util.find_spec("jupyterlab") is None:
+        print(NO_LAB, file=sys.stderr)
+        return 2
     if not args.source:
         mine = Path(args.mine).resolve()
         made = course.make_copies(lessons, mine)
         if made:
             print(f"made your copies of {len(made)} lessons in {mine} (solutions removed)")
         lessons = mine
-    cmd = lab_command(lessons, args.port, not args.no_browser)
+    cmd = lab_command(lessons, args.port, not args.no_browser, args.jupyter_options)
     print("starting:", " ".join(cmd), flush=True)
+    if args.no_browser:
+        print("open the URL with ?token=... that JupyterLab prints below", flush=True)
     return subprocess.call(cmd)
 
 
@@ -131,7 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.jupyter_options = unknown  # `workbench lab` passes them on to JupyterLab
     return args.func(args)
 
 

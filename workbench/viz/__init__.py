@@ -1,8 +1,9 @@
 """Pictures of the graphs: ``wb.viz.draw(loss, kind="backward", step=None)``.
 
-Loaded lazily (``import workbench`` does not import it), because drawing needs
-Graphviz. See :mod:`workbench.viz.graph` for the API, :mod:`workbench.viz.renderers`
-for how SVG/PNG are produced without a system Graphviz.
+Loaded lazily (``import workbench`` does not import it). See :mod:`workbench.viz.graph`
+for the API: in a notebook a drawing is laid out in the browser (WebAssembly
+Graphviz); :mod:`workbench.viz.renderers` is the static export (``.svg()``, ``.png()``,
+``workbench render``) with a native Graphviz in a child process.
 """
 
 from .fold import FOLD_LIMIT, fold

@@ -4,7 +4,8 @@ The DOT is deterministic (same graph, same ids: same text), so it can be
 snapshot-tested and asserted on in lessons. Every vertex carries Graphviz's ``id``
 and ``class`` attributes, which the SVG output keeps: ``<g id="n5" class="node
 backward active">``. A widget or a page's CSS can then find node ``n5`` and style
-the ``active`` and ``done`` ones.
+the ``active`` and ``done`` ones. The vertices of one checkpoint segment are framed
+together (a Graphviz cluster, ``id="segment-c3"``): the segment's boundary.
 """
 
 from __future__ import annotations
@@ -62,20 +63,14 @@ def to_dot(model: GraphModel) -> str:
         f'  node [fontname={_q(FONT)}, fontsize=11, margin="0.12,0.05"];',
         f"  edge [fontname={_q(FONT)}, fontsize=9, arrowsize=0.7];",
     ]
+    segments: dict = {}
     for vertex in model.vertices.values():
-        attrs = dict(STYLES.get(vertex.kind, {}))
-        if RECOMPUTED in vertex.classes:
-            attrs.update(RECOMPUTED_STYLE)
-        if "active" in vertex.classes:
-            attrs.update(ACTIVE)
-        elif "done" in vertex.classes:
-            attrs.update(DONE)
-        attrs["label"] = vertex.label
-        attrs["id"] = vertex.id
-        attrs["class"] = " ".join([vertex.kind, *vertex.classes])
-        if vertex.tooltip:
-            attrs["tooltip"] = vertex.tooltip
-        lines.append(f"  {_q(vertex.id)} [{_attrs(attrs)}];")
+        if vertex.segment:
+            segments.setdefault(vertex.segment, []).append(vertex)
+        else:
+            lines.append(_vertex_line(vertex))
+    for segment, members in segments.items():
+        lines.extend(_cluster(segment, members))
     for edge in model.edges:
         attrs = {}
         if edge.label:
@@ -88,6 +83,38 @@ def to_dot(model: GraphModel) -> str:
         lines.append(f"  {_q(edge.tail)} -> {_q(edge.head)} [{_attrs(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _vertex_line(vertex) -> str:
+    attrs = dict(STYLES.get(vertex.kind, {}))
+    if RECOMPUTED in vertex.classes:
+        attrs.update(RECOMPUTED_STYLE)
+    if "active" in vertex.classes:
+        attrs.update(ACTIVE)
+    elif "done" in vertex.classes:
+        attrs.update(DONE)
+    attrs["label"] = vertex.label
+    attrs["id"] = vertex.id
+    attrs["class"] = " ".join([vertex.kind, *vertex.classes])
+    if vertex.tooltip:
+        attrs["tooltip"] = vertex.tooltip
+    return f"  {_q(vertex.id)} [{_attrs(attrs)}];"
+
+
+def _cluster(segment: str, members: list) -> list:
+    """A dashed frame around the vertices of one checkpoint segment: its boundary."""
+    rerun = any(RECOMPUTED in v.classes for v in members)
+    attrs = {
+        "label": "checkpoint segment" + (": rerun in backward" if rerun else ""),
+        "style": "dashed,rounded",
+        "color": "#2e7d32",
+        "fontcolor": "#2e7d32",
+        "id": f"segment-{segment}",
+        "class": "segment",
+    }
+    head = f"  subgraph {_q('cluster_' + segment)} {{"
+    body = ["  " + _vertex_line(v) for v in members]
+    return [head, f"    graph [{_attrs(attrs)}];", *body, "  }"]
 
 
 def _graph_label(model: GraphModel) -> str:

@@ -13,30 +13,95 @@ previous one did not bring it under the limit, and each leaves a note on the pic
 4. **the rest**: if still too big, the vertices beyond the limit become one box.
 
 A folded box has ``members``: the node ids inside it, so a step inside it lights it up.
+
+**Opened boxes.** ``fold(model, limit, opened=[...])`` takes the member sets of boxes a
+learner opened: their vertices are left out of every stage and drawn one by one, or,
+when there are more than ``OPEN_LIMIT`` of them, as a few "part i of k" boxes that
+open in turn. A box opened inside another opened box shows its own vertices; the rest
+of the outer one stays in parts.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections import Counter
 
 from .model import RECOMPUTED, Edge, GraphModel, Vertex
 
 FOLD_LIMIT = 150
+OPEN_LIMIT = 60  # an opened box shows at most this many vertices; more become parts
 MIN_CHAIN = 4  # chains shorter than this stay as they are
 ATTACHMENTS = ("saved", "accumulate", "leaf", "const")
 
 
-def fold(model: GraphModel, limit: int = FOLD_LIMIT) -> GraphModel:
-    """The model folded to at most about ``limit`` vertices (unchanged if it fits)."""
+def fold(model: GraphModel, limit: int = FOLD_LIMIT, opened=()) -> GraphModel:
+    """The model folded to at most about ``limit`` vertices (unchanged if it fits).
+
+    ``opened``: member sets (node ids) of boxes to keep open (see the module's notes).
+    The model given is not changed, so it can be folded again with other boxes open.
+    """
     if len(model.vertices) <= limit:
         return model
     before = len(model.vertices)
+    model = shallow_copy(model)
+    keep = open_vertices(model, opened)
     for stage in (fold_scopes, fold_attachments, fold_chains, fold_rest):
-        if len(model.vertices) <= limit:
+        if len(model.vertices) - len(keep) <= limit:
             break
-        model = stage(model, limit)
+        model = stage(model, limit, keep)
+    if keep:
+        model = fold_open_parts(model, keep)
     model.notes.insert(0, f"Folded {before} vertices into {len(model.vertices)}:")
     return model
+
+
+def shallow_copy(model: GraphModel) -> GraphModel:
+    """A model of its own (dicts and lists), sharing the vertices, which folding only reads."""
+    return GraphModel(
+        model.kind,
+        dict(model.vertices),
+        list(model.edges),
+        list(model.order),
+        list(model.notes),
+        model.title,
+    )
+
+
+def open_vertices(model: GraphModel, opened) -> dict:
+    """``vertex id -> the innermost opened set holding one of its members``, as an index."""
+    sets = sorted((frozenset(s) for s in opened), key=len)  # smallest (innermost) first
+    keep = {}
+    for vid, vertex in model.vertices.items():
+        for index, members in enumerate(sets):
+            if members.intersection(vertex.members):
+                keep[vid] = index
+                break
+    return keep
+
+
+def fold_open_parts(model: GraphModel, keep: dict) -> GraphModel:
+    """Each opened set's vertices one by one, or in parts when there are too many."""
+    by_set: dict = {}
+    for vid, index in keep.items():
+        if vid in model.vertices:
+            by_set.setdefault(index, []).append(vid)
+    groups = {}
+    for index, vids in by_set.items():
+        if len(vids) <= OPEN_LIMIT:
+            continue
+        parts = math.ceil(len(vids) / OPEN_LIMIT)
+        size = math.ceil(len(vids) / parts)
+        for k, vid in enumerate(vids):
+            groups[vid] = (index, k // size, parts)
+    if not groups:
+        return model
+
+    def make(key, vertices):
+        index, part, parts = key
+        return fold_vertex(f"open{index}.part{part + 1}", f"part {part + 1} of {parts}", vertices)
+
+    return contract(model, groups, make)
 
 
 # ------------------------------------------------------------- contraction
@@ -49,7 +114,7 @@ def contract(model: GraphModel, groups: dict, make) -> GraphModel:
     members: dict = {}
     for vid, key in groups.items():
         members.setdefault(key, []).append(model.vertices[vid])
-    new = GraphModel(model.kind, order=model.order, notes=model.notes, title=model.title)
+    new = GraphModel(model.kind, order=model.order, notes=list(model.notes), title=model.title)
     placed = {}
     for vertex in model.vertices.values():
         key = groups.get(vertex.id)
@@ -73,6 +138,9 @@ def fold_vertex(vid: str, title: str, vertices: list) -> Vertex:
     node_ids = tuple(dict.fromkeys(m for v in vertices for m in v.members))
     lines = [title, summary_text([short_name(v) for v in vertices])]
     box = Vertex(vid, "fold", lines, members=node_ids, tooltip=", ".join(node_ids[:20]))
+    segments = {v.segment for v in vertices}
+    if len(segments) == 1:  # a box inside one checkpoint segment stays inside its frame
+        box.segment = segments.pop()
     recomputed = sum(RECOMPUTED in v.classes for v in vertices)
     if recomputed:  # keep the mark a picture of checkpointing is about
         box.classes.append(RECOMPUTED)
@@ -116,9 +184,9 @@ def repeating_period(names: list, longest: int = 8) -> int | None:
 
 
 # --------------------------------------------------------------- stages
-def fold_scopes(model: GraphModel, limit: int) -> GraphModel:
+def fold_scopes(model: GraphModel, limit: int, keep=()) -> GraphModel:
     """One box per name scope, at the deepest scope level that fits under the limit."""
-    scoped = [v for v in model.vertices.values() if v.scope]
+    scoped = [v for v in model.vertices.values() if v.scope and v.id not in keep]
     if not scoped:
         return model
     best = None
@@ -141,9 +209,9 @@ def _scope_groups(scoped: list, depth: int) -> dict:
     return {vid: key for vid, key in groups.items() if sizes[key] > 1}
 
 
-def fold_attachments(model: GraphModel, limit: int) -> GraphModel:
+def fold_attachments(model: GraphModel, limit: int, keep=()) -> GraphModel:
     """Write small side boxes into their only neighbour; collapse-sums become edge labels."""
-    new = _collapse_sums_on_edges(model)
+    new = shallow_copy(_collapse_sums_on_edges(model))
     neighbours: dict = {}
     for edge in new.edges:
         neighbours.setdefault(edge.tail, []).append(edge.head)
@@ -151,6 +219,8 @@ def fold_attachments(model: GraphModel, limit: int) -> GraphModel:
     hosts: dict = {}
     for vertex in new.vertices.values():
         near = neighbours.get(vertex.id, [])
+        if vertex.id in keep:
+            continue
         if vertex.kind in ATTACHMENTS and len(near) == 1 and near[0] in new.vertices:
             host = new.vertices[near[0]]
             if host.kind not in ATTACHMENTS:
@@ -159,7 +229,7 @@ def fold_attachments(model: GraphModel, limit: int) -> GraphModel:
         return new
     gone = {v.id for vs in hosts.values() for v in vs}
     for host_id, attached in hosts.items():
-        host = new.vertices[host_id]
+        host = new.vertices[host_id] = dataclasses.replace(new.vertices[host_id])  # its own copy
         host.members = tuple(
             dict.fromkeys([*host.members, *(m for v in attached for m in v.members)])
         )
@@ -183,7 +253,7 @@ def _collapse_sums_on_edges(model: GraphModel) -> GraphModel:
     if not collapses:
         return model
     into = {e.head: e for e in model.edges if e.head in collapses}
-    new = GraphModel(model.kind, order=model.order, notes=model.notes, title=model.title)
+    new = GraphModel(model.kind, order=model.order, notes=list(model.notes), title=model.title)
     new.vertices = {vid: v for vid, v in model.vertices.items() if vid not in collapses}
     for edge in model.edges:
         if edge.head in collapses:
@@ -201,11 +271,13 @@ def _collapse_sums_on_edges(model: GraphModel) -> GraphModel:
     return new
 
 
-def fold_chains(model: GraphModel, limit: int) -> GraphModel:
-    """Fold the inside of every long one-after-another run of vertices."""
+def fold_chains(model: GraphModel, limit: int, keep=()) -> GraphModel:
+    """Fold the inside of every long one-after-another run of vertices (none kept open)."""
     outs: dict = {}
     ins: dict = {}
     for edge in model.edges:
+        if edge.tail in keep or edge.head in keep:
+            continue  # an open vertex breaks the chain
         outs.setdefault(edge.tail, set()).add(edge.head)
         ins.setdefault(edge.head, set()).add(edge.tail)
 
@@ -215,6 +287,8 @@ def fold_chains(model: GraphModel, limit: int) -> GraphModel:
     groups = {}
     count = 0
     for vid in model.vertices:
+        if vid in keep:
+            continue
         before = ins.get(vid, set())
         if len(before) == 1 and linked(next(iter(before)), vid):
             continue  # not the start of a chain
@@ -232,9 +306,9 @@ def fold_chains(model: GraphModel, limit: int) -> GraphModel:
     return new
 
 
-def fold_rest(model: GraphModel, limit: int) -> GraphModel:
+def fold_rest(model: GraphModel, limit: int, keep=()) -> GraphModel:
     """Keep the first ``limit - 1`` vertices; fold all the others into one box."""
-    ids = list(model.vertices)
+    ids = [vid for vid in model.vertices if vid not in keep]
     groups = {vid: "rest" for vid in ids[limit - 1 :]}
     new = contract(model, groups, lambda key, vs: fold_vertex(key, "more of the graph", vs))
     new.notes.append(f"- the last {len(groups)} vertices folded into one box")

@@ -256,6 +256,7 @@ def _node_vertex(model: GraphModel, graph: TraceGraph, node: NodeInfo, grads: di
     vertex = Vertex(node.id, "backward", lines, (node.id,), node.scope, tooltip)
     if node.id in graph.recomputed:
         add_recomputed_mark(vertex, *graph.recomputed[node.id])
+        vertex.segment = graph.recomputed[node.id][1]
     model.add(vertex)
 
 

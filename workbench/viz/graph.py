@@ -4,10 +4,15 @@
 
     g = wb.viz.draw(loss, kind="backward")          # a live tensor's graph
     g = wb.viz.draw(trace, kind="backward", step=3)  # a recorded trace, step 3 lit up
-    g                                                # Jupyter shows the SVG
+    g                                                # Jupyter lays it out in the browser
     g.dot                                            # the DOT text (no renderer needed)
     g.svg()                                          # SVG text: <g id="n5" class="node ...">
     g.save("graph.png")                              # .svg, .png or .dot
+
+Shown in a notebook, a drawing is a :class:`~workbench.widgets.GraphView`: the page
+lays the DOT out with a WebAssembly Graphviz, so lessons need no native renderer.
+``.svg()``, ``.png()`` and ``.save()`` are the static export: they run a native
+Graphviz (:mod:`.renderers`) in a child process.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ KINDS = ("forward", "backward")
 
 
 class Graph:
-    """A drawn graph: ``.dot`` text, ``.svg()``, ``.png()``, ``.save()``, Jupyter display.
+    """A drawn graph: ``.dot`` text, ``.svg()``, ``.png()``, ``.save()``, a widget in Jupyter.
 
     ``model`` is what was drawn (vertices, edges, the step order), ``notes`` say what
     was folded, ``order`` lists the backward node ids in the order the steps run.
@@ -73,11 +78,19 @@ class Graph:
             raise ValueError(f"cannot save as {fmt!r}: use .svg, .png or .dot")
         return path
 
-    def _repr_svg_(self) -> str:
-        return self.svg()
+    def widget(self):
+        """A :class:`~workbench.widgets.GraphView` of this drawing, laid out in the browser."""
+        from ..widgets.graphview import GraphView
+
+        return GraphView(dot=self.dot)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        return {"image/svg+xml": self.svg(), "text/plain": repr(self)}
+        """Jupyter shows :meth:`widget`: no native renderer runs for a notebook's picture.
+
+        (No ``_repr_svg_``: IPython would call it as well, and run a native renderer.)
+        """
+        view = {"version_major": 2, "version_minor": 0, "model_id": self.widget().model_id}
+        return {"application/vnd.jupyter.widget-view+json": view, "text/plain": repr(self)}
 
 
 def draw(

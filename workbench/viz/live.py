@@ -121,6 +121,12 @@ def _numpy(t: Tensor | None):
 
 
 # --------------------------------------------------------------- backward
+# Above this many nodes the labels leave values out (shapes and dtypes stay): such a
+# picture is folded, so few labels are ever read, and formatting thousands of small
+# arrays would take seconds.
+VALUES_NODE_LIMIT = 600
+
+
 def backward_model(roots: list) -> GraphModel:
     """The backward graph: grad_fn nodes with their formulas, saved tensors, leaves."""
     edges = root_edges(roots)
@@ -129,12 +135,15 @@ def backward_model(roots: list) -> GraphModel:
     assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("backward", title="backward graph")
+    values = len(nodes) <= VALUES_NODE_LIMIT
+    if not values:
+        model.notes.append(f"- {len(nodes)} nodes: labels show shapes, not values")
     for tensor, node in edges:
         _root_vertex(model, tensor, node)
     for node in nodes:
-        _node_vertex(model, node)
+        _node_vertex(model, node, values)
         if isinstance(node, OpNode):
-            _saved_vertices(model, node)
+            _saved_vertices(model, node, values)
         _node_edges(model, node, shapes)
     model.order = [n.uid for n in engine_order(root_nodes, nodes)]
     return model
@@ -146,17 +155,18 @@ def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:
     model.connect(tensor.uid, node.uid, "1" if tensor.ndim == 0 else "ȳ")
 
 
-def _node_vertex(model: GraphModel, node: Node) -> None:
+def _node_vertex(model: GraphModel, node: Node, values: bool = True) -> None:
     if isinstance(node, AccumulateGrad):
         leaf = node.variable
-        grad = _numpy(leaf._grad)
+        data, grad = (_numpy(leaf), _numpy(leaf._grad)) if values else (None, None)
         lines = ["AccumulateGrad"]
-        lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, _numpy(leaf), grad)
+        lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
         model.add(Vertex(node.uid, "accumulate", lines, members=(node.uid,), tooltip=node.uid))
         return
     lines = [node.name(), *formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
     vertex = Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip)
+    vertex.segment = node.metadata.get("checkpoint", "")
     mark_recomputed(vertex, node)
     model.add(vertex)
 
@@ -177,14 +187,14 @@ def scope_of(node: Node) -> tuple:
     return tuple(node.metadata.get("scope") or ())
 
 
-def _saved_vertices(model: GraphModel, node: OpNode) -> None:
+def _saved_vertices(model: GraphModel, node: OpNode, values: bool = True) -> None:
     """One box per tensor the node saved for its rule (greyed once freed)."""
     slots = [(name, s) for name, s in zip(node.op.input_names, node.inputs)]
     if node.saved_out is not None:
         slots.append(("out", node.saved_out))
     for slot, saved in slots:
         if type(saved) is SavedTensor:
-            lines = [f"saved {slot}", *_saved_text(node, slot, saved)]
+            lines = [f"saved {slot}", *_saved_text(node, saved, values)]
         elif saved is FREED:
             lines = [f"saved {slot}", "(freed)"]
         else:
@@ -194,14 +204,15 @@ def _saved_vertices(model: GraphModel, node: OpNode) -> None:
         model.connect(node.uid, vid, kind="saved")
 
 
-def _saved_text(node: OpNode, slot: str, saved: SavedTensor) -> list:
+def _saved_text(node: OpNode, saved: SavedTensor, values: bool) -> list:
     if saved.tensor is not None:
         t = saved.tensor
-        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t))[0:3]
+        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
     if saved.array is not None:
         out = node.output()
         tid = out.uid if out is not None else f"{node.uid}.out"
-        return tensor_lines(tid, None, saved.array.shape, saved.array.dtype, saved.array)
+        array = saved.array
+        return tensor_lines(tid, None, array.shape, array.dtype, array if values else None)
     return ["(packed by a saved_tensors_hooks pack hook)"]
 
 
@@ -240,24 +251,26 @@ def forward_model(roots: list) -> GraphModel:
     assign_ids(edges, nodes)
     shapes = output_meta(edges, nodes)
     model = GraphModel("forward", title="forward graph")
+    values = len(nodes) <= VALUES_NODE_LIMIT
+    if not values:
+        model.notes.append(f"- {len(nodes)} nodes: labels show shapes, not values")
     outputs = {edge_of(t): t for t, _ in edges}
     for node in reversed(nodes):  # inputs first, so the picture reads top-down
         if isinstance(node, AccumulateGrad):
-            _leaf_vertex(model, node)
+            _leaf_vertex(model, node, values)
             continue
         _op_vertex(model, node)
         _input_edges(model, node)
-        tid = _output_vertex(model, node, shapes, outputs)
+        tid = _output_vertex(model, node, shapes, outputs, values)
         model.connect(node.uid, tid)
     model.order = [n.uid for n in engine_order(root_nodes, nodes)]
     return model
 
 
-def _leaf_vertex(model: GraphModel, node: AccumulateGrad) -> str:
+def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -> str:
     leaf = node.variable
-    lines = tensor_lines(
-        leaf.uid, leaf.name, leaf.shape, leaf.dtype, _numpy(leaf), _numpy(leaf._grad)
-    )
+    data, grad = (_numpy(leaf), _numpy(leaf._grad)) if values else (None, None)
+    lines = tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
     model.add(Vertex(leaf.uid, "leaf", lines, members=(node.uid,)))
     return leaf.uid
 
@@ -267,10 +280,14 @@ def _op_vertex(model: GraphModel, node: Node) -> None:
     lines = [name]
     if isinstance(node, OpNode):
         lines += attr_lines(node.attrs)
-    model.add(Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name()))
+    vertex = Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name())
+    vertex.segment = node.metadata.get("checkpoint", "")
+    model.add(vertex)
 
 
-def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -> str:
+def _output_vertex(
+    model: GraphModel, node: Node, shapes: dict, outputs: dict, values: bool = True
+) -> str:
     out = outputs.get((node, 0))
     if out is None and isinstance(node, OpNode):
         out = node.output()
@@ -280,8 +297,9 @@ def _output_vertex(model: GraphModel, node: Node, shapes: dict, outputs: dict) -
         lines = [tid, f"{shape_text(shape)} {dtype}".strip()]
     else:
         tid = out.uid
-        grad = _numpy(out._grad) if out._retains_grad else None
-        lines = tensor_lines(tid, out.name, out.shape, out.dtype, _numpy(out), grad)
+        grad = _numpy(out._grad) if out._retains_grad and values else None
+        data = _numpy(out) if values else None
+        lines = tensor_lines(tid, out.name, out.shape, out.dtype, data, grad)
     model.vertices[tid] = Vertex(tid, "tensor", lines, members=(node.uid,))  # the full label
     return tid
 

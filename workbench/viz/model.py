@@ -34,6 +34,7 @@ class Vertex:
     scope: tuple = ()
     tooltip: str = ""
     classes: list = field(default_factory=list)
+    segment: str = ""  # the checkpoint segment it was recorded in ("c3"), drawn as a cluster
 
     @property
     def label(self) -> str:

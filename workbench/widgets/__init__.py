@@ -6,7 +6,8 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 - :class:`LiveGraph`: the forward graph growing as cells run.
 - :class:`SigmoidExplorer`, :class:`BroadcastExplorer`: the lessons' explorers.
 - :class:`CheckpointExplorer`: segments of ``checkpoint_sequential`` vs memory and recompute.
-- :class:`GraphView`: the clickable SVG they share.
+- :class:`GraphView`: the clickable graph they share, DOT laid out in the browser (WebAssembly
+  Graphviz in a Web Worker: the kernel never lays a graph out for a widget).
 - :class:`TrainingMonitor`: a progress bar, the loss curve and the decision regions of a
   2-D classifier, while it trains.
 

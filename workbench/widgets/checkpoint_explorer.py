@@ -34,32 +34,35 @@ MAX_BATCH = 1024
 
 # ---------------------------------------------------------------------- model
 class TanhLayer:
-    """``h ↦ tanh(h @ W + b)``; labels the nodes it records with its name.
+    """``h ↦ tanh(h @ W + b)``; labels the nodes it records with its segment and name.
 
-    The label goes where a name scope would put it (``node.metadata["scope"]``), so
-    ``wb.viz`` can fold each layer into one box and the graph stays readable.
+    The label goes where a name scope would put it (``node.metadata["scope"]``):
+    ``("segment 2: layers 4–7, checkpointed", "layer 5")``, so ``wb.viz`` can fold the
+    graph into one box per segment (or per layer) and the graph fits its box.
     """
 
     def __init__(self, name: str, weight: Tensor, bias: Tensor) -> None:
         self.name = name
+        self.segment = "segment 1"  # set by run_step, as checkpoint_sequential cuts the layers
         self.weight = weight
         self.bias = bias
+        weight.name, bias.name = f"{name}.weight", f"{name}.bias"
 
     def __call__(self, h: Tensor) -> Tensor:
         out = (h @ self.weight + self.bias).tanh()
-        _label_nodes(out, h, self.name)
+        _label_nodes(out, h, (self.segment, self.name))
         return out
 
 
-def _label_nodes(out: Tensor, h: Tensor, name: str) -> None:
-    """Put ``(name,)`` as the scope of every node between ``h`` and ``out`` (with a stack)."""
+def _label_nodes(out: Tensor, h: Tensor, scope: tuple) -> None:
+    """Put ``scope`` on every node between ``h`` and ``out`` (a stack walk)."""
     stop = h.grad_fn
     stack = [out.grad_fn]
     while stack:
         node = stack.pop()
         if node is None or node is stop or isinstance(node, AccumulateGrad):
             continue
-        node.metadata["scope"] = (name,)
+        node.metadata["scope"] = scope
         stack.extend(child for child, _ in node.next_functions)
 
 
@@ -82,6 +85,7 @@ class TanhMLP:
             for i in range(layers)
         ]
         self.x = factories.tensor(rng.standard_normal((batch, width)).astype(np.float32))
+        self.x.name = "x"
 
     def parameters(self) -> list[Tensor]:
         return [p for layer in self.layers for p in (layer.weight, layer.bias)]
@@ -108,10 +112,13 @@ def run_step(mlp: TanhMLP, segments: int) -> tuple[StepRun, Tensor]:
     """
     for p in mlp.parameters():
         p.grad = None
+    for i, layer in enumerate(mlp.layers):
+        layer.segment = segment_name(i, len(mlp.layers), segments)
     with watch_memory() as memory:
         out = checkpoint_sequential(mlp.layers, segments, mlp.x, use_reentrant=False)
         loss = out.pow(2).mean()
         loss.backward()
+    loss.name = "loss"
     grads = [p.grad.numpy().copy() for p in mlp.parameters()]
     return StepRun(memory, grads), loss
 
@@ -124,8 +131,8 @@ class CheckpointComparison:
     layers: int
     plain: StepRun
     checkpointed: StepRun
-    svg: str  # the checkpointed run's backward graph
-    recomputed_vertices: tuple  # ids of the SVG vertices marked recomputed
+    dot: str  # the checkpointed run's backward graph (laid out in the browser)
+    recomputed_vertices: tuple  # ids of the vertices marked recomputed
 
     @property
     def ratio(self) -> float:
@@ -155,21 +162,34 @@ def compare_checkpointing(mlp: TanhMLP, segments: int) -> CheckpointComparison:
     """Run the step plainly and in ``segments`` checkpointed segments; draw the latter."""
     plain, _ = run_step(mlp, 1)
     checkpointed, loss = run_step(mlp, segments)
-    svg, marked = _draw(loss, len(mlp.layers))
-    return CheckpointComparison(segments, len(mlp.layers), plain, checkpointed, svg, marked)
+    dot, marked = _draw(loss, segments)
+    return CheckpointComparison(segments, len(mlp.layers), plain, checkpointed, dot, marked)
 
 
-def _draw(loss: Tensor, layers: int) -> tuple[str, tuple]:
-    """The backward graph, one box per layer; the ids of the vertices marked recomputed.
+def segment_name(layer: int, layers: int, segments: int) -> str:
+    """The segment ``checkpoint_sequential`` puts layer ``layer`` in (the last takes the rest)."""
+    if segments == 1:
+        return f"all {layers} layers: nothing checkpointed"
+    size = layers // segments
+    index = min(layer // size, segments - 1)
+    first = index * size
+    if index == segments - 1:
+        return f"segment {index + 1}: layers {first}–{layers - 1}, run plainly"
+    return f"segment {index + 1}: layers {first}–{first + size - 1}, checkpointed"
 
-    Folding stops at ``layers + 8`` vertices: layers become boxes and saved tensors are
-    written into their boxes, which leaves a box per layer and the loss's few nodes.
+
+def _draw(loss: Tensor, segments: int) -> tuple[str, tuple]:
+    """The backward graph, one box per segment; the ids of the vertices marked recomputed.
+
+    Folding stops at ``segments + 8`` vertices: each segment's layers become one box
+    (green where recomputed, framed as its checkpoint segment), which leaves the
+    segments and the loss's few nodes, so the graph fits its box.
     """
     from .. import viz
 
-    graph = viz.draw(loss, fold_limit=layers + 8)
+    graph = viz.draw(loss, fold_limit=segments + 8)
     marked = tuple(v.id for v in graph.model.vertices.values() if RECOMPUTED in v.classes)
-    return graph.svg(), marked
+    return graph.dot, marked
 
 
 def check_settings(segments: int, layers: int, width: int, batch: int) -> None:
@@ -245,7 +265,7 @@ class CheckpointExplorer(ClosingBox):
         self.error = None
         self.readout.value = comparison_html(self.result)
         self.image.value = figure_png(comparison_figure(self.result, self.sweep))
-        self.graph.svg = self.result.svg
+        self.graph.dot = self.result.dot
         self.graph.classes = {vid: RECOMPUTED for vid in self.result.recomputed_vertices}
 
     def _new_model(self) -> None:
@@ -278,7 +298,7 @@ class CheckpointExplorer(ClosingBox):
         self.result = None
         self.readout.value = message_html(text)
         self.image.value = b""
-        self.graph.svg = ""
+        self.graph.dot = ""
         self.graph.classes = {}
 
 

@@ -19,13 +19,18 @@ import ipywidgets as widgets
 
 
 def held_widgets(widget: widgets.Widget) -> list[widgets.Widget]:
-    """The widgets in ``widget``'s synced traits: children, layout, style, a link's ends."""
+    """The widgets in ``widget``'s synced traits: children, layout, style, a link's ends.
+
+    A widget marked ``shared = True`` (the one Graphviz script every picture points at)
+    is not held by any of them, so closing one picture leaves it open for the others.
+    """
     found = []
     values = [getattr(widget, name, None) for name in widget.keys]
     while values:
         value = values.pop()
         if isinstance(value, widgets.Widget):
-            found.append(value)
+            if not getattr(value, "shared", False):
+                found.append(value)
         elif isinstance(value, (list, tuple)):
             values.extend(value)
         elif isinstance(value, dict):

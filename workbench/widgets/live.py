@@ -2,7 +2,8 @@
 
 It listens to the event bus through a :class:`~workbench.trace.Trace` (so it keeps
 summaries, never tensors: it cannot keep a graph alive) and redraws after each cell
-(IPython's ``post_run_cell``), not after each op: one Graphviz layout per cell.
+(IPython's ``post_run_cell``), not after each op: one new DOT text per cell, laid out
+in the browser.
 Vertices added since the last picture get the class ``new``.
 """
 
@@ -66,13 +67,12 @@ class LiveGraph(ClosingBox):
 
         try:
             graph = viz.draw(self.trace, kind="forward")
-            svg = graph.svg()  # a renderer error or timeout is a message, not a traceback
-        except (ValueError, RuntimeError) as err:
+        except (ValueError, RuntimeError) as err:  # a message, not a traceback
             self.status.value = message_html(str(err))
             return
         vertices = set(graph.model.vertices)
         new = vertices - self._drawn
-        self.view.svg = svg
+        self.view.dot = graph.dot
         self.view.classes = {vid: "new" for vid in sorted(new)}
         self._drawn = vertices
         self.status.value = f"{len(ops)} ops recorded; {len(new)} new vertices since last time"
@@ -83,7 +83,7 @@ class LiveGraph(ClosingBox):
         self.trace = Trace().start() if self.listening else Trace()
         self._drawn = set()
         self._seen_ops = 0
-        self.view.svg = ""
+        self.view.dot = ""
         self.view.classes = {}
         self.refresh()
 

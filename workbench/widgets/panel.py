@@ -60,10 +60,12 @@ def collapse_text(c: CollapseInfo) -> str:
     return f"collapse-sum {c.from_shape} → {c.to_shape}: summed axes {c.axes}"
 
 
-def step_html(record: StepRecord, total: int, finished: bool, note: str = "") -> str:
-    """The panel of the active step: op, rule, gradient in, gradients out, leaf update."""
-    of = f"{total}" if finished else f"~{total}"  # exact once the pass has finished
-    title = f"Step {record.index} of {of}: <b>{html.escape(record.name)}</b> {record.node}"
+def step_html(record: StepRecord, total: int, note: str = "") -> str:
+    """The panel of the active step: op, rule, gradient in, gradients out, leaf update.
+
+    Steps are counted from 1: "Step 1 of 7" is the root's, "Step 7 of 7" the last.
+    """
+    title = f"Step {record.index + 1} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
     # ȳ reaches an op's node (the gradient at its output y); a leaf's node gets x̄, the
@@ -77,6 +79,10 @@ def step_html(record: StepRecord, total: int, finished: bool, note: str = "") ->
     for c in record.collapses:
         if c.input_index is None:
             rows.append(_row("collapse-sum", collapse_text(c)))
+    if record.recomputed:
+        nodes = ", ".join(record.recomputed)
+        text = f"↻ reran its segment first: {nodes} got their saved values"
+        rows.append(_row("checkpoint", text))
     if record.leaf is not None:
         leaf = record.leaf
         rows.append(_row(f"{html.escape(leaf.name)}.grad before", _code(leaf.before)))
@@ -121,6 +127,10 @@ STYLE = """
 .wb-table th { text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; }
 .wb-table td { vertical-align: top; }
 .wb-array { margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px; }
+/* JupyterLab wraps <pre> (pre-wrap): an array must not break inside "shape": scroll instead */
+.wb-table pre.wb-array {
+  white-space: pre; word-break: normal; overflow-wrap: normal; overflow-x: auto;
+}
 .wb-collapse { color: #8a4b00; font-size: 12px; }
 .wb-note { color: #555; font-style: italic; }
 .wb-message { border: 1px solid #d9a400; background: #fff7d6; padding: 8px; }

@@ -1,26 +1,52 @@
 """BackwardStepper: scrub through a real backward pass, one node at a time.
 
-The graph is laid out once. Each step highlights the node that just ran (class
-``active`` on its SVG ``<g>``) and the panel shows what it did: the op, its rule's
+The graph is laid out once, in the browser. Each step highlights the node that just
+ran (class ``active`` on its SVG ``<g>``) and the panel shows what it did: the op, its rule's
 Forward/Backward text, the gradient that came in, the gradient sent along each
 edge, any collapse-sum and a leaf's ``.grad`` before and after.
 
 In live mode (given the loss) the stepper owns the engine's own step generator,
 ``make_backward_task(loss).steps()``: clicking Next runs the next node for real.
-Records of steps already run are kept, so Prev and the slider are lookups.
+Records of steps already run are kept, so Prev and the slider are lookups, and every
+move puts each ``.grad`` back to its value at the step on show (time travel: the
+panel and ``x.grad`` printed in a later cell agree).
+
+Steps are counted from 1 as the learner reads them, "Step k of N", with N known
+before the first step (every node of the graph runs once). The picture writes the
+gradient that just moved on its edge, lights a collapse-sum when it sums, and fills
+a leaf in once its ``.grad`` arrives (see :mod:`.step_marks`).
+
+A big graph is folded into boxes. Clicking a box opens it (a box of many vertices
+opens into a few parts, which open in turn); "Fold again" closes the innermost
+opened box holding the selected node. The highlight is always on the innermost
+visible box, which says how many of its steps have run.
+
+The "view" switch shows the forward graph beside the backward one, or instead of
+it (``BackwardStepper(loss, view="both")`` starts so), linked to it: clicking an
+op, its backward node or a tensor it saved lights all of them (class ``linked``),
+and while stepping the forward op whose gradient is being computed is lit (see
+:mod:`.linked`).
 """
 
 from __future__ import annotations
+
+import time
 
 import ipywidgets as widgets
 
 from ..autograd.graph import Node
 from ..tensor import Tensor
 from .closing import ClosingBox
-from .graphview import GraphView, Picture, draw
+from .graphview import GraphView, Picture, draw, draw_folded
+from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
+from .step_marks import StepMarks
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
+
+PICKER_SIZE = 40  # the node picker lists at most this many nodes; the filter finds the rest
+FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
+PLAYING_PANEL_S = 0.25  # while Play runs, the panel is redrawn at most this often
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -51,6 +77,29 @@ def source_for(target, retain_graph: bool = False, gradient=None) -> StepSource:
     )
 
 
+def _forward_picture(target) -> Picture | None:
+    """The forward graph of a loss or trace; None when there is none to draw.
+
+    A trace replayed from PyTorch has no forward ops of ours: its stepper shows the
+    backward graph only.
+    """
+    try:
+        return draw(target, kind="forward")
+    except ValueError:
+        return None
+
+
+def _backward_model(target):
+    """The unfolded backward picture of a loss or a trace (``wb.viz``'s model)."""
+    from .. import viz
+
+    return viz.build_model(target, "backward")
+
+
+def _wrapping_row(children: list) -> widgets.HBox:
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap"))
+
+
 class BackwardStepper(ClosingBox):
     """Step through ``loss.backward()`` (or a saved Trace) node by node.
 
@@ -59,43 +108,97 @@ class BackwardStepper(ClosingBox):
     :meth:`inspect`. ``retain_graph=True`` keeps saved tensors after their node ran;
     ``gradient`` is ȳ for a loss that is not one number, as in ``loss.backward(gradient)``.
     ``close()`` closes every part of it and lets go of the loss and its graph.
+
+    ``step`` is the 0-based index of the step on show; the learner reads it as
+    "Step ``step + 1`` of N", and the slider shows that number too.
     """
 
     def __init__(
-        self, target, *, gradient=None, retain_graph: bool = False, interval_ms: int = 800
+        self,
+        target,
+        *,
+        gradient=None,
+        retain_graph: bool = False,
+        interval_ms: int = 800,
+        view: str = "backward",
     ) -> None:
         super().__init__()
         self.retain_graph = retain_graph
         self.cursor: StepCursor | None = None
         self.picture: Picture | None = None
+        self.marks: StepMarks | None = None
+        self.opened: list[frozenset] = []  # member sets of the boxes opened, in order
+        self._unfolded = None  # the whole picture's model, folded afresh when a box opens
+        self.inspected: str | None = None  # the node shown in the inspector
+        self.linked: str | None = None  # the node lit in both pictures after a click
+        self.forward_picture: Picture | None = None  # drawn the first time it is shown
+        self._target = target  # a loss or trace, for the forward picture
+        self.links: Links | None = None
+        self.order: list = []  # node id per step, predicted before step 0, then as run
+        self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
         self._syncing = False
+        self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
         self.graph = GraphView(layout=widgets.Layout(width="58%"))
+        self.graph.add_class("wb-backward-graph")
+        self.forward_graph: GraphView | None = None  # made the first time it is shown
         self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
+        self.graph_row = widgets.HBox([self.graph, self.panel])
         self.inspector = widgets.HTML()
-        self._build_controls(interval_ms)
+        self._build_controls(interval_ms, view)
         try:
             source = source_for(target, retain_graph, gradient)
-            self.picture = draw(target, kind="backward")  # before any node runs and frees
+            self._unfolded = _backward_model(target)  # before any node runs and frees
+            self.picture = draw_folded(self._unfolded)
             self.cursor = StepCursor(source)  # runs step 0
-            self.graph.svg = self.picture.svg
+            self.graph.dot = self.picture.dot
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
             return
+        self.links = Links(self.picture, self.forward_picture, source.nodes)
+        self.order = self._predicted_order()
+        self._new_marks()
         self._fill_node_picker()
         self._observe(self.graph, self._on_select, names="selected")
+        self._observe(self.view_switch, lambda change: self._switch_view(change["new"]))
+        self._observe(self.play, self._on_play, names="playing")
+        self._observe(self.node_filter, lambda change: self._fill_node_picker(change["new"]))
+        self._show_order()
+        self._switch_view(self.view_switch.value)
         self._show()
 
     # ----------------------------------------------------------- layout
-    def _build_controls(self, interval_ms: int) -> None:
+    def _build_controls(self, interval_ms: int, view: str) -> None:
         self.prev_button = widgets.Button(description="◀ Prev", tooltip="show the previous step")
         self.next_button = widgets.Button(description="Next ▶", tooltip="run the next node")
         self.reset_button = widgets.Button(description="⟲ Reset", tooltip="back to step 0")
-        self.play = widgets.Play(min=0, max=0, interval=interval_ms, description="play")
-        self.slider = widgets.IntSlider(min=0, max=0, description="step")
+        self.over_button = widgets.Button(
+            description="Step over ⤼", tooltip="run every step inside the lit folded box"
+        )
+        self.play = widgets.Play(min=1, max=1, interval=interval_ms, description="play")
+        self.speed = widgets.IntSlider(
+            value=max(interval_ms, FASTEST_MS),
+            min=FASTEST_MS,
+            max=2000,
+            step=25,
+            description="ms/step",
+            tooltip="Play's pace in milliseconds a step (the browser adds a little)",
+        )
+        self.slider = widgets.IntSlider(min=1, max=1, description="step")
         self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
         self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
+        self.view_switch = widgets.ToggleButtons(
+            options=[("backward", "backward"), ("forward", "forward"), ("side by side", "both")],
+            value=view,
+            description="view",
+            style={"button_width": "90px"},
+        )
+        self._keep(widgets.jslink((self.speed, "value"), (self.play, "interval")))
+        self.node_filter = widgets.Text(placeholder="find a node: name or id", description="find")
+        self.fold_button = widgets.Button(
+            description="Fold again ⟲", tooltip="close the opened box", disabled=True
+        )
         self.node_picker = widgets.Dropdown(description="node")
         self.run_to_button = widgets.Button(description="Run to node")
         self.breakpoint_button = widgets.Button(description="Toggle breakpoint")
@@ -103,30 +206,51 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.prev_button, lambda _: self.prev())
         self._on_click(self.next_button, lambda _: self.next())
         self._on_click(self.reset_button, lambda _: self.reset())
+        self._on_click(self.over_button, lambda _: self.step_over())
+        self._on_click(self.fold_button, lambda _: self.close_box(self._selected_node()))
         self._on_click(self.run_to_button, lambda _: self.run_to(self.node_picker.value))
         self._on_click(
             self.breakpoint_button, lambda _: self.toggle_breakpoint(self.node_picker.value)
         )
         self._on_click(self.continue_button, lambda _: self.continue_())
         self._observe(self.slider, self._on_slider)
-        row1 = [self.prev_button, self.next_button, self.reset_button, self.play, self.slider]
-        row2 = [self.node_picker, self.run_to_button, self.breakpoint_button]
+        row1 = [self.prev_button, self.next_button, self.over_button, self.reset_button]
+        row1 += [self.play, self.slider, self.speed]
+        row2 = [self.node_filter, self.node_picker, self.run_to_button, self.breakpoint_button]
+        row2 += [self.fold_button]
         self.children = [
             widgets.HTML(STYLE),
             self.message,
-            widgets.HBox(row1),
-            widgets.HBox([*row2, self.continue_button]),
-            widgets.HBox([self.graph, self.panel]),
+            _wrapping_row(row1),
+            _wrapping_row([*row2, self.continue_button]),
+            self.view_switch,
+            self.graph_row,
             self.inspector,
         ]
 
-    def _fill_node_picker(self) -> None:
-        """All nodes, in the order their steps run; the first one picked."""
+    def _predicted_order(self) -> list:
+        """Node ids in the order their steps run: as the picture predicts it, then any others."""
         nodes = self.cursor.source.nodes
         ordered = [uid for uid in self.picture.order if uid in nodes]
-        ordered += [uid for uid in nodes if uid not in ordered]
-        self.node_picker.options = [(nodes[uid].label, uid) for uid in ordered]
-        self.node_picker.value = ordered[0]
+        placed = set(ordered)
+        return ordered + [uid for uid in nodes if uid not in placed]
+
+    def _fill_node_picker(self, query: str = "") -> None:
+        """The nodes whose label contains ``query`` (all when empty), in step order.
+
+        At most ``PICKER_SIZE`` are listed: on a 2,000-node graph the filter box finds
+        the others. The node picked stays picked while it matches.
+        """
+        nodes = self.cursor.source.nodes
+        words = query.lower().split()
+        found = [uid for uid in self.order if all(w in nodes[uid].label.lower() for w in words)]
+        shown = found[:PICKER_SIZE]
+        keep = self.node_picker.value if self.node_picker.value in shown else None
+        self.node_picker.options = [(nodes[uid].label, uid) for uid in shown]
+        if shown:
+            self.node_picker.value = keep or shown[0]
+        more = len(found) - len(shown)
+        self.node_filter.description = f"find (+{more})" if more else "find"
 
     def _fail(self, err: Exception) -> None:
         self.error = str(err)
@@ -139,18 +263,25 @@ class BackwardStepper(ClosingBox):
             self.prev_button,
             self.next_button,
             self.reset_button,
+            self.over_button,
             self.play,
             self.slider,
+            self.speed,
+            self.node_filter,
             self.node_picker,
             self.run_to_button,
             self.breakpoint_button,
             self.continue_button,
+            self.fold_button,
         ]
 
     def _let_go(self) -> None:
         """Drop the cursor: it holds the engine's paused pass, and so the whole graph."""
         self.cursor = None
         self.picture = None
+        self.marks = None
+        self._unfolded = None
+        self._target = None
 
     # ----------------------------------------------------------- state
     @property
@@ -177,8 +308,18 @@ class BackwardStepper(ClosingBox):
         return self._move(lambda c: c.prev())
 
     def reset(self) -> None:
-        """Show step 0 again (nodes already run stay run: .grad keeps its values)."""
+        """Show the first step again; every ``.grad`` goes back to its value then."""
         self._move(lambda c: c.reset())
+
+    def step_over(self) -> bool:
+        """Run every step inside the folded box that is lit; stop at the first step after it.
+
+        On a vertex of its own this is :meth:`next`.
+        """
+        if self.cursor is None:
+            return False
+        box = self.picture.vertex_of(self.active)
+        return self._move(lambda c: c.run_until(lambda r: self.picture.vertex_of(r.node) != box))
 
     def go(self, index: int) -> bool:
         """Show step ``index``, running the engine up to it in live mode."""
@@ -197,8 +338,7 @@ class BackwardStepper(ClosingBox):
         if self.cursor is None:
             return False
         is_set = self.cursor.toggle_breakpoint(self.node_id(node))
-        marks = sorted(self.cursor.breakpoints)
-        self.graph.classes = {self.picture.vertex_of(uid): "breakpoint" for uid in marks}
+        self._show()
         return is_set
 
     def _move(self, action) -> bool:
@@ -216,28 +356,75 @@ class BackwardStepper(ClosingBox):
     def _on_slider(self, change) -> None:
         if self._syncing or self.cursor is None:
             return
-        if not self.cursor.go(change["new"]):
+        if not self.cursor.go(change["new"] - 1):
             self.cursor.note = "The backward pass ended before that step."
-        self._show()
+        if self.play.playing and time.monotonic() - self._shown_at < PLAYING_PANEL_S:
+            return  # .grad is rewound; the panel follows a few times a second while playing
+        # The browser already moved the pictures (jslink): setting their step here too
+        # would race Play, sending a picture back to a step it has left.
+        self._show(pictures=self.slider.value != self.cursor.position + 1)
+
+    def _on_play(self, change) -> None:
+        """Play stopped: draw the panel of the step it stopped at."""
+        if not change["new"] and self.cursor is not None:
+            self._show(pictures=False)
 
     # ----------------------------------------------------------- display
-    def _show(self) -> None:
+    def _show_order(self) -> None:
+        """Send the lit vertex of every step to the browser (slot 0 unused: steps count from 1).
+
+        Sent once, and again only if a step ran another node than predicted, so Play
+        can move the highlight in the browser without the kernel.
+        """
+        self.graph.step_nodes = ["", *(self.picture.vertex_of(uid) for uid in self.order)]
+        if self.forward_graph is not None:
+            lit = (self.forward_picture.vertex_of(uid) for uid in self.order)
+            self.forward_graph.step_nodes = ["", *lit]
+
+    def _check_order(self) -> None:
+        records = self.cursor.source.records
+        order = self.order
+        if all(r.index < len(order) and order[r.index] == r.node for r in records[self._checked :]):
+            self._checked = len(records)
+            return
+        ran = [r.node for r in records]
+        if self.order[: len(ran)] != ran:
+            placed = set(ran)
+            self.order = ran + [uid for uid in self.order if uid not in placed]
+            self._new_marks()
+            self._show_order()
+        self._checked = len(records)
+
+    def _show(self, pictures: bool = True) -> None:
+        self._shown_at = time.monotonic()
         cursor = self.cursor
         source = cursor.source
-        last = max(cursor.last, cursor.position)
+        total = source.expected_steps
+        records = source.records
+        self._check_order()
         self._syncing = True
         try:
-            self.slider.max = self.play.max = last
-            self.slider.value = cursor.position
-            self.graph.step_nodes = [self.picture.vertex_of(r.node) for r in source.records]
-            self.graph.step = cursor.position
+            self.slider.max = self.play.max = total
+            self.slider.value = cursor.position + 1
+            if pictures:
+                self.graph.step = cursor.position + 1
+            classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
+            if self.linked:
+                classes = with_class(classes, self.links.in_backward(self.linked), "linked")
+            self.graph.classes = classes
+            self.graph.captions = self.marks.captions(records, cursor.position)
+            if self.forward_graph is not None:
+                lit = self.links.in_forward(self.linked) if self.linked else []
+                self.forward_graph.classes = with_class({}, lit, "linked")
+                if pictures:
+                    self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
-        self.panel.value = step_html(cursor.record, last + 1, source.finished, cursor.note)
-        self.next_button.disabled = source.finished and cursor.position == last
+        self.panel.value = step_html(cursor.record, total, cursor.note)
+        self.next_button.disabled = source.finished and cursor.position == len(records) - 1
         self.prev_button.disabled = cursor.position == 0
-        if self.graph.selected:
-            self._on_select({"new": self.graph.selected})
+        if self.inspected:
+            self.inspect(self.inspected)  # its gradient and saved tensors at this step
 
     # ----------------------------------------------------------- inspecting
     def node_id(self, node) -> str:
@@ -258,6 +445,7 @@ class BackwardStepper(ClosingBox):
         if self.cursor is None:
             return
         uid = self.node_id(node)
+        self.inspected = uid
         info = self.cursor.source.nodes.get(uid)
         if info is None:
             self.inspector.value = message_html(f"{uid} is not a node of this backward graph.")
@@ -270,13 +458,114 @@ class BackwardStepper(ClosingBox):
         self.inspector.value = inspect_html(info, grads, freed)
         vertex = self.picture.vertex_of(uid)
         if self.graph.selected != vertex and self.picture.node_of(self.graph.selected) != uid:
-            self.graph.selected = vertex
+            self._syncing = True  # a selection made here is not a click: it opens no box
+            try:
+                self.graph.selected = vertex
+            finally:
+                self._syncing = False
+
+    # ----------------------------------------------------------- folded boxes
+    def open_box(self, vertex: str) -> bool:
+        """Open a folded box: its vertices are drawn (or, if many, a few parts of them)."""
+        if self.picture is None or self.picture.kinds.get(vertex) != "fold":
+            return False
+        self.opened.append(frozenset(self.picture.members[vertex]))
+        self._redraw()
+        return True
+
+    def close_box(self, node: str | None = None) -> bool:
+        """Fold again the innermost opened box holding ``node`` (default: the last opened).
+
+        Boxes opened inside it close with it.
+        """
+        if not self.opened:
+            return False
+        holding = [s for s in self.opened if node in s] if node else []
+        closing = min(holding, key=len) if holding else self.opened[-1]
+        self.opened = [s for s in self.opened if not s <= closing]
+        self._redraw()
+        return True
+
+    def _redraw(self) -> None:
+        self.picture = draw_folded(self._unfolded, self.opened)
+        self.links = Links(self.picture, self.forward_picture, self.cursor.source.nodes)
+        self.graph.selected = ""
+        self.graph.dot = self.picture.dot
+        self.fold_button.disabled = not self.opened
+        self._new_marks()
+        self._show_order()
+        self._show()
+
+    def _new_marks(self) -> None:
+        opened = set().union(*self.opened) if self.opened else set()
+        inside = {vid for vid, m in self.picture.members.items() if opened.intersection(m)}
+        self.marks = StepMarks(self.picture, self.order, opened_vertices=inside)
+
+    def _selected_node(self) -> str | None:
+        selected = self.graph.selected
+        return self.picture.node_of(selected) if selected and self.picture else None
 
     def _on_select(self, change) -> None:
-        """A click in the picture: inspect the node the vertex is about."""
-        uid = self.picture.node_of(change["new"]) if change["new"] else None
-        if uid is None:
+        """A click in the picture: open a folded box, or inspect the node a vertex is about."""
+        if self._syncing:
             return
+        if change["new"] and self.open_box(change["new"]):
+            return
+        uid = self.picture.node_of(change["new"]) if change["new"] else None
+        if uid is not None:
+            self.link(uid)
+
+    def _on_forward_select(self, change) -> None:
+        """A click in the forward picture: the op (or tensor) names a node; link it."""
+        if self._syncing or not change["new"] or self.forward_picture is None:
+            return
+        uid = self.forward_picture.node_of(change["new"])
+        if uid is not None:
+            self.link(uid)
+
+    def link(self, node) -> None:
+        """Light ``node`` in both pictures: its op, its backward node, the tensors it saved.
+
+        The inspector shows it too.
+        """
+        if self.cursor is None:
+            return
+        uid = self.node_id(node)
+        self.linked = uid
         if uid in dict(self.node_picker.options).values():
             self.node_picker.value = uid
         self.inspect(uid)
+        self._show()
+
+    def _switch_view(self, view: str) -> None:
+        """Show the backward graph, the forward graph, or both side by side."""
+        if self.cursor is None:
+            return
+        shown = {"backward": (False, True), "forward": (True, False), "both": (True, True)}[view]
+        forward, backward = shown
+        if forward and self.forward_picture is None:
+            self.forward_picture = _forward_picture(self._target)
+            self.links = Links(self.picture, self.forward_picture, self.cursor.source.nodes)
+        forward = forward and self.forward_picture is not None
+        backward = backward or not forward  # no forward picture: the backward one stays
+        if forward:
+            self._forward_view()
+        if self.forward_graph is not None:
+            self.forward_graph.layout.display = "" if forward else "none"
+            self.forward_graph.layout.width = "29%" if backward else "58%"
+        self.graph.layout.display = "" if backward else "none"
+        self.graph.layout.width = "33%" if forward else "58%"
+        self.panel.layout.width = "38%" if forward and backward else "42%"
+
+    def _forward_view(self) -> GraphView:
+        """The forward picture's view, made (and linked to the slider) the first time."""
+        if self.forward_graph is None:
+            view = GraphView(dot=self.forward_picture.dot, layout=widgets.Layout(width="29%"))
+            view.add_class("wb-forward-graph")
+            self._keep(widgets.jslink((self.slider, "value"), (view, "step")))
+            self._observe(view, self._on_forward_select, names="selected")
+            self.forward_graph = view
+            self.graph_row.children = [view, self.graph, self.panel]
+            self._show_order()
+            self._show()
+        return self.forward_graph

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import backend, events
+from .. import events
 from ..autograd.engine import Step, make_backward_task
-from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode
+from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor
 from ..tensor import Tensor
+from .grad_history import GradHistory, to_array
 
 FREED_GRAPH = (
     FREED_MESSAGE + "\n\nAn earlier backward() already ran through this graph and freed "
@@ -80,6 +81,8 @@ class StepRecord:
     grads_out: tuple[GradFlow, ...]
     collapses: tuple[CollapseInfo, ...] = ()
     leaf: LeafUpdate | None = None
+    grad_changes: tuple = ()  # (tensor id, its .grad after this step) for each .grad it changed
+    recomputed: tuple = ()  # node ids whose saved values a checkpoint recomputed in this step
 
 
 @dataclass
@@ -94,18 +97,10 @@ class NodeInfo:
     saved: dict = field(default_factory=dict)  # saved tensors by slot name
     saved_note: str = ""  # why ``saved`` is empty, when it is
     leaf: str | None = None  # the leaf's display name for an AccumulateGrad
+    saved_ids: tuple = ()  # ids of the tensors it saved (its inputs', its output's)
 
 
 # ------------------------------------------------------------------ helpers
-def to_array(value) -> np.ndarray | None:
-    """A private numpy copy of a Tensor or array, so later in-place updates can't change it."""
-    if value is None:
-        return None
-    if isinstance(value, Tensor):
-        value = value._data
-    return np.array(backend.to_numpy(value), copy=True)
-
-
 def leaf_name(t: Tensor) -> str:
     return t.name if t.name is not None else t.uid
 
@@ -140,6 +135,12 @@ def describe_node(node: Node) -> NodeInfo:
         return info
     output = node.output() if isinstance(node, OpNode) else None
     info.data = to_array(output)
+    info.saved_ids = saved_tensor_ids(node)
+    segment = node.metadata.get("checkpoint")
+    if segment and not node.metadata.get("recomputed"):
+        # unpacking now would rerun the segment before the pass reaches it
+        info.saved_note = f"checkpoint {segment}: recomputed when the backward pass reaches it"
+        return info
     if isinstance(node, OpNode):
         try:
             info.saved = {name: to_array(t) for name, t in node.saved_tensors.items()}
@@ -148,6 +149,16 @@ def describe_node(node: Node) -> NodeInfo:
         if not info.saved and not info.saved_note:
             info.saved_note = f"{node.op.name} needs nothing saved for its gradient"
     return info
+
+
+def saved_tensor_ids(node: Node) -> tuple:
+    """The ids of the tensors ``node`` saved for its rule, read without unpacking them."""
+    if not isinstance(node, OpNode):
+        return ()
+    ids = [s.tensor.uid for s in node.inputs if type(s) is SavedTensor and s.tensor is not None]
+    if node.saved_out is not None and node.output() is not None:
+        ids.append(node.output().uid)
+    return tuple(dict.fromkeys(ids))
 
 
 def _edge_label(child: Node | None) -> str:
@@ -169,6 +180,15 @@ def record_step(step: Step, heard: list) -> StepRecord:
         before = to_array(acc[-1].before) if acc else None
         tensor = step.accumulated
         leaf = LeafUpdate(tensor.uid, leaf_name(tensor), before, to_array(tensor.grad))
+    changes = tuple(
+        (e.tensor, to_array(e.after)) for e in heard if isinstance(e, events.GradAccumulated)
+    )
+    recomputed = tuple(
+        uid
+        for e in heard
+        if isinstance(e, events.CheckpointRecompute) and e.phase == "end"
+        for uid in e.nodes
+    )
     flows = tuple(
         GradFlow(None if child is None else child.uid, _edge_label(child), to_array(g))
         for (child, _), g in zip(node.next_functions, _padded(step.grads_out, node))
@@ -183,6 +203,8 @@ def record_step(step: Step, heard: list) -> StepRecord:
         grads_out=flows,
         collapses=collapses,
         leaf=leaf,
+        grad_changes=changes,
+        recomputed=recomputed,
     )
 
 
@@ -213,12 +235,17 @@ class StepSource:
     def load_all(self) -> None:
         """Make sure every record exists (run the rest of a live pass)."""
 
+    def show(self, index: int) -> None:
+        """Step ``index`` is on show now (a live pass puts its ``.grad`` values back)."""
+
 
 class LiveSteps(StepSource):
     """Records pulled one at a time from the engine's step generator for ``loss``.
 
     Each pull runs one real node: leaf ``.grad`` values change as it goes, exactly
-    as ``loss.backward()`` would change them, in the same order.
+    as ``loss.backward()`` would change them, in the same order. :meth:`show` puts
+    every ``.grad`` back to its value at an earlier step (see :class:`GradHistory`),
+    and forward again, so ``x.grad`` always matches the step on show.
     """
 
     def __init__(self, loss: Tensor, retain_graph: bool = False, gradient=None) -> None:
@@ -229,12 +256,15 @@ class LiveSteps(StepSource):
             raise RuntimeError(FREED_GRAPH)
         for node in nodes:
             self.nodes[node.uid] = describe_node(node)
+        self.history = GradHistory(grad_holders(nodes))
         self.task = task
         self._steps: Iterator[Step] = task.steps()
 
     def load(self, index: int) -> bool:
-        while not self.finished and len(self.records) <= index:
-            self._pull()
+        if not self.finished and len(self.records) <= index:
+            self.history.restore(len(self.records) - 1)  # the engine goes on from its own state
+            while not self.finished and len(self.records) <= index:
+                self._pull()
         return index < len(self.records)
 
     def _pull(self) -> None:
@@ -243,11 +273,33 @@ class LiveSteps(StepSource):
         if step is None:
             self.finished = True
             return
-        self.records.append(record_step(step, heard.events))
+        record = record_step(step, heard.events)
+        self.records.append(record)
+        self.history.add(record.index, record.grad_changes)
 
     def load_all(self) -> None:
+        self.load(len(self.records))
         while not self.finished:
             self._pull()
+
+    def show(self, index: int) -> None:
+        self.history.restore(index)
+
+
+def grad_holders(nodes: Iterable[Node]) -> list[Tensor]:
+    """The tensors whose ``.grad`` a backward through ``nodes`` may change.
+
+    Each leaf (through its AccumulateGrad node) and each tensor that called
+    ``retain_grad()`` (held weakly by the node that made it).
+    """
+    holders = []
+    for node in nodes:
+        if isinstance(node, AccumulateGrad):
+            holders.append(node.variable)
+        for ref in (node._retained or {}).values():
+            if ref() is not None:
+                holders.append(ref())
+    return holders
 
 
 class RecordedSteps(StepSource):
@@ -264,9 +316,9 @@ class RecordedSteps(StepSource):
 class StepCursor:
     """The position in a backward pass, with breakpoints; knows nothing about widgets.
 
-    ``position`` is the index of the step on show: that node has just run. Moving
-    back only changes what is shown: the engine never un-runs a node, so a leaf's
-    ``.grad`` keeps the value of the furthest step reached.
+    ``position`` is the index of the step on show: that node has just run. Every
+    move tells the source, so a live pass puts each ``.grad`` back to its value at
+    that step (the engine itself never un-runs a node).
     """
 
     def __init__(self, source: StepSource) -> None:
@@ -276,6 +328,7 @@ class StepCursor:
         self.note = ""  # a sentence for the learner about the last move
         if not source.load(0):
             raise ValueError("the backward pass ran no step: nothing reaches the graph")
+        source.show(0)
 
     @property
     def record(self) -> StepRecord:
@@ -289,8 +342,10 @@ class StepCursor:
     def go(self, index: int) -> bool:
         """Show step ``index``; False (and no move) if the pass has no such step."""
         if index < 0 or not self.source.load(index):
+            self.source.show(self.position)  # loading may have run ahead: back to the one shown
             return False
         self.position = index
+        self.source.show(index)
         return True
 
     def next(self) -> bool:
@@ -318,7 +373,7 @@ class StepCursor:
             return True
         for record in self.source.records[: self.position + 1]:
             if record.node == node_id:
-                self.position = record.index
+                self.go(record.index)
                 self.note = f"{name} had already run: showing its step again."
                 return True
         self.note = f"{name} does not run in this backward pass."
@@ -334,20 +389,28 @@ class StepCursor:
 
     def continue_(self) -> bool:
         """Run on to the next step whose node has a breakpoint (or to the end)."""
-        found = self._find(lambda r: r.node in self.breakpoints)
+        found = self.run_until(lambda r: r.node in self.breakpoints)
         if not found:
-            self.source.load_all()
-            self.go(len(self.source.records) - 1)
             self.note = "No breakpoint ahead: ran to the end of the backward pass."
         else:
             self.note = f"Stopped at the breakpoint on {self.record.name} {self.record.node}."
+        return found
+
+    def run_until(self, wanted) -> bool:
+        """Go to the first step ahead whose record is ``wanted``; else to the last step."""
+        self.note = ""
+        found = self._find(wanted)
+        if not found:
+            self.source.load_all()
+            self.go(len(self.source.records) - 1)
+            self.note = "Ran to the end of the backward pass."
         return found
 
     def _find(self, wanted) -> bool:
         index = self.position + 1
         while self.source.load(index):
             if wanted(self.source.records[index]):
-                self.position = index
-                return True
+                return self.go(index)
             index += 1
+        self.source.show(self.position)
         return False

@@ -67,6 +67,8 @@ def _node_infos(
         if info is not None:
             kept = r.get("value") or values.get(r.get("tensor"))  # from_torch gives "value"
             info.saved[r["slot"]] = summary_value(kept) if kept else "(value not in the trace)"
+            if r.get("tensor"):
+                info.saved_ids += (r["tensor"],)
     for info in nodes.values():
         if not info.saved and not info.leaf:
             info.saved_note = "nothing saved for this node's gradient"
@@ -94,6 +96,8 @@ def _record(step: TraceStep, labels: dict, names: dict) -> StepRecord:
         if e["tensor"] == r.get("leaf"):
             before, after = summary_value(e["before"]), summary_value(e["after"])
             leaf = LeafUpdate(e["tensor"], names.get(e["tensor"], e["tensor"]), before, after)
+    reruns = [e for e in step.of_kind("checkpoint_recompute") if e["phase"] == "end"]
+    recomputed = tuple(uid for e in reruns for uid in e["nodes"])
     return StepRecord(
         index=step.index,
         node=r["node"],
@@ -104,6 +108,7 @@ def _record(step: TraceStep, labels: dict, names: dict) -> StepRecord:
         grads_out=flows,
         collapses=collapses,
         leaf=leaf,
+        recomputed=recomputed,
     )
 
 

@@ -1,0 +1,107 @@
+"""The core install is light: a pure-Python wheel that draws with no native Graphviz.
+
+``pip install workbench`` must not pull JupyterLab's server or pygraphviz (they are the
+``[lab]`` and ``[render]`` extras), and must carry the browser's Graphviz inside. These
+tests build the wheel from this checkout and install it, with its core dependencies
+only, into a fresh virtual environment from the package index (tests/core_env.py):
+slow-ish (a minute or two), bounded in time, and part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import NO_LAB, main
+from workbench.widgets.graphviz_asset import asset_source
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = {"numpy", "ipywidgets", "anywidget", "matplotlib"}
+HEAVY = {"jupyterlab", "jupyter-server", "notebook", "tornado", "pygraphviz", "graphviz", "torch"}
+
+
+def metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return Parser().parsestr(archive.read(name).decode("utf-8"))
+
+
+def requirement_name(line: str) -> str:
+    return re.match(r"[A-Za-z0-9_.\-]+", line)[0].lower().replace("_", "-")
+
+
+def test_the_wheel_is_pure_python_and_needs_only_the_core(core_wheel):
+    assert core_wheel.name.endswith("-py3-none-any.whl")
+    requires = metadata(core_wheel).get_all("Requires-Dist")
+    core = {requirement_name(r) for r in requires if "extra ==" not in r}
+    assert core == CORE
+    assert not core & HEAVY
+    extras = set(metadata(core_wheel).get_all("Provides-Extra"))
+    assert {"lab", "render", "torch", "cuda", "dev"} <= extras
+    by_extra = {
+        extra: {requirement_name(r) for r in requires if f'extra == "{extra}"' in r}
+        for extra in extras
+    }
+    assert by_extra["lab"] == {"jupyterlab"} and by_extra["render"] == {"pygraphviz"}
+    assert by_extra["torch"] == {"torch"}
+
+
+def test_the_wheel_carries_the_browsers_graphviz_and_no_native_code(core_wheel):
+    with zipfile.ZipFile(core_wheel) as archive:
+        names = archive.namelist()
+        assert archive.read("workbench/widgets/graphviz/viz-global.js") == asset_source()
+        assert "workbench/widgets/graphviz/VERSION" in names
+        assert "workbench/widgets/graphviz/LICENSE" in names
+        wheel_info = next(n for n in names if n.endswith(".dist-info/WHEEL"))
+        assert "Root-Is-Purelib: true" in archive.read(wheel_info).decode()
+    assert not [n for n in names if n.endswith((".so", ".pyd", ".dylib", ".dll"))]
+
+
+def test_a_fresh_core_venv_imports_workbench_and_builds_a_stepper(core_venv, tmp_path):
+    assert not core_venv.installed & HEAVY, core_venv.installed & HEAVY
+    assert CORE <= core_venv.installed
+    code = """
+import importlib.util, shutil
+assert shutil.which("dot") is None, shutil.which("dot")
+assert importlib.util.find_spec("pygraphviz") is None
+assert importlib.util.find_spec("jupyterlab") is None
+import workbench as wb
+print(wb.__file__)
+x = wb.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="x")
+loss = (x * 2.0).sigmoid().sum()
+stepper = wb.widgets.BackwardStepper(loss)
+assert stepper.error is None, stepper.error
+assert stepper.next() and stepper.step == 1
+assert stepper.graph.dot.startswith("digraph") and stepper.graph._graphviz.source
+try:
+    wb.viz.draw(loss).svg()   # static export needs a native renderer: a clear message
+except wb.viz.RendererMissing as err:
+    print(err)
+"""
+    done = subprocess.run(
+        [core_venv.python, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,  # not the checkout: the installed wheel is imported
+        env=core_venv.environment(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    where, message = done.stdout.splitlines()
+    assert where.startswith(str(core_venv.folder))
+    assert "pip install 'workbench[render]'" in message
+    assert done.stderr == ""
+
+
+def test_workbench_lab_without_jupyterlab_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
+    assert main(["lab", "--no-browser"]) == 2
+    assert capsys.readouterr().err.strip() == NO_LAB
+    assert "pip install 'workbench[lab]'" in NO_LAB

@@ -1,0 +1,268 @@
+"""The stepper reads well: an exact "Step k of N", and a picture that shows what flows.
+
+- N is known before the first step and equals the number of steps the engine really
+  takes, on graphs with unused outputs, hooks, retain_grad, fan-out, and every
+  registry sample.
+- The gradient that just moved is written on its edge; a collapse-sum lights up with
+  its axes; a leaf fills in once its .grad arrives; a folded box shows "k of m run".
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from programs import sample_program
+from samples import all_samples
+
+import workbench as wb
+from tests.helpers import dot_vertices
+from tests.test_widgets import node_of, small_graph
+from workbench.viz.fold import OPEN_LIMIT
+from workbench.widgets import BackwardStepper
+from workbench.widgets.panel import STYLE
+from workbench.widgets.step_marks import flow_text
+from workbench.widgets.steps import LiveSteps, StepCursor
+
+
+def unused_output_graph():
+    """chunk makes two pieces; only one reaches the loss. A side result is never used."""
+    x = wb.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    first, _second = x.chunk(2)
+    _side = x * 3  # not part of the loss's graph
+    return (first * first).sum()
+
+
+def hooked_graph():
+    x = wb.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    h = x.exp()
+    h.register_hook(lambda g: g * 2)
+    y = h * x
+    y.retain_grad()
+    return (y + h).sum()
+
+
+def fan_out_graph():
+    x = wb.tensor([0.5, 1.5], requires_grad=True)
+    a = x.sin()
+    return (a * a + a.exp() + x).sum()
+
+
+GRAPHS = {
+    "small": lambda: small_graph()[0],
+    "unused outputs": unused_output_graph,
+    "hooks and retain_grad": hooked_graph,
+    "fan-out": fan_out_graph,
+}
+
+
+def steps_taken(loss) -> tuple[int, int]:
+    """(N predicted before the first step, steps the engine really ran)."""
+    source = LiveSteps(loss)
+    predicted = source.expected_steps
+    StepCursor(source)
+    source.load_all()
+    return predicted, len(source.records)
+
+
+@pytest.mark.parametrize("make", GRAPHS.values(), ids=GRAPHS.keys())
+def test_the_step_count_is_known_before_the_first_step(make):
+    predicted, ran = steps_taken(make())
+    assert predicted == ran
+
+
+# comparisons, argmax and the like give nothing to differentiate: no graph to step through
+DIFFERENTIABLE = [s for s in all_samples() if sample_program(s)[1]]
+
+
+@pytest.mark.parametrize("sample", DIFFERENTIABLE, ids=lambda s: s.name)
+def test_the_step_count_is_exact_for_every_registry_sample(sample):
+    _, outputs, output_grads = sample_program(sample)
+    loss = sum((o * g).sum() for o, g in zip(outputs, output_grads))
+    if loss.dtype.kind == "c":
+        loss = loss.real  # backward() starts from a real number
+    predicted, ran = steps_taken(loss)
+    assert predicted == ran
+
+
+def test_titles_run_from_step_1_of_n_to_step_n_of_n():
+    loss, *_ = small_graph()
+    n = steps_taken(small_graph()[0])[1]
+    stepper = BackwardStepper(loss)
+    titles = [re.search(r"Step \d+ of \d+", stepper.panel.value).group()]
+    while stepper.next():
+        titles.append(re.search(r"Step \d+ of \d+", stepper.panel.value).group())
+    assert titles == [f"Step {k} of {n}" for k in range(1, n + 1)]
+    assert stepper.slider.max == n and stepper.slider.value == n
+    assert "~" not in stepper.panel.value
+
+
+def test_arrays_in_the_panel_never_wrap_inside_a_word():
+    rule = re.search(r"\.wb-table pre\.wb-array \{[^}]*\}", STYLE).group()
+    assert "white-space: pre;" in rule and "word-break: normal" in rule
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (np.array(0.25), "0.25"),
+        (np.array([1.0, -2.0]), "[1, -2]"),
+        (np.ones((2, 3)), "(2, 3) ‖g‖=2.45"),
+        (None, ""),
+        ("shape (500,) float32: mean 0.1", "shape (500,) float32"),
+    ],
+)
+def test_flow_text_is_a_number_a_few_values_or_shape_and_norm(value, text):
+    assert flow_text(value) == text
+
+
+def test_the_gradient_that_moved_is_written_on_its_edge():
+    loss, x, w, b = small_graph()
+    stepper = BackwardStepper(loss)
+    mul = loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    stepper.run_to(mul)
+    to_x = stepper.record.grads_out[0].value
+    expected = flow_text(to_x)
+    assert stepper.graph.captions[f"{mul.uid}->{node_of(x).uid}"] == expected
+    assert expected.startswith("(2, 3) ‖g‖=")
+    assert float(expected.split("=")[1]) == pytest.approx(np.linalg.norm(to_x), rel=1e-2)
+    # w was broadcast: its gradient goes through the collapse-sum vertex, summed to (3,)
+    summed = f"{mul.uid}.sum1"
+    assert stepper.graph.captions[f"{summed}->{node_of(w).uid}"] == flow_text(
+        stepper.record.grads_out[1].value
+    )
+    assert "collapse-active" in stepper.graph.classes[summed]
+    assert stepper.graph.captions[summed] == "Σ axes (0,)"
+
+
+def test_the_collapse_sum_lights_only_in_the_step_it_runs():
+    loss, x, w, b = small_graph()
+    stepper = BackwardStepper(loss)
+    add = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+    stepper.run_to(add)
+    summed = f"{add.uid}.sum1"  # b is a scalar: the gradient is summed over (0, 1)
+    assert summed in dot_vertices(stepper.graph.dot)
+    assert "collapse-active" in stepper.graph.classes[summed]
+    assert "(0, 1)" in stepper.graph.captions[summed]
+    stepper.next()
+    assert "collapse-active" not in stepper.graph.classes.get(summed, "")
+
+
+def test_a_leaf_fills_in_when_its_grad_arrives_and_empties_when_rewound():
+    loss, x, w, b = small_graph()
+    stepper = BackwardStepper(loss)
+    leaf = node_of(b).uid
+    assert leaf not in stepper.graph.classes
+    stepper.run_to(b)
+    assert stepper.graph.classes[leaf].split() == ["has-grad", "grad-filled"]
+    assert stepper.graph.captions[leaf] == f"b.grad {flow_text(b.grad.numpy())}"
+    stepper.next()
+    assert stepper.graph.classes[leaf] == "has-grad"  # still filled, no longer the news
+    stepper.reset()
+    assert leaf not in stepper.graph.classes and leaf not in stepper.graph.captions
+
+
+def test_a_folded_box_shows_its_progress_and_step_over_leaves_it():
+    x = wb.tensor([0.5], requires_grad=True)
+    y = x
+    for _ in range(299):
+        y = (y * 1.001).tanh()
+    stepper = BackwardStepper(y.sum())
+    total = stepper.cursor.source.expected_steps
+    box, inside = next((v, steps) for v, steps in stepper.marks.steps_of.items() if len(steps) > 1)
+    assert stepper.picture.kinds[box] == "fold"
+    stepper.go(inside[0])
+    assert stepper.graph.active == box and stepper.active != box
+    assert stepper.graph.captions[box] == f"1 of {len(inside)} run"
+    stepper.next()
+    assert stepper.graph.captions[box] == f"2 of {len(inside)} run"
+    stepper.step_over()
+    assert stepper.graph.active != box
+    assert stepper.step == inside[-1] + 1
+    assert total == len(stepper.graph.step_nodes) - 1  # slot 0 unused: steps count from 1
+
+
+def test_the_node_picker_lists_a_few_and_the_filter_finds_the_rest():
+    x = wb.tensor([0.5], requires_grad=True, name="x")
+    y = x
+    for _ in range(500):
+        y = y * 1.001
+    stepper = BackwardStepper(y.sum())
+    assert len(stepper.node_picker.options) <= 40
+    assert "+" in stepper.node_filter.description
+    stepper.node_filter.value = "leaf x"
+    labels = [label for label, _ in stepper.node_picker.options]
+    assert labels == [f"leaf x ({node_of(x).uid})"]
+    stepper.run_to_button.click()
+    assert stepper.active == node_of(x).uid
+    assert stepper.step == stepper.cursor.source.expected_steps - 1
+
+
+def test_a_big_graph_labels_shapes_not_values_and_says_so():
+    x = wb.tensor([0.5, 0.25], requires_grad=True, name="x")
+    y = x
+    for _ in range(700):
+        y = y * 1.001
+    model = wb.viz.build_model(y.sum(), "backward")
+    leaf = model.vertices[node_of(x).uid]
+    assert leaf.lines == ["AccumulateGrad", f"x ({x.uid})", "(2,) float32"]
+    assert any("labels show shapes, not values" in note for note in model.notes)
+    small = wb.viz.build_model((x * 2).sum(), "backward")
+    assert "[0.5 , 0.25]" in small.vertices[node_of(x).uid].lines
+
+
+def tanh_chain(length: int = 300):
+    x = wb.tensor([0.5], requires_grad=True, name="x")
+    y = x
+    for _ in range(length):
+        y = (y * 1.001).tanh()
+    return y.sum()
+
+
+def test_a_folded_box_opens_on_click_into_parts_then_nodes_and_folds_again():
+    stepper = BackwardStepper(tanh_chain())
+    first_dot = stepper.graph.dot
+    stepper.go(100)
+    box = stepper.graph.active
+    assert stepper.picture.kinds[box] == "fold" and box != stepper.active
+    stepper.graph.selected = box  # a click on the box
+    assert box not in stepper.picture.members  # it opened
+    part = stepper.graph.active  # the innermost visible box now holding the node
+    assert stepper.picture.kinds[part] == "fold" and part.startswith("open0.part")
+    assert len(stepper.picture.members[part]) <= 2 * OPEN_LIMIT  # nodes + saved
+    assert stepper.graph.captions[part].endswith("run")
+    assert "opened" in stepper.graph.classes[part]
+    stepper.graph.selected = part  # open the part: its nodes are drawn one by one
+    assert stepper.graph.active == stepper.active
+    assert f'"{stepper.active}" [' in stepper.graph.dot
+    stepper.fold_button.click()  # nothing selected: the last opened box folds again
+    assert stepper.graph.active == part
+    stepper.close_box()
+    assert stepper.graph.active == box and stepper.graph.dot == first_dot
+    assert stepper.fold_button.disabled
+
+
+def test_closing_a_box_closes_the_boxes_opened_inside_it():
+    stepper = BackwardStepper(tanh_chain())
+    stepper.go(100)
+    box = stepper.graph.active
+    stepper.open_box(box)
+    stepper.open_box(stepper.graph.active)
+    assert len(stepper.opened) == 2
+    stepper.close_box(stepper.active)  # the innermost box holding the node: the part
+    assert len(stepper.opened) == 1
+    stepper.open_box(stepper.graph.active)
+    outer = max(stepper.opened, key=len)
+    stepper.opened.sort(key=len)  # whatever the order, closing the outer closes both
+    stepper.close_box(next(iter(outer - stepper.opened[0])))
+    assert stepper.opened == [] and stepper.graph.active == box
+
+
+def test_picking_a_folded_node_inspects_it_without_opening_its_box():
+    stepper = BackwardStepper(tanh_chain())
+    stepper.go(100)
+    box = stepper.graph.active
+    stepper.inspect(stepper.active)
+    assert stepper.opened == [] and stepper.graph.selected == box
+    assert "Inspecting" in stepper.inspector.value
