@@ -16,8 +16,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 FORBID = """\
@@ -137,11 +135,6 @@ def test_explorers_draw_without_threads_or_processes():
     assert set(result["native"]) <= BROWSER_NATIVE, result["native"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the stepper still lays its graph out with a native renderer in a subprocess "
-    "(graph.svg()); issue 14 point 1 (branch wasm) moves layout into the browser",
-)
 def test_backward_stepper_widget_without_threads_or_processes():
     result = run_without_threads(
         """
