@@ -22,7 +22,7 @@ def test_options_are_passed_on_to_jupyterlab(monkeypatch, tmp_path):
     ran = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: ran.append(cmd) or 0)
     options = ["--port", "9000", "--no-browser", "--ServerApp.ip=0.0.0.0"]
-    assert cli.main(["lab", "--lessons", str(tmp_path), *options]) == 0
+    assert cli.main(["lab", "--source", "--lessons", str(tmp_path), *options]) == 0
     (cmd,) = ran
     assert cmd[1:4] == ["-m", "jupyterlab", f"--notebook-dir={tmp_path}"]
     assert {"--port=9000", "--no-browser", "--ServerApp.ip=0.0.0.0"} <= set(cmd)

@@ -23,7 +23,7 @@ from workbench.widgets.graphviz_asset import asset_source
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = {"numpy", "ipywidgets", "anywidget", "matplotlib"}
+CORE = {"numpy", "ml-dtypes", "ipywidgets", "anywidget", "matplotlib"}  # ml-dtypes: bfloat16
 HEAVY = {"jupyterlab", "jupyter-server", "notebook", "tornado", "pygraphviz", "graphviz", "torch"}
 
 

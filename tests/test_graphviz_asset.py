@@ -10,6 +10,7 @@ tests/test_browser_core.py does the same in JupyterLab and Chromium.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import shutil
@@ -63,8 +64,10 @@ def lay_out_like_the_page(dot: str, tmp_path: Path) -> dict:
 
 
 def svg_groups(svg: str) -> dict:
-    """``<g id="n5" class="node backward active">`` -> {"n5": ["backward", "active"]}."""
-    return {m[0]: m[1].split()[1:] for m in re.findall(r'<g id="([^"]+)" class="(node[^"]*)"', svg)}
+    """``<g id="n5" class="node backward active">`` -> {"n5": ["backward", "active"]}; a
+    checkpoint segment's frame (``class="cluster segment"``) likewise."""
+    found = re.findall(r'<g id="([^"]+)" class="((?:node|cluster)[^"]*)"', svg)
+    return {html.unescape(m[0]): m[1].split()[1:] for m in found}  # (Graphviz writes - as &#45;)
 
 
 def small_loss():

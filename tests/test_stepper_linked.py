@@ -45,18 +45,18 @@ def test_clicking_a_forward_op_lights_its_backward_node_and_saved_tensors():
     loss, x, w, mul = small_graph()
     stepper = BackwardStepper(loss, view="both")
     stepper.forward_graph.selected = mul.uid  # a click on the op in the forward picture
-    assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.x", f"{mul.uid}.y"}
+    assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.a", f"{mul.uid}.b"}
     assert linked(stepper.forward_graph) == {mul.uid, x.uid, w.uid}  # mul saved x and w
     assert "MulBackward0" in stepper.inspector.value
     stepper.next()  # stays lit while stepping
-    assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.x", f"{mul.uid}.y"}
+    assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.a", f"{mul.uid}.b"}
 
 
 def test_clicking_a_saved_tensor_in_the_backward_graph_lights_the_same_three():
     loss, x, w, mul = small_graph()
     stepper = BackwardStepper(loss, view="both")
-    stepper.graph.selected = f"{mul.uid}.y"
-    assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.x", f"{mul.uid}.y"}
+    stepper.graph.selected = f"{mul.uid}.b"
+    assert linked(stepper.graph) == {mul.uid, f"{mul.uid}.a", f"{mul.uid}.b"}
     assert linked(stepper.forward_graph) == {mul.uid, x.uid, w.uid}
 
 

@@ -21,8 +21,8 @@ from tests.helpers import dot_vertices
 from tests.test_widgets import node_of, small_graph
 from workbench.viz.fold import OPEN_LIMIT
 from workbench.widgets import BackwardStepper
+from workbench.widgets.flow_marks import flow_text
 from workbench.widgets.panel import STYLE
-from workbench.widgets.step_marks import flow_text
 from workbench.widgets.steps import LiveSteps, StepCursor
 
 

@@ -14,7 +14,7 @@ panel and ``x.grad`` printed in a later cell agree).
 Steps are counted from 1 as the learner reads them, "Step k of N", with N known
 before the first step (every node of the graph runs once). The picture writes the
 gradient that just moved on its edge, lights a collapse-sum when it sums, and fills
-a leaf in once its ``.grad`` arrives (see :mod:`.step_marks`).
+a leaf in once its ``.grad`` arrives (see :mod:`.flow_marks`).
 
 A big graph is folded into boxes. Clicking a box opens it (a box of many vertices
 opens into a few parts, which open in turn); "Fold again" closes the innermost
@@ -37,10 +37,10 @@ import ipywidgets as widgets
 from ..autograd.graph import Node
 from ..tensor import Tensor
 from .closing import ClosingBox
+from .flow_marks import StepMarks
 from .graphview import GraphView, Picture, draw, draw_folded
 from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
-from .step_marks import StepMarks
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
 

@@ -24,7 +24,7 @@ from .. import events
 from ..autograd.engine import Step, make_backward_task
 from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor
 from ..tensor import Tensor
-from .grad_history import GradHistory, to_array
+from .time_travel import GradHistory, to_array
 
 FREED_GRAPH = (
     FREED_MESSAGE + "\n\nAn earlier backward() already ran through this graph and freed "
