@@ -23,10 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
+# The marks of a browser test: skipped only where Debian's Chromium is missing.
+BROWSER_TEST = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
+]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 CHROMIUM_ARGS = [
     "--headless",
@@ -45,8 +51,10 @@ class Lab:
     token: str
     process: subprocess.Popen
 
-    def page_url(self, notebook: str) -> str:
-        return f"{self.url}/lab/tree/{notebook}?token={self.token}"
+    def page_url(self, notebook: str, workspace: str = "") -> str:
+        """The notebook's URL; in a ``workspace`` of its own, no other tab is restored."""
+        where = f"workspaces/{workspace}/" if workspace else ""
+        return f"{self.url}/lab/{where}tree/{notebook}?token={self.token}"
 
 
 def free_port() -> int:
@@ -188,15 +196,19 @@ _ANY_STARTED = (
 )
 
 
-def run_all_cells(page, lab: Lab, notebook: str, timeout_ms: int = 120_000) -> None:
+def run_all_cells(
+    page, lab: Lab, notebook: str, timeout_ms: int = 120_000, workspace: str = ""
+) -> None:
     """Open ``notebook`` in JupyterLab, wait for its kernel, and run every cell."""
-    open_notebook(page, lab, notebook, timeout_ms)
+    open_notebook(page, lab, notebook, timeout_ms, workspace)
     click_run_all(page, timeout_ms)
 
 
-def open_notebook(page, lab: Lab, notebook: str, timeout_ms: int = 120_000) -> None:
+def open_notebook(
+    page, lab: Lab, notebook: str, timeout_ms: int = 120_000, workspace: str = ""
+) -> None:
     """Open ``notebook`` in JupyterLab and wait until its kernel is idle."""
-    page.goto(lab.page_url(notebook), timeout=timeout_ms)
+    page.goto(lab.page_url(notebook, workspace), timeout=timeout_ms)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout_ms)
     page.get_by_text(re.compile(r"\| Idle")).first.wait_for(timeout=timeout_ms)
 
@@ -208,7 +220,8 @@ def click_run_all(page, timeout_ms: int = 120_000) -> None:
     menu is still opening on a busy machine).
     """
     for _ in range(3):
-        page.locator(".jp-Notebook").first.click()
+        # the first cell's prompt: a click below a short notebook's cells adds a cell
+        page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").first.click()
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator(".lm-Menu [data-command='runmenu:run-all']").click()
         try:

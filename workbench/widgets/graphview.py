@@ -3,9 +3,10 @@
 The kernel sends DOT text (from ``wb.viz``); the page lays it out with Graphviz
 compiled to WebAssembly (:mod:`.graphviz_asset`), in a Web Worker, so neither the
 kernel nor the page waits on a big graph: the picture says "laying out…" until the
-SVG comes back, and a layout still running after ``LAYOUT_LIMIT_S`` is stopped with
-a message. Drawing the SVG is the page's own work, seconds for thousands of vertices:
-past ``draw_limit`` vertices (``DRAW_LIMIT``) the picture waits for a click.
+SVG comes back, and a layout still running after ``layout_limit_s`` seconds
+(``LAYOUT_LIMIT_S``) is stopped with a message. Drawing the SVG is the page's own
+work, seconds for thousands of vertices: past ``draw_limit`` vertices
+(``DRAW_LIMIT``) the picture waits for a click.
 
 The SVG's ``<g>`` elements carry the stable node ids (``n5``) and the classes written
 in the DOT. Moving the highlight never lays the graph out again: it only toggles CSS
@@ -50,13 +51,13 @@ self.onmessage = async (event) => {
     }
     self.postMessage({ svg: result.output, ms: performance.now() - started });
   } catch (err) {
+    graphviz = null; // after a crash, start Graphviz afresh for the next graph
     self.postMessage({ error: String((err && err.message) || err) });
   }
 };
 """
 
 _ESM = r"""
-const LAYOUT_LIMIT_MS = __LAYOUT_LIMIT_MS__;
 const WORKER = `__WORKER_JS__`;
 
 // One worker per page and Graphviz version, shared by every picture; one layout at a time.
@@ -69,14 +70,14 @@ class Layouts {
     this.done = new Map(); // DOT text -> { svg, ms }: a view shown again is not laid out again
   }
 
-  layout(dot) {
-    const run = () => this.done.get(dot) || this.run(dot);
+  layout(dot, limitMs) {
+    const run = () => this.done.get(dot) || this.run(dot, limitMs);
     const job = this.tail.then(run, run);
     this.tail = job.catch(() => {});
     return job;
   }
 
-  run(dot) {
+  run(dot, limitMs) {
     return new Promise((resolve, reject) => {
       const worker = (this.worker ||= new Worker(this.url));
       const stop = (error) => {
@@ -86,10 +87,10 @@ class Layouts {
         reject(error);
       };
       const timer = setTimeout(() => {
-        const seconds = LAYOUT_LIMIT_MS / 1000;
+        const seconds = limitMs / 1000;
         stop(new Error(`it took longer than ${seconds} s, so it was stopped. ` +
           "Fold the graph more: wb.viz.draw(..., fold_limit=50)."));
-      }, LAYOUT_LIMIT_MS);
+      }, limitMs);
       worker.onmessage = ({ data }) => {
         clearTimeout(timer);
         if (data.error) return reject(new Error(data.error));
@@ -291,7 +292,8 @@ function render({ model, el }) {
     }
     say("laying out…", "pending");
     try {
-      const { svg, ms } = await (await layoutsFor(model)).layout(dot);
+      const limitMs = model.get("layout_limit_s") * 1000;
+      const { svg, ms } = await (await layoutsFor(model)).layout(dot, limitMs);
       if (mine !== ticket) return;
       box.dataset.layoutMs = Math.round(ms);
       const count = (svg.match(/<g id="[^"]*" class="node/g) || []).length;
@@ -325,7 +327,7 @@ function render({ model, el }) {
 }
 
 export default { render };
-""".replace("__LAYOUT_LIMIT_MS__", str(LAYOUT_LIMIT_S * 1000)).replace("__WORKER_JS__", WORKER_JS)
+""".replace("__WORKER_JS__", WORKER_JS)
 
 _CSS = """
 .wb-graph { overflow: auto; max-height: 800px; border: 1px solid #e0e0e0; }
@@ -442,6 +444,8 @@ class GraphView(anywidget.AnyWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     captions = traitlets.Dict().tag(sync=True)
     zoom = traitlets.Float(1.0).tag(sync=True)
+    # Seconds the page's Graphviz may take; then the worker is stopped, with a message.
+    layout_limit_s = traitlets.Float(LAYOUT_LIMIT_S).tag(sync=True)
     # More vertices than this wait for a click before the page draws them (0: no limit).
     draw_limit = traitlets.Int(DRAW_LIMIT).tag(sync=True)
     # The Graphviz script, shared by every picture (sent to the page once per kernel).
