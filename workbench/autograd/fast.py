@@ -146,7 +146,6 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
         validate_outputs(node, grads_out)  # raises: the wrong number of gradients
     metas, deps, buffers = node.input_meta, task.dependencies, task.buffers
     sent = [None] * len(edges) if events.listening else None  # for the NodeStep event
-    nothing_records = not task.create_graph and sent is None  # then add_arrays may sum
     for i, (child, nr) in enumerate(edges):
         if child is None:
             continue
@@ -164,8 +163,13 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
             slots = buffers.get(child)
             if slots is None and child.num_outputs == 1:
                 buffers[child] = [grad_out]  # the first gradient to reach it
-            elif slots is not None and slots[nr] is not None and nothing_records:
-                slots[nr] = add_arrays(slots[nr], grad_out)
+            elif (
+                slots is not None
+                and slots[nr] is not None
+                and not task.create_graph
+                and sent is None
+            ):
+                slots[nr] = add_arrays(slots[nr], grad_out)  # nothing records the add
             else:
                 task.add_to_buffer(child, nr, grad_out)
         left = deps[child] - 1
@@ -173,10 +177,7 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
         if left == 0:
             heapq.heappush(ready, (-child._seq, child))
     if not task.keep_graph:
-        if sent is None:
-            release(node)
-        else:
-            node.release()  # publishes what it freed
+        release(node)
     task.steps_run += 1
     if sent is not None:  # last: every event of this step comes before it
         publish_step(Step(task.steps_run - 1, node, (grad,), tuple(sent)))
@@ -231,20 +232,14 @@ def record_node(op, inputs: tuple, attrs, result: Tensor) -> OpNode:
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
     save_inputs, save_out = op.save_plans.get(needs) or _remember_save_plan(op, needs)
-    plain_save = not state.saved_hooks.stack  # (pack hooks: SavedTensor's own road)
     for index in save_inputs:
         if slots[index] is NOT_SAVED:  # (a Python number is kept as it is)
-            x = inputs[index]
-            plain = plain_save and not x._is_inference
-            slots[index] = save(x, False) if plain else SavedTensor(x, False)
+            slots[index] = save(inputs[index], False)
     node.inputs = tuple(slots)
     node._output_ref = weakref.ref(result)
     result._requires_grad = True
     result._grad_fn = node
-    if save_out:  # (an op's output is never an inference tensor while recording)
-        node.saved_out = save(result, True) if plain_save else SavedTensor(result, True)
-    else:
-        node.saved_out = None
+    node.saved_out = save(result, True) if save_out else None
     if state.name_scopes.stack:  # dispatch.note_where_recorded's two notes, inline
         node.metadata["scope"] = state.name_scopes.stack
     if state.anomaly.enabled:
@@ -264,13 +259,15 @@ def _remember_save_plan(op, needs: tuple) -> tuple:
 
 
 def save(tensor: Tensor, is_output: bool) -> SavedTensor:
-    """``SavedTensor(tensor, is_output)`` with no saved-tensor hooks set, for a tensor
-    that is not an inference tensor: the same fields, and the same count in the memory
+    """``SavedTensor(tensor, is_output)``: with no saved-tensor hooks set, for a tensor
+    that is not an inference tensor, the same fields and the same count in the memory
     counters (``memory.hold``), in one call.
 
     # fast path: stands in for SavedTensor.__init__ + memory.hold; pinned by
     # tests/test_fast_path.py (same fields, same counters).
     """
+    if tensor._is_inference or state.saved_hooks.stack:
+        return SavedTensor(tensor, is_output)  # its checks, or the pack hook
     saved = _new_object(SavedTensor)
     saved.output_nr = 0
     saved.version_ref = version_ref = tensor._version_ref
@@ -298,12 +295,15 @@ def save(tensor: Tensor, is_output: bool) -> SavedTensor:
 
 
 def release(node: OpNode) -> None:
-    """``node.release()`` when nobody listens: each saved array let go in the memory
+    """``node.release()``: when nobody listens, each saved array let go in the memory
     counters (``memory.let_go``) and its slot marked FREED, with no event list.
 
     # fast path: stands in for OpNode.release, _free_saved_inputs, SavedTensor.drop and
     # memory.let_go; pinned by tests/test_fast_path.py (same slots, same counters).
     """
+    if events.listening:
+        node.release()  # it publishes what it freed
+        return
     inputs = node.inputs
     if SavedTensor in map(type, inputs):
         node.inputs = tuple(_let_go(slot) if type(slot) is SavedTensor else slot for slot in inputs)
