@@ -135,8 +135,7 @@ def lessons_lab(tmp_path_factory):
     notebooks = folder / "lessons"
     shutil.copytree(ROOT / "lessons", notebooks)
     with running_lab(notebooks, folder / "jupyter") as lab:
-        with chromium_page(folder / "chromium-profile") as page:
-            yield lab, page
+        yield lab
 
 
 def shut_kernels_down(lab) -> None:
@@ -152,17 +151,19 @@ def shut_kernels_down(lab) -> None:
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_a_lesson_run_all_shows_no_stderr_box(lessons_lab, lesson):
-    lab, page = lessons_lab
+def test_a_lesson_run_all_shows_no_stderr_box(lessons_lab, lesson, tmp_path):
+    lab = lessons_lab
     try:
-        # a workspace per lesson: the lessons opened before are not restored beside it
-        run_all_cells(page, lab, lesson, timeout_ms=240_000, workspace=lesson.split("_")[0])
-        page.wait_for_function(LAID_OUT, timeout=120_000)
-        stderr = page.locator(STDERR)
-        assert stderr.count() == 0, stderr.all_inner_texts()
-        graphs = page.locator(".wb-graph")
-        states = [graphs.nth(i).get_attribute("data-layout") for i in range(graphs.count())]
-        assert "failed" not in states, states
+        with chromium_page(tmp_path / "chromium-profile") as page:
+            # a workspace per lesson: the lessons opened before are not restored beside it
+            workspace = lesson.split("_")[0]
+            run_all_cells(page, lab, lesson, timeout_ms=240_000, workspace=workspace)
+            page.wait_for_function(LAID_OUT, timeout=120_000)
+            stderr = page.locator(STDERR)
+            assert stderr.count() == 0, stderr.all_inner_texts()
+            graphs = page.locator(".wb-graph")
+            states = [graphs.nth(i).get_attribute("data-layout") for i in range(graphs.count())]
+            assert "failed" not in states, states
     finally:
         shut_kernels_down(lab)
 
@@ -212,6 +213,7 @@ def test_time_to_show_a_2000_node_chain_in_the_stepper(tmp_path):
     assert vertices <= 160  # folded to at most FOLD_LIMIT vertices (plus notes)
     assert lit - started < 120
     assert big["state"] == "held" and "2002 vertices" in held and drawn > 2000
-    assert big["worst"] < 1000 < big["ms"]  # the layout took long; the page never froze
+    # the page kept running its timers: a layout on the main thread would stall it ≈ ms
+    assert big["worst"] < 1000 and 4 * big["worst"] < big["ms"]
     assert states == ["done", "done", "failed", "done"], states
-    assert "took longer than 0.2 s, so it was stopped" in stopped
+    assert "took longer than 0.2 s, so it was stopped" in stopped, stopped
