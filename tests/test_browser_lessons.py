@@ -76,9 +76,9 @@ class OwnWorkspace:
     def __init__(self, lab) -> None:
         self.lab = lab
 
-    def page_url(self, notebook: str) -> str:
-        workspace = notebook.removesuffix(".ipynb").replace("_", "-")
-        return f"{self.lab.url}/lab/workspaces/{workspace}/tree/{notebook}?token={self.lab.token}"
+    def page_url(self, notebook: str, workspace: str = "") -> str:
+        workspace = workspace or notebook.removesuffix(".ipynb").replace("_", "-")
+        return self.lab.page_url(notebook, workspace)
 
 
 def faults_seen(page) -> dict:

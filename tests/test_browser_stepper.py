@@ -109,9 +109,8 @@ class OwnWorkspace:
 
     lab: object
 
-    def page_url(self, notebook: str) -> str:
-        name = notebook.removesuffix(".ipynb")
-        return f"{self.lab.url}/lab/workspaces/{name}/tree/{notebook}?token={self.lab.token}"
+    def page_url(self, notebook: str, workspace: str = "") -> str:
+        return self.lab.page_url(notebook, workspace or notebook.removesuffix(".ipynb"))
 
 
 def stop_kernels(lab) -> None:
