@@ -219,7 +219,10 @@ def execute(channel, code: str, where: str) -> str:
     channel.send(json.dumps(request | {"channel": "shell", "buffers": []}))
     printed, replied, idle = [], None, False
     while replied is None or not idle:
-        message = json.loads(channel.recv())
+        frame = channel.recv()
+        if isinstance(frame, bytes):  # a message with binary buffers: a widget's, not ours
+            continue
+        message = json.loads(frame)
         if message.get("parent_header", {}).get("msg_id") != msg_id:
             continue
         kind, body = message["msg_type"], message["content"]
