@@ -57,6 +57,18 @@ class Lab:
         return f"{self.url}/lab/{where}tree/{notebook}?token={self.token}"
 
 
+def shut_kernels_down(lab) -> None:
+    """Stop every kernel the lab runs, so lessons do not pile up on a small machine."""
+    headers = {"Authorization": f"token {lab.token}"}
+    listing = urllib.request.Request(f"{lab.url}/api/kernels", headers=headers)
+    with urllib.request.urlopen(listing, timeout=10) as answer:
+        kernels = json.load(answer)
+    for kernel in kernels:
+        url = f"{lab.url}/api/kernels/{kernel['id']}"
+        stop = urllib.request.Request(url, method="DELETE", headers=headers)
+        urllib.request.urlopen(stop, timeout=30).close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

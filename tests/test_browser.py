@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from jupyterlab_harness import (
-    CHROMIUM,
+    BROWSER_TEST,
     ROOT,
     chromium_page,
     run_all_cells,
@@ -21,10 +20,7 @@ from jupyterlab_harness import (
 from workbench.widgets.panel import format_array
 from workbench.widgets.steps import LiveSteps, StepCursor
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
-]
+pytestmark = BROWSER_TEST
 
 GRAPH = """\
 import workbench as wb

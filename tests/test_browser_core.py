@@ -10,10 +10,8 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
-import urllib.request
 
 import pytest
 from jupyterlab_harness import (
@@ -24,6 +22,7 @@ from jupyterlab_harness import (
     open_notebook,
     run_all_cells,
     running_lab,
+    shut_kernels_down,
     write_notebook,
 )
 
@@ -138,18 +137,6 @@ def lessons_lab(tmp_path_factory):
     shutil.copytree(ROOT / "lessons", notebooks)
     with running_lab(notebooks, folder / "jupyter") as lab:
         yield lab
-
-
-def shut_kernels_down(lab) -> None:
-    """Stop every kernel the lab runs, so lessons do not pile up on a small machine."""
-    headers = {"Authorization": f"token {lab.token}"}
-    listing = urllib.request.Request(f"{lab.url}/api/kernels", headers=headers)
-    with urllib.request.urlopen(listing, timeout=10) as answer:
-        kernels = json.load(answer)
-    for kernel in kernels:
-        url = f"{lab.url}/api/kernels/{kernel['id']}"
-        stop = urllib.request.Request(url, method="DELETE", headers=headers)
-        urllib.request.urlopen(stop, timeout=30).close()
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 from jupyterlab_harness import (
-    CHROMIUM,
+    BROWSER_TEST,
     ROOT,
     chromium_page,
     run_all_cells,
@@ -22,10 +22,7 @@ from jupyterlab_harness import (
     write_notebook,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
-]
+pytestmark = BROWSER_TEST
 
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 SECONDS_PER_LESSON = 150  # a lesson runs in under a minute; the rest is the browser

@@ -8,25 +8,21 @@ saved to assets/ (stepper_linked.png, stepper_folded.png).
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from dataclasses import dataclass
 
 import pytest
 from jupyterlab_harness import (
-    CHROMIUM,
+    BROWSER_TEST,
     ROOT,
     chromium_page,
     run_all_cells,
     running_lab,
+    shut_kernels_down,
     write_notebook,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin"),
-]
+pytestmark = BROWSER_TEST
 
 ASSETS = ROOT / "assets"
 SMALL = """\
@@ -100,7 +96,7 @@ def opened(lab, tmp_path):
         try:
             yield run
         finally:
-            stop_kernels(lab)
+            shut_kernels_down(lab)
 
 
 @dataclass
@@ -111,17 +107,6 @@ class OwnWorkspace:
 
     def page_url(self, notebook: str, workspace: str = "") -> str:
         return self.lab.page_url(notebook, workspace or notebook.removesuffix(".ipynb"))
-
-
-def stop_kernels(lab) -> None:
-    headers = {"Authorization": f"token {lab.token}"}
-    listing = urllib.request.Request(f"{lab.url}/api/kernels", headers=headers)
-    with urllib.request.urlopen(listing, timeout=10) as answer:
-        kernels = json.load(answer)
-    for kernel in kernels:
-        url = f"{lab.url}/api/kernels/{kernel['id']}"
-        stop = urllib.request.Request(url, method="DELETE", headers=headers)
-        urllib.request.urlopen(stop, timeout=30).close()
 
 
 def title(page) -> str:
