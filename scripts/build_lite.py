@@ -2,7 +2,7 @@
 
     python scripts/build_lite.py build/lite          # or: make lite
     python -m http.server -d build/lite 8000         # any static host serves it
-    # open http://127.0.0.1:8000/lab/index.html?path=lessons/01_gradients_by_hand.ipynb
+    # open http://127.0.0.1:8000/lab/index.html?path=lessons/01_sigmoid_gradient.ipynb
 
 The site holds the lessons (under ``lessons/``) and the workbench wheel (under
 ``pypi/``, indexed for piplite, the Pyodide kernel's pip). Each lesson's copy in the
