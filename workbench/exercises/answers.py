@@ -22,19 +22,13 @@ import numpy as np
 
 from ..tensor import Tensor
 from .diagnose import compare
-from .report import PASSED_ON, Passed, fail, learner_error
+from .report import Passed, call_learner, fail
 
 
 def call_answer(function: Callable, *args, what: str = ""):
     """``function(*args)`` for a learner's function; an error in it becomes a short
     :class:`ExerciseError` naming their line (``raise NotImplementedError()`` included)."""
-    try:
-        return function(*args)
-    except PASSED_ON:
-        raise
-    except Exception as err:
-        name = getattr(function, "__name__", "function")
-        raise learner_error(err, function, what or f"function {name}") from None
+    return call_learner(function, args, what=what)
 
 
 def check_answer(what: str, expected, got, proof: str = "") -> Passed:

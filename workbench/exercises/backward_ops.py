@@ -28,9 +28,8 @@ from ..nn import functional as F
 from ..ops import grad as grad_ops
 from ..tensor import Tensor
 from .diagnose import Finding, as_array, compare, is_close, shape_text
-from .report import Passed, fail
+from .report import Passed, call_learner, fail
 from .rules import FD_ATOL, FD_RTOL, finite_differences
-from .segment_budget import call_learner
 
 
 def check_against(what: str, expected, numeric, got, context: str, advise: Callable) -> None:

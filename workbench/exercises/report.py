@@ -218,3 +218,15 @@ def notebook_handler(shell, etype, value, tb, tb_offset=None):
 
         display(HTML(pictures))
     return []
+
+
+def call_learner(function: Callable, args: tuple, context: str = "", what: str = ""):
+    """The learner's ``function`` on ``args``; an error in it becomes a short message
+    (:func:`learner_error`) naming ``what`` it is and, in ``context``, on what it ran."""
+    try:
+        return function(*args)
+    except PASSED_ON:  # the checker's own stops and messages go through as they are
+        raise
+    except Exception as err:
+        name = getattr(function, "__name__", "function")
+        raise learner_error(err, function, what or f"function {name}", context) from None

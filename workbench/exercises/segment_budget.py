@@ -28,7 +28,7 @@ import numpy as np
 from ..autograd.memory import reset_peak_saved_memory, saved_memory
 from ..tensor import Tensor
 from ..utils.checkpoint import checkpoint_sequential
-from .report import PASSED_ON, Passed, fail, learner_error
+from .report import Passed, call_learner, fail
 
 
 def tanh_layers(depth: int, width: int, seed: int = 0) -> list:
@@ -70,17 +70,6 @@ def steady_memory() -> Iterator[None]:
 
 def kib(nbytes) -> str:
     return f"{nbytes / 1024:g} KiB"
-
-
-def call_learner(function: Callable, args: tuple, context: str):
-    """The learner's function on ``args``; an error in it becomes a short message."""
-    try:
-        return function(*args)
-    except PASSED_ON:  # the checker's own stops and messages go through as they are
-        raise
-    except Exception as err:
-        name = getattr(function, "__name__", "function")
-        raise learner_error(err, function, f"function {name}", context) from None
 
 
 # ----------------------------------------------------------- measuring the peak
