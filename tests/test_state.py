@@ -134,3 +134,66 @@ def test_a_mode_leaves_the_state_as_it_found_it_after_an_error(mode):
     with pytest.raises(ValueError), mode():
         raise ValueError
     assert (state.grad_mode.enabled, state.grad_mode.inference) == before
+
+
+def counts(since=(0, 0, 0)):
+    """The three thread counts, less ``since`` (what they were when the test began: a
+    thread some earlier test left away from a default still counts)."""
+    now = (state.threads.without_grad, state.threads.in_inference, state.threads.in_a_scope)
+    return tuple(a - b for a, b in zip(now, since))
+
+
+def test_the_thread_counts_follow_every_change():
+    """The fast path of apply_op and record_node reads the threading.local only when a
+    count says some thread is away from the default; the counts must follow every change,
+    in this thread and in others, or ops would record where grad mode is off."""
+    start = counts()
+    inside, release = threading.Event(), threading.Event()
+
+    def away_in_another_thread():
+        with wb.no_grad(), wb.name_scope("worker"):
+            inside.set()
+            release.wait(10)
+        return counts(start)
+
+    worker = threading.Thread(target=away_in_another_thread)
+    worker.start()
+    inside.wait(10)
+    assert counts(start) == (1, 0, 1)  # the worker is away; this thread is not
+    x = wb.ones(2, requires_grad=True)
+    y = x * 2  # ...so this thread still records, and notes no scope
+    assert y.grad_fn is not None and "scope" not in y.grad_fn.metadata
+    with wb.inference_mode():
+        assert counts(start) == (2, 1, 1)
+        assert (x * 2).is_inference()
+        with wb.enable_grad():  # inference mode stays; grad mode back on here
+            assert counts(start) == (1, 1, 1)
+    assert counts(start) == (1, 0, 1)
+    release.set()
+    worker.join()
+    assert counts(start) == (0, 0, 0)
+
+
+def test_the_counts_follow_a_backward_pass_and_an_error_inside_it():
+    start = counts()
+    x = wb.ones(2, requires_grad=True)
+    seen = []
+
+    def hook(grad):
+        seen.append(counts(start))
+        return grad
+
+    y = x * 3
+    y.register_hook(hook)
+    y.sum().backward()
+    assert seen == [(1, 0, 0)] and counts(start) == (0, 0, 0)  # nodes run with grad off
+
+    def fail(grad):
+        raise ValueError("in a hook")
+
+    z = x * 3
+    z.register_hook(fail)
+    with pytest.raises(ValueError):
+        z.sum().backward()
+    assert counts(start) == (0, 0, 0)
+    assert (x * 2).grad_fn is not None  # still recording

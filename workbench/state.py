@@ -25,6 +25,9 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
                                           ``Module.__call__`` (nn/module.py)
 ``speed``              whole process      ``autograd.fast.set_enabled`` and
  (fast_path)                              ``autograd.fast.disabled``
+``threads`` (how many  whole process      the functions that change grad mode,
+ threads are away                         inference mode and name scopes (a fast
+ from each default)                       path: see "threads away from the defaults")
 =====================  =================  =============================================
 
 "One per thread" is ``threading.local``, as in PyTorch: a thread started inside
@@ -58,12 +61,51 @@ grad_mode = GradMode()
 
 def set_grad_enabled_flag(enabled: bool) -> None:
     """Turn graph recording on or off in this thread."""
+    if enabled != grad_mode.enabled:
+        _count_threads(without_grad=-1 if enabled else 1)
     grad_mode.enabled = enabled
 
 
 def set_inference_flag(inference: bool) -> None:
     """Enter (True) or leave (False) inference mode in this thread."""
+    if inference != grad_mode.inference:
+        _count_threads(in_inference=1 if inference else -1)
     grad_mode.inference = inference
+
+
+# -------------------------------------- threads away from the defaults (process)
+# fast path: every op call asks whether its thread records a graph, and every new
+# node whether a name scope is open. A threading.local read is slow (about as slow
+# as three plain attribute reads), and a chain op made four of them. These counts
+# say how many threads are away from each default: grad mode off, inside
+# inference_mode, inside a name scope. While a count is 0, no thread is, and the
+# reader skips the threading.local:
+#
+#     recording = state.grad_mode.enabled if state.threads.without_grad else True
+#
+# The threading.local stays the truth. A thread that ends away from a default
+# leaves its count too high, which costs a read and changes no answer.
+# Pinned by tests/test_state.py::test_the_thread_counts_follow_every_change.
+
+
+class ThreadCounts:
+    """How many threads have grad mode off, are in inference mode, have a scope open."""
+
+    without_grad = 0
+    in_inference = 0
+    in_a_scope = 0
+
+
+threads = ThreadCounts()
+_threads_lock = threading.Lock()
+
+
+def _count_threads(without_grad: int = 0, in_inference: int = 0, in_a_scope: int = 0) -> None:
+    """Add to the counts (a thread left a default: +1; came back: -1)."""
+    with _threads_lock:
+        threads.without_grad += without_grad
+        threads.in_inference += in_inference
+        threads.in_a_scope += in_a_scope
 
 
 # ------------------------------------------------------------------- anomaly mode
@@ -120,7 +162,7 @@ def enter_backward(create_graph: bool, checkpoint_valid: bool) -> tuple[bool, bo
     Returns what :func:`exit_backward` needs to restore the caller's state.
     """
     saved = (grad_mode.enabled, _backward.checkpoint_valid)
-    grad_mode.enabled = create_graph
+    set_grad_enabled_flag(create_graph)
     _backward.checkpoint_valid = checkpoint_valid
     _backward.depth += 1
     return saved
@@ -129,7 +171,8 @@ def enter_backward(create_graph: bool, checkpoint_valid: bool) -> tuple[bool, bo
 def exit_backward(saved: tuple[bool, bool]) -> None:
     """The node has run: back to the state :func:`enter_backward` returned."""
     _backward.depth -= 1
-    grad_mode.enabled, _backward.checkpoint_valid = saved
+    enabled, _backward.checkpoint_valid = saved
+    set_grad_enabled_flag(enabled)
 
 
 def in_backward() -> bool:
@@ -228,12 +271,16 @@ name_scopes = NameScopes()
 def push_name_scope(name: str) -> tuple[str, ...]:
     """Open a scope called ``name``; returns the stack before, for :func:`restore_name_scopes`."""
     previous = name_scopes.stack
+    if not previous:
+        _count_threads(in_a_scope=1)
     name_scopes.stack = previous + (name,)
     return previous
 
 
 def restore_name_scopes(previous: tuple[str, ...]) -> None:
     """Close the scopes opened since ``previous`` was the stack."""
+    if name_scopes.stack and not previous:
+        _count_threads(in_a_scope=-1)
     name_scopes.stack = previous
 
 

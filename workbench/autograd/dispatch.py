@@ -87,7 +87,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     then the kernel runs (with numpy's floating-point warnings off, as PyTorch never
     warns about inf or NaN), and a node is recorded only if one is needed.
     """
-    recording = state.grad_mode.enabled
+    # fast path: no threading.local read while no thread has grad mode off (state.py)
+    recording = state.grad_mode.enabled if state.threads.without_grad else True
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -122,7 +123,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             node = fast.record_node(op, inputs, attrs, result)
         else:
             node = record_node(op, inputs, attrs, result)
-    elif state.grad_mode.inference:
+    elif state.threads.in_inference and state.grad_mode.inference:
         result._is_inference = True
     if op.view:
         _link_view(result, op, inputs, attrs, recording)

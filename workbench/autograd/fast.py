@@ -240,7 +240,8 @@ def record_node(op, inputs: tuple, attrs, result: Tensor) -> OpNode:
     result._requires_grad = True
     result._grad_fn = node
     node.saved_out = save(result, True) if save_out else None
-    if state.name_scopes.stack:  # dispatch.note_where_recorded's two notes, inline
+    # dispatch.note_where_recorded's two notes, inline (the thread count: see state.py)
+    if state.threads.in_a_scope and state.name_scopes.stack:
         node.metadata["scope"] = state.name_scopes.stack
     if state.anomaly.enabled:
         node._forward_stack = forward_stack()
