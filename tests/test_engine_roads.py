@@ -99,3 +99,28 @@ def test_a_0d_sum_of_gradients_keeps_float64():
     (z * 1.1 + z * 1.3).backward()
     assert x.grad.dtype == np.float64
     assert x.grad.item() == 1.1 + 1.3
+
+
+@pytest.mark.parametrize("way", ["tensor hook", "retain_grad", "prehook", "post hook"])
+def test_a_node_with_any_hook_takes_the_general_road(way):
+    """fast.run asks one question, node._hooked, for the four kinds of hooks: each way
+    of adding one must set it, or the short road would skip the hook."""
+    x = wb.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    assert not y.grad_fn._hooked
+    seen = []
+    if way == "tensor hook":
+        y.register_hook(lambda g: seen.append(way))
+    elif way == "retain_grad":
+        y.retain_grad()
+    elif way == "prehook":
+        y.grad_fn.register_prehook(lambda grads: seen.append(way))
+    else:
+        y.grad_fn.register_hook(lambda grads_in, grads_out: seen.append(way))
+    assert y.grad_fn._hooked
+    y.sum().backward()
+    if way == "retain_grad":
+        assert y.grad.tolist() == [1.0, 1.0]
+    else:
+        assert seen == [way]
+    assert x.grad.tolist() == [3.0, 3.0]

@@ -157,7 +157,7 @@ def replay_view(view: Tensor) -> None:
     node._output_ref = weakref.ref(view)
     hooks = old_node._tensor_hooks_for(0) if old_node is not None else None
     if hooks:  # hooks registered on the view stay with it
-        node._tensor_hooks = {0: hooks}
+        node._keep_tensor_hooks(hooks)
     if view._retains_grad:
         node._retain(view)
 

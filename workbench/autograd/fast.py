@@ -97,10 +97,7 @@ def run(task: GraphTask) -> None:
                 plain
                 and grads is not None
                 and grads[0] is not None
-                and node._tensor_hooks is None  # no hooks of any kind on the node
-                and node._retained is None
-                and node._pre_hooks is None
-                and node._post_hooks is None
+                and not node._hooked  # no hooks of any kind, no retain_grad
             ):
                 kind = type(node)
                 if kind is OpNode:
@@ -155,7 +152,7 @@ def run_plain_node(task: GraphTask, node: OpNode, grad: Tensor, ready: list) -> 
             if (
                 type(grad_out) is not Tensor
                 or grad_out._data.shape != shape
-                or grad_out._data.dtype != dtype
+                or (grad_out._data.dtype is not dtype and grad_out._data.dtype != dtype)
             ):
                 grad_out = checked_output(node, i, grad_out)  # cast, or raise
             if sent is not None:
@@ -307,7 +304,9 @@ def release(node: OpNode) -> None:
         return
     inputs = node.inputs
     if SavedTensor in map(type, inputs):
-        node.inputs = tuple(_let_go(slot) if type(slot) is SavedTensor else slot for slot in inputs)
+        # (a list comprehension: tuple() over a generator re-enters it once per slot)
+        slots = [_let_go(slot) if type(slot) is SavedTensor else slot for slot in inputs]
+        node.inputs = tuple(slots)
     saved_out = node.saved_out
     if type(saved_out) is SavedTensor:
         _let_go(saved_out)

@@ -45,6 +45,9 @@ class Node:
     _tensor_hooks = None  # {output_nr: {key: hook}}
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _forward_stack = None
+    # fast path: True once any of the four above was set (never False again), so that
+    # fast.run asks one question instead of four; pinned by tests/test_engine_roads.py
+    _hooked = False
 
     def __init__(self) -> None:
         self.next_functions: tuple = ()
@@ -79,11 +82,13 @@ class Node:
     def register_prehook(self, hook: Callable) -> RemovableHandle:
         """``hook(grad_outputs) -> tuple | None`` runs before the node's rule."""
         self._pre_hooks, handle = add_hook(self._pre_hooks, hook)
+        self._hooked = True
         return handle
 
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(grad_inputs, grad_outputs) -> tuple | None`` runs after the node's rule."""
         self._post_hooks, handle = add_hook(self._post_hooks, hook)
+        self._hooked = True
         return handle
 
     def _add_tensor_hook(self, output_nr: int, hook: Callable) -> RemovableHandle:
@@ -91,12 +96,19 @@ class Node:
             self._tensor_hooks = {}
         hooks, handle = add_hook(self._tensor_hooks.get(output_nr), hook)
         self._tensor_hooks[output_nr] = hooks
+        self._hooked = True
         return handle
+
+    def _keep_tensor_hooks(self, hooks: dict) -> None:
+        """Take over the hooks of output 0 from the node this one replaces (a view's)."""
+        self._tensor_hooks = {0: hooks}
+        self._hooked = True
 
     def _retain(self, tensor: Tensor) -> None:
         if self._retained is None:
             self._retained = {}
         self._retained[tensor._output_nr] = weakref.ref(tensor)
+        self._hooked = True
 
     def _tensor_hooks_for(self, output_nr: int) -> dict | None:
         return None if self._tensor_hooks is None else self._tensor_hooks.get(output_nr)
