@@ -271,17 +271,20 @@ name_scopes = NameScopes()
 def push_name_scope(name: str) -> tuple[str, ...]:
     """Open a scope called ``name``; returns the stack before, for :func:`restore_name_scopes`."""
     previous = name_scopes.stack
-    if not previous:
-        _count_threads(in_a_scope=1)
-    name_scopes.stack = previous + (name,)
+    _set_name_scopes(previous + (name,))
     return previous
 
 
 def restore_name_scopes(previous: tuple[str, ...]) -> None:
     """Close the scopes opened since ``previous`` was the stack."""
-    if name_scopes.stack and not previous:
-        _count_threads(in_a_scope=-1)
-    name_scopes.stack = previous
+    _set_name_scopes(previous)
+
+
+def _set_name_scopes(stack: tuple[str, ...]) -> None:
+    change = bool(stack) - bool(name_scopes.stack)  # +1: this thread opened its first scope
+    if change:
+        _count_threads(in_a_scope=change)
+    name_scopes.stack = stack
 
 
 # ------------------------------------------------------- the speed layer (process)
