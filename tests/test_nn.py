@@ -564,7 +564,20 @@ def test_sigmoid_is_exact_at_the_extremes_without_warnings():
             y = wb.sigmoid(x)
             y.sum().backward()
         tx.sigmoid().sum().backward()
-        # At x = −90 in float32 the true σ is subnormal (8.2e-40): kept here, 0 in torch.
+        # At x = −90 in float32 the true σ is subnormal (8.2e-40); e⁻ˣ overflows, σ is 0 here
+        # as in torch.
         expected = tx.sigmoid().detach().numpy()
         np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-6, atol=1e-30)
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-30)
+
+
+def test_sigmoid_of_small_floats_is_computed_in_float32():
+    # In float16, e⁻ˣ overflows for x < −11 while σ(−12) ≈ 6.1e-6 is representable:
+    # like PyTorch, the kernel computes in float32 and rounds once.
+    values = [-16.0, -12.0, -5.0, 0.0, 5.0, 12.0]
+    for dtype, torch_dtype in ((wb.float16, torch.float16), (wb.bfloat16, torch.bfloat16)):
+        y = wb.sigmoid(wb.tensor(values, dtype=dtype))
+        expected = torch.tensor(values, dtype=torch_dtype).sigmoid().float().numpy()
+        assert y.dtype == dtype
+        np.testing.assert_allclose(y.float().numpy(), expected, rtol=1e-2)
+        assert y.float().numpy()[1] > 0

@@ -31,11 +31,11 @@ GELU_TANH_C = 0.044715
 # ------------------------------------------------------------------- sigmoid
 @register_op("sigmoid", saves=("out",))
 def _sigmoid(x):
-    # σ(x) = 1 / (1 + e⁻ˣ) = exp(−ln(1 + e⁻ˣ)), and logaddexp(0, −x) = ln(1 + e⁻ˣ) never
-    # overflows, even where e⁻ˣ would.
-    if x.dtype.kind == "c":  # logaddexp has no complex loop
-        return 1 / (1 + np.exp(-x))
-    return np.exp(-np.logaddexp(0, -x))
+    # σ(x) = 1 / (1 + e⁻ˣ), computed as PyTorch computes it. Where e⁻ˣ overflows to inf
+    # (x < −88 in float32) σ is 0, as in PyTorch; apply_op keeps numpy quiet about the inf.
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16's e⁻ˣ overflows at x < −11: in float32
+        return in_float32(_sigmoid.forward, x)
+    return 1 / (1 + np.exp(-x))
 
 
 @register_gradient("sigmoid")
