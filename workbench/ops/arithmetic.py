@@ -235,7 +235,8 @@ def _float_input(x: Tensor, op: str) -> Tensor:
     the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
     if not isinstance(x, Tensor):
         checks.tensor_arg(op, "input", x)  # raises
-    if not is_differentiable_dtype(x._data.dtype):
+    dtype = x._data.dtype
+    if dtype.kind not in "fc" and not is_differentiable_dtype(dtype):  # (bfloat16's is "V")
         x = _cast_constant(x, get_default_dtype())
     return x
 
@@ -279,9 +280,11 @@ def mul_grad(orig, grad):
     Complex: ā = collapse_sum_like(ȳ · conj(b), a), b̄ = collapse_sum_like(ȳ · conj(a), b)"""
     a, b = orig.args
     need_a, need_b = orig.needs_input_grad
+    if grad._data.dtype.kind == "c":  # complex (ȳ is): ȳ · conj(b) and ȳ · conj(a)
+        a, b = (_conj(a) if need_b else a), (_conj(b) if need_a else b)  # (only what is saved)
     return [
-        collapse_sum_like(grad * _conj(b), a) if need_a else None,
-        collapse_sum_like(grad * _conj(a), b) if need_b else None,
+        collapse_sum_like(grad * b, a) if need_a else None,
+        collapse_sum_like(grad * a, b) if need_b else None,
     ]
 
 
