@@ -235,8 +235,7 @@ def _float_input(x: Tensor, op: str) -> Tensor:
     the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
     if not isinstance(x, Tensor):
         checks.tensor_arg(op, "input", x)  # raises
-    dtype = x._data.dtype
-    if dtype.kind not in "fc" and not is_differentiable_dtype(dtype):  # (bfloat16's is "V")
+    if not is_differentiable_dtype(x._data.dtype):
         x = _cast_constant(x, get_default_dtype())
     return x
 
