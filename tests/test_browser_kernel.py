@@ -13,25 +13,34 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Each refusal is the error Pyodide gives: starting a process fails with OSError
+# (ENOSYS, "Function not implemented"), starting a thread with RuntimeError. A library
+# that falls back on OSError, as matplotlib does when it cannot run fc-list to find
+# fonts, falls back here as it would in the browser.
 FORBID = """\
-import os, subprocess, threading
+import errno, os, subprocess, threading
 
-class NotInTheBrowser(RuntimeError):
+class ThreadNotInTheBrowser(RuntimeError):
     pass
 
-def forbid(what):
+class ProcessNotInTheBrowser(OSError):
+    def __init__(self, what):
+        super().__init__(errno.ENOSYS, f"{what} cannot run in a browser kernel")
+
+def forbid(what, error):
     def refuse(*args, **kwargs):
-        raise NotInTheBrowser(f"{what} cannot run in a browser kernel")
+        raise error(what)
     return refuse
 
-threading.Thread.start = forbid("threading.Thread.start")
-subprocess.Popen.__init__ = forbid("subprocess.Popen")
-os.fork = forbid("os.fork")
+threading.Thread.start = forbid("threading.Thread.start", ThreadNotInTheBrowser)
+subprocess.Popen.__init__ = forbid("subprocess.Popen", ProcessNotInTheBrowser)
+os.fork = forbid("os.fork", ProcessNotInTheBrowser)
 """
 
 REPORT = """\
@@ -71,12 +80,14 @@ result = {}
 def run_without_threads(body: str) -> dict:
     """Run ``body`` in a fresh Python with threads and processes forbidden; its result."""
     code = FORBID + LOSS + textwrap.dedent(body) + REPORT
-    env = os.environ | {
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
-    )
+    with tempfile.TemporaryDirectory() as no_font_cache:  # as on a machine never used
+        env = os.environ | {
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "MPLCONFIGDIR": no_font_cache,
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
 
