@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from .. import backend, events, state
+from ..backend import WARNINGS_OFF, numpy_error_state, warnings_back, warnings_off
 from ..tensor import Tensor
 from . import fast, grad_mode
 from .graph import (
@@ -104,14 +105,14 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
     # inf and NaN are values: no numpy RuntimeWarning (a backward pass has them off already)
-    quiet = None if backend.numpy_error_state() is backend.WARNINGS_OFF else backend.warnings_off()
+    quiet = None if numpy_error_state() is WARNINGS_OFF else warnings_off()
     try:
         out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
     except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
     finally:
         if quiet is not None:
-            backend.warnings_back(quiet)
+            warnings_back(quiet)
     if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
         out = np.asarray(out)
     result = Tensor._make(out)
