@@ -4,6 +4,10 @@
 ``wb.autograd.grad``... The picture and widget layers (``wb.viz``, ``wb.widgets``)
 load lazily on first use, so this import never pulls in graphviz, matplotlib or
 ipywidgets.
+
+The backward algorithm itself is :func:`workbench.autograd.reference.backward`
+(``workbench/autograd/reference.py``, one screen); ``workbench/autograd/README.md`` is
+the reading order from a tensor to the engine and its speed layer.
 """
 
 from __future__ import annotations
