@@ -29,15 +29,6 @@ try:
 except ImportError:  # the benchmarks still time workbench and numpy without torch
     torch = None
 
-# The benchmarks run the speed layer: workbench's fast path (on by default) and the
-# opt-in fused backward kernels (workbench/ops/fused.py). WORKBENCH_FUSED=0
-# (run_all.py --formula-rules) times the gradient rules as their formulas read.
-FUSED = os.environ.get("WORKBENCH_FUSED", "1") == "1"
-if FUSED:
-    from workbench.ops import fused as _fused  # noqa: E402
-
-    _fused.enable()
-
 
 def best_per_call(contenders: dict[str, Callable[[], object]], number: int, rounds: int) -> dict:
     """Seconds per call of each contender: the best of ``rounds`` rounds of ``number`` calls.
@@ -66,7 +57,7 @@ def machine() -> dict:
         "cpu": platform.machine(),
         "cores": os.cpu_count(),
         "threads": 1,
-        "fused_kernels": FUSED,
+        "configuration": "default",  # what a user runs: no switch changes the engine
     }
 
 

@@ -9,14 +9,14 @@ FILE. Usage::
 
     python bench/run_all.py
     python bench/run_all.py --out bench/results.jsonl
-    python bench/run_all.py --formula-rules   # without the opt-in fused kernels
+
+Every benchmark runs the default configuration, what a user runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,13 +51,7 @@ def run(script: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="also write the JSON lines to this file")
-    parser.add_argument(
-        "--formula-rules",
-        action="store_true",
-        help="leave the opt-in fused backward kernels off (they are on by default here)",
-    )
     args = parser.parse_args()
-    os.environ["WORKBENCH_FUSED"] = "0" if args.formula_rules else "1"  # read by _common.py
     lines = []
     for script in benchmarks():
         line = run(script)

@@ -82,12 +82,25 @@ def test_ops_run_by_rules_are_marked_in_backward_and_sit_inside_a_step():
             assert e.in_backward == (start < i < finish), e
             if e.in_backward:
                 assert e.node is None  # no create_graph: the backward records nothing
-    # a gets gradients from add and from mul; summing them is an op of the mul step
+    # a gets gradients from add and from mul; the engine sums them itself (no op: nothing
+    # records the sum)
+    adds = [e for e in got if e.kind == "op_recorded" and e.in_backward and e.op == "add"]
+    assert adds == []
+
+
+def test_with_create_graph_gradients_that_meet_are_summed_by_the_add_op():
+    """The sum must be on the recorded graph: it is an add op of the step that completes it."""
+    with events.collect() as heard:
+        a = wb.tensor([1.0, 2.0], requires_grad=True)
+        b = wb.tensor([3.0, 4.0], requires_grad=True)
+        (ga,) = wb.autograd.grad((a * b + a).sum(), a, create_graph=True)
+    got = heard.events
     add_step, mul_step = (
         i for i, e in enumerate(got) if e.kind == "node_step" and e.index in (1, 2)
     )
     adds = [e for e in got[add_step:mul_step] if e.kind == "op_recorded" and e.op == "add"]
-    assert len(adds) == 1 and adds[0].in_backward
+    assert len(adds) == 1 and adds[0].in_backward and adds[0].node is not None
+    assert ga.grad_fn is not None
 
 
 def test_node_step_carries_grads_in_rule_and_grads_out():

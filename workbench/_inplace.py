@@ -29,7 +29,7 @@ def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed"
         )
-    if not state.grad_mode.enabled:
+    if not state.grad_mode.records:
         return
     base = t._base
     leaf_view = base is not None and base._grad_fn is None and base._requires_grad
@@ -63,7 +63,7 @@ def snapshot(t: Tensor) -> Tensor:
 
 
 def _recording(t: Tensor, others) -> bool:
-    if not state.grad_mode.enabled:
+    if not state.grad_mode.records:
         return False
     return t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
 

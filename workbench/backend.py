@@ -13,9 +13,9 @@ device check entirely.
 
 from __future__ import annotations
 
-import functools
+import contextvars
 import sys
-from contextlib import contextmanager
+import threading
 
 import numpy as np
 
@@ -26,54 +26,26 @@ gpu_in_use = False  # becomes True when a GPU is first used; apply_op then check
 
 # ----------------------------------------------------- numpy's warnings, off
 # numpy warns (RuntimeWarning) on overflow, 0/0, log(0)...; PyTorch never does: inf and
-# NaN are values like any other, and anomaly mode is the tool that looks for them. So
-# every kernel runs with numpy's floating-point warnings off. ``np.errstate(all="ignore")``
-# says exactly that, but entering it costs more than a small add itself. numpy (2.0 and
-# later) keeps the error state in a context variable; setting that variable directly is
-# the same state change for a fraction of the cost.
+# NaN are values like any other, and anomaly mode is the tool that looks for them. So a
+# kernel runs with numpy's floating-point errors ignored, whatever the caller's own
+# numpy setting (np.errstate, np.seterr) is outside it. numpy keeps that setting in a
+# context variable; entering np.errstate(all="ignore") around every kernel would cost
+# more than a small kernel itself. Instead each thread makes, once, a contextvars.Context
+# inside np.errstate(all="ignore"), and kernels run in it:
 #
-# fast path: warnings_off()/warnings_back(token) stand in for ``with np.errstate(all=
-# "ignore")`` around each kernel (apply_op); pinned by tests/test_bad_input.py::
-# test_warnings_off_is_errstate_ignore.
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _numpy_errors
+#     out = backend.quiet.run(kernel, *arrays)
+#
+# Context.run switches to that context for the one call, at about the cost of a function
+# call. (A context cannot be entered twice at once: a kernel never calls an op.)
+class _QuietNumpy(threading.local):
+    """``run(fn, *args, **kwargs)``: ``fn`` called with numpy's floating-point errors ignored."""
 
-    with np.errstate(all="ignore"):
-        _IGNORE_ALL = _numpy_errors.get()
-
-    # warnings_off() turns numpy's floating-point warnings off and returns what
-    # warnings_back needs. A partial of the C method, not a Python function: apply_op
-    # calls it for every op.
-    warnings_off = functools.partial(_numpy_errors.set, _IGNORE_ALL)
-    warnings_back = _numpy_errors.reset
-    # ``numpy_error_state() is WARNINGS_OFF`` when they are off already (inside a backward
-    # pass, which turns them off once for all its nodes: fast.run); then apply_op leaves
-    # the state alone. Both are C calls: a Python function here would cost more than
-    # the switch it saves.
-    numpy_error_state = _numpy_errors.get
-    WARNINGS_OFF = _IGNORE_ALL
-
-except ImportError:  # a numpy that keeps its error state elsewhere: the public way
-
-    def warnings_off():
-        """Turn numpy's floating-point warnings off; returns what ``warnings_back`` needs."""
-        return np.seterr(all="ignore")
-
-    def warnings_back(old) -> None:
-        np.seterr(**old)
-
-    numpy_error_state = np.geterr  # (a fresh dict each time: never WARNINGS_OFF)
-    WARNINGS_OFF = object()
+    def __init__(self) -> None:
+        with np.errstate(all="ignore"):
+            self.run = contextvars.copy_context().run
 
 
-@contextmanager
-def quiet_numpy():
-    """``with quiet_numpy():`` runs its body with numpy's floating-point warnings off."""
-    token = warnings_off()
-    try:
-        yield
-    finally:
-        warnings_back(token)
+quiet = _QuietNumpy()
 
 
 def cupy_module():

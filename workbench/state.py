@@ -23,11 +23,6 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
                                           and checkpointing (autograd/recompute.py)
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
-``speed``              whole process      ``autograd.fast.set_enabled`` and
- (fast_path)                              ``autograd.fast.disabled``
-``threads`` (how many  whole process      the functions that change grad mode,
- threads are away                         inference mode and name scopes (a fast
- from each default)                       path: see "threads away from the defaults")
 =====================  =================  =============================================
 
 "One per thread" is ``threading.local``, as in PyTorch: a thread started inside
@@ -49,63 +44,29 @@ from collections.abc import Callable, Iterator
 
 
 class GradMode(threading.local):
-    """``enabled``: ops record graphs; ``inference``: inside ``inference_mode``."""
+    """``enabled``: grad mode is on; ``inference``: inside ``inference_mode``;
+    ``records``: ops record graphs, which is grad mode outside inference mode
+    (inference mode wins over ``enable_grad``, as in PyTorch). Read on every op."""
 
     def __init__(self) -> None:
         self.enabled = True
         self.inference = False
+        self.records = True
 
 
 grad_mode = GradMode()
 
 
 def set_grad_enabled_flag(enabled: bool) -> None:
-    """Turn graph recording on or off in this thread."""
-    if enabled != grad_mode.enabled:
-        _count_threads(without_grad=-1 if enabled else 1)
+    """Turn grad mode on or off in this thread."""
     grad_mode.enabled = enabled
+    grad_mode.records = enabled and not grad_mode.inference
 
 
 def set_inference_flag(inference: bool) -> None:
     """Enter (True) or leave (False) inference mode in this thread."""
-    if inference != grad_mode.inference:
-        _count_threads(in_inference=1 if inference else -1)
     grad_mode.inference = inference
-
-
-# -------------------------------------- threads away from the defaults (process)
-# fast path: every op call asks whether its thread records a graph, and every new
-# node whether a name scope is open. A threading.local read is slow (about as slow
-# as three plain attribute reads), and a chain op made four of them. These counts
-# say how many threads are away from each default: grad mode off, inside
-# inference_mode, inside a name scope. While a count is 0, no thread is, and the
-# reader skips the threading.local:
-#
-#     recording = state.grad_mode.enabled if state.threads.without_grad else True
-#
-# The threading.local stays the truth. A thread that ends away from a default
-# leaves its count too high, which costs a read and changes no answer.
-# Pinned by tests/test_state.py::test_the_thread_counts_follow_every_change.
-
-
-class ThreadCounts:
-    """How many threads have grad mode off, are in inference mode, have a scope open."""
-
-    without_grad = 0
-    in_inference = 0
-    in_a_scope = 0
-
-
-threads = ThreadCounts()
-_threads_lock = threading.Lock()
-
-
-def _count_threads(without_grad: int = 0, in_inference: int = 0, in_a_scope: int = 0) -> None:
-    """Add to the counts (a thread left a default: +1; came back: -1)."""
-    with _threads_lock:
-        threads.without_grad += without_grad
-        threads.in_inference += in_inference
-        threads.in_a_scope += in_a_scope
+    grad_mode.records = grad_mode.enabled and not inference
 
 
 # ------------------------------------------------------------------- anomaly mode
@@ -271,38 +232,10 @@ name_scopes = NameScopes()
 def push_name_scope(name: str) -> tuple[str, ...]:
     """Open a scope called ``name``; returns the stack before, for :func:`restore_name_scopes`."""
     previous = name_scopes.stack
-    _set_name_scopes(previous + (name,))
+    name_scopes.stack = previous + (name,)
     return previous
 
 
 def restore_name_scopes(previous: tuple[str, ...]) -> None:
     """Close the scopes opened since ``previous`` was the stack."""
-    _set_name_scopes(previous)
-
-
-def _set_name_scopes(stack: tuple[str, ...]) -> None:
-    change = bool(stack) - bool(name_scopes.stack)  # +1: this thread opened its first scope
-    if change:
-        _count_threads(in_a_scope=change)
-    name_scopes.stack = stack
-
-
-# ------------------------------------------------------- the speed layer (process)
-
-
-class SpeedLayer:
-    """``fast_path``: op recording and ``backward()`` take the shortcuts of
-    ``autograd/fast.py`` (on by default). Off, only the plain code runs: what the
-    shortcuts stand in for, and what the tests hold them to."""
-
-    fast_path = True
-
-
-speed = SpeedLayer()
-
-
-def set_fast_path(enabled: bool) -> bool:
-    """Turn the speed layer on or off; returns whether it was on."""
-    previous = speed.fast_path
-    speed.fast_path = enabled
-    return previous
+    name_scopes.stack = previous

@@ -323,8 +323,16 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
             self._hooks, handle = add_hook(self._hooks, hook)
+            self._mark_leaf_node_hooked()
             return handle
         return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+
+    def _mark_leaf_node_hooked(self) -> None:
+        """A leaf's hooks live on the leaf; its AccumulateGrad node, if alive, must know it
+        has some (the engine looks for hooks only at nodes marked ``_hooked``)."""
+        node = None if self._grad_acc is None else self._grad_acc()
+        if node is not None:
+            node._hooked = True
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(tensor)`` after the gradient has been accumulated into ``.grad``."""
@@ -335,6 +343,7 @@ class Tensor:
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
         self._post_acc_hooks, handle = add_hook(self._post_acc_hooks, hook)
+        self._mark_leaf_node_hooked()
         return handle
 
     def backward(

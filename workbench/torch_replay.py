@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import dtypes, events
+from .autograd.graph import walk
 from .trace import SMALL_ARRAY, Trace, summarize, to_record
 
 if TYPE_CHECKING:  # only for the annotations: importing workbench never imports torch
@@ -143,20 +144,12 @@ def _leaf_names(names) -> dict:
 
 # ------------------------------------------------------------------ the graph
 def graph_nodes(root) -> list:
-    """Every node reachable from ``root``, oldest first (a stack walk, never recursion).
+    """Every node reachable from ``root``, oldest first (``graph.walk`` reads PyTorch's too).
 
     PyTorch numbers nodes as it makes them (``_sequence_nr``); an ``AccumulateGrad``
     has the largest number, so the leaves come last.
     """
-    seen: dict = {}  # node -> None, in the order found (dicts keep order)
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen[node] = None
-        stack.extend(child for child, _ in node.next_functions if child is not None)
-    return sorted(seen, key=lambda node: node._sequence_nr())
+    return sorted(walk([root]), key=lambda node: node._sequence_nr())
 
 
 def node_name(node) -> str:

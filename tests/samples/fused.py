@@ -1,5 +1,5 @@
-"""Samples for ops that fuse a few steps into one for speed: linear and the fused backward
-kernels of workbench.ops.fused (called directly here, whether or not the rules use them)."""
+"""Samples for ops that do a few steps as one for speed: linear, and the backward ops that the
+rules of sigmoid, tanh, relu and log_softmax call (called directly here)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 
 import workbench as wb
 from tests.samples import Sample
-from workbench.ops import fused
+from workbench.ops import activations
+from workbench.ops.softmax import log_softmax_backward
 
 try:
     import torch
@@ -45,14 +46,14 @@ SAMPLES = [
     Sample(
         "relu_backward",
         ("relu_backward",),
-        lambda g, x: fused.relu_backward(g, x.relu()),
+        lambda g, x: activations.relu_backward(g, x.relu()),
         ((3, 4), np.array([[-1.5, 0.7, 2.0, -0.3], [0.2, -2.2, 1.1, 0.4], [-0.9, 1.6, -0.1, 3.0]])),
         None if torch is None else lambda g, x: torch.where(x.relu() > 0, g, 0.0),
     ),
     Sample(
         "tanh_backward",
         ("tanh_backward",),
-        fused.tanh_backward,
+        activations.tanh_backward,
         ((3, 4), (3, 4)),
         None if torch is None else torch.ops.aten.tanh_backward,
         low=-0.9,
@@ -61,7 +62,7 @@ SAMPLES = [
     Sample(
         "log_softmax_backward",
         ("log_softmax_backward",),
-        lambda g, y: fused.log_softmax_backward(g, y, -1),
+        lambda g, y: log_softmax_backward(g, y, -1),
         ((3, 4), (3, 4)),
         None if torch is None else _torch_log_softmax_backward(-1),
         low=-2.0,
@@ -70,14 +71,14 @@ SAMPLES = [
     Sample(
         "log_softmax_backward:of_log_softmax",
         ("log_softmax_backward",),
-        lambda g, x: fused.log_softmax_backward(g, x.log_softmax(0), 0),
+        lambda g, x: log_softmax_backward(g, x.log_softmax(0), 0),
         ((2, 3, 4), (2, 3, 4)),
         None if torch is None else lambda g, x: _torch_log_softmax_backward(0)(g, x.log_softmax(0)),
     ),
     Sample(
         "sigmoid_backward",
         ("sigmoid_backward",),
-        fused.sigmoid_backward,
+        activations.sigmoid_backward,
         ((3, 4), (3, 4)),
         None if torch is None else torch.ops.aten.sigmoid_backward,
         low=0.05,

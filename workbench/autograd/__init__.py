@@ -2,9 +2,8 @@
 
 The algorithm is :func:`workbench.autograd.reference.backward` (``reference.py``):
 the whole backward pass in a few dozen lines, on the same nodes and rules the engine
-uses. Read it first; ``engine.py`` is the same algorithm with hooks, events and
-stepping, and ``fast.py`` the same again with fewer Python steps per node. The
-reading order is in ``workbench/autograd/README.md``.
+uses. Read it first; ``engine.py`` runs the same loop, with hooks, events and
+stepping woven in. The reading order is in ``workbench/autograd/README.md``.
 
 ``workbench.autograd`` mirrors ``torch.autograd``: ``backward``, ``grad``,
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
@@ -15,7 +14,6 @@ checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 """
 
 from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
-from . import fast as fast
 from . import functional as functional
 from . import graph as graph
 from . import recompute as recompute

@@ -1,8 +1,8 @@
-"""Calling an op: run its kernel, wrap the result, and record a node when needed.
+"""Calling an op: check the arguments, run its kernel, record a node if grad mode asks
+for one, publish an event if someone listens (:func:`apply_op`).
 
-This is the hot path of the whole engine, so it is written plainly and does
-nothing it can skip: no node when nothing requires grad, no event object when
-nobody listens.
+This is the hot path of the whole engine, so it does nothing it can skip: no node when
+nothing requires grad, no event object when nobody listens.
 """
 
 from __future__ import annotations
@@ -12,16 +12,9 @@ import weakref
 import numpy as np
 
 from .. import backend, events, state
-from ..backend import WARNINGS_OFF, numpy_error_state, warnings_back, warnings_off
 from ..tensor import Tensor
-from . import fast, grad_mode
-from .graph import (
-    Node,
-    OpNode,
-    SavedMemory,
-    SavedTensor,
-    forward_stack,
-)
+from . import grad_mode
+from .graph import Node, OpNode, SavedMemory, SavedTensor
 
 
 class OpError(RuntimeError):
@@ -85,11 +78,10 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor.
 
     One pass over the inputs collects their arrays and whether any needs a gradient;
-    then the kernel runs (with numpy's floating-point warnings off, as PyTorch never
-    warns about inf or NaN), and a node is recorded only if one is needed.
+    the kernel runs with numpy's floating-point warnings off (``backend.quiet``: inf
+    and NaN are values, as in PyTorch); a node is recorded only if one is needed.
     """
-    # fast path: no threading.local read while no thread has grad mode off (state.py)
-    recording = state.grad_mode.enabled if state.threads.without_grad else True
+    recording = state.grad_mode.records
     arrays = []
     requires_grad = False
     for x in inputs:
@@ -104,33 +96,31 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
-    # inf and NaN are values: no numpy RuntimeWarning (a backward pass has them off already)
-    quiet = None if numpy_error_state() is WARNINGS_OFF else warnings_off()
     try:
-        out = op.forward(*arrays, **attrs) if attrs else op.forward(*arrays)
+        run = backend.quiet.run  # the kernel, with numpy's warnings off
+        out = run(op.forward, *arrays, **attrs) if attrs else run(op.forward, *arrays)
     except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
-    finally:
-        if quiet is not None:
-            warnings_back(quiet)
     if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
         out = np.asarray(out)
     result = Tensor._make(out)
     node = None
     if requires_grad and recording and op.differentiable:
-        if state.stage.record is not None:  # a checkpoint marker stage tapes the call
-            node = state.stage.record(op, inputs, attrs, result)
-        elif state.speed.fast_path:  # fast path: record_node with less Python per input
-            node = fast.record_node(op, inputs, attrs, result)
-        else:
-            node = record_node(op, inputs, attrs, result)
-    elif state.threads.in_inference and state.grad_mode.inference:
+        node = record_node(op, inputs, attrs, result)
+    elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
         _link_view(result, op, inputs, attrs, recording)
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
+
+
+def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
+    """The node of this call: :class:`OpNode`, or the open checkpoint marker stage's."""
+    if state.stage.record is not None:  # a checkpoint marker stage tapes the call
+        return state.stage.record(op, inputs, attrs, result)
+    return OpNode(op, inputs, attrs, result)
 
 
 def _link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:
@@ -161,28 +151,6 @@ def replay_view(view: Tensor) -> None:
         node._keep_tensor_hooks(hooks)
     if view._retains_grad:
         node._retain(view)
-
-
-def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
-    """Make the node of this call (:class:`OpNode`), noting where it was recorded.
-
-    (``apply_op`` calls :func:`fast.record_node` instead while the speed layer is on;
-    a checkpoint marker stage calls this.)
-    """
-    if state.speed.fast_path:
-        return fast.record_node(op, inputs, attrs, result)
-    node = OpNode(op, inputs, attrs, result)
-    note_where_recorded(node)
-    return node
-
-
-def note_where_recorded(node: OpNode) -> None:
-    """The name scopes (module paths) the node was recorded in, for pictures; in
-    anomaly mode, the Python stack that recorded it, for error messages."""
-    if state.name_scopes.stack:
-        node.metadata["scope"] = state.name_scopes.stack
-    if state.anomaly.enabled:
-        node._forward_stack = forward_stack()
 
 
 def _publish_op(op, inputs: tuple, attrs: dict | None, result: Tensor, node) -> None:

@@ -1,31 +1,28 @@
-"""The backward engine's general road: the algorithm of ``reference.py`` with
-everything a real tool needs around it, written for reading.
+"""The backward engine: the loop of ``reference.py``, with what a real tool needs woven in.
 
-Read :mod:`workbench.autograd.reference` first: the same loop in a few dozen lines.
-This module adds, in PyTorch's order and with PyTorch's errors: tensor hooks,
-``retain_grad``, node pre- and post-hooks, ``grad()`` and ``backward(inputs=...)``
-(only the nodes on a path to an input run), ``create_graph`` (rules record a graph
-of their own), ``retain_graph``, checks of every gradient a rule returns, events for
-the widgets, and a generator of steps (:meth:`GraphTask.steps`) that a widget runs
-one node at a time.
+Read :mod:`workbench.autograd.reference` first. :meth:`GraphTask.steps` is the same
+loop: count the edges into every node, run the ready node with the smallest
+``_order`` (a leaf's AccumulateGrad as soon as it is ready, otherwise the node
+recorded last), call its rule, send each gradient along its edge. ``backward()`` and
+``grad()`` run it to the end; the stepper widget pulls one :class:`Step` at a time
+from the same generator. Each extra costs only the nodes and passes that use it:
 
-How one backward runs:
+- hooks and ``retain_grad``, in PyTorch's order, only at a node whose ``_hooked``
+  flag is set (adding any hook sets it);
+- ``grad()`` and ``backward(inputs=...)``: only the nodes on a path to an input run
+  (``needed``), and the gradients at the inputs are kept (``targets``);
+- ``create_graph``: rules run in grad mode, so they record a graph, and gradients that
+  meet are summed by the ``add`` op instead of by numpy;
+- ``retain_graph``: each node keeps what it saved instead of freeing it;
+- events for the widgets, built only while someone listens; anomaly mode's checks.
 
-1. Walk the graph from the roots (with a stack) and count, for every node, how
-   many edges lead into it: its dependencies.
-2. A node is ready when all its dependencies have delivered their gradients.
-   Ready nodes wait in a heap ordered by creation (latest first), as PyTorch does.
-3. Running a node (:meth:`GraphTask.run_node`): tensor hooks → node pre-hooks → its
-   gradient rule (or, for a leaf, accumulation into ``.grad``) → node post-hooks →
-   the gradients go into the buffers of the next nodes, summed where several edges
-   meet.
-
-``backward()`` and ``grad()`` run the same pass through the speed layer,
-:mod:`workbench.autograd.fast`, which the test suite holds to this road.
+Every gradient a rule returns is checked against the input it is for (count, shape,
+dtype), with PyTorch's errors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import threading
 import warnings
@@ -36,26 +33,10 @@ import numpy as np
 
 from .. import backend, events, state
 from ..tensor import Tensor
-from . import recompute
-from .graph import AccumulateGrad, Node, OpNode, edge_of
+from . import collector, recompute
+from .graph import AccumulateGrad, Node, OpNode, backward_order, count_dependencies, edge_of
 
 _accumulate_lock = threading.Lock()
-
-
-class _BackwardMode:
-    """The context nodes run in (a class, not a generator: entered once per step)."""
-
-    __slots__ = ("create_graph", "checkpoint_valid", "saved")
-
-    def __init__(self, create_graph: bool, checkpoint_valid: bool) -> None:
-        self.create_graph = create_graph
-        self.checkpoint_valid = checkpoint_valid
-
-    def __enter__(self) -> None:
-        self.saved = state.enter_backward(self.create_graph, self.checkpoint_valid)
-
-    def __exit__(self, *exc) -> None:
-        state.exit_backward(self.saved)
 
 
 @dataclass
@@ -70,61 +51,43 @@ class Step:
 
 
 class GraphTask:
-    """Everything one call of backward()/grad() needs, and its step generator."""
+    """One call of ``backward()`` or ``grad()``: the gradients in flight, and the loop."""
 
     def __init__(
         self,
         roots: Sequence[Tensor],
         grad_roots: Sequence[Tensor],
-        keep_graph: bool,
+        retain_graph: bool,
         create_graph: bool,
         inputs: Sequence[Tensor] | None = None,
         accumulate: bool = True,
     ) -> None:
         self.roots = list(roots)
-        self.inputs = None if inputs is None else list(inputs)
-        self.keep_graph = keep_graph
-        self.create_graph = create_graph
-        self.accumulate = accumulate
-        self.buffers: dict[Node, list] = {}
-        self.dependencies: dict[Node, int] = {}
+        self.retain_graph = retain_graph
+        self.create_graph = bool(create_graph)
+        self.accumulate = accumulate  # False for grad(): the gradients are returned instead
+        self.stepping = False  # True: steps() yields a Step after each node (the stepper)
+        self.buffers: dict[Node, list] = {}  # node -> the gradients that reached it so far
         self.owned: dict[int, object] = {}  # arrays already stored in some .grad
-        self.targets: dict[tuple, list[int]] = {}  # (node, output_nr) -> input indices
-        self.captured: list = [] if inputs is None else [None] * len(inputs)
-        self.needed: set | None = None
         self.steps_run = 0
-        root_nodes = []
+        self.root_nodes = []
         for root, grad in zip(self.roots, grad_roots):
             node, nr = edge_of(root)
-            self.add_to_buffer(node, nr, grad)
-            root_nodes.append(node)
+            slots = self.buffers.setdefault(node, [None] * node.num_outputs)
+            slots[nr] = grad if slots[nr] is None else self.sum(slots[nr], grad)
+            self.root_nodes.append(node)
             self.owned[id(grad._data)] = grad._data
-        self.root_nodes = root_nodes
-        self._count_dependencies(root_nodes)
+        self.dependencies = count_dependencies(self.root_nodes)
+        self.inputs = None if inputs is None else list(inputs)
+        self.needed: set | None = None  # with inputs: the nodes on a path to one
+        self.targets: dict[tuple, list[int]] = {}  # (node, output_nr) -> input indices
+        self.captured: list = []  # with inputs: the gradient that reached each
         if inputs is not None:
-            self._set_targets(inputs)
+            self._set_targets(self.inputs)
 
-    # --------------------------------------------------------------- set-up
-    def _count_dependencies(self, root_nodes: list) -> None:
-        """How many edges lead into each node below the roots (a walk with a stack)."""
-        deps = self.dependencies
-        roots = set(root_nodes)
-        stack = list(roots)
-        while stack:
-            node = stack.pop()
-            for child, _ in node.next_functions:
-                if child is None:
-                    continue
-                count = deps.get(child)
-                if count is None:  # the first edge into it: walk below it once
-                    deps[child] = 1
-                    if child not in roots:
-                        stack.append(child)
-                else:
-                    deps[child] = count + 1
-
-    def _set_targets(self, inputs: Sequence[Tensor]) -> None:
+    def _set_targets(self, inputs: list) -> None:
         """Only nodes on a path to an input run; gradients are captured at the inputs."""
+        self.captured = [None] * len(inputs)
         for i, t in enumerate(inputs):
             if t._grad_fn is not None:
                 edge = edge_of(t)
@@ -133,66 +96,120 @@ class GraphTask:
             else:
                 continue  # a leaf that no graph uses
             self.targets.setdefault(edge, []).append(i)
-        target_nodes = {node for node, _ in self.targets}
+        wanted = {node for node, _ in self.targets}
         needed = set()
-        for node in self._reverse_topological_order():
-            if node in target_nodes or any(
-                child in needed for child, _ in node.next_functions if child is not None
-            ):
+        for node in reversed(backward_order(self.root_nodes)):  # inputs before their users
+            if node in wanted or any(child in needed for child, _ in node.next_functions):
                 needed.add(node)
         self.needed = needed
 
-    def _reverse_topological_order(self) -> list:
-        deps = dict(self.dependencies)
-        order = []
-        # each root once: an output given twice must not be walked (and counted down) twice
-        ready = [n for n in dict.fromkeys(self.root_nodes) if deps.get(n, 0) == 0]
-        seen = set(ready)
-        while ready:
-            node = ready.pop()
-            order.append(node)
-            for child, _ in node.next_functions:
-                if child is None:
-                    continue
-                deps[child] -= 1
-                if deps[child] == 0 and child not in seen:
-                    seen.add(child)
-                    ready.append(child)
-        order.reverse()
-        return order
-
-    def add_to_buffer(self, node: Node, nr: int, grad) -> None:
-        slots = self.buffers.get(node)
-        if slots is None:
-            slots = [None] * node.num_outputs
-            self.buffers[node] = slots
-        if grad is None:
-            return
-        if slots[nr] is None:
-            slots[nr] = grad
-        else:  # several edges meet here: an add op (recorded when create_graph is on)
-            slots[nr] = slots[nr] + grad
-
-    # ---------------------------------------------------------------- running
+    # ---------------------------------------------------------------- the loop
     def steps(self) -> Iterator[Step]:
-        """Run the backward pass, yielding one :class:`Step` per node that ran.
-
-        Between two steps the caller's grad mode is back in force: a widget may run
-        its own code while the pass is paused.
-        """
-        ready = self.start()
-        while ready:
-            node = heapq.heappop(ready)[1]
-            with self.backward_mode():
-                step = self.run_node(node, self.buffers.pop(node, None), ready, make_step=True)
-            if step is not None:
-                yield step
-        self.finish()
+        """The pass, one node at a time: the stepper pulls a :class:`Step` after each node.
+        Between two steps the caller's grad mode is back in force (the learner's code
+        runs there)."""
+        self.stepping = True
+        yield from self.loop()
 
     def run(self) -> None:
-        """Run the whole pass at once: every step of :meth:`steps`, none kept."""
-        for _ in self.steps():
+        """The whole pass at once (``backward()``, ``grad()``)."""
+        for _ in self.loop():
             pass
+
+    def loop(self) -> Iterator[Step]:
+        """The reference's loop: run the ready node with the smallest ``_order`` until no
+        node is ready. Yields each node's Step while ``stepping``."""
+        ready = self.start()
+        grad_mode = state.grad_mode
+        with Running(self) as running:
+            while ready:
+                node = heapq.heappop(ready)[1]
+                if grad_mode.enabled != self.create_graph:  # a hook or a rule changed it
+                    state.set_grad_enabled_flag(self.create_graph)
+                step = self.run_node(node, self.buffers.pop(node, None), ready)
+                if step is not None and self.stepping:
+                    with running.paused():
+                        yield step
+        self.finish()
+
+    def run_node(self, node: Node, grads: list | None, ready: list) -> Step | None:
+        """Run one ready node, in PyTorch's order: tensor hooks and ``retain_grad``, the
+        gradients ``grad()`` asked for, pre-hooks, the rule (a leaf: into ``.grad``),
+        post-hooks; then free what it saved and send what it computed. A node that no
+        gradient reached, or that leads to no input asked for, runs nothing."""
+        if grads is None or (self.needed is not None and node not in self.needed):
+            self.send(node, (), ready)  # its edges still count down
+            return None
+        if node._hooked:
+            grads = self.tensor_hooks(node, grads)
+        if self.targets:
+            self.capture(node, grads)
+        if node._pre_hooks:
+            grads = call_pre_hooks(node, grads)
+        leaf = None
+        if type(node) is AccumulateGrad:
+            grads_out, leaf = (), self.accumulate_into_leaf(node, grads[0])
+        elif self.needed is not None and not self.leads_to_a_target(node):
+            grads_out = ()  # grad(): captured above, nothing beyond it is asked for
+        else:
+            try:
+                grads_out = node.apply(grads)  # the rule: one gradient per input edge
+            except Exception:
+                _note_forward_stack(node)  # anomaly mode: where the failing op was recorded
+                raise
+            if state.anomaly.enabled:
+                _check_nan(node, grads_out)
+        if node._post_hooks:
+            grads_out = call_post_hooks(node, grads_out, grads)
+        if not self.retain_graph:
+            node.release()
+        sent = self.send(node, grads_out, ready)
+        self.steps_run += 1
+        if not (self.stepping or events.listening):
+            return None
+        step = Step(self.steps_run - 1, node, tuple(grads), tuple(sent), leaf)
+        if events.listening:
+            publish_step(step)  # after sending: every event of this step comes before it
+        return step
+
+    def send(self, node: Node, grads_out, ready: list) -> list:
+        """Add each gradient into the buffer of the node its edge leads to (checked against
+        the input it is for, summed where several edges meet); a node whose every edge
+        has delivered joins ``ready``. Returns the gradients as sent, one per edge."""
+        edges = node.next_functions
+        if grads_out and len(grads_out) != len(edges):
+            raise wrong_count(node, len(grads_out))
+        sent = [None] * len(edges)
+        buffers, dependencies = self.buffers, self.dependencies
+        for i, (child, nr) in enumerate(edges):
+            if child is None:
+                continue
+            grad = grads_out[i] if grads_out else None
+            if grad is not None:
+                shape, dtype = node.input_meta[i]
+                if (
+                    type(grad) is not Tensor
+                    or grad._data.shape != shape
+                    or grad._data.dtype != dtype
+                ):
+                    grad = checked_output(node, i, grad)  # cast, or raise
+                sent[i] = grad
+                slots = buffers.get(child)
+                if slots is None:
+                    slots = buffers[child] = [None] * child.num_outputs
+                slots[nr] = grad if slots[nr] is None else self.sum(slots[nr], grad)
+            dependencies[child] -= 1
+            if dependencies[child] == 0:  # every edge into it has delivered
+                heapq.heappush(ready, (child._order, child))
+        return sent
+
+    def sum(self, a: Tensor, b: Tensor) -> Tensor:
+        """Two gradients that meet: the add op when the sum must be on the recorded graph
+        (``create_graph``), numpy's add otherwise."""
+        if self.create_graph:
+            return a + b
+        total = backend.quiet.run(np.add, a._data, b._data)
+        return Tensor._make(np.asarray(total) if isinstance(total, np.generic) else total)
 
     def start(self) -> list:
         """Publish BackwardStarted; return the heap of the nodes ready to run."""
@@ -203,14 +220,13 @@ class GraphTask:
                     root_nodes=tuple(n.uid for n in self.root_nodes),
                     grad_outputs=tuple(self.buffers[n][0]._data for n in self.root_nodes),
                     create_graph=self.create_graph,
-                    retain_graph=self.keep_graph,
+                    retain_graph=self.retain_graph,
                     inputs=None if self.inputs is None else tuple(t.uid for t in self.inputs),
                 )
             )
-        ready = []
-        for node in dict.fromkeys(self.root_nodes):
-            if self.dependencies.get(node, 0) == 0:
-                heapq.heappush(ready, (-node._seq, node))
+        roots = dict.fromkeys(self.root_nodes)
+        ready = [(node._order, node) for node in roots if node not in self.dependencies]
+        heapq.heapify(ready)
         return ready
 
     def finish(self) -> None:
@@ -221,136 +237,56 @@ class GraphTask:
                 )
             )
 
-    def backward_mode(self) -> _BackwardMode:
-        """While nodes run: grad mode is ``create_graph``, ops count as 'in backward'."""
-        return _BackwardMode(self.create_graph, self.needed is None)
-
-    def run_node(self, node: Node, grads: list | None, ready: list, make_step: bool) -> Step | None:
-        """Run one node, in PyTorch's order, and deliver what it sends on.
-
-        1. the tensor hooks (``register_hook``), then ``retain_grad``, on each
-           gradient that arrived;
-        2. for ``grad()`` and ``backward(inputs=...)``: keep the gradients asked for;
-        3. the node's pre-hooks;
-        4. a leaf's node adds into ``.grad``; any other node runs its op's rule;
-        5. the node's post-hooks; the saved tensors are freed (unless retain_graph);
-        6. each gradient goes to the node its edge leads to.
-
-        ``grads`` is what the node's buffer held (None: nothing arrived). Returns the
-        node's :class:`Step` when ``make_step`` (a Step is only built for someone who
-        looks at it: the step generator, or event listeners).
-        """
-        grads = grads or [None] * node.num_outputs
-        if not (self._is_wanted(node) and _has_grad(grads)):
-            self.deliver(node, (), ready)  # nothing runs; its edges still count down
-            return None
-        grads = self._tensor_hooks(node, grads)
-        self._capture(node, grads)
-        if node._pre_hooks:
-            grads = _call_pre_hooks(node, grads)
-        leaf = None
-        if isinstance(node, AccumulateGrad):
-            grads_out = ()
-            leaf = self._accumulate_leaf(node, grads[0])
-        elif self._leads_to_nothing_wanted(node):
-            grads_out = ()  # grad(): captured above, nothing beyond it is asked for
-        else:
-            grads_out = self._call_rule(node, grads)
-        if node._post_hooks:
-            grads_out = _call_post_hooks(node, grads_out, grads)
-        if not self.keep_graph:
-            node.release()
-        self.deliver(node, grads_out, ready)
-        self.steps_run += 1
-        if not make_step:
-            return None
-        step = Step(self.steps_run - 1, node, tuple(grads), tuple(grads_out), leaf)
-        if events.listening:
-            publish_step(step)  # after delivery: every event of this step comes before it
-        return step
-
-    def deliver(self, node: Node, grads_out: tuple, ready: list) -> None:
-        """Add the gradients into the next nodes' buffers; queue nodes that became ready."""
-        for i, (child, nr) in enumerate(node.next_functions):
-            if child is None:
-                continue
-            grad = grads_out[i] if i < len(grads_out) else None
-            if grad is not None:
-                self.add_to_buffer(child, nr, grad)
-            self.dependencies[child] -= 1
-            if self.dependencies[child] == 0:  # every edge into it has delivered
-                heapq.heappush(ready, (-child._seq, child))
-
-    def _is_wanted(self, node: Node) -> bool:
-        """With ``inputs=``, only the nodes on a path to an input run."""
-        return self.needed is None or node in self.needed
-
-    def _leads_to_nothing_wanted(self, node: Node) -> bool:
-        if self.needed is None:
-            return False
-        return not any(child in self.needed for child, _ in node.next_functions)
-
-    def _capture(self, node: Node, grads: list) -> None:
+    # ------------------------------------------------- grad() and inputs=
+    def capture(self, node: Node, grads: list) -> None:
         """``grad()`` and ``backward(inputs=...)``: keep the gradients of the inputs."""
         for nr, g in enumerate(grads):
             for index in self.targets.get((node, nr), ()):
                 self.captured[index] = g
 
-    def _accumulate_leaf(self, node: AccumulateGrad, grad: Tensor | None) -> Tensor | None:
-        """Add ``grad`` into the leaf's ``.grad`` (if wanted); returns the leaf, if it did."""
+    def leads_to_a_target(self, node: Node) -> bool:
+        return any(child in self.needed for child, _ in node.next_functions)
+
+    # --------------------------------------------------------- hooks
+    def tensor_hooks(self, node: Node, grads: list) -> list:
+        """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
+        grads = list(grads)
+        for nr, grad in enumerate(grads):
+            if grad is None:
+                continue
+            for hook in list((node._tensor_hooks_for(nr) or {}).values()):
+                grads[nr] = grad = _run_tensor_hook(hook, grad, node)
+            retained = node._retained and node._retained.get(nr)
+            tensor = retained() if retained else None
+            if tensor is not None and tensor._grad_fn is node:
+                self.store_grad(tensor, grad)
+                if events.listening:
+                    events.publish(
+                        events.HookFired(hook="retain_grad", target=tensor.uid, replaced=False)
+                    )
+        return grads
+
+    # ---------------------------------------------------------- accumulation
+    def accumulate_into_leaf(self, node: AccumulateGrad, grad: Tensor | None) -> Tensor | None:
+        """``leaf.grad += grad`` (backward(), and for backward(inputs=...) only the inputs
+        asked for), then the leaf's post-accumulate hooks. Returns the leaf, if it did."""
         wanted = self.needed is None or (node, 0) in self.targets
         if not (self.accumulate and wanted and grad is not None):
             return None
-        self._accumulate(node.variable, grad)
-        return node.variable
-
-    def _tensor_hooks(self, node: Node, grads: list) -> list:
-        """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
-        if node._tensor_hooks is None and node._retained is None:
-            if not isinstance(node, AccumulateGrad) or node.variable._hooks is None:
-                return grads
-        grads = list(grads)
-        for nr in range(len(grads)):
-            hooks = node._tensor_hooks_for(nr)
-            if hooks and grads[nr] is not None:
-                for hook in list(hooks.values()):
-                    grads[nr] = _run_tensor_hook(hook, grads[nr], node)
-            if node._retained and nr in node._retained and grads[nr] is not None:
-                tensor = node._retained[nr]()
-                if tensor is not None and tensor._grad_fn is node:
-                    self.store_grad(tensor, grads[nr])
-                    if events.listening:
-                        events.publish(
-                            events.HookFired(hook="retain_grad", target=tensor.uid, replaced=False)
-                        )
-        return grads
-
-    def _call_rule(self, node: Node, grads: list) -> list:
-        """The node's gradient rule, its result checked (count, shapes, dtypes)."""
-        if isinstance(node, OpNode):
-            if grads[0] is None or len(grads) > 1:
-                grads = [g if g is not None else _zeros_like_output(node) for g in grads]
-        try:
-            grads_out = node.apply(grads, self.create_graph)
-        except Exception as err:
-            _note_forward_stack(err, node)
-            raise
-        grads_out = validate_outputs(node, grads_out)
-        if state.anomaly.enabled and _anomaly_checks_nan():
-            _check_nan(node, grads_out)
-        return grads_out
-
-    # ---------------------------------------------------------- accumulation
-    def _owned_copy(self, grad: Tensor) -> Tensor:
-        """A gradient array that no other .grad shares, so in-place updates stay private."""
-        array = grad._data
-        if getattr(array, "base", None) is not None or id(array) in self.owned:
-            array = array.copy()
-        self.owned[id(array)] = array
-        return Tensor._make(array)
+        leaf = node.variable
+        self.store_grad(leaf, grad)
+        for hook in list((leaf._post_acc_hooks or {}).values()):
+            if hook(leaf) is not None:
+                raise RuntimeError("hooks should return None.")
+            if events.listening:
+                events.publish(
+                    events.HookFired(hook="post_accumulate", target=leaf.uid, replaced=False)
+                )
+        return leaf
 
     def store_grad(self, tensor: Tensor, grad: Tensor) -> None:
-        """Add ``grad`` into ``tensor.grad`` (a leaf, or a non-leaf that retains it)."""
+        """Add ``grad`` into ``tensor.grad`` (a leaf, or a non-leaf that retains it): the
+        first gradient is stored as it is unless another ``.grad`` holds its array."""
         with _accumulate_lock:
             old = tensor._grad
             before = None if old is None or not events.listening else old._data.copy()
@@ -362,10 +298,10 @@ class GraphTask:
             elif self.create_graph or old._requires_grad or grad._requires_grad:
                 tensor._grad = old + grad
             elif backend.is_writeable(old._data) and old.shape == grad.shape:
-                np.add(old._data, grad._data, out=old._data, casting="unsafe")
+                backend.quiet.run(np.add, old._data, grad._data, out=old._data, casting="unsafe")
                 old._bump_version()
             else:
-                tensor._grad = Tensor._make(old._data + grad._data)
+                tensor._grad = self.sum(old, grad)
         if events.listening:
             events.publish(
                 events.GradAccumulated(
@@ -376,34 +312,43 @@ class GraphTask:
                 )
             )
 
-    def _accumulate(self, leaf: Tensor, grad: Tensor) -> None:
-        self.store_grad(leaf, grad)
-        if leaf._post_acc_hooks:
-            for hook in list(leaf._post_acc_hooks.values()):
-                if hook(leaf) is not None:
-                    raise RuntimeError("hooks should return None.")
-                if events.listening:
-                    events.publish(
-                        events.HookFired(hook="post_accumulate", target=leaf.uid, replaced=False)
-                    )
+    def _owned_copy(self, grad: Tensor) -> Tensor:
+        """A gradient array that no other .grad shares, so in-place updates stay private."""
+        array = grad._data
+        if getattr(array, "base", None) is not None or id(array) in self.owned:
+            array = array.copy()
+        self.owned[id(array)] = array
+        return Tensor._make(array)
 
 
-# ------------------------------------------------------------------ helpers
-def _has_grad(grads: list) -> bool:
-    """Whether any gradient arrived (a loop: cheaper than any() over a generator)."""
-    for g in grads:
-        if g is not None:
-            return True
-    return False
+class Running:
+    """What holds while the nodes of a pass run, and is lifted between two steps: grad
+    mode is ``create_graph`` (rules record only then), the thread counts as inside
+    backward, and Python's cyclic garbage collector is paused (see collector.py)."""
+
+    def __init__(self, task: GraphTask) -> None:
+        self.create_graph = task.create_graph
+        self.checkpoint_valid = task.needed is None  # see state.is_checkpoint_valid
+
+    def __enter__(self) -> Running:
+        self.saved = state.enter_backward(self.create_graph, self.checkpoint_valid)
+        collector.pause()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        collector.resume()
+        state.exit_backward(self.saved)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        self.__exit__()
+        try:
+            yield
+        finally:
+            self.__enter__()
 
 
-def _zeros_like_output(node: OpNode) -> Tensor:
-    out = node.output()
-    if out is None:
-        raise RuntimeError(f"{node.name()}: a gradient is missing and the output is gone")
-    return Tensor._make(np.zeros_like(out._data))
-
-
+# ------------------------------------------------------------ node hooks
 def _run_tensor_hook(hook, grad: Tensor, node: Node) -> Tensor:
     result = hook(grad)
     if events.listening:
@@ -433,7 +378,7 @@ def _hook_name(hook) -> str:
     return getattr(hook, "__name__", type(hook).__name__)
 
 
-def _call_pre_hooks(node: Node, grads: list) -> list:
+def call_pre_hooks(node: Node, grads: list) -> list:
     for hook in list(node._pre_hooks.values()):
         result = hook(tuple(grads))
         if events.listening:
@@ -442,10 +387,12 @@ def _call_pre_hooks(node: Node, grads: list) -> list:
             )
         if result is not None:
             grads = _replaced_by_hook(hook, result, grads)
+    if type(node) is OpNode and grads[0] is None:  # a hook took the gradient away: zeros
+        grads = [_zeros_like_output(node)]
     return grads
 
 
-def _call_post_hooks(node: Node, grads_out, grads_in) -> list:
+def call_post_hooks(node: Node, grads_out, grads_in) -> list:
     for hook in list(node._post_hooks.values()):
         result = hook(tuple(grads_out), tuple(grads_in))
         if events.listening:
@@ -489,27 +436,17 @@ def _replaced_by_hook(hook, result, old, none_stays: bool = False) -> list:
     return list(result)
 
 
-def validate_outputs(node: Node, grads_out) -> list:
-    """One gradient per input edge, each of the input's shape and dtype."""
-    if type(grads_out) is not list:  # rules return lists; custom Functions may give tuples
-        grads_out = list(grads_out)
-    expected = len(node.next_functions)
-    if len(grads_out) != expected:
-        raise RuntimeError(
-            f"Function {node.name()} returned an incorrect number of gradients "
-            f"(expected {expected}, got {len(grads_out)})"
-        )
-    for i, grad in enumerate(grads_out):
-        if grad is not None:
-            grads_out[i] = checked_output(node, i, grad)
-    return grads_out
+# ------------------------------------------------------ checks of gradients
+def wrong_count(node: Node, got: int) -> RuntimeError:
+    return RuntimeError(
+        f"Function {node.name()} returned an incorrect number of gradients "
+        f"(expected {len(node.next_functions)}, got {got})"
+    )
 
 
 def checked_output(node: Node, i: int, grad) -> Tensor | None:
-    """Gradient ``i`` of ``node`` as the engine passes it on: None where the edge leads
-    nowhere, else a Tensor of the input's shape (or an error) and dtype (cast)."""
-    if node.next_functions[i][0] is None:
-        return None
+    """Gradient ``i`` of ``node`` as the engine passes it on: a Tensor of the input's
+    shape (or an error) and dtype (cast)."""
     if not isinstance(grad, Tensor):
         raise RuntimeError(
             f"Function {node.name()} returned a {type(grad).__name__} as gradient {i}: "
@@ -552,20 +489,25 @@ def _expandable(shape: tuple, target: tuple) -> bool:
     return True
 
 
-def _anomaly_checks_nan() -> bool:
-    return state.anomaly_checks_nan()
+def _zeros_like_output(node: OpNode) -> Tensor:
+    out = node.output()
+    if out is None:
+        raise RuntimeError(f"{node.name()}: a gradient is missing and the output is gone")
+    return Tensor._make(np.zeros_like(out._data))
 
 
 def _check_nan(node: Node, grads_out: list) -> None:
-    from . import anomaly
+    if state.anomaly_checks_nan():
+        from . import anomaly
 
-    anomaly.check_outputs(node, grads_out)
+        anomaly.check_outputs(node, grads_out)
 
 
-def _note_forward_stack(err: Exception, node: Node) -> None:
-    from . import anomaly
+def _note_forward_stack(node: Node) -> None:
+    if state.anomaly.enabled:
+        from . import anomaly
 
-    anomaly.warn_forward_stack(node)
+        anomaly.warn_forward_stack(node)
 
 
 def publish_step(step: Step) -> None:
@@ -588,7 +530,7 @@ def publish_step(step: Step) -> None:
 
 def _arrays(grads: tuple) -> tuple:
     """The arrays of ``grads`` (None where there is no gradient)."""
-    return tuple([None if g is None else g._data for g in grads])  # a list: quicker to fill
+    return tuple([None if g is None else g._data for g in grads])
 
 
 # ------------------------------------------------------------- public API
@@ -650,26 +592,7 @@ def backward(
     vector-Jacobian product (implicit ones for scalar outputs); ``inputs`` limits
     which tensors receive ``.grad``.
     """
-    task = make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs)
-    run_to_end(task)
-
-
-def run_to_end(task: GraphTask) -> None:
-    """Run every step of ``task``: ``backward()`` and ``grad()`` end here.
-
-    While the speed layer is on (the default), the pass runs through
-    :func:`fast.run`, with Python's cyclic garbage collector paused; otherwise down
-    the general road, :meth:`GraphTask.run`. Both give the same gradients and the
-    same events (the test suite checks this on every registered op).
-    """
-    if not state.speed.fast_path:
-        with backend.quiet_numpy():  # rules' own numpy math: no RuntimeWarning either
-            task.run()
-        return
-    from . import fast  # (fast.py builds on this module: imported here, not at the top)
-
-    with fast.paused_gc(), backend.quiet_numpy():  # fast.add_arrays adds with numpy itself
-        fast.run(task)
+    make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs).run()
 
 
 def make_backward_task(
@@ -697,8 +620,8 @@ def make_backward_task(
                 t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
     grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), "backward")
     _check_roots(outputs)
-    keep = create_graph if retain_graph is None else retain_graph
-    return GraphTask(outputs, grads, keep, create_graph, inputs, accumulate=True)
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    return GraphTask(outputs, grads, retain_graph, create_graph, inputs, accumulate=True)
 
 
 def grad(
@@ -735,9 +658,9 @@ def grad(
         )
     grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs), "grad")
     _check_roots(outputs)
-    keep = create_graph if retain_graph is None else retain_graph
-    task = GraphTask(outputs, grads, keep, create_graph, inputs_list, accumulate=False)
-    run_to_end(task)
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    task = GraphTask(outputs, grads, retain_graph, create_graph, inputs_list, accumulate=False)
+    task.run()
     result = []
     for i, (t, g) in enumerate(zip(inputs_list, task.captured)):
         if g is None:

@@ -106,7 +106,7 @@ class BackwardFunction(Node):
         self.materialize_grads = value
 
     # engine API
-    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+    def apply(self, grad_outputs: list) -> list:
         if self.materialize_grads and any(g is None for g in grad_outputs):
             # zeros on the device of a gradient that did arrive (a graph lives on one device)
             xp = backend.xp(next(g for g in grad_outputs if g is not None)._data)
@@ -306,7 +306,7 @@ class _OnceDifferentiableBackward(Node):
     def name(self) -> str:
         return "DelayedError"
 
-    def apply(self, grad_outputs, create_graph):
+    def apply(self, grad_outputs: list) -> list:
         raise RuntimeError(
             "trying to differentiate twice a function that was marked with @once_differentiable"
             f" ({self._name})"

@@ -1,14 +1,23 @@
-"""Graph nodes: what ``grad_fn`` points at, and how an op call becomes one.
+"""The backward graph: its nodes, the edges between them, the tensors saved for the
+rules, and the walks over it that the engine, the pictures and the checkers share.
 
 Every differentiable op call creates one :class:`OpNode` holding what its gradient
 rule needs (the saved tensors, the attributes, the input shapes) and one edge per
 input: ``next_functions[i] == (node, output_nr)``, where a leaf's node is its
 :class:`AccumulateGrad`. The node holds its output weakly, so a graph never keeps
 itself alive through a cycle.
+
+Each object here is made by its own class, and only there: a node by its
+constructor, an edge by :func:`edge_of`, a saved tensor by :class:`SavedTensor`,
+which counts what it holds in :mod:`.memory`.
+
+The walks (:func:`walk`, :func:`count_dependencies`, :func:`backward_order`) never
+recurse: a chain of 100,000 nodes would overflow Python's recursion limit.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import traceback
 import weakref
@@ -17,10 +26,16 @@ from types import MappingProxyType
 
 from .. import events, state
 from ..tensor import RemovableHandle, Tensor, add_hook
-from . import memory
+from . import collector, memory
 
 node_sequence = itertools.count()  # each new node takes the next number: its creation order
 SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
+
+# The engine runs the ready node with the smallest ``_order`` first: the node recorded
+# last (``_order`` is minus its creation number), except that a leaf's AccumulateGrad
+# runs as soon as it is ready, before any op node (PyTorch gives AccumulateGrad the
+# highest sequence number). Every node's ``_order`` differs from every other's.
+LEAVES_FIRST = 1 << 62
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -34,9 +49,9 @@ FREED_MESSAGE = (
 class Node:
     """A function of the backward graph: gradients in, one gradient per input edge out."""
 
-    # Every node sets these two; the rarely-set fields live in the instance dict, with
-    # the class defaults below, so that making a node costs two assignments.
-    __slots__ = ("next_functions", "_seq", "__dict__", "__weakref__")
+    # Every node sets these three; the rarely-set fields live in the instance dict, with
+    # the class defaults below, so that making a node costs three assignments.
+    __slots__ = ("next_functions", "_seq", "_order", "__dict__", "__weakref__")
 
     num_outputs = 1
     _uid = None
@@ -45,13 +60,14 @@ class Node:
     _tensor_hooks = None  # {output_nr: {key: hook}}
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _forward_stack = None
-    # fast path: True once any of the four above was set (never False again), so that
-    # fast.run asks one question instead of four; pinned by tests/test_engine_roads.py
+    # True once a hook of any kind (or retain_grad) may run at this node: the engine asks
+    # this one question and looks for hooks only where it is True.
     _hooked = False
 
     def __init__(self) -> None:
         self.next_functions: tuple = ()
-        self._seq = next(node_sequence)
+        self._seq = seq = next(node_sequence)
+        self._order = -seq
 
     @property
     def metadata(self) -> dict:
@@ -114,7 +130,8 @@ class Node:
         return None if self._tensor_hooks is None else self._tensor_hooks.get(output_nr)
 
     # what the engine calls
-    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+    def apply(self, grad_outputs: list) -> list:
+        """Gradients w.r.t. the node's outputs in (ȳ), one gradient per input edge out (x̄)."""
         raise NotImplementedError  # abstract: each kind of node computes its gradients
 
     def release(self) -> None:
@@ -126,13 +143,16 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The node of a leaf: adds the gradient that reaches it into ``variable.grad``."""
+    """The node of a leaf: the engine adds the gradient that reaches it into ``variable.grad``."""
 
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
+        self._order -= LEAVES_FIRST
         self.variable = variable
+        if variable._hooks is not None or variable._post_acc_hooks is not None:
+            self._hooked = True
 
     def name(self) -> str:
         return "AccumulateGrad"
@@ -144,8 +164,8 @@ class AccumulateGrad(Node):
     def _tensor_hooks_for(self, output_nr: int) -> dict | None:
         return self.variable._hooks
 
-    def apply(self, grad_outputs: list, create_graph: bool) -> list:
-        return []  # the engine accumulates; see engine._accumulate
+    def apply(self, grad_outputs: list) -> list:
+        return []  # a leaf sends nothing on; the engine accumulates (GraphTask.accumulate)
 
 
 def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
@@ -158,14 +178,15 @@ def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
 
 
 def edge_of(t: Tensor) -> tuple:
-    """The (node, output_nr) a gradient for ``t`` flows into."""
+    """The (node, output_nr) a gradient for ``t`` flows into: the node that made ``t``,
+    a leaf's AccumulateGrad, or ``(None, 0)`` when ``t`` needs no gradient."""
     if t._grad_fn is not None:
         if t._view_of is not None:
             t._refresh_view()
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
-    return (None, 0)
+    return NO_EDGE
 
 
 # ------------------------------------------------------------------ saved tensors
@@ -396,22 +417,40 @@ class OpNode(Node):
         ``inputs`` are Tensors and Python numbers; ``output`` is the call's result,
         which becomes non-leaf with this node as its ``grad_fn``.
         """
-        super().__init__()  # its number first: it precedes the nodes of new leaves below
-        tensors = [x if isinstance(x, Tensor) else None for x in inputs]
+        self._seq = seq = next(node_sequence)  # first: it precedes the nodes of new leaves
+        self._order = -seq
         self.op = op
         self.attrs = NO_ATTRS if attrs is None else attrs
-        self.needs_input_grad = tuple(t is not None and t._requires_grad for t in tensors)
-        self.next_functions = tuple(NO_EDGE if t is None else edge_of(t) for t in tensors)
-        self.input_meta = tuple(None if t is None else (t.shape, t.dtype) for t in tensors)
-        save_inputs, save_out = op.what_to_save(self.needs_input_grad)
-        self.inputs = tuple(
-            x if t is None else SavedTensor(t, False) if i in save_inputs else NOT_SAVED
-            for i, (x, t) in enumerate(zip(inputs, tensors))
-        )
+        needs, edges, metas, slots = [], [], [], []  # one entry per input
+        for x in inputs:
+            if isinstance(x, Tensor):
+                needs.append(x._requires_grad)
+                edges.append(edge_of(x))
+                metas.append((x._data.shape, x._data.dtype))
+                slots.append(NOT_SAVED)
+            else:  # a Python number: kept in its slot, no edge
+                needs.append(False)
+                edges.append(NO_EDGE)
+                metas.append(None)
+                slots.append(x)
+        self.needs_input_grad = needs = tuple(needs)
+        self.next_functions = tuple(edges)
+        self.input_meta = tuple(metas)
+        save_inputs, save_out = op.what_to_save(needs)
+        for i in save_inputs:
+            if slots[i] is NOT_SAVED:
+                slots[i] = SavedTensor(inputs[i], False)
+        self.inputs = tuple(slots)
         self._output_ref = weakref.ref(output)
         output._requires_grad = True
         output._grad_fn = self
         self.saved_out = SavedTensor(output, True) if save_out else None
+        if state.name_scopes.stack:  # for pictures: the module path it was recorded in
+            self.metadata["scope"] = state.name_scopes.stack
+        if state.anomaly.enabled:  # for error messages: the Python stack that recorded it
+            self._forward_stack = forward_stack()
+        if seq >= collector.freeze_at:  # a growing graph, out of the collector's sight
+            collector.freeze_recorded_graph(seq)
 
     def name(self) -> str:
         return self.op.node_name
@@ -465,7 +504,7 @@ class OpNode(Node):
             )
         return saved.unpack(self, "output 0")
 
-    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+    def apply(self, grad_outputs: list) -> list:
         rule = self.op.gradient
         if rule is None:
             raise RuntimeError(f"op '{self.op.name}' has no gradient rule registered")
@@ -547,3 +586,60 @@ def _saved_tensor_id(node: Node | None, slot: str, saved: SavedTensor | None) ->
 
 def forward_stack() -> str:
     return "".join(traceback.format_stack()[:-3])
+
+
+# -------------------------------------------------------------------- walks
+def walk(roots, stop: Callable | None = None) -> list:
+    """Every node reachable from ``roots`` along ``next_functions``, each once, breadth
+    first from the roots. A node for which ``stop(node)`` is true is left out, and so is
+    what lies only beyond it. Works on PyTorch's graphs too: only ``next_functions`` is
+    read."""
+    order = [r for r in dict.fromkeys(roots) if r is not None and not (stop and stop(r))]
+    seen = set(order)
+    for node in order:  # (the list grows while it is read: a queue)
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                if not (stop and stop(child)):
+                    order.append(child)
+    return order
+
+
+def count_dependencies(roots) -> dict:
+    """How many edges lead into each node below ``roots``: the gradients it waits for
+    before it can run. A root that no edge reaches has no entry."""
+    dependencies: dict = {}
+    roots = dict.fromkeys(roots)
+    stack = list(roots)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            count = dependencies.get(child)
+            if count is None:  # the first edge into it: walk below it once
+                dependencies[child] = 1
+                if child not in roots:  # (a root is on the stack already)
+                    stack.append(child)
+            else:
+                dependencies[child] = count + 1
+    return dependencies
+
+
+def backward_order(roots) -> list:
+    """The order in which ``backward()`` runs the nodes below ``roots``, without running
+    anything: a node is ready once every edge into it has delivered, and the ready node
+    with the smallest ``_order`` runs first (see ``LEAVES_FIRST``)."""
+    roots = list(dict.fromkeys(roots))
+    dependencies = count_dependencies(roots)
+    ready = [(node._order, node) for node in roots if node not in dependencies]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        node = heapq.heappop(ready)[1]
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                dependencies[child] -= 1
+                if dependencies[child] == 0:
+                    heapq.heappush(ready, (child._order, child))
+    return order

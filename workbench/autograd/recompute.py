@@ -315,18 +315,13 @@ class FunctionFrame(CheckpointFrame):
         return out
 
     def _claim_new_nodes(self, out, start: int) -> None:
-        """Label the nodes fn recorded (walking back from its outputs, without recursion)."""
+        """Label the nodes fn recorded (walking back from its outputs)."""
         outputs = out if isinstance(out, (tuple, list)) else (out,)
-        stack = [t._grad_fn for t in outputs if isinstance(t, Tensor) and t._grad_fn is not None]
-        seen = set()
-        while stack:
-            node = stack.pop()
-            if node in seen or node._seq <= start or isinstance(node, graph.AccumulateGrad):
-                continue
-            seen.add(node)
+        recorded_before = lambda node: node._seq <= start or isinstance(node, graph.AccumulateGrad)  # noqa: E731
+        ends = [t._grad_fn for t in outputs if isinstance(t, Tensor)]
+        for node in graph.walk(ends, stop=recorded_before):
             if "checkpoint" not in node.metadata:  # an inner checkpoint claimed it first
                 self._claim(node)
-            stack.extend(child for child, _ in node.next_functions if child is not None)
 
     def rerun(self) -> None:
         args = tuple(
@@ -410,16 +405,16 @@ class MarkerStage(CheckpointFrame):
         self.inputs.append(saved)
 
     def record_op(self, op, inputs: tuple, attrs, result: Tensor) -> graph.OpNode:
-        """dispatch calls this instead of ``record_node`` while the stage is open."""
+        """apply_op calls this instead of recording the node itself while the stage is open."""
         stack = state.saved_hooks.stack
         if not stack or stack[-1] is not self.hooks:  # another checkpoint or hook is on top
-            return dispatch.record_node(op, inputs, attrs, result)
+            return graph.OpNode(op, inputs, attrs, result)
         index = len(self.tape)
         refs = tuple(self._ref(x, index) for x in inputs)
         self.tape.append(_TapeEntry(op, refs, attrs, get_rng_state()))
         self.in_entry = True
         try:
-            node = dispatch.record_node(op, inputs, attrs, result)
+            node = graph.OpNode(op, inputs, attrs, result)
         finally:
             self.in_entry = False
         self.refs[id(result)] = (weakref.ref(result), ("node", index))

@@ -2,11 +2,11 @@
 
 ``backward(root)`` fills the ``.grad`` of every leaf below ``root`` exactly as
 ``root.backward()`` does, on the same graph nodes and with the same gradient rules.
-It is the specification the engine (:mod:`workbench.autograd.engine`) implements;
-the engine adds what a real tool needs around the same loop — hooks, ``retain_grad``,
-``inputs=``, ``create_graph``, events for the widgets, one-step-at-a-time stepping,
-clear errors — and :mod:`workbench.autograd.fast` adds speed. A test runs every
-registered op and random programs through both and compares the gradients exactly.
+It is the specification the engine (:mod:`workbench.autograd.engine`) implements:
+the engine runs this loop, with what a real tool needs woven into it — hooks,
+``retain_grad``, ``inputs=``, ``create_graph``, events for the widgets,
+one-step-at-a-time stepping, clear errors. A test runs every registered op and random
+programs through both and compares the gradients and every step exactly.
 
 The graph, as the forward pass left it:
 
@@ -15,14 +15,16 @@ The graph, as the forward pass left it:
   the node that made that input (``(None, 0)`` where no gradient is needed).
 - A leaf that requires grad (``x = wb.tensor(..., requires_grad=True)``) is reached
   through its :class:`AccumulateGrad` node, whose ``variable`` is the leaf.
-- ``node.apply(grads, create_graph)`` runs the op's gradient rule: gradients with
-  respect to the node's outputs in (ȳ), one gradient per input edge out (x̄).
+- ``node.apply(grads)`` runs the op's gradient rule: gradients with respect to the
+  node's outputs in (ȳ), one gradient per input edge out (x̄).
 
 The algorithm:
 
 1. Count, for every node, how many edges lead into it (its *dependencies*).
-2. A node is *ready* once every edge into it has delivered its gradient. Run ready
-   nodes latest-first (the order they were recorded in, reversed), as PyTorch does.
+2. A node is *ready* once every edge into it has delivered its gradient. Of the ready
+   nodes, run the one with the smallest ``node._order`` first: a leaf's node as soon
+   as it is ready, otherwise the node recorded last. This is PyTorch's order; any
+   order that waits for every gradient gives the same ``.grad``.
 3. Running a node calls its rule; each gradient it returns is added into the
    buffer of the node its edge leads to. A leaf's node adds into ``leaf.grad``.
 
@@ -55,7 +57,7 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
     dependencies = count_dependencies(start)
     buffers = {start: [None] * start.num_outputs}  # node -> its gradients so far
     buffers[start][output_nr] = grad
-    ready = [(-start._seq, start)]  # a heap: the latest recorded node comes out first
+    ready = [(start._order, start)]  # a heap: the smallest _order comes out first
     with no_grad():  # rules compute gradients; they record no graph of their own
         while ready:
             _, node = heapq.heappop(ready)
@@ -71,7 +73,7 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
                     add_to_buffer(buffers, child, nr, child_grad)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:  # every edge into it has delivered
-                    heapq.heappush(ready, (-child._seq, child))
+                    heapq.heappush(ready, (child._order, child))
 
 
 def count_dependencies(start: Node) -> dict:
@@ -96,7 +98,7 @@ def run_node(node: Node, grads: list) -> list:
     if isinstance(node, AccumulateGrad):
         accumulate(node.variable, grads[0])
         return []
-    grads_out = node.apply(grads, create_graph=False)  # the op's gradient rule
+    grads_out = node.apply(grads)  # the op's gradient rule
     node.release()  # free what the forward pass saved for this rule
     return grads_out
 

@@ -2,7 +2,7 @@
 
 The learner writes the algorithm of ``workbench/autograd/reference.py``: count the
 edges into each node, run nodes once all their gradients have arrived (a ready
-queue), call each node's rule with ``node.apply(grads, create_graph=False)``, add
+queue), call each node's rule with ``node.apply(grads)``, add
 into the leaves' ``.grad``. :func:`check_backward_loop` runs it on a few small graphs
 (a chain, a fan-out, broadcasting) and compares every leaf's ``.grad`` with the
 engine's ``backward()`` on an identical graph.
@@ -16,14 +16,19 @@ backward graph.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd import fast
-from ..autograd.graph import AccumulateGrad, OpNode, edge_of
+from ..autograd.graph import (
+    AccumulateGrad,
+    OpNode,
+    backward_order,
+    count_dependencies,
+    edge_of,
+    walk,
+)
 from ..tensor import Tensor
 from .diagnose import Finding, compare
 from .picture import graph_picture
@@ -81,6 +86,7 @@ class Watcher:
     """
 
     def __init__(self, root: Tensor) -> None:
+        self.start = edge_of(root)[0]  # the node backward starts from
         self.nodes = nodes_below(root)
         self.runs = [0] * len(self.nodes)
         self.received: list = [None] * len(self.nodes)
@@ -92,7 +98,7 @@ class Watcher:
     def watched(self, rank: int, node: OpNode) -> Callable:
         run_rule = type(node).apply
 
-        def apply(grad_outputs, create_graph=False):
+        def apply(grad_outputs):
             self.runs[rank] += 1
             if self.runs[rank] > MAX_RUNS:
                 raise CheckerStop(
@@ -104,10 +110,10 @@ class Watcher:
                 raise CheckerStop(
                     f"your loop called {node.name()}.apply with a "
                     f"{type(grad_outputs).__name__}. Pass a list with one gradient per output "
-                    "of the node: node.apply([grad], create_graph=False)."
+                    "of the node: node.apply([grad])."
                 )
             self.received[rank] = [as_array(g) for g in grad_outputs]
-            grads = run_rule(node, grad_outputs, create_graph)
+            grads = run_rule(node, grad_outputs)
             self.sent[rank] = [as_array(g) for g in grads]
             return grads
 
@@ -121,47 +127,13 @@ class Watcher:
 
 def nodes_below(root: Tensor) -> list:
     """Every node of ``root``'s backward graph, in creation order."""
-    start, _ = edge_of(root)
-    seen, stack = {start}, [start]
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return sorted(seen, key=lambda node: node._seq)
+    return sorted(walk([edge_of(root)[0]]), key=lambda node: node._seq)
 
 
 def as_array(grad) -> np.ndarray | None:
     if grad is None:
         return None
     return np.array(grad.detach().numpy() if isinstance(grad, Tensor) else grad)
-
-
-def edges_into(nodes: list) -> dict:
-    """How many edges lead into each node: its dependency count."""
-    count = {node: 0 for node in nodes}
-    for node in nodes:
-        for child, _ in node.next_functions:
-            if child is not None:
-                count[child] += 1
-    return count
-
-
-def backward_order(nodes: list) -> list:
-    """The order the engine runs ``nodes`` in: ready ones (every edge in has delivered)
-    first, latest created first among them."""
-    deps = edges_into(nodes)
-    ready = [(-n._seq, n) for n in nodes if deps[n] == 0]
-    order = []
-    while ready:
-        _, node = heapq.heappop(ready)
-        order.append(node)
-        for child, _ in node.next_functions:
-            if child is not None:
-                deps[child] -= 1
-                if deps[child] == 0:
-                    heapq.heappush(ready, (-child._seq, child))
-    return order
 
 
 # ----------------------------------------------------------------- the check
@@ -194,10 +166,8 @@ def check_backward_loop(learner_backward: Callable[[Tensor], None]) -> Passed:
 
 
 def engine_backward(root) -> None:
-    """``root.backward()`` down the engine's plain road, which runs every node with
-    ``node.apply`` (the speed layer calls the rules directly), so the watcher sees it."""
-    with fast.disabled():
-        root.backward()
+    """``root.backward()``: the engine calls ``node.apply`` too, so the watcher sees it."""
+    root.backward()
 
 
 def run_graph(graph: TestGraph, backward: Callable, learner: bool = False) -> Run:
@@ -246,8 +216,8 @@ def cause_of(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
     closest to the loss: the nodes below it only passed its mistake on.
     """
     nodes = got.watcher.nodes
-    into = edges_into(nodes)
-    for node in backward_order(nodes):
+    into = count_dependencies([got.watcher.start])  # edges into each node (none: the start)
+    for node in backward_order([got.watcher.start]):
         if not isinstance(node, OpNode):
             continue
         rank = nodes.index(node)
@@ -257,7 +227,7 @@ def cause_of(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
                 f"a node ran twice or a gradient was added twice: {node.name()} ran {runs} "
                 "times, and each node must run once"
             )
-        if runs < wanted and into[node] == 0:
+        if runs < wanted and node is got.watcher.start:
             return rank, (
                 f"{node.name()}, the first node, never ran: start the ready queue with "
                 "root.grad_fn, its gradient ones_like(root)"
@@ -268,7 +238,7 @@ def cause_of(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
                 "check the dependency counts (one per edge into the node)"
             )
         if not same_arrays(got.watcher.received[rank], expected.watcher.received[rank]):
-            return rank, early_or_misrouted(node, into[node])
+            return rank, early_or_misrouted(node, into.get(node, 0))
     return leaf_cause(finding, name, expected, got)
 
 
@@ -352,7 +322,7 @@ def lit_graph(graph: TestGraph, rank: int | None) -> Callable[[], str] | None:
         return node.name()
 
     text = "Backward order: " + " → ".join(
-        f"[{label(n)} ← here]" if n is lit else label(n) for n in backward_order(nodes)
+        f"[{label(n)} ← here]" if n is lit else label(n) for n in backward_order([edge_of(root)[0]])
     )
 
     def draw():

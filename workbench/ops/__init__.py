@@ -2,13 +2,12 @@
 
 ``workbench.ops.registry.OPS`` maps each op's name to its kernel and rule; the
 functions here are the public API (also reachable as ``wb.exp``, ``x.exp()`` and
-Python operators). ``wb.ops.fused`` is an opt-in speed layer: fused backward kernels
-that stand in for the formula rules of sigmoid, tanh, relu and log_softmax.
+Python operators).
 """
 
 import types as _types
 
-from . import fused, grad, markers  # markers registers TVM's checkpoint markers
+from . import grad, markers  # markers registers TVM's checkpoint markers
 from .activations import (
     elu,
     gelu,

@@ -46,13 +46,18 @@ class OpDef:
     formula: str = ""
     node_name: str = ""
     extra: dict = field(default_factory=dict)
-    # fast path: fast.record_node remembers what_to_save's answer per pattern of
-    # needs_input_grad here; pinned by tests/test_fast_path.py.
-    save_plans: dict = field(default_factory=dict)
+    save_plans: dict = field(default_factory=dict)  # what_to_save's answers, by needs
 
     def what_to_save(self, needs: tuple) -> tuple:
         """``(input indices to save, whether to save the output)`` for a call whose
-        inputs need gradients as ``needs`` says (mul keeps ``y`` only for ``x``'s)."""
+        inputs need gradients as ``needs`` says (mul keeps ``b`` only for ``a``'s).
+        Worked out once per pattern of ``needs``, then remembered."""
+        plan = self.save_plans.get(needs)
+        if plan is None:
+            plan = self.save_plans[needs] = self._save_plan(needs)
+        return plan
+
+    def _save_plan(self, needs: tuple) -> tuple:
         indices = tuple(
             sorted(
                 index

@@ -57,8 +57,38 @@ def _log_softmax(x, dim):
 def log_softmax_grad(orig, grad):
     """Forward: yᵢ = xᵢ − log Σⱼ exp(xⱼ)   (along dim)
     Backward: x̄ = ȳ − exp(y) · Σ ȳ   (Σ along dim; exp(y) is softmax(x))"""
-    y = orig.out
-    return [grad - exp(y) * sum(grad, orig.attrs["dim"], keepdim=True)]
+    return [log_softmax_backward(grad, orig.out, orig.attrs["dim"])]
+
+
+# The rule's formula as one op (PyTorch's _log_softmax_backward_data).
+@register_op(
+    "log_softmax_backward", inputs=("grad", "y"), saves={"grad": ("y",), "y": ("grad", "y")}
+)
+def _log_softmax_backward(grad, y, dim):
+    # The product is a fresh array, so ȳ is added to it in place.
+    out = np.exp(y) * -grad.sum(axis=dim, keepdims=True)
+    out += grad
+    return out
+
+
+@register_gradient("log_softmax_backward")
+def log_softmax_backward_grad(orig, grad):
+    """Forward: x̄ = log_softmax_backward(ȳ, y) = ȳ − (Σ ȳ) · exp(y)   (Σ along dim)
+    Backward: ȳ̄ = x̄̄ − Σ x̄̄ · exp(y), ȳ' = −x̄̄ · (Σ ȳ) · exp(y)   (y' is the saved output)"""
+    g, y = orig.args
+    need_g, need_y = orig.needs_input_grad
+    dim = orig.attrs["dim"]
+    p = exp(y)
+    return [
+        grad - sum(grad * p, dim, keepdim=True) if need_g else None,
+        -grad * sum(g, dim, keepdim=True) * p if need_y else None,
+    ]
+
+
+def log_softmax_backward(grad: Tensor, y: Tensor, dim: int) -> Tensor:
+    """log_softmax's gradient from its output ``y``: ``ȳ − exp(y) · Σ ȳ`` along ``dim``."""
+    d = dim_in_range("log_softmax_backward", dim, max(y.ndim, 1))
+    return apply_op(_log_softmax_backward, (grad, y), {"dim": d})
 
 
 def _softmax_dim(dim, ndim: int, name: str) -> int:

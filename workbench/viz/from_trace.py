@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..autograd.graph import LEAVES_FIRST, backward_order
 from ..trace import BackwardPass, Trace, summary_array
 from .model import (
     GraphModel,
@@ -53,6 +54,15 @@ class NodeInfo:
     attrs: dict = field(default_factory=dict)
     step: object = None  # the TraceStep that ran it, if any
     rank: int = 0  # creation order, for the predicted step order
+
+
+class _StandIn:
+    """A recorded node as graph.backward_order reads one: its edges and its run order."""
+
+    def __init__(self, info: NodeInfo) -> None:
+        self.info = info
+        self.next_functions: tuple = ()
+        self._order = -info.rank - (LEAVES_FIRST if info.leaf is not None else 0)
 
 
 class TraceGraph:
@@ -180,26 +190,15 @@ class TraceGraph:
         return order
 
     def order(self, reachable: list) -> list:
-        """Step order: as recorded, or predicted (latest created first) before a backward."""
+        """Step order: as recorded, or before a backward the engine's own order
+        (``graph.backward_order``, on stand-ins for the recorded nodes)."""
         if self.backward is not None:
             return [s.node for s in self.backward.steps]
-        deps = {n: 0 for n in reachable}
-        for n in reachable:
-            for c in self.nodes[n].next:
-                if c in deps:
-                    deps[c] += 1
-        ready = [n for n in self.root_nodes() if deps.get(n) == 0]
-        order = []
-        while ready:
-            ready.sort(key=lambda n: self.nodes[n].rank)
-            nid = ready.pop()
-            order.append(nid)
-            for c in self.nodes[nid].next:
-                if c in deps:
-                    deps[c] -= 1
-                    if deps[c] == 0:
-                        ready.append(c)
-        return order
+        stand_ins = {nid: _StandIn(self.nodes[nid]) for nid in reachable}
+        for stand_in in stand_ins.values():
+            stand_in.next_functions = tuple((stand_ins.get(c), 0) for c in stand_in.info.next)
+        roots = [stand_ins[n] for n in self.root_nodes() if n in stand_ins]
+        return [stand_in.info.id for stand_in in backward_order(roots)]
 
     def grads(self, upto_step: int | None = None) -> dict:
         """``tensor id -> summary`` of each .grad after the pass (or after step ``upto``)."""

@@ -7,11 +7,17 @@ are shown as freed.
 
 from __future__ import annotations
 
-import heapq
-from collections import deque
-
 from .. import backend
-from ..autograd.graph import FREED, AccumulateGrad, Node, OpNode, SavedTensor, edge_of
+from ..autograd.graph import (
+    FREED,
+    AccumulateGrad,
+    Node,
+    OpNode,
+    SavedTensor,
+    backward_order,
+    edge_of,
+    walk,
+)
 from ..tensor import Tensor
 from .model import (
     GraphModel,
@@ -41,21 +47,6 @@ def root_edges(roots: list) -> list:
     return edges
 
 
-def walk(root_nodes: list) -> list:
-    """Every node reachable from the roots, breadth first, each once."""
-    seen = set(root_nodes)
-    order = list(dict.fromkeys(root_nodes))
-    queue = deque(order)
-    while queue:
-        node = queue.popleft()
-        for child, _ in node.next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                order.append(child)
-                queue.append(child)
-    return order
-
-
 def assign_ids(edges: list, nodes: list) -> None:
     """Give ids in creation order, as events would have: inputs, then outputs, then roots.
 
@@ -76,32 +67,6 @@ def assign_ids(edges: list, nodes: list) -> None:
                 node.output().uid  # noqa: B018
     for tensor, _ in edges:
         tensor.uid  # noqa: B018
-
-
-def engine_order(root_nodes: list, nodes: list) -> list:
-    """The order the engine will run the nodes in, without running anything.
-
-    The same rule as ``GraphTask.steps``: a node is ready once every edge into it has
-    delivered; among ready nodes the most recently created runs first.
-    """
-    deps = {n: 0 for n in nodes}
-    for node in nodes:
-        for child, _ in node.next_functions:
-            if child is not None:
-                deps[child] += 1
-    ready = [(-n._seq, id(n), n) for n in dict.fromkeys(root_nodes) if deps[n] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, _, node = heapq.heappop(ready)
-        order.append(node)
-        for child, _ in node.next_functions:
-            if child is None:
-                continue
-            deps[child] -= 1
-            if deps[child] == 0:
-                heapq.heappush(ready, (-child._seq, id(child), child))
-    return order
 
 
 def output_meta(edges: list, nodes: list) -> dict:
@@ -145,7 +110,7 @@ def backward_model(roots: list) -> GraphModel:
         if isinstance(node, OpNode):
             _saved_vertices(model, node, values)
         _node_edges(model, node, shapes)
-    model.order = [n.uid for n in engine_order(root_nodes, nodes)]
+    model.order = [n.uid for n in backward_order(root_nodes)]
     return model
 
 
@@ -263,7 +228,7 @@ def forward_model(roots: list) -> GraphModel:
         _input_edges(model, node)
         tid = _output_vertex(model, node, shapes, outputs, values)
         model.connect(node.uid, tid)
-    model.order = [n.uid for n in engine_order(root_nodes, nodes)]
+    model.order = [n.uid for n in backward_order(root_nodes)]
     return model
 
 

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import factories
-from ..autograd.graph import AccumulateGrad
+from ..autograd.graph import AccumulateGrad, walk
 from ..tensor import Tensor
 from ..utils.checkpoint import checkpoint_sequential
 from ..viz.memory import MemoryTimeline, plot_memory, watch_memory
@@ -55,15 +55,9 @@ class TanhLayer:
 
 
 def _label_nodes(out: Tensor, h: Tensor, scope: tuple) -> None:
-    """Put ``scope`` on every node between ``h`` and ``out`` (a stack walk)."""
-    stop = h.grad_fn
-    stack = [out.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node is stop or isinstance(node, AccumulateGrad):
-            continue
+    """Put ``scope`` on every node between ``h`` and ``out``."""
+    for node in walk([out.grad_fn], stop=lambda n: n is h.grad_fn or isinstance(n, AccumulateGrad)):
         node.metadata["scope"] = scope
-        stack.extend(child for child, _ in node.next_functions)
 
 
 class TanhMLP:

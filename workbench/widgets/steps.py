@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import events
 from ..autograd.engine import Step, make_backward_task
-from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor
+from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor, walk
 from ..tensor import Tensor
 from .time_travel import GradHistory, to_array
 
@@ -113,16 +113,8 @@ def node_label(node: Node) -> str:
 
 
 def nodes_of(roots: Iterable[Node]) -> list[Node]:
-    """Every node reachable from ``roots``, newest first (a stack walk, never recursion)."""
-    seen: dict[Node, None] = {}
-    stack = [r for r in roots if r is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen[node] = None
-        stack.extend(child for child, _ in node.next_functions if child is not None)
-    return sorted(seen, key=lambda n: -n._seq)
+    """Every node reachable from ``roots``, newest first."""
+    return sorted(walk(roots), key=lambda n: -n._seq)
 
 
 def describe_node(node: Node) -> NodeInfo:
