@@ -221,8 +221,8 @@ class Tensor:
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if flag and not is_differentiable_dtype(self.dtype):
-            raise RuntimeError(dtype_message + f" (got dtype {self.dtype})")
+        if flag and not is_differentiable_dtype(self._data.dtype):
+            raise RuntimeError(dtype_message + f" (got dtype {self._data.dtype})")
         if flag and self._is_inference and not state.grad_mode.inference:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
@@ -952,7 +952,7 @@ def _to_array(data: Any, dtype, device):
     """
     if isinstance(data, Tensor):
         data = data._data
-    xp = backend.xp(data)
+    xp = np if isinstance(data, (list, tuple, int, float, bool)) else backend.xp(data)
     if dtype is not None:
         dtype = checks.dtype_arg("tensor", dtype)
     try:

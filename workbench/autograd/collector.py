@@ -14,9 +14,10 @@ so the collector can never free them anyway. Two measures, both pinned by
   next backward pass unfreezes everything, so nothing the collector could free is
   kept from it for longer than one training step.
 - :func:`pause` / :func:`resume`: the collector is paused while a backward pass
-  runs (backward makes no reference cycles of its own). Passes in several threads
-  share one pause: the first to start remembers whether the collector was on, the
-  last to end restores it.
+  through a graph of ``BIG_GRAPH`` nodes or more runs (backward makes no reference
+  cycles of its own; on a smaller graph a collection costs little, and the pass does
+  not touch the collector). Passes in several threads share one pause: the first to
+  start remembers whether the collector was on, the last to end restores it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import gc
 import threading
 
 FREEZE_EVERY = 4096  # recorded nodes between two freezes
+BIG_GRAPH = 1000  # nodes: a backward pass through a graph this big pauses the collector
 freeze_at = 0  # the node number at which OpNode freezes next (read on every node)
 
 _lock = threading.Lock()

@@ -11,8 +11,8 @@ import weakref
 
 import numpy as np
 
-from .. import backend, events, state
-from ..tensor import Tensor
+from .. import backend, checks, events, state
+from ..tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from . import grad_mode
 from .graph import Node, OpNode, SavedMemory, SavedTensor
 
@@ -74,39 +74,42 @@ def op_error(op, inputs, err: Exception) -> Exception:
     return kind(f"{op.name}: {message} (inputs: {describe_inputs(inputs)})")
 
 
-def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
-    """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return the output tensor.
+def float_input(x: Tensor, op: str) -> Tensor:
+    """The input of a floating-point function (``exp``, ``sigmoid``...): integers become
+    the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
+    if not isinstance(x, Tensor):
+        checks.tensor_arg(op, "input", x)  # raises
+    if not is_differentiable_dtype(x._data.dtype):
+        x = Tensor._make(x._data.astype(get_default_dtype()))  # a constant: no history
+    return x
 
-    One pass over the inputs collects their arrays and whether any needs a gradient;
-    the kernel runs with numpy's floating-point warnings off (``backend.quiet``: inf
-    and NaN are values, as in PyTorch); a node is recorded only if one is needed.
-    """
+
+def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
+    """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
+    with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
+    node when grad mode records and an input requires grad; an event if someone listens."""
     recording = state.grad_mode.records
-    arrays = []
-    requires_grad = False
+    arrays, requires_grad = [], False
     for x in inputs:
         if isinstance(x, Tensor):
-            arrays.append(x._data)
-            if x._requires_grad:
-                requires_grad = True
-            elif x._view_of is not None and (recording or op.view):
+            if x._view_of is not None and not x._requires_grad and (recording or op.view):
                 x._refresh_view()  # a view whose base may have gained a history
-                requires_grad = requires_grad or x._requires_grad
+            arrays.append(x._data)
+            requires_grad = requires_grad or x._requires_grad
         else:
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
     try:
-        run = backend.quiet.run  # the kernel, with numpy's warnings off
+        run = backend.quiet.run
         out = run(op.forward, *arrays, **attrs) if attrs else run(op.forward, *arrays)
     except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
-    if isinstance(out, np.generic):  # numpy gives scalars for 0-d results; a Tensor holds arrays
-        out = np.asarray(out)
-    result = Tensor._make(out)
+    result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
     if requires_grad and recording and op.differentiable:
-        node = record_node(op, inputs, attrs, result)
+        record = state.stage.record or OpNode  # (a checkpoint marker stage tapes it first)
+        node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
@@ -114,13 +117,6 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
-
-
-def record_node(op, inputs: tuple, attrs: dict | None, result: Tensor) -> OpNode:
-    """The node of this call: :class:`OpNode`, or the open checkpoint marker stage's."""
-    if state.stage.record is not None:  # a checkpoint marker stage tapes the call
-        return state.stage.record(op, inputs, attrs, result)
-    return OpNode(op, inputs, attrs, result)
 
 
 def _link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:

@@ -1,39 +1,43 @@
 """The backward engine: the loop of ``reference.py``, with what a real tool needs woven in.
 
-Read :mod:`workbench.autograd.reference` first. :meth:`GraphTask.steps` is the same
+Read :mod:`workbench.autograd.reference` first. :meth:`GraphTask.loop` is the same
 loop: count the edges into every node, run the ready node with the smallest
 ``_order`` (a leaf's AccumulateGrad as soon as it is ready, otherwise the node
 recorded last), call its rule, send each gradient along its edge. ``backward()`` and
-``grad()`` run it to the end; the stepper widget pulls one :class:`Step` at a time
-from the same generator. Each extra costs only the nodes and passes that use it:
+``grad()`` run it to the end (:meth:`GraphTask.run`); the stepper widget pulls one
+:class:`Step` at a time from the same loop (:meth:`GraphTask.steps`). Each extra
+costs only the nodes and passes that use it:
 
-- hooks and ``retain_grad``, in PyTorch's order, only at a node whose ``_hooked``
-  flag is set (adding any hook sets it);
+- hooks and ``retain_grad``, in PyTorch's order (:mod:`.hooks`), only at a node whose
+  ``_hooked`` flag is set: adding any hook sets it;
 - ``grad()`` and ``backward(inputs=...)``: only the nodes on a path to an input run
-  (``needed``), and the gradients at the inputs are kept (``targets``);
+  (``needed``), and the gradient that reaches each input is kept (``captured``);
 - ``create_graph``: rules run in grad mode, so they record a graph, and gradients that
   meet are summed by the ``add`` op instead of by numpy;
 - ``retain_graph``: each node keeps what it saved instead of freeing it;
-- events for the widgets, built only while someone listens; anomaly mode's checks.
+- events for the widgets are built only while someone listens; anomaly mode's
+  checks run only in anomaly mode; a graph of ``collector.BIG_GRAPH`` nodes or more
+  is kept from Python's cyclic garbage collector.
 
 Every gradient a rule returns is checked against the input it is for (count, shape,
-dtype), with PyTorch's errors.
+dtype), with PyTorch's errors. A node's first gradient into ``.grad`` is stored as it
+is, without a copy, unless another ``.grad`` or the caller holds its array
+(:meth:`GraphTask.own`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import backend, events, state
 from ..tensor import Tensor
-from . import collector, recompute
+from . import collector, hooks, recompute
 from .graph import AccumulateGrad, Node, OpNode, backward_order, count_dependencies, edge_of
 
 _accumulate_lock = threading.Lock()
@@ -53,105 +57,108 @@ class Step:
 class GraphTask:
     """One call of ``backward()`` or ``grad()``: the gradients in flight, and the loop."""
 
-    def __init__(
-        self,
-        roots: Sequence[Tensor],
-        grad_roots: Sequence[Tensor],
-        retain_graph: bool,
-        create_graph: bool,
-        inputs: Sequence[Tensor] | None = None,
-        accumulate: bool = True,
-    ) -> None:
-        self.roots = list(roots)
-        self.retain_graph = retain_graph
-        self.create_graph = bool(create_graph)
-        self.accumulate = accumulate  # False for grad(): the gradients are returned instead
-        self.stepping = False  # True: steps() yields a Step after each node (the stepper)
+    def __init__(self, roots: list, grads: list, retain_graph=False, create_graph=False):
+        self.roots, self.retain_graph, self.create_graph = roots, retain_graph, bool(create_graph)
+        self.accumulate = True  # into .grad; grad() keeps them in ``captured`` instead
+        self.stepping = False  # the loop yields each node's Step (steps())
         self.buffers: dict[Node, list] = {}  # node -> the gradients that reached it so far
-        self.owned: dict[int, object] = {}  # arrays already stored in some .grad
-        self.steps_run = 0
+        self.owned = {id(grad._data) for grad in grads}  # arrays .grad may not keep as is
         self.root_nodes = []
-        for root, grad in zip(self.roots, grad_roots):
+        for root, grad in zip(roots, grads):
             node, nr = edge_of(root)
-            slots = self.buffers.setdefault(node, [None] * node.num_outputs)
-            slots[nr] = grad if slots[nr] is None else self.sum(slots[nr], grad)
             self.root_nodes.append(node)
-            self.owned[id(grad._data)] = grad._data
+            self.receive(node, nr, grad)
         self.dependencies = count_dependencies(self.root_nodes)
-        self.inputs = None if inputs is None else list(inputs)
-        self.needed: set | None = None  # with inputs: the nodes on a path to one
-        self.targets: dict[tuple, list[int]] = {}  # (node, output_nr) -> input indices
-        self.captured: list = []  # with inputs: the gradient that reached each
-        if inputs is not None:
-            self._set_targets(self.inputs)
+        self.big = len(self.dependencies) >= collector.BIG_GRAPH
+        self.inputs, self.needed, self.targets, self.steps_run = None, None, {}, 0
 
-    def _set_targets(self, inputs: list) -> None:
-        """Only nodes on a path to an input run; gradients are captured at the inputs."""
-        self.captured = [None] * len(inputs)
+    def aim_at(self, inputs: list, accumulate: bool) -> GraphTask:
+        """``grad()`` and ``backward(inputs=...)``: only the nodes on a path to an input
+        run (``needed``), and the gradient that reaches each input is kept (``captured``)."""
+        self.inputs, self.captured, self.accumulate = inputs, [None] * len(inputs), accumulate
         for i, t in enumerate(inputs):
             if t._grad_fn is not None:
                 edge = edge_of(t)
-            elif t._grad_acc is not None and t._grad_acc() is not None:
-                edge = (t._grad_acc(), 0)
             else:
-                continue  # a leaf that no graph uses
-            self.targets.setdefault(edge, []).append(i)
+                edge = (t._grad_acc and t._grad_acc(), 0)  # a leaf's node (None: unused)
+            if edge[0] is not None:
+                self.targets.setdefault(edge, []).append(i)
         wanted = {node for node, _ in self.targets}
-        needed = set()
+        self.needed = set()
         for node in reversed(backward_order(self.root_nodes)):  # inputs before their users
-            if node in wanted or any(child in needed for child, _ in node.next_functions):
-                needed.add(node)
-        self.needed = needed
+            if node in wanted or any(child in self.needed for child, _ in node.next_functions):
+                self.needed.add(node)
+        return self
 
     # ---------------------------------------------------------------- the loop
-    def steps(self) -> Iterator[Step]:
-        """The pass, one node at a time: the stepper pulls a :class:`Step` after each node.
-        Between two steps the caller's grad mode is back in force (the learner's code
-        runs there)."""
-        self.stepping = True
-        yield from self.loop()
-
     def run(self) -> None:
         """The whole pass at once (``backward()``, ``grad()``)."""
         for _ in self.loop():
             pass
 
+    def steps(self) -> Iterator[Step]:
+        """The pass one node at a time (the stepper): each node's Step, with the caller's
+        grad mode back in force until the next is pulled (the learner's code runs there)."""
+        self.stepping = True
+        for step in self.loop():
+            self.leave()
+            try:
+                yield step
+            finally:
+                self.enter()
+
     def loop(self) -> Iterator[Step]:
-        """The reference's loop: run the ready node with the smallest ``_order`` until no
-        node is ready. Yields each node's Step while ``stepping``."""
-        ready = self.start()
-        grad_mode = state.grad_mode
-        with Running(self) as running:
+        """The reference's loop: run the ready node with the smallest ``_order`` until none
+        is ready. Yields each node's Step while ``stepping``."""
+        if events.listening:
+            publish_started(self)
+        roots = dict.fromkeys(self.root_nodes)
+        ready = [(node._order, node) for node in roots if node not in self.dependencies]
+        self.enter()
+        try:
             while ready:
                 node = heapq.heappop(ready)[1]
-                if grad_mode.enabled != self.create_graph:  # a hook or a rule changed it
+                if state.grad_mode.enabled != self.create_graph:  # a hook or a rule changed it
                     state.set_grad_enabled_flag(self.create_graph)
                 step = self.run_node(node, self.buffers.pop(node, None), ready)
                 if step is not None and self.stepping:
-                    with running.paused():
-                        yield step
-        self.finish()
+                    yield step
+        finally:
+            self.leave()
+        if events.listening:
+            publish_finished(self)
+
+    def enter(self) -> None:
+        """While nodes run: grad mode is ``create_graph``, the thread is inside backward,
+        and a big graph is kept from the cyclic garbage collector (collector.py)."""
+        self.outside = state.enter_backward(self.create_graph, self.needed is None)
+        if self.big:
+            collector.pause()
+
+    def leave(self) -> None:
+        if self.big:
+            collector.resume()
+        state.exit_backward(self.outside)
 
     def run_node(self, node: Node, grads: list | None, ready: list) -> Step | None:
         """Run one ready node, in PyTorch's order: tensor hooks and ``retain_grad``, the
-        gradients ``grad()`` asked for, pre-hooks, the rule (a leaf: into ``.grad``),
-        post-hooks; then free what it saved and send what it computed. A node that no
-        gradient reached, or that leads to no input asked for, runs nothing."""
+        gradients ``grad()`` asks for, pre-hooks, the rule (a leaf: into ``.grad``) and
+        post-hooks; then send what it computed."""
         if grads is None or (self.needed is not None and node not in self.needed):
-            self.send(node, (), ready)  # its edges still count down
+            self.send(node, (), ready)  # nothing reached it, or it leads to no input asked for
             return None
         if node._hooked:
             grads = self.tensor_hooks(node, grads)
         if self.targets:
             self.capture(node, grads)
         if node._pre_hooks:
-            grads = call_pre_hooks(node, grads)
-        leaf = None
+            grads = hooks.call_pre_hooks(node, grads)
+        grads_out, leaf = (), None
         if type(node) is AccumulateGrad:
-            grads_out, leaf = (), self.accumulate_into_leaf(node, grads[0])
-        elif self.needed is not None and not self.leads_to_a_target(node):
-            grads_out = ()  # grad(): captured above, nothing beyond it is asked for
-        else:
+            if self.accumulate and grads[0] is not None:  # (grad() only captures)
+                leaf = node.variable
+                self.add_to_grad(leaf, grads[0])
+        elif self.needed is None or self.leads_to_a_target(node):
             try:
                 grads_out = node.apply(grads)  # the rule: one gradient per input edge
             except Exception:
@@ -159,49 +166,43 @@ class GraphTask:
                 raise
             if state.anomaly.enabled:
                 _check_nan(node, grads_out)
+            if not self.retain_graph:
+                node.release()  # what the forward pass saved for the rule
         if node._post_hooks:
-            grads_out = call_post_hooks(node, grads_out, grads)
-        if not self.retain_graph:
-            node.release()
+            grads_out = hooks.call_post_hooks(node, grads_out, grads)
         sent = self.send(node, grads_out, ready)
         self.steps_run += 1
-        if not (self.stepping or events.listening):
-            return None
-        step = Step(self.steps_run - 1, node, tuple(grads), tuple(sent), leaf)
-        if events.listening:
-            publish_step(step)  # after sending: every event of this step comes before it
-        return step
+        return self.step(node, grads, sent, leaf) if self.stepping or events.listening else None
 
     def send(self, node: Node, grads_out, ready: list) -> list:
-        """Add each gradient into the buffer of the node its edge leads to (checked against
-        the input it is for, summed where several edges meet); a node whose every edge
-        has delivered joins ``ready``. Returns the gradients as sent, one per edge."""
-        edges = node.next_functions
-        if grads_out and len(grads_out) != len(edges):
+        """Each gradient goes along its edge into the next node's buffer, checked against
+        the input it is for; a node whose every edge has delivered joins ``ready``."""
+        if grads_out and len(grads_out) != len(node.next_functions):
             raise wrong_count(node, len(grads_out))
-        sent = [None] * len(edges)
-        buffers, dependencies = self.buffers, self.dependencies
-        for i, (child, nr) in enumerate(edges):
+        sent = [None] * len(node.next_functions)  # the gradients as sent, for the Step
+        for i, (child, nr) in enumerate(node.next_functions):
             if child is None:
                 continue
-            grad = grads_out[i] if grads_out else None
-            if grad is not None:
-                shape, dtype = node.input_meta[i]
+            if grads_out and grads_out[i] is not None:
+                sent[i] = grad = grads_out[i]
                 if (
                     type(grad) is not Tensor
-                    or grad._data.shape != shape
-                    or grad._data.dtype != dtype
+                    or (grad._data.shape, grad._data.dtype) != node.input_meta[i]
                 ):
-                    grad = checked_output(node, i, grad)  # cast, or raise
-                sent[i] = grad
-                slots = buffers.get(child)
-                if slots is None:
-                    slots = buffers[child] = [None] * child.num_outputs
-                slots[nr] = grad if slots[nr] is None else self.sum(slots[nr], grad)
-            dependencies[child] -= 1
-            if dependencies[child] == 0:  # every edge into it has delivered
+                    sent[i] = grad = checked_output(node, i, grad)  # cast, or raise
+                self.receive(child, nr, grad)
+            self.dependencies[child] -= 1
+            if self.dependencies[child] == 0:  # every edge into it has delivered
                 heapq.heappush(ready, (child._order, child))
         return sent
+
+    def receive(self, node: Node, nr: int, grad: Tensor) -> None:
+        """Add ``grad`` into the buffer of ``node``'s output ``nr``, where the gradients
+        that reach it wait until it runs (summed where several edges meet)."""
+        slots = self.buffers.get(node)
+        if slots is None:
+            slots = self.buffers[node] = [None] * node.num_outputs
+        slots[nr] = grad if slots[nr] is None else self.sum(slots[nr], grad)
 
     def sum(self, a: Tensor, b: Tensor) -> Tensor:
         """Two gradients that meet: the add op when the sum must be on the recorded graph
@@ -211,33 +212,33 @@ class GraphTask:
         total = backend.quiet.run(np.add, a._data, b._data)
         return Tensor._make(np.asarray(total) if isinstance(total, np.generic) else total)
 
-    def start(self) -> list:
-        """Publish BackwardStarted; return the heap of the nodes ready to run."""
+    def step(self, node: Node, grads: list, sent: list, leaf: Tensor | None) -> Step:
+        """The Step of a node that ran; published, when someone listens, after everything
+        it sent (every event of the step comes before it)."""
+        step = Step(self.steps_run - 1, node, tuple(grads), tuple(sent), leaf)
         if events.listening:
-            events.publish(
-                events.BackwardStarted(
-                    roots=tuple(r.uid for r in self.roots),
-                    root_nodes=tuple(n.uid for n in self.root_nodes),
-                    grad_outputs=tuple(self.buffers[n][0]._data for n in self.root_nodes),
-                    create_graph=self.create_graph,
-                    retain_graph=self.retain_graph,
-                    inputs=None if self.inputs is None else tuple(t.uid for t in self.inputs),
-                )
-            )
-        roots = dict.fromkeys(self.root_nodes)
-        ready = [(node._order, node) for node in roots if node not in self.dependencies]
-        heapq.heapify(ready)
-        return ready
+            publish_step(step)
+        return step
 
-    def finish(self) -> None:
-        if events.listening:
-            events.publish(
-                events.BackwardFinished(
-                    steps=self.steps_run, roots=tuple(r.uid for r in self.roots)
-                )
-            )
+    # -------------------------------------------------- hooks, grad(), inputs=
+    def tensor_hooks(self, node: Node, grads: list) -> list:
+        """Tensor hooks (``register_hook``), then ``retain_grad``, for each output."""
+        grads = list(grads)
+        for nr, grad in enumerate(grads):
+            if grad is None:
+                continue
+            for hook in list((node._tensor_hooks_for(nr) or {}).values()):
+                grads[nr] = grad = hooks.run_tensor_hook(hook, grad, node)
+            retained = node._retained and node._retained.get(nr)
+            tensor = retained() if retained else None
+            if tensor is not None and tensor._grad_fn is node:
+                self.add_to_grad(tensor, grad)
+                if events.listening:
+                    events.publish(
+                        events.HookFired(hook="retain_grad", target=tensor.uid, replaced=False)
+                    )
+        return grads
 
-    # ------------------------------------------------- grad() and inputs=
     def capture(self, node: Node, grads: list) -> None:
         """``grad()`` and ``backward(inputs=...)``: keep the gradients of the inputs."""
         for nr, g in enumerate(grads):
@@ -247,54 +248,24 @@ class GraphTask:
     def leads_to_a_target(self, node: Node) -> bool:
         return any(child in self.needed for child, _ in node.next_functions)
 
-    # --------------------------------------------------------- hooks
-    def tensor_hooks(self, node: Node, grads: list) -> list:
-        """Tensor hooks (``register_hook``), then retain_grad, for each output of ``node``."""
-        grads = list(grads)
-        for nr, grad in enumerate(grads):
-            if grad is None:
-                continue
-            for hook in list((node._tensor_hooks_for(nr) or {}).values()):
-                grads[nr] = grad = _run_tensor_hook(hook, grad, node)
-            retained = node._retained and node._retained.get(nr)
-            tensor = retained() if retained else None
-            if tensor is not None and tensor._grad_fn is node:
-                self.store_grad(tensor, grad)
-                if events.listening:
-                    events.publish(
-                        events.HookFired(hook="retain_grad", target=tensor.uid, replaced=False)
-                    )
-        return grads
-
     # ---------------------------------------------------------- accumulation
-    def accumulate_into_leaf(self, node: AccumulateGrad, grad: Tensor | None) -> Tensor | None:
-        """``leaf.grad += grad`` (backward(), and for backward(inputs=...) only the inputs
-        asked for), then the leaf's post-accumulate hooks. Returns the leaf, if it did."""
-        wanted = self.needed is None or (node, 0) in self.targets
-        if not (self.accumulate and wanted and grad is not None):
-            return None
-        leaf = node.variable
-        self.store_grad(leaf, grad)
-        for hook in list((leaf._post_acc_hooks or {}).values()):
-            if hook(leaf) is not None:
-                raise RuntimeError("hooks should return None.")
-            if events.listening:
-                events.publish(
-                    events.HookFired(hook="post_accumulate", target=leaf.uid, replaced=False)
-                )
-        return leaf
-
-    def store_grad(self, tensor: Tensor, grad: Tensor) -> None:
-        """Add ``grad`` into ``tensor.grad`` (a leaf, or a non-leaf that retains it): the
-        first gradient is stored as it is unless another ``.grad`` holds its array."""
+    def add_to_grad(self, tensor: Tensor, grad: Tensor) -> None:
+        """``tensor.grad += grad``: a leaf's, or a non-leaf's that retains its gradient. A
+        first gradient is kept as it is unless another ``.grad`` (or the caller) holds its
+        array: an in-place update of one ``.grad`` must never change another."""
+        listening = events.listening and tensor._grad is not None
+        before = tensor._grad._data.copy() if listening else None
         with _accumulate_lock:
-            old = tensor._grad
-            before = None if old is None or not events.listening else old._data.copy()
-            if old is None:
-                new = grad if self.create_graph else self._owned_copy(grad)
-                if new.dtype != tensor.dtype:
-                    new = Tensor._make(new._data.astype(tensor.dtype))
-                tensor._grad = new
+            old, array = tensor._grad, grad._data
+            if old is None and not self.create_graph:
+                if array.dtype != tensor._data.dtype:
+                    array = array.astype(tensor._data.dtype)
+                elif array.base is not None or id(array) in self.owned:
+                    array = array.copy()
+                self.owned.add(id(array))
+                tensor._grad = Tensor._make(array)
+            elif old is None:
+                tensor._grad = grad  # create_graph: the gradient's own graph comes along
             elif self.create_graph or old._requires_grad or grad._requires_grad:
                 tensor._grad = old + grad
             elif backend.is_writeable(old._data) and old.shape == grad.shape:
@@ -303,137 +274,9 @@ class GraphTask:
             else:
                 tensor._grad = self.sum(old, grad)
         if events.listening:
-            events.publish(
-                events.GradAccumulated(
-                    tensor=tensor.uid,
-                    before=before,
-                    contribution=grad._data,
-                    after=tensor._grad._data,
-                )
-            )
-
-    def _owned_copy(self, grad: Tensor) -> Tensor:
-        """A gradient array that no other .grad shares, so in-place updates stay private."""
-        array = grad._data
-        if getattr(array, "base", None) is not None or id(array) in self.owned:
-            array = array.copy()
-        self.owned[id(array)] = array
-        return Tensor._make(array)
-
-
-class Running:
-    """What holds while the nodes of a pass run, and is lifted between two steps: grad
-    mode is ``create_graph`` (rules record only then), the thread counts as inside
-    backward, and Python's cyclic garbage collector is paused (see collector.py)."""
-
-    def __init__(self, task: GraphTask) -> None:
-        self.create_graph = task.create_graph
-        self.checkpoint_valid = task.needed is None  # see state.is_checkpoint_valid
-
-    def __enter__(self) -> Running:
-        self.saved = state.enter_backward(self.create_graph, self.checkpoint_valid)
-        collector.pause()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        collector.resume()
-        state.exit_backward(self.saved)
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        self.__exit__()
-        try:
-            yield
-        finally:
-            self.__enter__()
-
-
-# ------------------------------------------------------------ node hooks
-def _run_tensor_hook(hook, grad: Tensor, node: Node) -> Tensor:
-    result = hook(grad)
-    if events.listening:
-        target = node.variable.uid if isinstance(node, AccumulateGrad) else node.uid
-        events.publish(events.HookFired(hook="tensor", target=target, replaced=result is not None))
-    if result is None:
-        return grad
-    if not isinstance(result, Tensor):
-        raise TypeError(
-            f"expected a Tensor or None from hook '{_hook_name(hook)}', but the hook returned "
-            f"{type(result).__name__}"
-        )
-    if result.shape != grad.shape:
-        raise RuntimeError(
-            f"hook '{_hook_name(hook)}' has changed the size of value: expected "
-            f"{tuple(grad.shape)}, got {tuple(result.shape)}"
-        )
-    if result.dtype != grad.dtype:
-        raise RuntimeError(
-            f"hook '{_hook_name(hook)}' has changed the type of value: expected {grad.dtype}, "
-            f"got {result.dtype}"
-        )
-    return result
-
-
-def _hook_name(hook) -> str:
-    return getattr(hook, "__name__", type(hook).__name__)
-
-
-def call_pre_hooks(node: Node, grads: list) -> list:
-    for hook in list(node._pre_hooks.values()):
-        result = hook(tuple(grads))
-        if events.listening:
-            events.publish(
-                events.HookFired(hook="node_pre", target=node.uid, replaced=result is not None)
-            )
-        if result is not None:
-            grads = _replaced_by_hook(hook, result, grads)
-    if type(node) is OpNode and grads[0] is None:  # a hook took the gradient away: zeros
-        grads = [_zeros_like_output(node)]
-    return grads
-
-
-def call_post_hooks(node: Node, grads_out, grads_in) -> list:
-    for hook in list(node._post_hooks.values()):
-        result = hook(tuple(grads_out), tuple(grads_in))
-        if events.listening:
-            events.publish(
-                events.HookFired(hook="node_post", target=node.uid, replaced=result is not None)
-            )
-        if result is not None:
-            grads_out = _replaced_by_hook(hook, result, grads_out, none_stays=True)
-    return list(grads_out)
-
-
-def _replaced_by_hook(hook, result, old, none_stays: bool = False) -> list:
-    """A node hook's replacement gradients, checked as PyTorch checks them: a tuple of one
-    Tensor (or None) per gradient, each the size of the one it replaces. A post-hook may
-    not give a gradient where there was none (``none_stays``): that edge leads nowhere."""
-    name = _hook_name(hook)
-    if not isinstance(result, (tuple, list)):
-        raise TypeError(f"expected tuple, but hook '{name}' returned '{type(result).__name__}'")
-    if len(result) != len(old):
-        raise RuntimeError(
-            f"hook '{name}' has returned an incorrect number of values (got {len(result)}, "
-            f"but expected {len(old)})"
-        )
-    for i, (new, was) in enumerate(zip(result, old)):
-        if new is None:
-            continue
-        if not isinstance(new, Tensor):
-            raise TypeError(
-                f"hook '{name}' returned a {type(new).__name__} at position {i}: expected a "
-                "Tensor or None"
-            )
-        if was is None and none_stays:
-            raise RuntimeError(
-                f"hook '{name}': can't replace a None gradient with a non-None value (position {i})"
-            )
-        if was is not None and new.shape != was.shape:
-            raise RuntimeError(
-                f"hook '{name}' has changed the size of value at position {i}: expected "
-                f"{tuple(was.shape)}, got {tuple(new.shape)}"
-            )
-    return list(result)
+            publish_accumulated(tensor, before, grad)
+        if tensor._post_acc_hooks:  # (only a leaf has them)
+            hooks.call_post_accumulate_hooks(tensor)
 
 
 # ------------------------------------------------------ checks of gradients
@@ -489,13 +332,6 @@ def _expandable(shape: tuple, target: tuple) -> bool:
     return True
 
 
-def _zeros_like_output(node: OpNode) -> Tensor:
-    out = node.output()
-    if out is None:
-        raise RuntimeError(f"{node.name()}: a gradient is missing and the output is gone")
-    return Tensor._make(np.zeros_like(out._data))
-
-
 def _check_nan(node: Node, grads_out: list) -> None:
     if state.anomaly_checks_nan():
         from . import anomaly
@@ -508,6 +344,32 @@ def _note_forward_stack(node: Node) -> None:
         from . import anomaly
 
         anomaly.warn_forward_stack(node)
+
+
+def publish_accumulated(tensor: Tensor, before, grad: Tensor) -> None:
+    events.publish(
+        events.GradAccumulated(
+            tensor=tensor.uid, before=before, contribution=grad._data, after=tensor._grad._data
+        )
+    )
+
+
+def publish_started(task: GraphTask) -> None:
+    events.publish(
+        events.BackwardStarted(
+            roots=tuple(r.uid for r in task.roots),
+            root_nodes=tuple(n.uid for n in task.root_nodes),
+            grad_outputs=tuple(task.buffers[n][0]._data for n in task.root_nodes),
+            create_graph=task.create_graph,
+            retain_graph=task.retain_graph,
+            inputs=None if task.inputs is None else tuple(t.uid for t in task.inputs),
+        )
+    )
+
+
+def publish_finished(task: GraphTask) -> None:
+    roots = tuple(r.uid for r in task.roots)
+    events.publish(events.BackwardFinished(steps=task.steps_run, roots=roots))
 
 
 def publish_step(step: Step) -> None:
@@ -534,94 +396,84 @@ def _arrays(grads: tuple) -> tuple:
 
 
 # ------------------------------------------------------------- public API
-def _tensor_list(value) -> list:
-    if isinstance(value, Tensor):
-        return [value]
-    if value is None:
-        return []
-    return list(value)
-
-
-def _make_grads(outputs: list, grad_outputs: list | None, op: str) -> list:
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"{op}: got {len(outputs)} tensors and {len(grad_outputs)} gradients (give one "
-            "gradient per tensor)"
-        )
-    grads = []
-    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
-        if grad is None:
-            if out._requires_grad and out._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._requires_grad and out.dtype.kind == "c":
-                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
-            grad = Tensor._make(np.ones_like(out._data))
-        elif not isinstance(grad, Tensor):
-            raise TypeError(
-                f"gradients can be either Tensors or None, but got {type(grad).__name__}"
-            )
-        elif grad.shape != out.shape:
-            raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(grad.shape)} and "
-                f"output[{i}] has a shape of {tuple(out.shape)}."
-            )
-        grads.append(grad)
-    return grads
-
-
-def _check_roots(outputs: list) -> None:
-    for i, out in enumerate(outputs):
-        if not out._requires_grad:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
-
-
-def backward(
-    tensors,
-    grad_tensors=None,
-    retain_graph: bool | None = None,
-    create_graph: bool = False,
-    inputs=None,
-) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
-
-    As ``torch.autograd.backward``: ``grad_tensors`` are the vectors of the
-    vector-Jacobian product (implicit ones for scalar outputs); ``inputs`` limits
-    which tensors receive ``.grad``.
-    """
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad``, as
+    ``torch.autograd.backward`` (``inputs``: only into theirs)."""
     make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs).run()
 
 
 def make_backward_task(
     tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
 ) -> GraphTask:
-    """The GraphTask of a ``backward()`` call, not yet run (widgets step through it)."""
-    recompute.close_forgotten_stage()
-    outputs = _tensor_list(tensors)
-    if grad_tensors is not None and isinstance(grad_tensors, Tensor):
-        grad_tensors = [grad_tensors]
+    """The GraphTask of a ``backward()`` call, not yet run (the stepper steps through it)."""
+    if state.stage.record is not None:
+        recompute.close_forgotten_stage()
+    roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    grads = root_gradients(roots, grad_tensors, "backward")
     if create_graph:
-        warnings.warn(
-            "Using backward() with create_graph=True will create a reference cycle between "
-            "the parameter and its gradient which can cause a memory leak. We recommend using "
-            "autograd.grad when creating the graph to avoid this.",
-            UserWarning,
-            stacklevel=3,
+        _warn_create_graph()
+    task = GraphTask(
+        roots, grads, create_graph if retain_graph is None else retain_graph, create_graph
+    )
+    return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
+
+
+def _tensor_list(value) -> list:
+    if isinstance(value, Tensor):
+        return [value]
+    return [] if value is None else list(value)
+
+
+def _warn_create_graph() -> None:
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between "
+        "the parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def _backward_inputs(inputs) -> list:
+    inputs = _tensor_list(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    for t in inputs:
+        if t._grad_fn is not None:
+            t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
+    return inputs
+
+
+def root_gradients(roots: list, given, op: str) -> list:
+    """The gradient each root starts with: the one given, or ones for a scalar root."""
+    given = [None] * len(roots) if given is None else _tensor_list(given)
+    if len(given) != len(roots):
+        raise RuntimeError(
+            f"{op}: got {len(roots)} tensors and {len(given)} gradients (give one "
+            "gradient per tensor)"
         )
-    if inputs is not None:
-        inputs = _tensor_list(inputs)
-        if not inputs:
-            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        for t in inputs:
-            if t._grad_fn is not None:
-                t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
-    grads = _make_grads(outputs, None if grad_tensors is None else list(grad_tensors), "backward")
-    _check_roots(outputs)
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    return GraphTask(outputs, grads, retain_graph, create_graph, inputs, accumulate=True)
+    for i, (root, grad) in enumerate(zip(roots, given)):
+        if not root._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if grad is None and root._data.size == 1 and root._data.dtype.kind != "c":
+            given[i] = Tensor._make(np.ones_like(root._data))  # ȳ = 1 for a real scalar
+        elif grad is None or not isinstance(grad, Tensor) or grad.shape != root.shape:
+            raise _bad_gradient(i, root, grad)
+    return given
+
+
+def _bad_gradient(i: int, root: Tensor, grad) -> Exception:
+    if grad is None:
+        what = "real scalar" if root._data.size == 1 else "scalar"
+        return RuntimeError(f"grad can be implicitly created only for {what} outputs")
+    if not isinstance(grad, Tensor):
+        return TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    return RuntimeError(
+        f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(grad.shape)} and "
+        f"output[{i}] has a shape of {tuple(root.shape)}."
+    )
 
 
 def grad(
@@ -635,7 +487,8 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """The gradients of ``outputs`` w.r.t. ``inputs``, returned rather than accumulated."""
-    recompute.close_forgotten_stage()
+    if state.stage.record is not None:
+        recompute.close_forgotten_stage()
     outputs = _tensor_list(outputs)
     inputs_list = _tensor_list(inputs)
     if not inputs_list:
@@ -650,17 +503,16 @@ def grad(
     for t in inputs_list:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    if grad_outputs is not None and isinstance(grad_outputs, Tensor):
+    if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
     if is_grads_batched:
         return _batched_grad(
             outputs, inputs_list, grad_outputs, retain_graph, create_graph, allow_unused
         )
-    grads = _make_grads(outputs, None if grad_outputs is None else list(grad_outputs), "grad")
-    _check_roots(outputs)
+    grads = root_gradients(outputs, grad_outputs, "grad")
     retain_graph = create_graph if retain_graph is None else retain_graph
-    task = GraphTask(outputs, grads, retain_graph, create_graph, inputs_list, accumulate=False)
-    task.run()
+    task = GraphTask(outputs, grads, retain_graph, create_graph)
+    task.aim_at(inputs_list, accumulate=False).run()
     result = []
     for i, (t, g) in enumerate(zip(inputs_list, task.captured)):
         if g is None:

@@ -148,8 +148,9 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
-        self._order -= LEAVES_FIRST
+        self.next_functions = ()
+        self._seq = seq = next(node_sequence)
+        self._order = -seq - LEAVES_FIRST  # it runs as soon as it is ready (see LEAVES_FIRST)
         self.variable = variable
         if variable._hooks is not None or variable._post_acc_hooks is not None:
             self._hooked = True
@@ -198,8 +199,8 @@ class SavedTensor:
     tensor would make a cycle) and is rebuilt, attached to the node, when unpacked.
 
     While it keeps an array, the saved tensor *holds* it in the saved-memory
-    counters (:mod:`.memory`); it lets go when backward frees it (:meth:`drop`) or,
-    if the graph is dropped without a backward, when it is deallocated.
+    counters (:mod:`.memory`), and it lets go as it dies: when backward frees the
+    node's slots (``OpNode.release``), or when the graph is dropped without a backward.
     """
 
     __slots__ = (
@@ -259,22 +260,23 @@ class SavedTensor:
         return memory.let_go(held)
 
     def __del__(self) -> None:
-        # A graph dropped without backward: its saved tensors let go as they die.
-        if self.held is not None:
+        if self.held is not None:  # (None: nothing held, or let go already by drop())
             try:
-                saved_memory_release(None, [("dropped", self, self.drop())])
+                freed = memory.let_go(self.held)
+                if events.listening:  # a graph dropped without a backward
+                    saved_memory_release(None, [("dropped", self, freed)])
             except (AttributeError, TypeError):  # module globals torn down at exit
                 pass
 
     def unpack(self, node: Node, what: str | int) -> Tensor:
-        """The saved tensor; ``what`` names it in errors (an int: that input of an OpNode)."""
+        """The saved tensor, unless it changed in place since; ``what`` names it in errors."""
         if self.unpack_hook is not None:
             return self._unpack_hooked(node)
         if self.version_ref[0] != self.version:
             raise RuntimeError(self._modified_message(node, what))
         if self.tensor is not None:
             return self.tensor
-        out = Tensor._make(self.array, node is not None, node, self.output_nr)
+        out = Tensor._make(self.array, node is not None, node, self.output_nr)  # an output
         out._version_ref = self.version_ref
         return out
 
@@ -368,15 +370,14 @@ NO_ATTRS = MappingProxyType({})  # the attrs of a call that has none (read-only,
 
 
 class TensorMeta:
-    """Shape and dtype of an op input that was not saved (enough for collapse_sum_like)."""
+    """Shape and dtype of input ``i`` of ``node``, which the op did not save (enough for
+    collapse_sum_like); using it as a tensor says what to add to ``saves=``."""
 
     __slots__ = ("shape", "dtype", "op", "slot")
 
-    def __init__(self, shape, dtype, op, slot) -> None:
-        self.shape = shape
-        self.dtype = dtype
-        self.op = op
-        self.slot = slot
+    def __init__(self, node: OpNode, i: int) -> None:
+        (self.shape, self.dtype), self.op = node.input_meta[i], node.op.name
+        self.slot = node.op.input_names[i]
 
     @property
     def ndim(self) -> int:
@@ -392,10 +393,14 @@ class TensorMeta:
         raise self.not_saved()
 
     def not_saved(self) -> RuntimeError:
-        return RuntimeError(
-            f"the gradient rule of '{self.op}' used input {self.slot}, which the op does not "
-            f"save for backward: add it to saves= in register_op('{self.op}')"
-        )
+        return RuntimeError(not_saved_message(self.op, f"input {self.slot}", "it"))
+
+
+def not_saved_message(op: str, what: str, name: str) -> str:
+    return (
+        f"the gradient rule of '{op}' used {what}, which the op does not save for backward: "
+        f"add {name} to saves= in register_op('{op}')"
+    )
 
 
 class OpNode(Node):
@@ -436,7 +441,7 @@ class OpNode(Node):
         self.needs_input_grad = needs = tuple(needs)
         self.next_functions = tuple(edges)
         self.input_meta = tuple(metas)
-        save_inputs, save_out = op.what_to_save(needs)
+        save_inputs, save_out = op.save_plans[needs]
         for i in save_inputs:
             if slots[i] is NOT_SAVED:
                 slots[i] = SavedTensor(inputs[i], False)
@@ -478,31 +483,23 @@ class OpNode(Node):
     # ``orig``): ``orig.args``, ``orig.out``, ``orig.attrs`` and ``orig.needs_input_grad``.
     @property
     def args(self) -> tuple:
-        """The inputs: saved tensors, Python numbers, or a :class:`TensorMeta` (shape and
-        dtype only) where the op did not need to save that input. Read it once per rule:
-        each read unpacks the saved tensors again."""
+        """The inputs: saved tensors (unpacked on each read), Python numbers, and a
+        :class:`TensorMeta` (shape and dtype) for an input the op did not save."""
         args = []
         for i, slot in enumerate(self.inputs):
             if slot is NOT_SAVED:
-                shape, dtype = self.input_meta[i]
-                args.append(TensorMeta(shape, dtype, self.op.name, self.op.input_names[i]))
+                slot = TensorMeta(self, i)
             elif isinstance(slot, (SavedTensor, _Freed)):
-                args.append(slot.unpack(self, i))  # checks the version; raises once freed
-            else:
-                args.append(slot)
+                slot = slot.unpack(self, i)  # checks the version; raises once freed
+            args.append(slot)
         return tuple(args)
 
     @property
     def out(self) -> Tensor:
-        """The forward output, when the op saves it."""
-        saved = self.saved_out
-        if saved is None:
-            name = self.op.name
-            raise RuntimeError(
-                f"the gradient rule of '{name}' used the output, which the op does not save: "
-                f"add 'out' to saves= in register_op('{name}')"
-            )
-        return saved.unpack(self, "output 0")
+        """The forward output, when the op saves it (``saves=("out",)``)."""
+        if self.saved_out is None:
+            raise RuntimeError(not_saved_message(self.op.name, "the output", "'out'"))
+        return self.saved_out.unpack(self, "output 0")
 
     def apply(self, grad_outputs: list) -> list:
         rule = self.op.gradient
@@ -511,29 +508,27 @@ class OpNode(Node):
         return rule(self, grad_outputs[0])  # the node is the rule's ``orig``
 
     def release(self) -> None:
-        """Let go of what the node saved (backward ran without ``retain_graph``)."""
-        released = []  # (slot name, SavedTensor, bytes freed), for listeners
-        if SavedTensor in map(type, self.inputs):  # (a quick scan: most nodes save few)
-            self.inputs = self._free_saved_inputs(released)
-        saved_out = self.saved_out
-        if type(saved_out) is SavedTensor:
-            released.append(("out", saved_out, saved_out.drop()))
-            self.saved_out = FREED
-        if released and events.listening:
-            saved_memory_release(self, released)
+        """Free what the node saved (a backward without ``retain_graph``): each saved
+        tensor lets go of its array as its slot drops it (``SavedTensor.__del__``)."""
+        if events.listening:
+            self._publish_release()
+        if SavedTensor in map(type, self.inputs):  # (a quick scan: most nodes save little)
+            self.inputs = tuple([FREED if type(s) is SavedTensor else s for s in self.inputs])
+        self.saved_out = None if self.saved_out is None else FREED
+
+    def _publish_release(self) -> None:
+        """One SavedTensorFreed per saved slot, each let go of first (the bytes it freed)."""
+        released = [
+            (self.op.input_names[i], slot, slot.drop())
+            for i, slot in enumerate(self.inputs)
+            if type(slot) is SavedTensor
+        ]
+        if type(self.saved_out) is SavedTensor:
+            released.append(("out", self.saved_out, self.saved_out.drop()))
+        saved_memory_release(self, released)
 
     def was_freed(self) -> bool:
         return self.saved_out is FREED or any(slot is FREED for slot in self.inputs)
-
-    def _free_saved_inputs(self, released: list) -> tuple:
-        """The input slots with every saved tensor dropped and marked FREED."""
-        slots = []
-        for i, slot in enumerate(self.inputs):
-            if type(slot) is SavedTensor:
-                released.append((self.op.input_names[i], slot, slot.drop()))
-                slot = FREED
-            slots.append(slot)
-        return tuple(slots)
 
     def output(self) -> Tensor | None:
         return None if self._output_ref is None else self._output_ref()
@@ -606,22 +601,16 @@ def walk(roots, stop: Callable | None = None) -> list:
 
 
 def count_dependencies(roots) -> dict:
-    """How many edges lead into each node below ``roots``: the gradients it waits for
-    before it can run. A root that no edge reaches has no entry."""
-    dependencies: dict = {}
-    roots = dict.fromkeys(roots)
+    """How many edges lead into each node below ``roots`` (a root no edge reaches: none)."""
+    dependencies, roots = {}, dict.fromkeys(roots)
     stack = list(roots)
     while stack:
         for child, _ in stack.pop().next_functions:
-            if child is None:
-                continue
-            count = dependencies.get(child)
-            if count is None:  # the first edge into it: walk below it once
-                dependencies[child] = 1
-                if child not in roots:  # (a root is on the stack already)
+            if child is not None:
+                first = child not in dependencies  # the first edge into it: walk below it once
+                dependencies[child] = 1 if first else dependencies[child] + 1
+                if first and child not in roots:  # (a root is on the stack already)
                     stack.append(child)
-            else:
-                dependencies[child] = count + 1
     return dependencies
 
 

@@ -68,17 +68,12 @@ def hold(array) -> int:
 
 def let_go(array) -> int:
     """One saver of ``array`` lets go; returns the bytes freed (its size when it was the last)."""
-    held = SavedMemory.held
-    key = id(array)
-    savers = held.pop(key, 0)
+    savers = SavedMemory.held.pop(id(array), 0)  # (0 is not expected; a destructor calls this)
     if savers > 1:
-        held[key] = savers - 1
-        return 0
-    if savers == 0:  # not expected; tolerated so that a destructor never raises
-        return 0
-    nbytes = array.nbytes
-    SavedMemory.current -= nbytes
-    return nbytes
+        SavedMemory.held[id(array)] = savers - 1
+    freed = array.nbytes if savers == 1 else 0
+    SavedMemory.current -= freed
+    return freed
 
 
 def saved_memory() -> SavedMemoryStats:

@@ -13,11 +13,11 @@ import math
 import numpy as np
 
 from .. import backend, checks
-from ..autograd.dispatch import apply_op
+from ..autograd.dispatch import apply_op, float_input
 from ..autograd.grad_mode import is_grad_enabled
 from ..dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
 from ..tensor import Tensor
-from .arithmetic import _float_input, where, zeros_like_grad
+from .arithmetic import where, zeros_like_grad
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 from .unary import erf, erf_array, exp
@@ -47,7 +47,7 @@ def sigmoid_grad(orig, grad):
 
 
 def sigmoid(input) -> Tensor:
-    return apply_op(_sigmoid, (_float_input(input, "sigmoid"),))
+    return apply_op(_sigmoid, (float_input(input, "sigmoid"),))
 
 
 # The rule's formula as one op, as PyTorch's sigmoid_backward and TVM's are: one pass over
@@ -89,7 +89,7 @@ def tanh_grad(orig, grad):
 
 
 def tanh(input) -> Tensor:
-    return apply_op(_tanh, (_float_input(input, "tanh"),))
+    return apply_op(_tanh, (float_input(input, "tanh"),))
 
 
 @register_op("tanh_backward", inputs=("grad", "y"), saves={"grad": ("y",), "y": ("grad", "y")})
@@ -208,7 +208,7 @@ def elu_grad(orig, grad):
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
     refuse_complex("elu", input)
     attrs = None if alpha == 1.0 else {"alpha": alpha}
-    return apply_op(_elu, (_float_input(input, "elu"),), attrs)
+    return apply_op(_elu, (float_input(input, "elu"),), attrs)
 
 
 # --------------------------------------------------------------------- gelu
@@ -241,7 +241,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     refuse_complex("gelu", input)
     checks.one_of("gelu", "approximate", approximate, ("none", "tanh"), error=RuntimeError)
     attrs = {"approximate": "tanh"} if approximate == "tanh" else None
-    return apply_op(_gelu, (_float_input(input, "gelu"),), attrs)
+    return apply_op(_gelu, (float_input(input, "gelu"),), attrs)
 
 
 # --------------------------------------------------------------------- silu
@@ -263,7 +263,7 @@ def silu(input: Tensor) -> Tensor:
     if isinstance(input, Tensor) and input.requires_grad and is_grad_enabled():
         # PyTorch computes silu of complex numbers, but will not differentiate it
         refuse_complex("silu (differentiated)", input, error=RuntimeError)
-    return apply_op(_silu, (_float_input(input, "silu"),))
+    return apply_op(_silu, (float_input(input, "silu"),))
 
 
 # ----------------------------------------------------------------- softplus
@@ -289,4 +289,4 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
     refuse_complex("softplus", input)
     attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
-    return apply_op(_softplus, (_float_input(input, "softplus"),), attrs)
+    return apply_op(_softplus, (float_input(input, "softplus"),), attrs)

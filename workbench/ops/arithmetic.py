@@ -230,16 +230,6 @@ def _float_operands(a, b, op: str = "div"):
     return _cast(a, dtype), _cast(b, dtype)
 
 
-def _float_input(x: Tensor, op: str) -> Tensor:
-    """The input of a floating-point function (``exp``, ``sigmoid``...): integers become
-    the default float dtype; anything but a Tensor is a TypeError, as in PyTorch."""
-    if not isinstance(x, Tensor):
-        checks.tensor_arg(op, "input", x)  # raises
-    if not is_differentiable_dtype(x._data.dtype):
-        x = _cast_constant(x, get_default_dtype())
-    return x
-
-
 # --------------------------------------------------------------- arithmetic
 # The plainest kernels are numpy's ufuncs themselves: z = np.add(x, y) is x + y, and a
 # Python function around it would only add a call to every add.

@@ -16,7 +16,13 @@ from ..autograd.dispatch import apply_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .registry import register_gradient, register_op
-from .shape import _shape_arg
+
+
+def shape_arg(sizes: tuple) -> tuple:
+    """A shape given as sizes (``x.expand(2, 3)``) or as one sequence (``x.expand((2, 3))``)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    return tuple(int(s) for s in sizes)
 
 
 # ------------------------------------------------------ expand (broadcast_to)
@@ -34,24 +40,24 @@ def expand_grad(orig, grad):
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
-    sizes = _shape_arg(sizes)
-    lead = len(sizes) - input.ndim
+    sizes = shape_arg(sizes)
+    lead = len(sizes) - input._data.ndim
     if lead < 0:
         raise RuntimeError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
-            f"the number of dimensions in the tensor ({input.ndim})"
+            f"the number of dimensions in the tensor ({input._data.ndim})"
         )
     shape = tuple(
-        input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes)
+        input._data.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes)
     )
-    for i, size in enumerate(input.shape):
+    for i, size in enumerate(input._data.shape):
         if size != 1 and size != shape[lead + i]:
             raise RuntimeError(
                 f"expand: the expanded size of the tensor ({shape[lead + i]}) must match the "
                 f"existing size ({size}) at non-singleton dimension {lead + i}. Target sizes: "
-                f"{list(sizes)}. Tensor sizes: {list(input.shape)}"
+                f"{list(sizes)}. Tensor sizes: {list(input._data.shape)}"
             )
-    if shape == input.shape:
+    if shape == input._data.shape:
         return input
     return apply_op(_expand, (input,), {"shape": shape})
 

@@ -21,11 +21,11 @@ from collections import namedtuple
 import numpy as np
 
 from .. import backend, checks
-from ..autograd.dispatch import apply_op
+from ..autograd.dispatch import apply_op, float_input
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor, is_differentiable_dtype
-from .arithmetic import _float_input, abs, maximum, minimum, sgn, where
+from .arithmetic import abs, maximum, minimum, sgn, where
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
@@ -56,7 +56,7 @@ def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
 
 def unreduce(grad: Tensor, shape: tuple, dims: tuple | None) -> Tensor:
     """Broadcast a reduction's gradient back to the input's ``shape``."""
-    if dims is not None or grad.ndim != 0:  # put the reduced axes back (as size 1) first
+    if dims is not None or grad._data.ndim != 0:  # put the reduced axes back (size 1) first
         grad = reshape(grad, keepdim_shape(shape, dims))
     return expand(grad, shape)
 
@@ -96,11 +96,11 @@ def sum_grad(orig, grad):
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    dims = reduced_dims(dim, input.ndim, "sum")
+    dims = reduced_dims(dim, input._data.ndim, "sum")
     attrs = {"dims": dims, "keepdim": keepdim}
     if dtype is not None:
         attrs["dtype"] = checks.dtype_arg("sum", dtype)
-    elif input.dtype.kind in "bu" or input.dtype == np.int32:
+    elif input._data.dtype.kind in "bu" or input._data.dtype == np.int32:
         attrs["dtype"] = np.dtype("int64")
     return apply_op(_sum, (input,), attrs)
 
@@ -452,7 +452,7 @@ def logsumexp_grad(orig, grad):
 
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` without overflow."""
-    input = _float_input(input, "logsumexp")
+    input = float_input(input, "logsumexp")
     dims = None if dim is None else reduced_dims(dim, input.ndim, "logsumexp")
     return apply_op(_logsumexp, (input,), {"dims": dims, "keepdim": keepdim})
 
@@ -507,5 +507,5 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     p = 2.0 if p in ("fro", None) else float(p)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
     return apply_op(
-        _norm, (_float_input(input, "norm"),), {"p": p, "dims": dims, "keepdim": keepdim}
+        _norm, (float_input(input, "norm"),), {"p": p, "dims": dims, "keepdim": keepdim}
     )

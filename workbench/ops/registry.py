@@ -46,18 +46,14 @@ class OpDef:
     formula: str = ""
     node_name: str = ""
     extra: dict = field(default_factory=dict)
-    save_plans: dict = field(default_factory=dict)  # what_to_save's answers, by needs
+    save_plans: dict = field(init=False)  # what_to_save's answer by needs: see SavePlans
+
+    def __post_init__(self) -> None:
+        self.save_plans = SavePlans(self)
 
     def what_to_save(self, needs: tuple) -> tuple:
         """``(input indices to save, whether to save the output)`` for a call whose
-        inputs need gradients as ``needs`` says (mul keeps ``b`` only for ``a``'s).
-        Worked out once per pattern of ``needs``, then remembered."""
-        plan = self.save_plans.get(needs)
-        if plan is None:
-            plan = self.save_plans[needs] = self._save_plan(needs)
-        return plan
-
-    def _save_plan(self, needs: tuple) -> tuple:
+        inputs need gradients as ``needs`` says (mul keeps ``b`` only for ``a``'s)."""
         indices = tuple(
             sorted(
                 index
@@ -70,6 +66,20 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
+
+
+class SavePlans(dict):
+    """``op.save_plans[needs]`` is ``op.what_to_save(needs)``, worked out the first time a
+    pattern of ``needs`` comes up and looked up after that: a node is recorded with a
+    dict lookup, not a call."""
+
+    def __init__(self, op: OpDef) -> None:
+        super().__init__()
+        self.op = op
+
+    def __missing__(self, needs: tuple) -> tuple:
+        plan = self[needs] = self.op.what_to_save(needs)
+        return plan
 
 
 def _node_name(name: str) -> str:

@@ -16,13 +16,8 @@ from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
+from .broadcasting import shape_arg
 from .registry import register_gradient, register_op
-
-
-def _shape_arg(shape) -> tuple:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
 
 
 # ------------------------------------------------------------------- views
@@ -53,12 +48,12 @@ def view_grad(orig, grad):
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
-    shape = _resolve_shape(_shape_arg(shape), input.numel(), input.shape, "reshape")
+    shape = _resolve_shape(shape_arg(shape), input.numel(), input.shape, "reshape")
     return apply_op(_reshape, (input,), {"shape": shape})
 
 
 def view(input: Tensor, *shape) -> Tensor:
-    shape = _resolve_shape(_shape_arg(shape), input.numel(), input.shape, "view")
+    shape = _resolve_shape(shape_arg(shape), input.numel(), input.shape, "view")
     try:
         return apply_op(_view, (input,), {"shape": shape})
     except RuntimeError as err:
@@ -105,7 +100,7 @@ def permute_grad(orig, grad):
 
 
 def permute(input: Tensor, *dims) -> Tensor:
-    dims = _shape_arg(dims)
+    dims = shape_arg(dims)
     ndim = input.ndim
     if len(dims) != ndim:
         raise RuntimeError(

@@ -10,11 +10,10 @@ import warnings
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
+from ..autograd.dispatch import apply_op, float_input
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
-from .arithmetic import _float_input
 from .complex_numbers import refuse_complex
 from .reductions import sum
 from .registry import register_gradient, register_op
@@ -105,7 +104,7 @@ def _softmax_dim(dim, ndim: int, name: str) -> int:
 
 def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
     refuse_complex(name, input)
-    input = _float_input(input, name) if dtype is None else astype(input, dtype)
+    input = float_input(input, name) if dtype is None else astype(input, dtype)
     if input.ndim == 0:
         if dim is not None:
             dim_in_range(name, dim, 1)  # only 0 and -1, as in PyTorch

@@ -13,9 +13,9 @@ import math
 import numpy as np
 
 from .. import backend
-from ..autograd.dispatch import apply_op
+from ..autograd.dispatch import apply_op, float_input
 from ..tensor import Tensor
-from .arithmetic import _float_input, zeros_like_grad
+from .arithmetic import zeros_like_grad
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_op
 
@@ -37,7 +37,7 @@ def exp_grad(orig, grad):
 
 
 def exp(input) -> Tensor:
-    return apply_op(_exp, (_float_input(input, "exp"),))
+    return apply_op(_exp, (float_input(input, "exp"),))
 
 
 @register_op("log", saves=("x",))
@@ -55,7 +55,7 @@ def log_grad(orig, grad):
 
 
 def log(input) -> Tensor:
-    return apply_op(_log, (_float_input(input, "log"),))
+    return apply_op(_log, (float_input(input, "log"),))
 
 
 @register_op("sqrt", saves=("out",))
@@ -72,7 +72,7 @@ def sqrt_grad(orig, grad):
 
 
 def sqrt(input) -> Tensor:
-    return apply_op(_sqrt, (_float_input(input, "sqrt"),))
+    return apply_op(_sqrt, (float_input(input, "sqrt"),))
 
 
 # ------------------------------------------------------------------ sin, cos
@@ -91,7 +91,7 @@ def sin_grad(orig, grad):
 
 
 def sin(input) -> Tensor:
-    return apply_op(_sin, (_float_input(input, "sin"),))
+    return apply_op(_sin, (float_input(input, "sin"),))
 
 
 @register_op("cos", saves=("x",))
@@ -109,7 +109,7 @@ def cos_grad(orig, grad):
 
 
 def cos(input) -> Tensor:
-    return apply_op(_cos, (_float_input(input, "cos"),))
+    return apply_op(_cos, (float_input(input, "cos"),))
 
 
 # ----------------------------------------------------------- log1p, expm1
@@ -142,12 +142,12 @@ def expm1_grad(orig, grad):
 
 def log1p(input) -> Tensor:
     """``ln(1 + x)``, accurate for small x."""
-    return apply_op(_log1p, (_float_input(input, "log1p"),))
+    return apply_op(_log1p, (float_input(input, "log1p"),))
 
 
 def expm1(input) -> Tensor:
     """``eˣ − 1``, accurate for small x."""
-    return apply_op(_expm1, (_float_input(input, "expm1"),))
+    return apply_op(_expm1, (float_input(input, "expm1"),))
 
 
 # ------------------------------------------------- reciprocal, rsqrt, square
@@ -194,11 +194,11 @@ def square_grad(orig, grad):
 
 
 def reciprocal(input) -> Tensor:
-    return apply_op(_reciprocal, (_float_input(input, "reciprocal"),))
+    return apply_op(_reciprocal, (float_input(input, "reciprocal"),))
 
 
 def rsqrt(input) -> Tensor:
-    return apply_op(_rsqrt, (_float_input(input, "rsqrt"),))
+    return apply_op(_rsqrt, (float_input(input, "rsqrt"),))
 
 
 def square(input) -> Tensor:
@@ -298,7 +298,7 @@ def tan_grad(orig, grad):
 
 
 def tan(input) -> Tensor:
-    return apply_op(_tan, (_float_input(input, "tan"),))
+    return apply_op(_tan, (float_input(input, "tan"),))
 
 
 def erf_array(x: np.ndarray) -> np.ndarray:
@@ -348,4 +348,4 @@ def erf_grad(orig, grad):
 
 def erf(input) -> Tensor:
     refuse_complex("erf", input)
-    return apply_op(_erf, (_float_input(input, "erf"),))
+    return apply_op(_erf, (float_input(input, "erf"),))
