@@ -22,7 +22,7 @@ costs only the nodes and passes that use it:
 Every gradient a rule returns is checked against the input it is for (count, shape,
 dtype), with PyTorch's errors. A node's first gradient into ``.grad`` is stored as it
 is, without a copy, unless another ``.grad`` or the caller holds its array
-(:meth:`GraphTask.own`).
+(:meth:`GraphTask.add_to_grad`).
 """
 
 from __future__ import annotations
@@ -110,16 +110,11 @@ class GraphTask:
     def loop(self) -> Iterator[Step]:
         """The reference's loop: run the ready node with the smallest ``_order`` until none
         is ready. Yields each node's Step while ``stepping``."""
-        if events.listening:
-            publish_started(self)
-        roots = dict.fromkeys(self.root_nodes)
-        ready = [(node._order, node) for node in roots if node not in self.dependencies]
+        ready = self.start()
         self.enter()
         try:
             while ready:
                 node = heapq.heappop(ready)[1]
-                if state.grad_mode.enabled != self.create_graph:  # a hook or a rule changed it
-                    state.set_grad_enabled_flag(self.create_graph)
                 step = self.run_node(node, self.buffers.pop(node, None), ready)
                 if step is not None and self.stepping:
                     yield step
@@ -127,6 +122,15 @@ class GraphTask:
             self.leave()
         if events.listening:
             publish_finished(self)
+
+    def start(self) -> list:
+        """The root nodes that no edge leads into: where the pass starts."""
+        self.watched = self.stepping or events.listening  # Steps are made for them
+        self.extras = self.watched or self.needed is not None or state.anomaly.enabled
+        if events.listening:
+            publish_started(self)
+        roots = [n for n in dict.fromkeys(self.root_nodes) if n not in self.dependencies]
+        return [(node._order, node) for node in roots]
 
     def enter(self) -> None:
         """While nodes run: grad mode is ``create_graph``, the thread is inside backward,
@@ -141,60 +145,71 @@ class GraphTask:
         state.exit_backward(self.outside)
 
     def run_node(self, node: Node, grads: list | None, ready: list) -> Step | None:
-        """Run one ready node, in PyTorch's order: tensor hooks and ``retain_grad``, the
-        gradients ``grad()`` asks for, pre-hooks, the rule (a leaf: into ``.grad``) and
-        post-hooks; then send what it computed."""
+        """Run one ready node and send each gradient it computes along its edge into the
+        next node's buffer, checked against the input it is for; a node whose every edge
+        has delivered joins ``ready``. The extras (hooks, ``grad()``, anomaly mode, steps)
+        cost only where ``node._hooked`` or the pass's ``extras`` says they are used."""
+        edges = node.next_functions
         if grads is None or (self.needed is not None and node not in self.needed):
-            self.send(node, (), ready)  # nothing reached it, or it leads to no input asked for
-            return None
+            grads = grads_out = None  # nothing reached it, or it leads to no input asked for
+        elif type(node) is OpNode and not (node._hooked or self.extras):
+            grads_out = node.apply(grads)  # the rule: one gradient per input edge
+            if not self.retain_graph:
+                node.release()  # what the forward pass saved for the rule
+        else:
+            grads, grads_out = self.run_with_extras(node, grads)
+        if grads_out and len(grads_out) != len(edges):
+            raise wrong_count(node, len(grads_out))
+        sent = [None] * len(edges) if self.watched else None  # for the node's Step
+        for i, (child, nr) in enumerate(edges):
+            if child is None:
+                continue
+            grad = grads_out[i] if grads_out else None
+            if grad is not None:
+                shape, dtype = node.input_meta[i]
+                if (
+                    type(grad) is not Tensor
+                    or grad._data.shape != shape
+                    or grad._data.dtype != dtype
+                ):
+                    grad = checked_output(node, i, grad)  # cast, or raise
+                if sent is not None:
+                    sent[i] = grad
+                self.receive(child, nr, grad)
+            self.dependencies[child] -= 1
+            if self.dependencies[child] == 0:  # every edge into it has delivered
+                heapq.heappush(ready, (child._order, child))
+        return self.step(node, grads, sent) if sent is not None and grads is not None else None
+
+    def run_with_extras(self, node: Node, grads: list) -> tuple:
+        """A node in PyTorch's order: tensor hooks and ``retain_grad``, the gradients
+        ``grad()`` asks for, pre-hooks, the rule (a leaf: into ``.grad``), post-hooks.
+        Returns the gradients as the hooks left them, and one gradient per edge (or ())."""
         if node._hooked:
             grads = self.tensor_hooks(node, grads)
         if self.targets:
             self.capture(node, grads)
         if node._pre_hooks:
             grads = hooks.call_pre_hooks(node, grads)
-        grads_out, leaf = (), None
+        grads_out = ()
         if type(node) is AccumulateGrad:
             if self.accumulate and grads[0] is not None:  # (grad() only captures)
-                leaf = node.variable
-                self.add_to_grad(leaf, grads[0])
+                self.add_to_grad(node.variable, grads[0])
         elif self.needed is None or self.leads_to_a_target(node):
             try:
-                grads_out = node.apply(grads)  # the rule: one gradient per input edge
+                grads_out = node.apply(grads)
             except Exception:
                 _note_forward_stack(node)  # anomaly mode: where the failing op was recorded
                 raise
             if state.anomaly.enabled:
                 _check_nan(node, grads_out)
             if not self.retain_graph:
-                node.release()  # what the forward pass saved for the rule
+                node.release()
         if node._post_hooks:
             grads_out = hooks.call_post_hooks(node, grads_out, grads)
-        sent = self.send(node, grads_out, ready)
-        self.steps_run += 1
-        return self.step(node, grads, sent, leaf) if self.stepping or events.listening else None
-
-    def send(self, node: Node, grads_out, ready: list) -> list:
-        """Each gradient goes along its edge into the next node's buffer, checked against
-        the input it is for; a node whose every edge has delivered joins ``ready``."""
-        if grads_out and len(grads_out) != len(node.next_functions):
-            raise wrong_count(node, len(grads_out))
-        sent = [None] * len(node.next_functions)  # the gradients as sent, for the Step
-        for i, (child, nr) in enumerate(node.next_functions):
-            if child is None:
-                continue
-            if grads_out and grads_out[i] is not None:
-                sent[i] = grad = grads_out[i]
-                if (
-                    type(grad) is not Tensor
-                    or (grad._data.shape, grad._data.dtype) != node.input_meta[i]
-                ):
-                    sent[i] = grad = checked_output(node, i, grad)  # cast, or raise
-                self.receive(child, nr, grad)
-            self.dependencies[child] -= 1
-            if self.dependencies[child] == 0:  # every edge into it has delivered
-                heapq.heappush(ready, (child._order, child))
-        return sent
+        if state.grad_mode.enabled != self.create_graph:  # a hook or a Function changed it
+            state.set_grad_enabled_flag(self.create_graph)
+        return grads, grads_out
 
     def receive(self, node: Node, nr: int, grad: Tensor) -> None:
         """Add ``grad`` into the buffer of ``node``'s output ``nr``, where the gradients
@@ -212,10 +227,13 @@ class GraphTask:
         total = backend.quiet.run(np.add, a._data, b._data)
         return Tensor._make(np.asarray(total) if isinstance(total, np.generic) else total)
 
-    def step(self, node: Node, grads: list, sent: list, leaf: Tensor | None) -> Step:
-        """The Step of a node that ran; published, when someone listens, after everything
-        it sent (every event of the step comes before it)."""
-        step = Step(self.steps_run - 1, node, tuple(grads), tuple(sent), leaf)
+    def step(self, node: Node, grads: list, sent: list) -> Step:
+        """The Step of a node that ran, published after everything it sent (every event of
+        the step comes before it)."""
+        self.steps_run += 1
+        ran_into_grad = type(node) is AccumulateGrad and self.accumulate and grads[0] is not None
+        step = Step(self.steps_run - 1, node, tuple(grads), tuple(sent), None)
+        step.accumulated = node.variable if ran_into_grad else None
         if events.listening:
             publish_step(step)
         return step
