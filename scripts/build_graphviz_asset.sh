@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGE="@viz-js/viz"
 VERSION="3.31.0"
-DEST=workbench/widgets/graphviz
+DEST=workbench/viz/graphviz
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

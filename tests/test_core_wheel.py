@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import NO_LAB, main
-from workbench.widgets.graphviz_asset import asset_source
+from workbench.viz.graphviz_asset import asset_source
 
 pytestmark = pytest.mark.slow
 
@@ -56,9 +56,9 @@ def test_the_wheel_is_pure_python_and_needs_only_the_core(core_wheel):
 def test_the_wheel_carries_the_browsers_graphviz_and_no_native_code(core_wheel):
     with zipfile.ZipFile(core_wheel) as archive:
         names = archive.namelist()
-        assert archive.read("workbench/widgets/graphviz/viz-global.js") == asset_source()
-        assert "workbench/widgets/graphviz/VERSION" in names
-        assert "workbench/widgets/graphviz/LICENSE" in names
+        assert archive.read("workbench/viz/graphviz/viz-global.js") == asset_source()
+        assert "workbench/viz/graphviz/VERSION" in names
+        assert "workbench/viz/graphviz/LICENSE" in names
         wheel_info = next(n for n in names if n.endswith(".dist-info/WHEEL"))
         assert "Root-Is-Purelib: true" in archive.read(wheel_info).decode()
     assert not [n for n in names if n.endswith((".so", ".pyd", ".dylib", ".dll"))]

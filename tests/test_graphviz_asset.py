@@ -1,6 +1,6 @@
 """The browser's Graphviz: the shipped script, the Web Worker code, and no layout in Python.
 
-The page lays every widget's graph out with ``workbench/widgets/graphviz/viz-global.js``
+The page lays every widget's graph out with ``workbench/viz/graphviz/viz-global.js``
 (WebAssembly Graphviz) in a Web Worker. Here Node.js runs that script followed by the
 worker code from :mod:`workbench.widgets.graphview`, exactly as the page concatenates
 them, on DOT the widgets really send: the SVG must carry each vertex's id and classes.
@@ -23,12 +23,12 @@ import pytest
 import workbench as wb
 from tests.helpers import dot_vertices
 from workbench import events
+from workbench.viz.browser import WORKER_JS
+from workbench.viz.graphviz_asset import asset_notes, asset_source, shared_asset
 from workbench.widgets import BackwardStepper
-from workbench.widgets.graphview import WORKER_JS
-from workbench.widgets.graphviz_asset import asset_notes, asset_source, shared_asset
 
 ROOT = Path(__file__).resolve().parent.parent
-ASSET_DIR = ROOT / "workbench" / "widgets" / "graphviz"
+ASSET_DIR = ROOT / "workbench" / "viz" / "graphviz"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the worker code")
 

@@ -106,10 +106,11 @@ def module_of(expr: ast.expr, bound: dict[str, str]) -> str | None:
 
 
 def private_accesses(source: str, this: str, is_package: bool = False) -> list[str]:
-    """``line: module._name`` for each access of another module's private name."""
+    """``line: module._name`` for each access of another module's private name, also as
+    ``from module import _name``."""
     tree = ast.parse(source)
     bound = imported_modules(tree, this, is_package)
-    found = []
+    found = private_imports(tree, this, is_package)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or not is_private(node.attr):
             continue
@@ -161,6 +162,21 @@ def state_writes(source: str, this: str, is_package: bool = False) -> list[str]:
     return [write for _, write in sorted(found)]
 
 
+def private_imports(tree: ast.Module, this: str, is_package: bool) -> list[tuple]:
+    """``(line, "module._name")`` for each ``from module import _name`` of another module."""
+    found = []
+    for dotted in imported_names(tree, this, is_package).values():
+        owner, _, attr = dotted.rpartition(".")
+        if is_private(attr) and is_module(owner) and owner != this and not is_module(dotted):
+            line = next(
+                node.lineno
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and any(a.name == attr for a in node.names)
+            )
+            found.append((line, f"{line}: {dotted}"))
+    return found
+
+
 def offenders(check) -> list[str]:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -196,6 +212,7 @@ modes._state.enabled
 importlib.import_module("workbench.tensor")._ops
 tensor_module = importlib.import_module("workbench.tensor")
 tensor_module._ops = None
+from .grad_mode import _DecoratorContextManager
 """
     found = private_accesses(source, "workbench.autograd.recompute")
     assert [line.partition(": ")[2] for line in found] == [
@@ -206,6 +223,7 @@ tensor_module._ops = None
         "workbench.autograd.grad_mode._state",
         "workbench.tensor._ops",
         "workbench.tensor._ops",
+        "workbench.autograd.grad_mode._DecoratorContextManager",
     ]
 
 

@@ -18,6 +18,7 @@ from IPython.core.events import EventManager, available_events
 
 import workbench as wb
 from workbench import events
+from workbench.viz.graphviz_asset import shared_asset
 from workbench.widgets import (
     BackwardStepper,
     BroadcastExplorer,
@@ -27,7 +28,6 @@ from workbench.widgets import (
     SigmoidExplorer,
 )
 from workbench.widgets import live as live_module
-from workbench.widgets.graphviz_asset import shared_asset
 
 
 def registry() -> dict:

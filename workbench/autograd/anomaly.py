@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import events, state
 from ..tensor import is_differentiable_dtype
-from .grad_mode import _DecoratorContextManager
+from .grad_mode import DecoratorContextManager
 
 
 def is_anomaly_enabled() -> bool:
@@ -24,7 +24,7 @@ def is_anomaly_check_nan_enabled() -> bool:
     return state.anomaly_checks_nan()
 
 
-class detect_anomaly(_DecoratorContextManager):
+class detect_anomaly(DecoratorContextManager):
     """Context manager (and decorator) that turns anomaly detection on."""
 
     def __init__(self, check_nan: bool = True) -> None:
@@ -48,7 +48,7 @@ class detect_anomaly(_DecoratorContextManager):
             return self.__class__(self.check_nan)
 
 
-class set_detect_anomaly(_DecoratorContextManager):
+class set_detect_anomaly(DecoratorContextManager):
     """Turn anomaly detection on or off now; as a context manager, restore it on exit."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:

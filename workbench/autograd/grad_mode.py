@@ -22,7 +22,7 @@ def is_inference_mode_enabled() -> bool:
     return state.grad_mode.inference
 
 
-class _DecoratorContextManager:
+class DecoratorContextManager:
     """Base for modes usable as ``with mode():`` and as ``@mode()``."""
 
     def __call__(self, func):
@@ -67,7 +67,7 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class _NoParamDecoratorContextManager(_DecoratorContextManager):
+class NoParamDecoratorContextManager(DecoratorContextManager):
     """Allows ``@no_grad`` without parentheses: ``no_grad(f)`` returns the wrapped ``f``."""
 
     def __new__(cls, orig_func=None):
@@ -76,7 +76,7 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
         return cls()(orig_func)
 
 
-class no_grad(_NoParamDecoratorContextManager):
+class no_grad(NoParamDecoratorContextManager):
     """Ops inside record no graph; factories given ``requires_grad=True`` still make leaves."""
 
     def __enter__(self) -> None:
@@ -87,7 +87,7 @@ class no_grad(_NoParamDecoratorContextManager):
         state.set_grad_enabled_flag(self.prev)
 
 
-class enable_grad(_NoParamDecoratorContextManager):
+class enable_grad(NoParamDecoratorContextManager):
     """Turn recording back on inside ``no_grad``."""
 
     def __enter__(self) -> None:
@@ -98,7 +98,7 @@ class enable_grad(_NoParamDecoratorContextManager):
         state.set_grad_enabled_flag(self.prev)
 
 
-class set_grad_enabled(_DecoratorContextManager):
+class set_grad_enabled(DecoratorContextManager):
     """Set the mode now (plain call), for a block (``with``), or for a function (decorator).
 
     As a plain call it takes effect at once; as a decorator it leaves the caller's
@@ -126,7 +126,7 @@ class set_grad_enabled(_DecoratorContextManager):
         return self.__class__(self.mode)
 
 
-class inference_mode(_DecoratorContextManager):
+class inference_mode(DecoratorContextManager):
     """Like no_grad, and tensors made inside are inference tensors (never saved for backward)."""
 
     def __new__(cls, mode=True):

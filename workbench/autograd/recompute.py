@@ -154,7 +154,7 @@ def _hooks_on_top(entry: tuple):
 
 
 @contextlib.contextmanager
-def _rng_state(state):
+def rng_state(state):
     """Run the block from a stored random state, then restore the caller's state."""
     if state is None:
         yield
@@ -167,7 +167,7 @@ def _rng_state(state):
         set_rng_state(outer)
 
 
-def _detached(t: Tensor) -> Tensor:
+def detached(t: Tensor) -> Tensor:
     """The same array as a fresh leaf with the same requires_grad (the rerun's input)."""
     return Tensor._make(t._data, t._requires_grad)
 
@@ -325,10 +325,10 @@ class FunctionFrame(CheckpointFrame):
 
     def rerun(self) -> None:
         args = tuple(
-            _detached(a.unpack(self, f"input {i}")) if isinstance(a, graph.SavedTensor) else a
+            detached(a.unpack(self, f"input {i}")) if isinstance(a, graph.SavedTensor) else a
             for i, a in enumerate(self.args)
         )
-        with _rng_state(self.rng_state):
+        with rng_state(self.rng_state):
             self.fn(*args, **self.kwargs)
 
 
@@ -436,7 +436,7 @@ class MarkerStage(CheckpointFrame):
         return ref
 
     def rerun(self) -> None:
-        inputs = [_detached(s.unpack(self, f"input {k}")) for k, s in enumerate(self.inputs)]
+        inputs = [detached(s.unpack(self, f"input {k}")) for k, s in enumerate(self.inputs)]
         results: dict = {}
         outer_rng = get_rng_state()
         try:

@@ -16,7 +16,6 @@ from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
-from . import grad as grad_ops
 from .arithmetic import where
 from .reductions import sum
 from .registry import OpDef, register_gradient, register_op
@@ -416,7 +415,7 @@ def take_grad(orig, grad):
     """Forward: y = take(x, indices, axis)   (axis None: on the flattened x)
     Backward: x̄ = take_backward(ȳ, x, indices, axis)   (scatter-add: repeats accumulate)"""
     x, indices = orig.args
-    return [grad_ops.take_backward(grad, x, indices, orig.attrs.get("axis")), None]
+    return [take_backward(grad, x, indices, orig.attrs.get("axis")), None]
 
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
@@ -538,3 +537,37 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
             )
         value = astype(value, input.dtype)
     return where(mask, value, input)
+
+
+# --------------------------------------------------------------- take_backward
+@register_op("take_backward", inputs=("output_grad", "x", "indices"), saves=("indices",))
+def _take_backward(output_grad, x, indices, axis=None):
+    # x is only a shape here (the op does not save it): the zeros go on ȳ's device.
+    out = backend.xp(output_grad).zeros(x.shape, dtype=output_grad.dtype)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices.reshape(-1), output_grad.reshape(-1))
+        return out
+    np.add.at(out, (slice(None),) * axis + (indices,), output_grad)
+    return out
+
+
+@register_gradient("take_backward")
+def take_backward_grad(orig, grad):
+    """Forward: x̄ = take_backward(ḡ, x, i, axis)   (zeros, then x̄[i] += ḡ)
+    Backward: ḡ̄ = take(ȳ, i, axis); x and i: none"""
+    _, _, indices = orig.args
+    return [take(grad, indices, orig.attrs.get("axis")), None, None]
+
+
+def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = None) -> Tensor:
+    """The gradient of ``take`` w.r.t. ``x``: zero-fill, then scatter-*add* ``output_grad``.
+
+    An index that appears twice adds both gradients (``[0, 0, 2]`` → ``[2, 0, 1]``).
+    A negative ``axis`` counts from the end, as in ``take``.
+    """
+    attrs = None if axis is None else {"axis": dim_in_range("take_backward", axis, x.ndim)}
+    return apply_op(_take_backward, (output_grad, x, indices), attrs)
+
+
+# TVM's checkpoint-stage markers live in markers.py; tvm.relax.op.grad has them beside the
+# backward operators, so wb.ops.grad does too.

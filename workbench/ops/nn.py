@@ -20,7 +20,6 @@ from .. import backend, checks, factories
 from ..autograd.dispatch import apply_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
-from . import grad as grad_ops
 from . import im2col
 from .arithmetic import clamp_min
 from .broadcasting import collapse_sum_like
@@ -233,7 +232,7 @@ def conv2d(
 # ------------------------------------------------------------------- pooling
 @register_op("max_pool2d", saves=("x",))
 def _max_pool2d(x, **attrs):
-    geometry = grad_ops.geometry_of(x.shape, attrs)
+    geometry = geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads, value=-np.inf)
     return im2col.window_max(padded, geometry)
 
@@ -243,14 +242,14 @@ def max_pool2d_grad(orig, grad):
     """Forward: y[n,c,i,j] = max of window (i, j) of x   (padding counts as −∞)
     Backward: x̄ = max_pool2d_backward(ȳ, x)   (ȳ to the first max of each window)"""
     (x,) = orig.args
-    return [grad_ops.max_pool2d_backward(grad, x, **orig.attrs)]
+    return [max_pool2d_backward(grad, x, **orig.attrs)]
 
 
 @register_op("avg_pool2d")
 def _avg_pool2d(x, divisor_override=None, **attrs):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_avg_pool2d.forward, x, divisor_override, **attrs)
-    geometry = grad_ops.geometry_of(x.shape, attrs)
+    geometry = geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads)
     total = im2col.window_sum(padded, geometry)
     divisor = divisor_override or im2col.avg_divisor(geometry, attrs["count_include_pad"], x)
@@ -262,7 +261,7 @@ def avg_pool2d_grad(orig, grad):
     """Forward: y[n,c,i,j] = mean of window (i, j) of x   (divisor as count_include_pad says)
     Backward: x̄ = avg_pool2d_backward(ȳ, x)   (ȳ / divisor spread over each window)"""
     (x,) = orig.args
-    return [grad_ops.avg_pool2d_backward(grad, x, **orig.attrs)]
+    return [avg_pool2d_backward(grad, x, **orig.attrs)]
 
 
 def avg_pool2d_op(x: Tensor, attrs: dict) -> Tensor:
@@ -303,7 +302,7 @@ def _check_pool(input: Tensor, attrs: dict, op: str) -> None:
                 f"{op}: pad should be at most half of effective kernel size, but got pad={p}, "
                 f"kernel_size={k} and dilation={d} (input shape {tuple(input.shape)})"
             )
-    geometry = grad_ops.geometry_of(input.shape, attrs)
+    geometry = geometry_of(input.shape, attrs)
     if min(geometry.out_size) <= 0:
         raise RuntimeError(
             f"{op}: Given input size {tuple(input.shape)} and kernel {kernel}, stride "
@@ -326,14 +325,14 @@ def max_pool2d(
     kernel, stride, padding, dilation = _pool_sizes(
         "max_pool2d", kernel_size, stride, padding, dilation
     )
-    attrs = grad_ops.pool_attrs(kernel, stride, padding, dilation, ceil_mode, False)
+    attrs = pool_attrs(kernel, stride, padding, dilation, ceil_mode, False)
     del attrs["count_include_pad"]
     _check_pool(x, attrs, "max_pool2d")
     out = apply_op(_max_pool2d, (x,), attrs)
     out = out if input.ndim == 4 else squeeze(out, 0)
     if not return_indices:
         return out
-    indices = _max_indices(x._data, grad_ops.geometry_of(x.shape, attrs))
+    indices = _max_indices(x._data, geometry_of(x.shape, attrs))
     return out, Tensor(indices if input.ndim == 4 else indices[0])
 
 
@@ -354,7 +353,7 @@ def avg_pool2d(
     """The mean of each window; ``count_include_pad`` decides whether padding counts."""
     x = _pool_input(input, "avg_pool2d")
     kernel, stride, padding, _ = _pool_sizes("avg_pool2d", kernel_size, stride, padding, 1)
-    attrs = grad_ops.pool_attrs(kernel, stride, padding, 1, ceil_mode, count_include_pad)
+    attrs = pool_attrs(kernel, stride, padding, 1, ceil_mode, count_include_pad)
     _check_pool(x, attrs, "avg_pool2d")
     if divisor_override is not None:
         if divisor_override == 0:
@@ -422,7 +421,7 @@ def nll_loss_grad(orig, grad):
     Backward: p̄ = nll_loss_backward(ℓ̄, p, t, w); t, w: none"""
     predictions, targets, weights = orig.args
     return [
-        grad_ops.nll_loss_backward_op(grad, predictions, targets, weights, orig.attrs),
+        nll_loss_backward_op(grad, predictions, targets, weights, orig.attrs),
         None,
         None,
     ]
@@ -625,3 +624,194 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     # the mask then moves to the input's device, where the multiply runs.
     mask = Tensor._make(backend.to_device((keep * scale).astype(input.dtype), input.device))
     return apply_op(_dropout, (input, mask))
+
+
+# -------------------------------------------------------- nll_loss_backward
+@register_op(
+    "nll_loss_backward",
+    inputs=("output_grad", "predictions", "targets", "weights"),
+    saves=("targets", "weights"),
+)
+def _nll_loss_backward(output_grad, predictions, targets, weights, reduction, ignore_index):
+    # Only the shape of the predictions matters: the loss is linear in them.
+    shape = tuple(predictions.shape)
+    batched = shape if len(shape) > 1 else (1,) + shape
+    target = np.reshape(targets, (batched[0],) + batched[2:])
+    target, weight = targets_and_weights(target, weights, ignore_index, output_grad.dtype)
+    if reduction == "mean":
+        scale = output_grad / (target.size if weight is None else weight.sum())
+    elif reduction == "sum":
+        scale = output_grad
+    else:
+        scale = np.reshape(output_grad, target.shape)
+    out = backend.xp(output_grad).zeros(batched, dtype=output_grad.dtype)  # on its device
+    put_at_targets(out, target, -scale if weight is None else -weight * scale)
+    return out.reshape(shape)
+
+
+@register_gradient("nll_loss_backward")
+def nll_loss_backward_grad(orig, grad):
+    """Forward: p̄ = nll_loss_backward(ḡ, p, t, w)   (−w[t]·ḡ at each target, linear in ḡ)
+    Backward: ḡ̄ = nll_loss(ȳ, t, w)   (the adjoint of Aᵀ is A: the loss again)"""
+    _, _, targets, weights = orig.args
+    attrs = orig.attrs
+    again = nll_loss_op(grad, targets, weights, attrs["reduction"], attrs["ignore_index"])
+    return [again, None, None, None]
+
+
+def nll_loss_backward(
+    output_grad: Tensor,
+    predictions: Tensor,
+    targets: Tensor,
+    weights: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+) -> Tensor:
+    """The gradient of ``nll_loss`` w.r.t. ``predictions``: ``−w[t]·ḡ`` at each target class.
+
+    With ``reduction='mean'`` ḡ is divided by the sum of the weights of the targets that
+    are not ``ignore_index``; ignored rows get zero.
+    """
+    check_nll_args(predictions, targets, weights, reduction, ignore_index, "nll_loss_backward")
+    attrs = {"reduction": reduction, "ignore_index": int(ignore_index)}
+    return nll_loss_backward_op(output_grad, predictions, targets, weights, attrs)
+
+
+def nll_loss_backward_op(output_grad, predictions, targets, weights, attrs: dict) -> Tensor:
+    """``nll_loss_backward`` without the argument checks: for nll_loss's rule, whose
+    arguments were checked when the loss was computed."""
+    return apply_op(_nll_loss_backward, (output_grad, predictions, targets, weights), attrs)
+
+
+# ------------------------------------------------------------------- pooling
+def _check_layout(layout: str, out_layout) -> None:
+    if layout != "NCHW" or out_layout not in (None, "NCHW"):
+        raise ValueError(
+            f"pooling: only the NCHW layout is supported (got layout={layout!r}, "
+            f"out_layout={out_layout!r})"
+        )
+
+
+def pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad) -> dict:
+    """TVM's pooling attributes in one normal form: pairs, and padding as four numbers."""
+    return {
+        "pool_size": im2col.pair(pool_size, "pool_size"),
+        "strides": im2col.pair(strides, "strides"),
+        "padding": im2col.four(padding),
+        "dilation": im2col.pair(dilation, "dilation"),
+        "ceil_mode": bool(ceil_mode),
+        "count_include_pad": bool(count_include_pad),
+    }
+
+
+def geometry_of(shape: tuple, attrs: dict) -> im2col.Geometry:
+    return im2col.pool_geometry(
+        shape[-2:],
+        attrs["pool_size"],
+        attrs["strides"],
+        attrs["padding"],
+        attrs["dilation"],
+        attrs["ceil_mode"],
+    )
+
+
+def _pool_kernel_attrs(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if k != "count_include_pad"}
+
+
+@register_op("max_pool2d_backward", inputs=("output_grad", "data"), saves=("data",))
+def _max_pool2d_backward(output_grad, data, **attrs):
+    geometry = geometry_of(data.shape, attrs)
+    arg = im2col.window_argmax(data, geometry)
+    return im2col.scatter_to_argmax(output_grad, arg, data.shape, geometry)
+
+
+@register_gradient("max_pool2d_backward")
+def max_pool2d_backward_grad(orig, grad):
+    """Forward: x̄ = max_pool2d_backward(ḡ, x)   (ḡ routed to each window's first max)
+    Backward: ḡ̄ = max_pool2d_gather(ȳ, x)   (read ȳ at those maxima); x: 0"""
+    _, data = orig.args
+    return [max_pool2d_gather(grad, data, orig.attrs), None]
+
+
+@register_op("max_pool2d_gather", inputs=("values", "data"), saves=("data",))
+def _max_pool2d_gather(values, data, **attrs):
+    geometry = geometry_of(data.shape, attrs)
+    arg = im2col.window_argmax(data, geometry)
+    return im2col.gather_at_argmax(values, arg, geometry)
+
+
+@register_gradient("max_pool2d_gather")
+def max_pool2d_gather_grad(orig, grad):
+    """Forward: y = v at the first max of each pooling window of x   (max_pool2d(x) = y(x, x))
+    Backward: v̄ = max_pool2d_backward(ȳ, x); x: 0   (the choice of window max is flat)"""
+    _, data = orig.args
+    return [apply_op(_max_pool2d_backward, (grad, data), orig.attrs), None]
+
+
+def max_pool2d_gather(values: Tensor, data: Tensor, attrs: dict) -> Tensor:
+    """``values`` (shaped like ``data``) read at the first maximum of each window of ``data``."""
+    return apply_op(_max_pool2d_gather, (values, data), _pool_kernel_attrs(attrs))
+
+
+def max_pool2d_backward(
+    output_grad: Tensor,
+    data: Tensor,
+    pool_size=(1, 1),
+    strides=(1, 1),
+    padding=(0, 0, 0, 0),
+    dilation=(1, 1),
+    ceil_mode: bool = False,
+    count_include_pad: bool = False,
+    layout: str = "NCHW",
+    out_layout=None,
+) -> Tensor:
+    """The gradient of ``max_pool2d`` w.r.t. ``data``: each window sends its ḡ to its first max."""
+    _check_layout(layout, out_layout)
+    attrs = pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
+    return apply_op(_max_pool2d_backward, (output_grad, data), _pool_kernel_attrs(attrs))
+
+
+@register_op("avg_pool2d_backward", inputs=("output_grad", "data"))
+def _avg_pool2d_backward(output_grad, data, divisor_override=None, **attrs):
+    if output_grad.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(
+            _avg_pool2d_backward.forward, output_grad, data, divisor_override, **attrs
+        )
+    geometry = geometry_of(data.shape, attrs)
+    divisor = divisor_override or im2col.avg_divisor(
+        geometry, attrs["count_include_pad"], output_grad
+    )
+    share = (output_grad / divisor).astype(output_grad.dtype, copy=False)
+    kh, kw = geometry.kernel
+    n, c, oh, ow = share.shape
+    patches = np.broadcast_to(share[:, :, None, None], (n, c, kh, kw, oh, ow))
+    return im2col.crop_image(im2col.fold(patches, geometry), geometry)
+
+
+@register_gradient("avg_pool2d_backward")
+def avg_pool2d_backward_grad(orig, grad):
+    """Forward: x̄ = avg_pool2d_backward(ḡ, x)   (ḡ / divisor spread over each window)
+    Backward: ḡ̄ = avg_pool2d(ȳ)   (a linear map's adjoint's adjoint is itself); x: 0"""
+    return [avg_pool2d_op(grad, orig.attrs), None]
+
+
+def avg_pool2d_backward(
+    output_grad: Tensor,
+    data: Tensor,
+    pool_size=(1, 1),
+    strides=(1, 1),
+    padding=(0, 0, 0, 0),
+    dilation=(1, 1),
+    ceil_mode: bool = False,
+    count_include_pad: bool = False,
+    layout: str = "NCHW",
+    out_layout=None,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The gradient of ``avg_pool2d`` w.r.t. ``data``: ḡ / divisor added over each window."""
+    _check_layout(layout, out_layout)
+    attrs = pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
+    if divisor_override:
+        attrs["divisor_override"] = int(divisor_override)
+    return apply_op(_avg_pool2d_backward, (output_grad, data), attrs)

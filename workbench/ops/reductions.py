@@ -65,12 +65,12 @@ def _along(dim: int, index) -> tuple:
     return (slice(None),) * dim + (index,)
 
 
-def _has_zeros(x: Tensor) -> bool:
+def has_zeros(x: Tensor) -> bool:
     """Rules may look at values to pick a formula (PyTorch's prod and cumprod do too)."""
     return bool(np.any(x._data == 0))
 
 
-def _int_to_int64(input: Tensor, dtype):
+def int_to_int64(input: Tensor, dtype):
     """Sums and products of bools and ints accumulate in int64, as in PyTorch."""
     if dtype is not None:
         return np.dtype(dtype)
@@ -294,7 +294,7 @@ def prod_grad(orig, grad):
     (x,) = orig.args
     dims = orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)
-    if not _has_zeros(x):
+    if not has_zeros(x):
         y = reshape(orig.out, keepdim_shape(x.shape, dims))
         return [spread * conj(y) / conj(x)]
     x = conj(x)  # the product of the others' conjugates is the conjugate of their product
@@ -326,7 +326,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
     """The product of all elements, or along ``dim``."""
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
     attrs = {"dims": dims, "keepdim": keepdim}
-    wanted = _int_to_int64(input, dtype)
+    wanted = int_to_int64(input, dtype)
     if wanted is not None:
         attrs["dtype"] = wanted
     return apply_op(_prod, (input,), attrs)

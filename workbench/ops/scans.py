@@ -15,7 +15,7 @@ from ..tensor import Tensor
 from .arithmetic import where
 from .complex_numbers import conj
 from .indexing import flip
-from .reductions import _has_zeros, _int_to_int64, sum
+from .reductions import has_zeros, int_to_int64, sum
 from .registry import register_gradient, register_op
 from .shape import reshape, transpose, unsqueeze
 
@@ -51,7 +51,7 @@ def cumprod_grad(orig, grad):
     Complex x: x̄ₖ = Σ_{i≥k} ȳᵢ · conj(Π_{j≤i, j≠k} xⱼ)"""
     (x,) = orig.args
     dim = orig.attrs["dim"]
-    if not _has_zeros(x):
+    if not has_zeros(x):
         return [_reverse_cumsum(grad * conj(orig.out), dim) / conj(x)]
     return [_cumprod_grad_with_zeros(conj(x), grad, dim)]
 
@@ -80,7 +80,7 @@ def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
         return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
     d = dim_in_range(name, dim, input.ndim)
     attrs = {"dim": d}
-    wanted = _int_to_int64(input, dtype)
+    wanted = int_to_int64(input, dtype)
     if wanted is not None:
         attrs["dtype"] = wanted
     return apply_op(kernel, (input,), attrs)

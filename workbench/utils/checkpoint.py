@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from .. import state
 from ..autograd import engine, grad_mode
 from ..autograd.function import Function
-from ..autograd.recompute import FunctionFrame, _detached, _rng_state
+from ..autograd.recompute import FunctionFrame, detached, rng_state
 from ..factories import get_rng_state
 from ..tensor import Tensor
 
@@ -156,8 +156,8 @@ class CheckpointFunction(Function):
             raise RuntimeError(_GRAD_INCOMPATIBLE)
         inputs = list(ctx.inputs)
         for index, saved in zip(ctx.tensor_indices, ctx.saved_tensors):
-            inputs[index] = _detached(saved)
-        with _rng_state(ctx.rng_state), grad_mode.enable_grad():
+            inputs[index] = detached(saved)
+        with rng_state(ctx.rng_state), grad_mode.enable_grad():
             outputs = ctx.run_function(*inputs)
         outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
         pairs = [

@@ -9,7 +9,7 @@
     g.svg()                                          # SVG text: <g id="n5" class="node ...">
     g.save("graph.png")                              # .svg, .png or .dot
 
-Shown in a notebook, a drawing is a :class:`~workbench.widgets.GraphView`: the page
+Shown in a notebook, a drawing is a :class:`~workbench.viz.browser.GraphView`: the page
 lays the DOT out with a WebAssembly Graphviz, so lessons need no native renderer.
 ``.svg()``, ``.png()`` and ``.save()`` are the static export: they run a native
 Graphviz (:mod:`.renderers`) in a child process.
@@ -79,8 +79,8 @@ class Graph:
         return path
 
     def widget(self):
-        """A :class:`~workbench.widgets.GraphView` of this drawing, laid out in the browser."""
-        from ..widgets.graphview import GraphView
+        """A :class:`~workbench.viz.browser.GraphView` of this drawing, laid out in the browser."""
+        from .browser import GraphView
 
         return GraphView(dot=self.dot)
 

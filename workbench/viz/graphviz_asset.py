@@ -7,7 +7,7 @@ never lays a graph out for a widget: it sends DOT text, and the page runs this
 script in a Web Worker.
 
 The script (1.3 MB) reaches the page once per kernel, not once per picture: one
-:class:`GraphvizAsset` widget holds it, and every :class:`~.graphview.GraphView`
+:class:`GraphvizAsset` widget holds it, and every :class:`~.browser.GraphView`
 points at that widget. The page builds one worker from it and keeps it for every
 picture, across kernel restarts (it is keyed by the version).
 """
@@ -22,7 +22,7 @@ import traitlets
 
 ASSET = "viz-global.js"
 MISSING = (
-    "the browser's Graphviz (workbench/widgets/graphviz/{name}) is missing from this "
+    "the browser's Graphviz (workbench/viz/graphviz/{name}) is missing from this "
     "installation: rebuild it with `bash scripts/build_graphviz_asset.sh` (needs npm)"
 )
 
@@ -61,7 +61,7 @@ class GraphvizAsset(widgets.Widget):
     """A model-only widget holding the Graphviz script; the pictures read it from the page.
 
     ``shared``: one instance serves every picture of the kernel, so a picture closing
-    must not close it (see :func:`~.closing.held_widgets`).
+    must not close it (see :func:`workbench.widgets.closing.held_widgets`).
     """
 
     shared = True
