@@ -28,6 +28,7 @@ FIRST = [
     "bench_chain.py",
     "bench_scalar_mlp.py",
     "bench_gpu.py",
+    "reading_path.py",  # not a timing: the code one small backward runs
 ]
 
 

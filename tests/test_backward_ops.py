@@ -94,10 +94,10 @@ def _gradients(sample):
     return first, second, ran
 
 
-def _assert_same(formula, fused_, what):
-    assert len(formula) == len(fused_)
-    for i, (a, b) in enumerate(zip(formula, fused_)):
-        assert (a is None) == (b is None), f"{what} {i}: formula gives {a}, fused {b}"
+def _assert_same(formula, by_op, what):
+    assert len(formula) == len(by_op)
+    for i, (a, b) in enumerate(zip(formula, by_op)):
+        assert (a is None) == (b is None), f"{what} {i}: formula gives {a}, backward op {b}"
         if a is not None:
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12, err_msg=f"{what} {i}")
 

@@ -532,7 +532,7 @@ def test_forward_hooks_run_and_can_replace_the_output():
     assert layer(wb.ones(1, 2)).detach().numpy().any() and calls == ["pre"]
 
 
-# ---------------------------------------------------- fused ops the layers use
+# ------------------------------------------- one-op kernels the layers use
 def test_relu_backward_gives_zero_where_the_input_was_negative_even_for_inf():
     x = wb.tensor([-1.0, 2.0, -3.0, 0.0], requires_grad=True)
     y = x.relu()

@@ -7,7 +7,7 @@ ipywidgets.
 
 The backward algorithm itself is :func:`workbench.autograd.reference.backward`
 (``workbench/autograd/reference.py``, one screen); ``workbench/autograd/README.md`` is
-the reading order from a tensor to the engine and its speed layer.
+the reading order from a tensor to the engine.
 """
 
 from __future__ import annotations

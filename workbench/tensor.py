@@ -140,7 +140,7 @@ class Tensor:
 
     @staticmethod
     def _make(array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
-        """Wrap an array without copying or checking (the ops' fast path).
+        """Wrap an array without copying or checking (ops call it with arrays they made).
 
         A staticmethod, not a classmethod: binding ``cls`` on every call would cost
         as much as the rest of it.

@@ -150,12 +150,17 @@ class GraphTask:
         has delivered joins ``ready``. The extras (hooks, ``grad()``, anomaly mode, steps)
         cost only where ``node._hooked`` or the pass's ``extras`` says they are used."""
         edges = node.next_functions
+        plain = not (node._hooked or self.extras)
         if grads is None or (self.needed is not None and node not in self.needed):
             grads = grads_out = None  # nothing reached it, or it leads to no input asked for
-        elif type(node) is OpNode and not (node._hooked or self.extras):
+        elif plain and type(node) is OpNode:
             grads_out = node.apply(grads)  # the rule: one gradient per input edge
             if not self.retain_graph:
                 node.release()  # what the forward pass saved for the rule
+        elif plain and type(node) is AccumulateGrad:
+            grads_out = ()  # a leaf sends nothing on
+            if self.accumulate:  # (grad() keeps the gradient instead)
+                self.add_to_grad(node.variable, grads[0])
         else:
             grads, grads_out = self.run_with_extras(node, grads)
         if grads_out and len(grads_out) != len(edges):
