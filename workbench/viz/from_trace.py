@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograd.graph import LEAVES_FIRST, backward_order
+from ..autograd.graph import LEAVES_FIRST, backward_order, walk
 from ..trace import BackwardPass, Trace, summary_array
 from .model import (
     GraphModel,
@@ -178,27 +178,22 @@ class TraceGraph:
         return [(self.nodes[n].output, n) for n in self.root_nodes() if self.nodes[n].output]
 
     def reachable(self) -> list:
-        order, seen = [], set()
-        stack = list(reversed(self.root_nodes()))
-        while stack:
-            nid = stack.pop()
-            if nid in seen or nid not in self.nodes:
-                continue
-            seen.add(nid)
-            order.append(nid)
-            stack.extend(c for c in reversed(self.nodes[nid].next) if c is not None)
-        return order
+        """The ids of the nodes the roots reach (``graph.walk``, on stand-ins)."""
+        return [stand_in.info.id for stand_in in walk(self.stand_ins(self.nodes))]
+
+    def stand_ins(self, ids) -> list:
+        """The root nodes' stand-ins, whose edges lead to stand-ins for the nodes ``ids``."""
+        stand_ins = {nid: _StandIn(self.nodes[nid]) for nid in ids}
+        for stand_in in stand_ins.values():
+            stand_in.next_functions = tuple((stand_ins.get(c), 0) for c in stand_in.info.next)
+        return [stand_ins[n] for n in self.root_nodes() if n in stand_ins]
 
     def order(self, reachable: list) -> list:
         """Step order: as recorded, or before a backward the engine's own order
         (``graph.backward_order``, on stand-ins for the recorded nodes)."""
         if self.backward is not None:
             return [s.node for s in self.backward.steps]
-        stand_ins = {nid: _StandIn(self.nodes[nid]) for nid in reachable}
-        for stand_in in stand_ins.values():
-            stand_in.next_functions = tuple((stand_ins.get(c), 0) for c in stand_in.info.next)
-        roots = [stand_ins[n] for n in self.root_nodes() if n in stand_ins]
-        return [stand_in.info.id for stand_in in backward_order(roots)]
+        return [stand_in.info.id for stand_in in backward_order(self.stand_ins(reachable))]
 
     def grads(self, upto_step: int | None = None) -> dict:
         """``tensor id -> summary`` of each .grad after the pass (or after step ``upto``)."""
