@@ -1,7 +1,7 @@
 # Two commands do all set-up on a fresh machine:
-#   make lab    create .venv, install workbench[lab] (JupyterLab, no test tools), open the lessons
+#   make lab    create .venv, install autodiff-workbench[lab] (JupyterLab, no test tools), open the lessons
 #               options go to `workbench lab`: make lab ARGS="--port 9000 --no-browser"
-#   make test   create .venv, install workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
+#   make test   create .venv, install autodiff-workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
 #   make hub    a JupyterHub on this machine (127.0.0.1:8000), to try the class set-up
@@ -18,11 +18,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# The distribution is autodiff-workbench; a `workbench` distribution in .venv is this
+# project under its old name, or the unrelated PyPI project of that name: both would
+# provide the package `workbench`, so it goes first.
 $(LAB_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip uninstall -q -y workbench 2>/dev/null || true
 	$(PY) -m pip install -q -e '.[lab]'
 	touch $(LAB_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip uninstall -q -y workbench 2>/dev/null || true
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(DEV_STAMP)
 

@@ -6,7 +6,7 @@
 
 The site holds the lessons (under ``lessons/``) and the workbench wheel (under
 ``pypi/``, indexed for piplite, the Pyodide kernel's pip). Each lesson's copy in the
-site starts with one added cell, ``%pip install workbench``: piplite finds the wheel
+site starts with one added cell, ``%pip install autodiff-workbench``: piplite finds the wheel
 in the site's own index before looking on PyPI. Pyodide itself and its packages
 (numpy, matplotlib) are not in the site: the browser loads them from Pyodide's CDN,
 and the pure-Python dependencies (ipywidgets, anywidget) from PyPI.
@@ -44,14 +44,14 @@ EXTENSIONS = (
 INSTALL_CELL = """\
 # JupyterLite: install workbench into this browser tab's Python (Pyodide).
 # The wheel comes from this site; numpy and the rest from Pyodide's CDN and PyPI.
-%pip install -q workbench"""
+%pip install -q autodiff-workbench"""
 
 
 def build_wheel(folder: Path) -> Path:
     """The workbench wheel, built from this checkout into ``folder``."""
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder)]
     subprocess.run([*command, str(ROOT)], check=True, timeout=600)
-    (wheel,) = folder.glob("workbench-*.whl")
+    (wheel,) = folder.glob("autodiff_workbench-*.whl")
     return wheel
 
 

@@ -47,7 +47,7 @@ def test_site_holds_every_lesson_with_an_install_cell_first_and_no_solutions(sit
         served = json.loads((site / "files/lessons" / path.name).read_text())
         first, *rest = served["cells"]
         assert first["cell_type"] == "code" and "workbench-install" in first["metadata"]["tags"]
-        assert "%pip install -q workbench" in first["source"]
+        assert "%pip install -q autodiff-workbench" in first["source"]
         learner = student_version(source)["cells"]
         assert rest == learner, f"{path.name}: the site's copy is not the learner's version"
         assert "### BEGIN SOLUTION" not in json.dumps(rest)
@@ -55,9 +55,9 @@ def test_site_holds_every_lesson_with_an_install_cell_first_and_no_solutions(sit
 
 def test_site_holds_the_wheel_where_pip_looks_first(site):
     version = re.search(r'^version = "(.+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
-    wheel = site / "pypi" / f"workbench-{version}-py3-none-any.whl"
+    wheel = site / "pypi" / f"autodiff_workbench-{version}-py3-none-any.whl"
     index = json.loads((site / "pypi/all.json").read_text())
-    (release,) = index["workbench"]["releases"][version]
+    (release,) = index["autodiff-workbench"]["releases"][version]
     assert release["filename"] == wheel.name
     assert release["digests"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
     # The Pyodide kernel's piplite reads the site's own index before PyPI.

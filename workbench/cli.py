@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 NO_LAB = (
     "workbench lab: JupyterLab is not installed in this environment. "
-    "Install it with `pip install 'workbench[lab]'` (or `make lab` in a checkout)."
+    "Install it with `pip install 'autodiff-workbench[lab]'` (or `make lab` in a checkout)."
 )
 
 
