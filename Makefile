@@ -4,7 +4,9 @@
 #   make test   create .venv, install autodiff-workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
-#   make hub    a JupyterHub on this machine (127.0.0.1:8000), to try the class set-up
+#               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md)
+#   make hub    the class set-up as one JupyterHub on this machine (127.0.0.1:8000), as root
+#   make hub-image  the build context of the learners' image (build/hub-image), no solution in it
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -12,7 +14,7 @@ LAB_STAMP := $(VENV)/.installed-lab
 DEV_STAMP := $(VENV)/.installed-dev
 ARGS   ?=
 
-.PHONY: lab test fuzz lite hub venv lint clean
+.PHONY: lab test fuzz lite hub hub-image venv lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,15 +45,19 @@ fuzz: $(DEV_STAMP)
 	bash scripts/fuzz.sh
 
 lite: $(DEV_STAMP)
-	$(PY) scripts/build_lite.py build/lite
+	$(PY) scripts/build_lite.py build/lite $(if $(PYODIDE),--pyodide $(PYODIDE))
 
 hub: $(DEV_STAMP)
+	bash scripts/learner_env.sh
 	bash scripts/install_proxy.sh
 	$(VENV)/bin/jupyterhub -f deploy/hub/local_hub_config.py
+
+hub-image: $(DEV_STAMP)
+	$(PY) scripts/hub_image_context.py build/hub-image
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check $(wildcard workbench tests bench scripts)
 	$(VENV)/bin/ruff format --check $(wildcard workbench tests bench scripts)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .tools .hub build/lite
+	rm -rf $(VENV) .pytest_cache .tools .hub build/lite build/hub-image

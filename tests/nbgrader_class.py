@@ -16,7 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from workbench import course
+from workbench.classroom import report
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "01_sigmoid_gradient.ipynb"
@@ -51,13 +54,15 @@ def roster_csv() -> str:
     return "\n".join(lines) + "\n"
 
 
-def answered(notebook: dict, answers: dict[str, str]) -> dict:
-    """The released ``notebook`` with the solution cells named in ``answers`` filled in."""
+def answered(notebook: dict, answers: dict[str, str], signed: str = "") -> dict:
+    """The released ``notebook`` with the solution cells named in ``answers`` filled in,
+    each under a comment ``# <signed>`` when given (to tell whose feedback is whose)."""
     cells = []
     for cell in notebook["cells"]:
         grade_id = course.nbgrader_meta(cell).get("grade_id")
         if course.is_solution_cell(cell) and grade_id in answers:
-            cell = {**cell, "source": answers[grade_id]}
+            source = f"# {signed}\n{answers[grade_id]}" if signed else answers[grade_id]
+            cell = {**cell, "source": source}
         cells.append(cell)
     return {**notebook, "cells": cells}
 
@@ -79,3 +84,24 @@ def nbgrader(root: Path, *args: str, timeout: float = 600) -> str:
     )
     assert done.returncode == 0, f"nbgrader {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
+
+
+def check_lesson_one_report(made: report.ClassReport) -> None:
+    """What the fake class's report must say (tests/test_hub.py checks the same)."""
+    assert made.students == sorted(row[0] for row in ROSTER)
+    rows = {row.exercise: row for row in made.exercises}
+    assert set(rows) == {"01-sigmoid-rule-check", "01-tanh-rule-check"}
+    for row in rows.values():
+        assert sorted(row.submitted) == sorted(SUBMITTERS)
+        assert row.passed == ["ada"] and row.pass_rate == pytest.approx(1 / 3)
+        assert sum(row.diagnoses.values()) == 2
+        assert row.diagnoses[report.NOT_ANSWERED] == 1  # edsger's
+    ((sigmoid, _),) = [
+        d for d in rows["01-sigmoid-rule-check"].diagnoses.items() if d[0] != report.NOT_ANSWERED
+    ]
+    assert "ȳ" in sigmoid or "grad" in sigmoid, sigmoid  # grace forgot the upstream gradient
+    ((tanh, _),) = [
+        d for d in rows["01-tanh-rule-check"].diagnoses.items() if d[0] != report.NOT_ANSWERED
+    ]
+    assert "sign" in tanh, tanh
+    assert made.missing == {ASSIGNMENT: ["linus"]}

@@ -17,9 +17,9 @@ from nbgrader_class import (
     ANSWERS,
     ASSIGNMENT,
     LESSON,
-    ROSTER,
     SUBMITTERS,
     answered,
+    check_lesson_one_report,
     nbgrader,
     roster_csv,
 )
@@ -151,6 +151,13 @@ def test_the_schedule_counts_what_each_lesson_holds():
     assert slower != schedule.as_markdown(loads)
 
 
+def test_teaching_md_shows_the_schedule_the_command_prints(capsys):
+    teaching = (ROOT / "docs" / "teaching.md").read_text()
+    assert schedule.as_markdown(schedule.schedule()) in teaching
+    assert cli.main(["schedule"]) == 0
+    assert capsys.readouterr().out.strip() in teaching
+
+
 # ------------------------------------------------------------------ diagnoses
 def test_diagnoses_take_the_values_out_of_a_message():
     one = "ExerciseError: Your gradient for x has shape (2, 3) where (3,) was expected."
@@ -180,27 +187,6 @@ def graded_class(tmp_path_factory) -> Path:
         (folder / LESSON).write_text(json.dumps(notebook))
     nbgrader(root, "autograde", ASSIGNMENT, "--force")
     return root
-
-
-def check_lesson_one_report(made: report.ClassReport) -> None:
-    """What the fake class's report must say (tests/test_hub.py checks the same)."""
-    assert made.students == sorted(row[0] for row in ROSTER)
-    rows = {row.exercise: row for row in made.exercises}
-    assert set(rows) == {"01-sigmoid-rule-check", "01-tanh-rule-check"}
-    for row in rows.values():
-        assert sorted(row.submitted) == sorted(SUBMITTERS)
-        assert row.passed == ["ada"] and row.pass_rate == pytest.approx(1 / 3)
-        assert sum(row.diagnoses.values()) == 2
-        assert row.diagnoses[report.NOT_ANSWERED] == 1  # edsger's
-    ((sigmoid, _),) = [
-        d for d in rows["01-sigmoid-rule-check"].diagnoses.items() if d[0] != report.NOT_ANSWERED
-    ]
-    assert "ȳ" in sigmoid or "grad" in sigmoid, sigmoid  # grace forgot the upstream gradient
-    ((tanh, _),) = [
-        d for d in rows["01-tanh-rule-check"].diagnoses.items() if d[0] != report.NOT_ANSWERED
-    ]
-    assert "sign" in tanh, tanh
-    assert made.missing == {ASSIGNMENT: ["linus"]}
 
 
 def test_the_class_report_of_the_fake_class(graded_class):

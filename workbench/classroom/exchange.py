@@ -9,8 +9,13 @@ their own user id (deploy/hub/: ``NB_UID`` per learner) and the instructors one
 group (``NB_GID`` 2000):
 
 - a submission's folders become 0750 and its files 0640: its owner (the learner)
-  and the instructors' group (``inbound/`` is set-group-id, so everything in it has
-  the instructors' group) may read it, no other learner can, even knowing its name;
+  and the instructors' group may read it, no other learner can, even knowing its name.
+  Its files get the instructors' group from ``inbound/`` (set-group-id) only if they
+  are made in a folder that still has that bit: nbgrader's copy takes it off the
+  submission's folder (it copies the folder's mode) before it writes
+  ``timestamp.txt``, and a learner cannot give a file a group they are not in. So the
+  submission is copied once more, file by file, into a fresh folder made in
+  ``inbound/``, which takes its place;
 - ``inbound/`` gets the sticky bit at release: a learner cannot remove or rename
   another's submission.
 
@@ -26,6 +31,8 @@ only the submitting learner can work out (a hash of their submission's secret).
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import stat
 from pathlib import Path
 
@@ -46,12 +53,29 @@ def make_private(folder: Path) -> None:
     os.chmod(folder, SUBMISSION_DIR_MODE)
 
 
+def regroup(folder: Path) -> None:
+    """Copy ``folder`` into a fresh folder beside it, which takes its name: every file
+    made anew under the parent's set-group-id bit, so with the parent's group."""
+    fresh = folder.with_name(f".{folder.name}.{secrets.token_hex(8)}")
+    fresh.mkdir()
+    for parent, dirs, files in os.walk(folder):
+        target = fresh / Path(parent).relative_to(folder)
+        for name in dirs:
+            (target / name).mkdir()
+        for name in files:
+            shutil.copyfile(Path(parent) / name, target / name)  # contents only
+    shutil.rmtree(folder)
+    fresh.rename(folder)
+
+
 class PrivateSubmit(ExchangeSubmit):
     """nbgrader's submit, then the submission made private to the learner and instructors."""
 
     def copy_files(self) -> None:
         super().copy_files()
-        make_private(Path(self.inbound_path) / self.assignment_filename)
+        submission = Path(self.inbound_path) / self.assignment_filename
+        regroup(submission)
+        make_private(submission)
 
 
 class StickyRelease(ExchangeReleaseAssignment):

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install and configure the learners' Python: the same steps in the image (Dockerfile)
+# and in the local rehearsal (scripts/learner_env.sh), so that what `make hub` runs is
+# what the cluster runs.
+#
+#   setup-learner-env.sh PYTHON REQUIREMENTS WHEEL
+#
+# 1. every package pinned (requirements.txt, --no-deps: nothing is resolved here),
+#    then the autodiff-workbench wheel, then `pip check` (a missing pin fails here);
+# 2. nbgrader's teacher-side extensions off for everyone: formgrader, create-assignment
+#    and the course list (the instructors' servers turn them on again with the
+#    config folder jupyter-instructor/, see deploy/hub/README.md);
+# 3. the build fails, not the class, if a front-end the lessons need is missing.
+set -euo pipefail
+python=$1 requirements=$2 wheel=$3
+bin=$(dirname "$python")
+
+"$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q -r "$requirements"
+"$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q --force-reinstall "$wheel"
+"$python" -m pip check
+
+"$bin/jupyter" server extension disable --sys-prefix \
+    nbgrader.server_extensions.formgrader nbgrader.server_extensions.course_list 2>/dev/null
+"$bin/jupyter" labextension disable --level=sys_prefix \
+    @jupyter/nbgrader:formgrader @jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list 2>/dev/null
+
+"$bin/jupyter" labextension list > /tmp/extensions.txt 2>&1
+for wanted in "@jupyter-widgets/jupyterlab-manager.*enabled" "anywidget.*enabled" \
+              "@jupyter/nbgrader.*enabled"; do
+    grep -Eq "$wanted" /tmp/extensions.txt || { cat /tmp/extensions.txt; echo "missing: $wanted" >&2; exit 1; }
+done
+rm /tmp/extensions.txt
+"$python" -c "import workbench as wb; x = wb.tensor([1.0], requires_grad=True); (x * x).sum().backward(); assert x.grad.item() == 2.0"
+echo "learner environment ready: $("$python" -c 'import sys; print(sys.prefix)')"
