@@ -25,7 +25,9 @@ from nbgrader_class import (
 )
 
 from workbench import cli, course
-from workbench.classroom import answer_key, coursedir, report, schedule
+from workbench.classroom import class_report as report
+from workbench.classroom import coursedir, schedule
+from workbench.classroom import solution_key as answer_key
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = course.lesson_paths(ROOT / "lessons")

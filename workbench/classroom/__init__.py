@@ -9,8 +9,8 @@ Nothing here is imported by ``import workbench``; the ``workbench`` command call
     workbench class-report ~/course --csv class.csv --chart class.png
     workbench schedule                             # each lesson's time to do
 
-``coursedir.py`` (course directories and the exam switch), ``answer_key.py``,
-``report.py`` (the class report over nbgrader's gradebook and the autograded
+``coursedir.py`` (course directories and the exam switch), ``solution_key.py`` (the answer key),
+``class_report.py`` (the class report over nbgrader's gradebook and the autograded
 notebooks), ``schedule.py``, ``exchange.py`` (nbgrader's exchange, with submissions
 only the instructors' group can read: the hub in deploy/hub/ uses it).
 """

@@ -36,7 +36,7 @@ def cmd_course(args) -> int:
 
 
 def cmd_answer_key(args) -> int:
-    from .answer_key import write_answer_key
+    from .solution_key import write_answer_key
 
     out = Path(args.output)
     count = write_answer_key(out, Path(args.lessons))
@@ -45,7 +45,7 @@ def cmd_answer_key(args) -> int:
 
 
 def cmd_class_report(args) -> int:
-    from .report import as_csv, as_table, class_report, save_chart
+    from .class_report import as_csv, as_table, class_report, save_chart
 
     try:
         report = class_report(Path(args.directory), args.assignment or None)
