@@ -78,7 +78,7 @@ x = wb.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="x")
 loss = (x * 2.0).sigmoid().sum()
 stepper = wb.widgets.BackwardStepper(loss)
 assert stepper.error is None, stepper.error
-assert stepper.next() and stepper.step == 1
+assert stepper.next() and stepper.step == 2
 assert stepper.graph.dot.startswith("digraph") and stepper.graph._graphviz.source
 try:
     wb.viz.draw(loss).svg()   # static export needs a native renderer: a clear message

@@ -27,4 +27,4 @@ def test_exercise_cells_follow_the_convention():
         assert "### BEGIN SOLUTION" in cells[i].source and "### END SOLUTION" in cells[i].source
         assert check["grade"] and check["locked"] and check["points"] > 0
         assert check["grade_id"] == graded(cells[i])["grade_id"] + "-check"
-        assert "check_rule(" in cells[i + 1].source
+        assert f'grade("{graded(cells[i])["grade_id"]}")' in cells[i + 1].source

@@ -29,8 +29,11 @@ graph with the wrong node lit.
 
 ``with trying_rule("sigmoid", sigmoid_rule):`` runs the learner's rule in the real
 engine (``backward()``, the stepper, the pictures) for the span of the block.
-:class:`Hints` and :class:`Exercise` give help in levels: a nudge, a stronger hint,
-the solution (after one attempt).
+:class:`Exercise` ties a check to its hints (a nudge, a stronger hint, the solution
+after one attempt) and to its graded cell, ``grade("01-sigmoid-rule")``; an answer
+that is still ``raise NotImplementedError()`` is *not answered yet*
+(:class:`NotAnswered`): graded 0, and the notebook goes on. ``progress()`` lists the
+exercises still open.
 
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
@@ -46,8 +49,8 @@ from .custom_functions import check_function
 from .descent import check_optimizer_step
 from .diagnose import Finding, compare
 from .higher_order import check_hvp, check_jacobian
-from .hints import Exercise, Hint, Hints
-from .report import ExerciseError, Passed
+from .hints import Exercise, Hint, Hints, grade, progress
+from .report import ExerciseError, NotAnswered, Passed
 from .rules import check_rule, trying_rule
 from .segment_budget import check_peak_measure, check_segments
 
@@ -57,6 +60,7 @@ __all__ = [
     "Finding",
     "Hint",
     "Hints",
+    "NotAnswered",
     "Passed",
     "call_answer",
     "check_answer",
@@ -74,5 +78,7 @@ __all__ = [
     "check_table",
     "check_take_backward",
     "compare",
+    "grade",
+    "progress",
     "trying_rule",
 ]

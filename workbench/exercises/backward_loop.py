@@ -329,6 +329,6 @@ def lit_graph(graph: TestGraph, rank: int | None) -> Callable[[], str] | None:
         from .. import viz
 
         order = viz.build_model(root, "backward").order
-        return viz.draw(root, kind="backward", step=order.index(lit.uid))
+        return viz.draw(root, kind="backward", step=order.index(lit.uid) + 1)
 
     return graph_picture(draw, text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import re
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,8 @@ from .diagnose import Finding
 from .picture import heat_map_html
 
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # workbench/: frames here are ours
+WRAP = 88  # characters per line of an error box
+LONGEST = 600  # characters of a learner's error shown in a check's message
 
 
 class ExerciseError(AssertionError):
@@ -79,6 +82,21 @@ class ExerciseError(AssertionError):
         return message + self.visual_html()
 
 
+class NotAnswered(ExerciseError):
+    """The learner's answer is still the stub: its ``raise NotImplementedError()`` ran.
+
+    A check raises it like any wrong answer; :meth:`Exercise.grade` turns it into a
+    note and a score of 0, so that Run All of a fresh copy goes on to the end.
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"Not answered yet: your {what} still raises NotImplementedError(). Write your "
+            "code in its cell in place of `# YOUR CODE HERE` and `raise NotImplementedError()`, "
+            "run that cell, then this one again."
+        )
+
+
 class Passed:
     """A right answer: what was checked, and what the learner just proved.
 
@@ -128,6 +146,8 @@ def learner_error(
     gives the line of *their* code that was running (the innermost frame in the
     function's file, else outside the workbench), never the engine's internals.
     """
+    if is_stub(err):
+        return NotAnswered(what)
     frame = learners_frame(err, function)
     where = ""
     if frame is not None:
@@ -139,10 +159,28 @@ def learner_error(
     return ExerciseError(message)
 
 
+def is_stub(err: BaseException) -> bool:
+    """Did the exercise's stub raise ``err``: a NotImplementedError from the learner's own line?
+
+    One raised deeper down (by the workbench or numpy, for something it does not do)
+    is a real error, reported as such.
+    """
+    if not isinstance(err, NotImplementedError):
+        return False
+    frames = traceback.extract_tb(err.__traceback__)
+    return bool(frames) and not is_library_file(frames[-1].filename)
+
+
 def error_text(err: BaseException) -> str:
-    """``NameError: name 'yy' is not defined.`` (the first line, at most 200 characters)."""
+    """``NameError: name 'yy' is not defined.``: the error's first line, whole.
+
+    A first line longer than ``LONGEST`` characters ends at a space before that, with a
+    note of how much was left out, never in the middle of a word or a number.
+    """
     reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    reason = reason if len(reason) <= 200 else reason[:197] + "..."
+    if len(reason) > LONGEST:
+        kept = reason[:LONGEST].rsplit(" ", 1)[0]
+        reason = f"{kept} … ({len(reason) - len(kept)} more characters)"
     return f"{type(err).__name__}: {reason}." if reason else f"{type(err).__name__}."
 
 
@@ -176,7 +214,8 @@ def is_library_file(filename: str) -> bool:
     """Frames of the workbench, numpy or the standard library: not the learner's."""
     if filename.startswith(PACKAGE_DIR):
         return True
-    return "site-packages" in filename or filename.startswith(sys.prefix)
+    prefixes = (sys.prefix, sys.base_prefix)  # a virtual environment's, and Python's own
+    return "site-packages" in filename or filename.startswith(prefixes)
 
 
 # ---------------------------------------------------------------- notebooks
@@ -209,7 +248,7 @@ def notebook_handler(shell, etype, value, tb, tb_offset=None):
     """IPython's handler for ExerciseError: the one-line error, then the pictures."""
     show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
     if show is not None:
-        show(etype, value, [f"{etype.__name__}: {value}"])
+        show(etype, value, wrapped(f"{etype.__name__}: {value}"))
     else:
         shell.showtraceback((etype, value, tb), exception_only=True)
     pictures = value.visual_html() if isinstance(value, ExerciseError) else ""
@@ -218,6 +257,19 @@ def notebook_handler(shell, etype, value, tb, tb_offset=None):
 
         display(HTML(pictures))
     return []
+
+
+def wrapped(text: str, width: int = WRAP) -> list[str]:
+    """``text`` as lines of at most ``width`` characters, broken at spaces.
+
+    A notebook's error box and nbgrader's feedback show an error as preformatted text:
+    one long line is either cut off or broken mid-word ("expec ted"). Lines broken
+    here at spaces show whole everywhere.
+    """
+    lines = []
+    for paragraph in text.split("\n"):
+        lines.extend(textwrap.wrap(paragraph, width, break_long_words=False) or [""])
+    return lines
 
 
 def call_learner(function: Callable, args: tuple, context: str = "", what: str = ""):
