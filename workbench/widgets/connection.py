@@ -9,18 +9,19 @@ workbench's widgets, puts one first in its children; any other box can hold one 
 
     widgets.VBox([connection_note(), button, output])
 
-How the page knows (all in the browser, the kernel cannot tell us it is gone):
+How the page knows (in the browser: a kernel that is gone cannot say so):
 
-- ipywidgets' widget manager marks every model as not live (``comm_live = false``, with a
-  ``comm_live_update`` event) when the kernel restarts, after a crash as well; each view
-  of such a model gets the CSS class ``jupyter-widgets-disconnected``.
-- It does nothing when the kernel is shut down, so the note also watches the kernel
-  connection itself (``widget_manager.kernel`` in JupyterLab and Voila): the status
-  ``dead`` and its disposal.
+- ipywidgets' widget manager marks every model as not live when the kernel restarts (a
+  crash ends in a restart too), and each ordinary view of such a model gets the CSS
+  class ``jupyter-widgets-disconnected``. The box around the note is such a view, so the
+  note's CSS shows it under a box with that class. (The note itself, an anywidget, never
+  gets the class: anywidget 0.11 clears a view's listeners before it renders.)
+- The manager marks nothing when the kernel is shut down, so the note also watches the
+  kernel connection (``widget_manager.kernel``, in JupyterLab's widget manager): its status
+  ``restarting``, ``autorestarting`` or ``dead``, or its disposal, shows the note.
 
-A busy kernel (a long cell) is alive: no note. The note never goes away once shown, since
-a restarted kernel has no model for this widget: only running the cell again makes a
-live one.
+A busy kernel (a long cell) is alive: no note. Once shown the note stays, since a new
+kernel has no model for this widget: only running the cell again makes a live one.
 """
 
 from __future__ import annotations
@@ -40,19 +41,10 @@ const GONE = new Set(["restarting", "autorestarting", "dead"]);
 function render({ model, el }) {
   el.classList.add("wb-connection-note");
   el.setAttribute("role", "status");
-  const show = () => {
-    el.textContent = model.get("text");
-    el.classList.add("wb-lost");
-  };
-  // ipywidgets' own mark on a view whose model lost its comm (a restart, a crash).
-  const checkComm = () => {
-    if (el.classList.contains("jupyter-widgets-disconnected")) show();
-  };
-  model.on("comm_live_update", checkComm);
-  checkComm();
-  // The kernel itself: ipywidgets does not react when it is shut down.
+  el.textContent = model.get("text");  // hidden by the CSS until the kernel is gone
+  const show = () => el.classList.add("wb-lost");
   const kernel = model.widget_manager && model.widget_manager.kernel;
-  if (!kernel) return;
+  if (!kernel) return;  // a page without one: ipywidgets' own mark still shows the note
   const onStatus = (_kernel, status) => {
     if (GONE.has(status)) show();
   };
@@ -68,18 +60,20 @@ function render({ model, el }) {
 export default { render };
 """
 
+# Shown by the note's own mark (wb-lost) or by ipywidgets' mark on the box around it.
 _CSS = """
-.wb-connection-note:not(.wb-lost) { display: none; }
-.wb-connection-note.wb-lost {
+.wb-connection-note { display: none; }
+.wb-connection-note.wb-lost,
+.jupyter-widgets-disconnected > .wb-connection-note {
+  display: block;
   position: sticky; top: 0; z-index: 10;  /* stays in sight over a tall widget */
   margin: 2px 0 6px; padding: 8px 12px;
   border: 2px solid #b71c1c; border-radius: 4px;
   background: #fff3e0; color: #7f0000; font-weight: 600;
 }
 /* The rest of the widget, greyed out: its controls no longer do anything. */
-.wb-connection-note.wb-lost ~ * { opacity: 0.45; }
-/* One note per widget: a workbench widget inside another keeps its note hidden. */
-.wb-connection-note.wb-lost ~ * .wb-connection-note { display: none; }
+.wb-connection-note.wb-lost ~ *,
+.jupyter-widgets-disconnected > .wb-connection-note ~ * { opacity: 0.45; }
 """
 
 
