@@ -149,7 +149,7 @@ def test_exam_mode_turns_hints_and_solutions_off(monkeypatch):
     assert not exercise.reveal_solution().code
     assert course.solution("01-sigmoid-rule") is None
     pytest.importorskip("ipywidgets")
-    button, shown = exercise.button().children
+    _note, button, shown = exercise.button().children
     assert button.description == "Hints are off (graded work)"
     button.click()
     assert "WORKBENCH_EXAM" in shown.value

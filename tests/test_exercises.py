@@ -628,7 +628,8 @@ def test_the_hint_button_shows_one_level_per_click():
     pytest.importorskip("ipywidgets")
     hints = Hints(["first", "second"], solution="code")
     box = hints.button()
-    button, shown = box.children
+    note, button, shown = box.children
+    assert type(note).__name__ == "ConnectionNote"  # says so on the button once the kernel is gone
     assert button.description == "Show hint 1 of 2"
     button.click()
     assert "first" in shown.value and "second" not in shown.value

@@ -121,8 +121,14 @@ class Hints:
         return self.attempts > 0 and not course.exam_mode() and self.reveal_solution().code
 
     def button(self):
-        """A button that shows the next level below it at each click (needs ipywidgets)."""
+        """A button that shows the next level below it at each click (needs ipywidgets).
+
+        Above it, hidden while the kernel lives, the note that says the button is dead
+        once the kernel is gone (:func:`workbench.widgets.connection_note`).
+        """
         import ipywidgets as widgets
+
+        from ..widgets import connection_note
 
         shown = widgets.HTML()
         press = widgets.Button(description=self.button_label(), layout={"width": "auto"})
@@ -132,7 +138,7 @@ class Hints:
             press.description = self.button_label()
 
         press.on_click(on_click)
-        return widgets.VBox([press, shown])
+        return widgets.VBox([connection_note(), press, shown])
 
     def button_label(self) -> str:
         if course.exam_mode():
