@@ -5,11 +5,12 @@ cell. Its message is one or two plain sentences; what a picture needs (the
 :class:`~workbench.exercises.diagnose.Finding`: expected, got, the mask of wrong
 elements; a graph to light up) travels with it and is drawn by its ``_repr_html_``.
 
-In a notebook the error shows as that message alone, with the pictures under it, and
-no traceback through the checker's code: the first error raised installs a handler
-for ``ExerciseError`` in IPython (:func:`show_in_notebook`). Errors raised inside the
-learner's own function are turned into a short message that names their line
-(:func:`learner_error`).
+In a notebook the message shows as HTML (it wraps at spaces at any width), with the
+pictures under it, then a one-line error box ("ExerciseError: see the message above.")
+that fails the cell, and no traceback through the checker's code: the first error
+raised installs a handler for ``ExerciseError`` in IPython (:func:`show_in_notebook`).
+Errors raised inside the learner's own function are turned into a short message that
+names their line (:func:`learner_error`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from .diagnose import Finding
 from .picture import heat_map_html
 
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # workbench/: frames here are ours
-WRAP = 88  # characters per line of an error box
+WRAP = 88  # characters per line of a message shown as plain text
 LONGEST = 600  # characters of a learner's error shown in a check's message
+SEE_ABOVE = "see the message above."  # the error line under a check's message
 
 
 class ExerciseError(AssertionError):
@@ -95,6 +97,9 @@ class NotAnswered(ExerciseError):
             "code in its cell in place of `# YOUR CODE HERE` and `raise NotImplementedError()`, "
             "run that cell, then this one again."
         )
+
+    def _repr_html_(self) -> str:
+        return f'<p style="color:#0d47a1"><b>Open.</b> {html.escape(self.message)}</p>'
 
 
 class Passed:
@@ -245,18 +250,35 @@ def running_ipython():
 
 
 def notebook_handler(shell, etype, value, tb, tb_offset=None):
-    """IPython's handler for ExerciseError: the one-line error, then the pictures."""
+    """IPython's handler for ExerciseError: the message and its pictures, then a short error.
+
+    The message shows as HTML, which wraps at spaces at any width; an error box is
+    preformatted text, which a notebook breaks mid-word ("expec ted") once a line is
+    wider than the box. The one-line error after it is what marks the cell failed (for
+    nbgrader too).
+    """
+    from IPython.display import display
+
+    display(Shown(value))
     show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
     if show is not None:
-        show(etype, value, wrapped(f"{etype.__name__}: {value}"))
+        show(etype, value, [f"{etype.__name__}: {SEE_ABOVE}"])
     else:
         shell.showtraceback((etype, value, tb), exception_only=True)
-    pictures = value.visual_html() if isinstance(value, ExerciseError) else ""
-    if pictures:
-        from IPython.display import HTML, display
-
-        display(HTML(pictures))
     return []
+
+
+class Shown:
+    """A check's message as a notebook shows it: HTML there, lines broken at spaces elsewhere."""
+
+    def __init__(self, error: ExerciseError) -> None:
+        self.error = error
+
+    def _repr_html_(self) -> str:
+        return self.error._repr_html_()
+
+    def __repr__(self) -> str:
+        return "\n".join(wrapped(self.error.message))
 
 
 def wrapped(text: str, width: int = WRAP) -> list[str]:
