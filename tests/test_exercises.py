@@ -700,13 +700,14 @@ def test_the_notebook_handler_is_installed_once_and_never_over_another(monkeypat
     assert other.custom_exceptions == (KeyError,)  # someone else's handler stays
 
 
-def test_the_notebook_handler_shows_the_message_alone():
+def test_the_notebook_handler_shows_the_message_then_a_one_line_error(capsys):
     from workbench.exercises import report
 
     shell = FakeShell()
     err = ExerciseError("Your gradient for x is wrong.")
     assert report.notebook_handler(shell, ExerciseError, err, None) == []
-    assert shell.shown == [["ExerciseError: Your gradient for x is wrong."]]
+    assert capsys.readouterr().out.strip() == "Your gradient for x is wrong."  # displayed
+    assert shell.shown == [[f"ExerciseError: {report.SEE_ABOVE}"]]  # no traceback
 
 
 def test_a_transposed_gradient_is_a_wrong_shape_that_names_the_transpose():
