@@ -189,20 +189,73 @@ def error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {reason}." if reason else f"{type(err).__name__}."
 
 
-NOT_SAVED = re.compile(r"used input (\w+), which the op does not save")
+NOT_SAVED = re.compile(
+    r"rule of '(\w+)' used (?:input (\w+)|the output), which the op does not save"
+)
 
 
 def known_cause(err: BaseException) -> str | None:
     """Plain words for an engine error a learner's code often meets, else None."""
     unsaved = NOT_SAVED.search(str(err))
-    if unsaved:
-        name = unsaved.group(1)
+    if unsaved is None:
+        return None
+    op_name, name = unsaved.groups()
+    op = registered_op(op_name)
+    if op is None:
+        return None
+    return output_not_kept(op) if name is None else input_not_kept(op, name)
+
+
+def input_not_kept(op, name: str) -> str:
+    """A rule read input ``name``, which this call's node did not keep: why, and what to use.
+
+    mul keeps ``a`` only for ``b``'s gradient: a call that wants none for ``b`` drops
+    it. sigmoid, tanh and exp never keep their input: their rules use the output.
+    """
+    users = gradients_that_keep(op, name)
+    if users:
         return (
-            f"it used {name}, which this call did not keep ({name} is kept only for a "
-            "gradient that was not wanted here). Compute a gradient only for the inputs "
-            "that orig.needs_input_grad marks True, and return None for the others."
+            f"it used {name}, which this call did not keep: {op.name} keeps {name} only for "
+            f"the gradient of {' and '.join(users)}, and orig.needs_input_grad says it is not "
+            "wanted here. Compute a gradient only for the inputs that orig.needs_input_grad "
+            "marks True, and return None for the others."
         )
-    return None
+    kept = f"it used {name}, which {op.name}'s node does not keep (orig.args holds only its shape "
+    if op.save_out:
+        return (
+            f"{kept}and dtype): the node keeps its output y = orig.out, not {name}. "
+            "Write the rule with y."
+        )
+    return f"{kept}and dtype): {op.name}'s gradients do not need the values of {name}."
+
+
+def output_not_kept(op) -> str:
+    """A rule read ``orig.out`` of an op that keeps its inputs instead (abs, mul)."""
+    kept = " and ".join(f"orig.args[{i}]" for i in range(len(op.input_names)))
+    inputs = "its input" if len(op.input_names) == 1 else "its inputs"
+    return (
+        f"it used orig.out, which {op.name}'s node does not keep: it keeps {inputs} "
+        f"({kept}), not its output y. Write the rule with {kept}."
+    )
+
+
+def registered_op(op_name: str):
+    """The registry's entry for ``op_name``, or None (the registry is read lazily)."""
+    from ..ops import registry
+
+    return registry.OPS.get(op_name)
+
+
+def gradients_that_keep(op, name: str) -> list[str]:
+    """The inputs whose gradients make ``op`` keep input ``name`` (mul: b's keeps a)."""
+    if name not in op.input_names:
+        return []
+    index = op.input_names.index(name)
+    users = []
+    for saved, needed_by in op.save_inputs:
+        if saved == index and needed_by is not None:
+            users += [op.input_names[j] for j in needed_by]
+    return users
 
 
 def learners_frame(err: BaseException, function: Callable) -> traceback.FrameSummary | None:
