@@ -13,7 +13,12 @@ import pytest
 import workbench as wb
 from workbench.autograd import reference
 from workbench.autograd.graph import AccumulateGrad
-from workbench.exercises import ExerciseError, check_backward_loop, check_optimizer_step
+from workbench.exercises import (
+    ExerciseError,
+    NotAnswered,
+    check_backward_loop,
+    check_optimizer_step,
+)
 from workbench.exercises import backward_loop as loop_check
 
 
@@ -272,6 +277,33 @@ def test_the_picture_falls_back_to_text_when_drawing_fails(monkeypatch):
     monkeypatch.setattr(wb.viz, "draw", no_renderer)
     picture = err.picture()
     assert "<svg" not in picture and "[TanhBackward0 ← here]" in picture
+
+
+def test_the_lit_graph_is_a_drawing_a_notebook_lays_out_with_the_node_at_its_step():
+    """What lesson 4 shows under the impatient loop's message: no renderer needed."""
+    err = raises(check_backward_loop, depth_first_with_a_visited_set)
+    drawing = err.picture.graph()
+    assert isinstance(drawing, wb.viz.Graph)
+    active = [line for line in drawing.dot.splitlines() if 'class="backward active"' in line]
+    assert len(active) == 1 and 'label="TanhBackward0' in active[0]
+    lit = re.search(r'id="([^"]+)"', active[0]).group(1)
+    assert drawing.order.index(lit) + 1 == drawing.step  # lit at the step the engine runs it
+    assert err.picture.name == "TanhBackward0"
+    assert err._repr_html_().count("ran before all its gradients had arrived") == 1
+
+
+def test_a_loop_that_calls_an_unanswered_count_is_not_answered_yet_and_says_which():
+    def count_dependencies(start):
+        raise NotImplementedError()
+
+    def my_backward(root):
+        count_dependencies(root.grad_fn)
+
+    with pytest.raises(NotAnswered) as caught:
+        check_backward_loop(my_backward)
+    assert "your function count_dependencies, which your backward loop my_backward calls" in (
+        str(caught.value)
+    )
 
 
 def test_the_heat_map_marks_exactly_the_wrong_cells():
