@@ -14,7 +14,9 @@ import workbench as wb
 from tests.catalogue import Catalogue, Mistake, Right, assert_named, assert_passes, parametrize
 from workbench.autograd import Function
 from workbench.exercises import (
+    ExerciseError,
     NotAnswered,
+    check_function,
     check_hvp,
     check_hypot,
     check_jacobian,
@@ -1053,3 +1055,23 @@ def test_a_function_still_the_stub_is_not_answered_yet(check, answer, stub):
     with pytest.raises(NotAnswered) as caught:
         check(stub(answer))
     assert str(caught.value).startswith("Not answered yet") and "Traceback" not in str(caught.value)
+
+
+def test_a_straight_through_gradient_is_shown_element_by_element_with_no_cause():
+    """Lesson 6's clip that passes ȳ everywhere: ȳ · clip′(y) is ȳ too (clip′ is 1 on
+    every output), so "the derivative taken at the output" would be a wrong cause."""
+
+    class Clip(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clamp(-1.0, 1.0)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    values = [[0.5, -1.5, 0.2], [2.0, -0.3, 0.9]]
+    with pytest.raises(ExerciseError) as caught:
+        check_function(Clip, values, reference=lambda t: t.clamp(-1.0, 1.0))
+    assert caught.value.kind == "elements" and "output" not in str(caught.value)
+    assert caught.value.wrong.tolist() == [[False, True, False], [True, False, False]]

@@ -289,7 +289,7 @@ def check_gradient(gradient: Gradient, upstream, names, leaves, context, at_outp
     if finding is None and expected is not numeric:
         finding = compare(what, numeric, got, rtol=FD_RTOL, atol=FD_ATOL)
     if finding is not None and finding.kind == "elements":
-        finding = diagnose_at_output(what, name, expected, got, at_output) or finding
+        finding = diagnose_at_output(what, name, expected, got, at_output, upstream) or finding
     if finding is not None:
         fail(finding.sentences(context), finding, input=name)
 
@@ -385,13 +385,26 @@ def crossed_finding(kind: str, names: list, got: list, wanted: list, i: int, j: 
     return Finding(kind, what, observation, advice, expected, mine, wrong, details)
 
 
-def diagnose_at_output(what: str, name: str, expected, got, at_output) -> Finding | None:
+def diagnose_at_output(
+    what: str, name: str, expected, got, at_output, upstream=None
+) -> Finding | None:
     """The derivative evaluated at the output y where it belongs at the input x
-    (``at_output`` is ȳ · f′(y), from :func:`gradient_at_output`)."""
-    if at_output is None or got is None:
+    (``at_output`` is ȳ · f′(y), from :func:`gradient_at_output`).
+
+    Only where f′(y) varies from element to element: where it is one constant (a clip,
+    whose f′(y) is 1 on all its outputs) ȳ · f′(y) is also what a backward that passes
+    ȳ through (or scales it) gives, and the cause cannot be told.
+    """
+    if at_output is None or got is None or upstream is None:
         return None
     expected, got, at_output = as_array(expected), as_array(got), as_array(at_output)
     if not is_close(at_output, got) or is_close(at_output, expected, FD_RTOL, FD_ATOL):
+        return None
+    upstream = as_array(upstream)
+    if upstream.shape != got.shape or not np.all(upstream != 0):
+        return None
+    slopes = at_output / upstream  # f′(y), element by element
+    if np.allclose(slopes, slopes.flat[0], rtol=FD_RTOL, atol=FD_ATOL):
         return None
     return Finding(
         "at_output",
