@@ -194,8 +194,8 @@ def check_jacobian(jacobian: Callable[[Callable, Tensor], Tensor]) -> Passed:
     return Passed(
         "Your Jacobian is right.",
         "On three functions it equals finite differences and wb.gradient(y, x). You just "
-        "proved that one backward with ȳ = the one-hot eᵢ gives row i of J: a backward pass "
-        "is a vector-Jacobian product.",
+        "proved that one backward with the one-hot ȳ = eᵢ gives eᵢᵀJ, row i of J: a backward "
+        "pass computes the vector-Jacobian product ȳᵀJ.",
     )
 
 
