@@ -7,6 +7,8 @@ One check per kind of exercise in the lessons::
 
     check_rule("sigmoid", sigmoid_rule)        # a gradient rule rule(orig, grad) -> list
     check_function(Exp, [0.5, -1.0, 2.0])     # a custom wb.autograd.Function
+    check_softplus(Softplus)                  # lesson 6's three Functions: check_hypot,
+                                              # check_power too
     check_backward_loop(my_backward)          # the backward algorithm, on real nodes
     check_optimizer_step(sgd_step)            # SGD with momentum, against wb.optim.SGD
 
@@ -45,7 +47,7 @@ from .answers import call_answer, check_answer, check_order, check_table
 from .backward_loop import check_backward_loop
 from .backward_ops import check_avg_pool_backward, check_take_backward
 from .cross_entropy import check_cross_entropy_grad
-from .custom_functions import check_function
+from .custom_functions import check_function, check_hypot, check_power, check_softplus
 from .descent import check_optimizer_step
 from .diagnose import Finding, compare
 from .higher_order import check_hvp, check_jacobian
@@ -68,13 +70,16 @@ __all__ = [
     "check_backward_loop",
     "check_cross_entropy_grad",
     "check_function",
+    "check_hypot",
     "check_hvp",
     "check_jacobian",
     "check_optimizer_step",
     "check_order",
     "check_peak_measure",
+    "check_power",
     "check_rule",
     "check_segments",
+    "check_softplus",
     "check_table",
     "check_take_backward",
     "compare",
