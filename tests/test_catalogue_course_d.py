@@ -14,6 +14,7 @@ from catalogue import Catalogue, Mistake, Right, assert_named, assert_passes, pa
 
 import workbench as wb
 from workbench.exercises import (
+    NotAnswered,
     check_avg_pool_backward,
     check_cross_entropy_grad,
     check_optimizer_step,
@@ -962,3 +963,15 @@ def test_the_check_names_the_mistake(catalogue, mistake):
 @pytest.mark.parametrize("catalogue, right", RIGHTS)
 def test_a_right_answer_written_another_way_passes(catalogue, right):
     assert_passes(catalogue, right)
+
+
+def not_yet(*args):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize("catalogue", CATALOGUES, ids=lambda c: c.exercise)
+def test_an_unanswered_exercise_is_not_answered_yet(catalogue):
+    """The learner's copy (the stub's ``raise NotImplementedError()``): not a mistake."""
+    with pytest.raises(NotAnswered) as caught:
+        catalogue.check(not_yet)
+    assert str(caught.value).startswith("Not answered yet")
