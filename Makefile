@@ -20,17 +20,21 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# setuptools boxes a note ("Editable installation ... folders with the same name may take
+# precedence") into every editable install; it is information, not a problem: kept quiet.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 # The distribution is autodiff-workbench; a `workbench` distribution in .venv is this
 # project under its old name, or the unrelated PyPI project of that name: both would
 # provide the package `workbench`, so it goes first.
 $(LAB_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip uninstall -q -y workbench 2>/dev/null || true
-	$(PY) -m pip install -q -e '.[lab]'
+	$(QUIET_EDITABLE) $(PY) -m pip install -q -e '.[lab]'
 	touch $(LAB_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip uninstall -q -y workbench 2>/dev/null || true
-	$(PY) -m pip install -q -e '.[dev]'
+	$(QUIET_EDITABLE) $(PY) -m pip install -q -e '.[dev]'
 	touch $(DEV_STAMP)
 
 venv: $(DEV_STAMP)
