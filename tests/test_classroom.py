@@ -74,6 +74,17 @@ def hint_texts(notebook: dict) -> list[str]:
     return [text for text in found if isinstance(text, str)]
 
 
+def without_the_switch(exam: dict) -> list[dict]:
+    """The exam version's cells but its exam switch, which comes before the first code."""
+    cells = exam["cells"]
+    (switch,) = [k for k, cell in enumerate(cells) if cell.get("id") == "exam-switch"]
+    first_code = next(k for k, cell in enumerate(cells) if cell["cell_type"] == "code")
+    assert switch == first_code
+    assert course.nbgrader_meta(cells[switch])["locked"]
+    assert 'os.environ["WORKBENCH_EXAM"] = "1"' in course.cell_text(cells[switch])
+    return cells[:switch] + cells[switch + 1 :]
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_the_exam_version_has_no_hints_and_the_same_checks(path):
     source = json.loads(path.read_text())
@@ -85,7 +96,9 @@ def test_the_exam_version_has_no_hints_and_the_same_checks(path):
     assert not [hint for hint in hints if any(hint in text for text in texts)]
     assert not [t for t in texts if any(word in t for word in HELP_WORDS)]
     assert exam["metadata"]["workbench"] == {"exam": True}
-    for before, after in zip(source["cells"], exam["cells"]):
+    cells = without_the_switch(exam)
+    assert len(cells) == len(source["cells"])
+    for before, after in zip(source["cells"], cells):
         if (
             before["cell_type"] == "code"
             and not course.nbgrader_meta(before)
@@ -100,10 +113,23 @@ def test_the_exam_version_has_no_hints_and_the_same_checks(path):
         assert "\n".join(texts).count(name) == made
 
 
-def test_an_exam_learner_copy_runs_to_its_last_cell(tmp_path):
-    """Run All of lesson 1's exam version, as a learner gets it: the exercises fail, the
-    lesson goes on (each check says so), and no hint is left to read."""
+# Appended to the exam copy: what its kernel says about the exam switch and the solutions.
+PROBE = """\
+from workbench import course
+print("exam mode:", course.exam_mode(), "| solutions file:", course.SOLUTIONS.exists(),
+      "| solution:", course.solution("01-sigmoid-rule"))
+"""
+
+
+def test_an_exam_learner_copy_runs_to_its_last_cell_with_the_switch_on(tmp_path, monkeypatch):
+    """Run All of lesson 1's exam version, as a learner gets it, in a kernel started
+    without WORKBENCH_EXAM and with the package's solutions.json at hand: every exercise
+    is "not answered yet" and the lesson goes on; the notebook's own switch turns exam
+    mode on, so no solution is given (the switch and --exam agree)."""
+    monkeypatch.delenv(course.EXAM, raising=False)
+    assert course.SOLUTIONS.exists() and course.solution("01-sigmoid-rule")
     exam = course.student_version(coursedir.exam_version(json.loads(LESSONS[0].read_text())))
+    exam["cells"].append(nbformat.v4.new_code_cell(PROBE))
     notebook = nbformat.reads(json.dumps(exam), as_version=4)
     client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True)
     client.resources = {"metadata": {"path": str(tmp_path)}}
@@ -114,9 +140,20 @@ def test_an_exam_learner_copy_runs_to_its_last_cell(tmp_path):
         for out in cell.get("outputs", [])
         if out.get("output_type") == "error"
     ]
-    graded = {k for k, cell in enumerate(notebook.cells) if course.is_graded_cell(cell)}
-    assert errors and {k for k, _ in errors} <= graded, errors  # only the checks fail
-    assert {name for _, name in errors} == {"ExerciseError"}
+    assert errors == []
+
+    def printed(cell) -> str:
+        return "".join(
+            out.get("text", "") + json.dumps(out.get("data", "")) for out in cell.outputs
+        )
+
+    graded = [cell for cell in notebook.cells if course.is_graded_cell(cell)]
+    assert graded and all("not answered yet" in printed(cell).lower() for cell in graded)
+    assert "".join(out.get("text", "") for out in notebook.cells[-1].outputs).split("|") == [
+        "exam mode: True ",
+        " solutions file: True ",
+        " solution: None\n",
+    ]
 
 
 # ------------------------------------------------------------------ the answer key

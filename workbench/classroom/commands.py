@@ -12,6 +12,8 @@ from pathlib import Path
 
 from .. import course
 
+EXAM_MADE = " (exam: no hints; WORKBENCH_EXAM=1 set in its first code cell)"
+
 
 def cmd_course(args) -> int:
     from .coursedir import make_course
@@ -30,7 +32,7 @@ def cmd_course(args) -> int:
         return 2
     for assignment, notebooks in made.items():
         names = ", ".join(path.name for path in notebooks)
-        print(f"source/{assignment}: {names}" + (" (exam: no hints)" if args.exam else ""))
+        print(f"source/{assignment}: {names}" + (EXAM_MADE if args.exam else ""))
     print(f"next, in {args.directory}: nbgrader generate_assignment {' '.join(made)}")
     return 0
 
@@ -85,7 +87,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "lessons_wanted", nargs="*", metavar="LESSON", help="lessons by number (all if none)"
     )
     made.add_argument("--whole", action="store_true", help="one assignment, 'course', for all")
-    made.add_argument("--exam", action="store_true", help="take hints and solutions out")
+    made.add_argument(
+        "--exam",
+        action="store_true",
+        help="take hints out and turn the exam switch (WORKBENCH_EXAM=1) on",
+    )
     made.add_argument("--course-id", default="autodiff-workbench")
     made.add_argument("--lessons", default=source, help="the source lessons (solutions in)")
     made.set_defaults(func=cmd_course)

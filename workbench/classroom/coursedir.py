@@ -12,7 +12,13 @@ The **exam switch** (``exam=True``, ``workbench course DIR --exam``) takes the h
 of the notebooks before nbgrader sees them: each ``Exercise(...)`` keeps its check but
 loses its ``hints=`` and ``solution=``, each ``Hints(...)`` its levels, and every
 ``.button()`` call goes. The learner's copy then holds no hint to read, not even in a
-cell's source.
+cell's source. And the notebook turns on the package's own exam switch
+(``WORKBENCH_EXAM=1``, :func:`workbench.course.exam_mode`) in a locked cell before its
+first line of code, so the two agree: where the package still has its solutions (a
+learner's own ``pip install autodiff-workbench``), an exercise made by hand, or
+``course.solution(...)``, shows none in this notebook either. nbgrader puts the locked
+cell back as it was when it autogrades. (The class's image holds no solutions at all:
+deploy/hub/setup-learner-env.sh.)
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ from .. import course
 COURSE_ID = "autodiff-workbench"  # the one course id: values.yaml, the hub, the docs
 WHOLE = "course"  # the assignment that holds every lesson
 EXAM_NOTE = "# Exam: hints and solutions are off for this exercise."
+EXAM_SWITCH = """\
+# Exam: hints and solutions are off in this notebook (workbench.course.exam_mode).
+import os
+
+os.environ["WORKBENCH_EXAM"] = "1"\
+"""
 
 CONFIG = """\
 # nbgrader's settings for this course directory (made by `workbench course`).
@@ -83,10 +95,31 @@ def make_course(
 
 # ------------------------------------------------------------------ the exam switch
 def exam_version(notebook: dict) -> dict:
-    """``notebook`` with every exercise's hints, solution and help button taken out."""
+    """``notebook`` with every exercise's hints, solution and help button taken out, and
+    the exam switch turned on before its first code cell."""
     cells = [exam_cell(cell) for cell in notebook["cells"]]
+    first_code = next(k for k, cell in enumerate(cells) if cell["cell_type"] == "code")
+    cells.insert(first_code, exam_switch_cell())
     metadata = {**notebook.get("metadata", {}), "workbench": {"exam": True}}
     return {**notebook, "cells": cells, "metadata": metadata}
+
+
+def exam_switch_cell() -> dict:
+    """The cell that sets ``WORKBENCH_EXAM=1`` in the learner's kernel: locked, so that
+    nbgrader restores it if it is changed."""
+    grading = {"grade": False, "solution": False, "locked": True, "grade_id": "exam-switch"}
+    return {
+        "cell_type": "code",
+        "id": "exam-switch",
+        "metadata": {
+            "nbgrader": {**grading, "schema_version": 3},
+            "editable": False,
+            "deletable": False,
+        },
+        "execution_count": None,
+        "outputs": [],
+        "source": EXAM_SWITCH,
+    }
 
 
 def exam_cell(cell: dict) -> dict:
