@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import csv
+import html
 import io
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -28,6 +30,8 @@ from workbench import cli, course
 from workbench.classroom import class_report as report
 from workbench.classroom import coursedir, schedule
 from workbench.classroom import solution_key as answer_key
+from workbench.exercises.hints import Unanswered
+from workbench.exercises.report import NotAnswered
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = course.lesson_paths(ROOT / "lessons")
@@ -198,13 +202,30 @@ def test_teaching_md_shows_the_schedule_the_command_prints(capsys):
 
 
 # ------------------------------------------------------------------ diagnoses
-def test_diagnoses_take_the_values_out_of_a_message():
+def test_diagnoses_take_the_values_out_of_a_message(tmp_path):
     one = "ExerciseError: Your gradient for x has shape (2, 3) where (3,) was expected."
     two = "ExerciseError: Your gradient for x has shape (4, 5) where (5,) was expected."
     assert report.diagnosis(one) == report.diagnosis(two)
     assert "#" in report.diagnosis(one) and "ExerciseError" not in report.diagnosis(one)
     stub = "ExerciseError: Your rule raised an error on line 3: NotImplementedError."
     assert report.diagnosis(stub) == report.NOT_ANSWERED
+    # What grade() shows for an exercise still open, as the autograded notebook holds it.
+    note = NotAnswered("sigmoid_rule")._repr_html_()
+    open_cell = {
+        "cell_type": "code",
+        "metadata": {"nbgrader": {"grade_id": "01-x-check"}},
+        "outputs": [{"output_type": "execute_result", "data": {"text/html": note}}],
+    }
+    notebook = tmp_path / "graded.ipynb"
+    notebook.write_text(json.dumps({"cells": [open_cell]}))
+    message = report.failure_message(notebook, "01-x-check")
+    assert message.startswith(report.NOTE_PREFIX) and "<" not in message
+    assert report.diagnosis(message) == report.NOT_ANSWERED
+    not_run = Unanswered("The exercise 01-x is not set up in this kernel (it was restarted).")
+    open_cell["outputs"][0]["data"] = not_run._repr_mimebundle_()
+    notebook.write_text(json.dumps({"cells": [open_cell]}))
+    told = report.diagnosis(report.failure_message(notebook, "01-x-check"))
+    assert told == "Open: The exercise #-x is not set up in this kernel (it was restarted)."
     assert report.diagnosis(None) == report.NO_MESSAGE
     assert report.diagnosis("ExerciseError: x1 and y_2 are wrong") == "x1 and y_2 are wrong"
 
@@ -226,6 +247,16 @@ def graded_class(tmp_path_factory) -> Path:
         (folder / LESSON).write_text(json.dumps(notebook))
     nbgrader(root, "autograde", ASSIGNMENT, "--force")
     return root
+
+
+def test_the_course_directorys_feedback_needs_no_network(graded_class):
+    """nbgrader_config.py of `workbench course` names the course's feedback template:
+    a learner's page loads nothing from a CDN (nbgrader's own loads MathJax)."""
+    nbgrader(graded_class, "generate_feedback", ASSIGNMENT, "--force")
+    page = (graded_class / "feedback" / "grace" / ASSIGNMENT / LESSON).with_suffix(".html")
+    text = page.read_text()
+    assert "Multiply it by ȳ" in html.unescape(re.sub(r"<[^>]+>", "", text))
+    assert re.findall(r"<(?:script|link)[^>]*(?:src|href)=\"(https?:[^\"]*)", text) == []
 
 
 def test_the_class_report_of_the_fake_class(graded_class):

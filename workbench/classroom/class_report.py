@@ -19,6 +19,7 @@ counts as "not answered".
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -27,6 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NOT_ANSWERED = "not answered (the `raise NotImplementedError()` stub is still there)"
+# What workbench.exercises.grade shows for an exercise still open (its text/plain is 0).
+OPEN_NOTE = "<b>Open.</b>"
+NOTE_PREFIX = "Open: "
+TAG = re.compile(r"<[^>]+>")
 NO_MESSAGE = "no error shown (a partial score, or the cell did not run)"
 TOP = 3  # diagnoses listed per exercise
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
@@ -106,7 +111,8 @@ def record(result: ExerciseResult, student: str, score: float | None, root: Path
 
 
 def failure_message(notebook: Path, grade_id: str) -> str | None:
-    """What the test cell ``grade_id`` of an autograded notebook raised, or None."""
+    """What the test cell ``grade_id`` of an autograded notebook raised, or the note it
+    showed for an open exercise (``grade()``'s *Open.*, scored 0); None if neither."""
     if not notebook.exists():
         return None
     for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
@@ -115,6 +121,11 @@ def failure_message(notebook: Path, grade_id: str) -> str | None:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+            note = output.get("data", {}).get("text/html", "")
+            note = "".join(note) if isinstance(note, list) else note
+            if OPEN_NOTE in note:
+                text = html.unescape(TAG.sub("", note.split(OPEN_NOTE, 1)[1]))
+                return f"{NOTE_PREFIX}{text.strip()}"
     return None
 
 
@@ -122,7 +133,7 @@ def diagnosis(message: str | None) -> str:
     """The misconception a failure message names, its particular values taken out."""
     if message is None:
         return NO_MESSAGE
-    if "NotImplementedError" in message:
+    if "NotImplementedError" in message:  # an error, or grade()'s note, about the stub
         return NOT_ANSWERED
     text = ANSI.sub("", message).strip()
     text = text.removeprefix("ExerciseError: ")

@@ -1,9 +1,10 @@
 """An nbgrader course directory made from the lessons, and the exam switch.
 
 A course directory is what nbgrader works in: ``nbgrader_config.py`` (the course id,
-the root) and ``source/<assignment>/`` holding the source lessons, solutions in. An
-assignment is one lesson (``lesson01`` … ``lesson10``) or the whole course
-(``course``); nbgrader grades per notebook either way. Then, in that directory::
+the root, the feedback template that needs no network) and ``source/<assignment>/``
+holding the source lessons, solutions in. An assignment is one lesson (``lesson01`` …
+``lesson10``) or the whole course (``course``); nbgrader grades per notebook either
+way. Then, in that directory::
 
     nbgrader generate_assignment lesson01      # release/lesson01/: solutions removed
     nbgrader release_assignment lesson01       # into the exchange, for the learners
@@ -47,6 +48,12 @@ c = get_config()  # noqa: F821 - nbgrader defines it for config files
 c.CourseDirectory.course_id = "{course_id}"
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # this folder
 c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under a minute
+
+# Feedback pages a learner can read offline: nbgrader's template without MathJax from a
+# CDN, the checks' messages whole (workbench.exercises.feedback).
+from workbench.exercises.feedback import use_readable_feedback  # noqa: E402
+
+use_readable_feedback(c)
 """
 
 
