@@ -4,7 +4,8 @@
 #   make test   create .venv, install autodiff-workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
-#               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md)
+#               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md;
+#               SOLUTIONS=1: a self-study site, the exercises' solutions kept in its wheel)
 #   make hub    the class set-up as one JupyterHub on this machine (127.0.0.1:8000), as root
 #   make hub-image  the build context of the learners' image (build/hub-image), no solution in it
 PYTHON ?= python3
@@ -49,7 +50,7 @@ fuzz: $(DEV_STAMP)
 	bash scripts/fuzz.sh
 
 lite: $(DEV_STAMP)
-	$(PY) scripts/build_lite.py build/lite $(if $(PYODIDE),--pyodide $(PYODIDE))
+	$(PY) scripts/build_lite.py build/lite $(if $(PYODIDE),--pyodide $(PYODIDE)) $(if $(SOLUTIONS),--with-solutions)
 
 hub: $(DEV_STAMP)
 	bash scripts/learner_env.sh

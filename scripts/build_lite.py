@@ -2,11 +2,15 @@
 
     python scripts/build_lite.py build/lite                         # or: make lite
     python scripts/build_lite.py build/lite --pyodide ~/pyodide     # make lite PYODIDE=~/pyodide
+    python scripts/build_lite.py build/lite --with-solutions        # make lite SOLUTIONS=1
     python -m http.server -d build/lite 8000                        # any static host serves it
     # open http://127.0.0.1:8000/ (the first page lists the lessons and says what they need)
 
 The site holds the learners' copies of the lessons (under ``lessons/``, solutions
-removed) and a package index of its own (``pypi/``): the autodiff-workbench wheel and
+removed) and a package index of its own (``pypi/``): the autodiff-workbench wheel
+(without the exercises' solutions.json, which anyone could download from the site;
+``--with-solutions``, ``make lite SOLUTIONS=1``, keeps it, for a self-study site whose
+hint button shows a solution after one checked attempt) and
 the pure-Python wheels the lessons need that Pyodide does not ship, at the versions of
 scripts/lite_requirements.txt. Each lesson starts with two added cells: a note saying
 what the page needs to run, and ``%pip install -q autodiff-workbench``, which the
@@ -43,6 +47,8 @@ from jupyter_core.paths import jupyter_path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's workbench.course strips the solutions
+from learner_package import copy_package  # noqa: E402
+
 from workbench.course import student_version  # noqa: E402
 
 LESSONS = ROOT / "lessons"
@@ -81,10 +87,12 @@ a few seconds; if the kernel's name at the top right stays *Unknown*, reload the
 
 
 # ------------------------------------------------------------------ the site's index
-def build_wheel(folder: Path) -> Path:
-    """The autodiff-workbench wheel, built from this checkout into ``folder``."""
+def build_wheel(folder: Path, with_solutions: bool = False) -> Path:
+    """The autodiff-workbench wheel, built from this checkout into ``folder``: without
+    its solutions.json unless ``with_solutions`` (scripts/learner_package.py)."""
+    sources = copy_package(folder / "sources", with_solutions)
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder)]
-    subprocess.run([*command, str(ROOT)], check=True, timeout=600)
+    subprocess.run([*command, str(sources)], check=True, timeout=600)
     (wheel,) = folder.glob("autodiff_workbench-*.whl")
     return wheel
 
@@ -241,16 +249,21 @@ def lab_extension(name: str) -> Path:
 
 # ------------------------------------------------------------------ the build
 def build_site(
-    output: Path, pyodide: Path | None = None, packages: tuple[str, ...] = PYODIDE_PACKAGES
+    output: Path,
+    pyodide: Path | None = None,
+    packages: tuple[str, ...] = PYODIDE_PACKAGES,
+    with_solutions: bool = False,
 ) -> None:
     """Build the site into ``output`` (replaced if it exists); ``packages``: what the site
-    loads from the Pyodide distribution ``pyodide`` (the tests ask for less than the lessons)."""
+    loads from the Pyodide distribution ``pyodide`` (the tests ask for less than the lessons);
+    ``with_solutions``: the wheel keeps its solutions.json (a site for self-study)."""
     offline = pyodide is not None
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp)
         if offline:  # first: a distribution that cannot do stops the build at once
             added = complete_pyodide(pyodide.resolve(), stage / "pyodide", packages)
-        wheels = [build_wheel(stage / "wheels"), *download_wheels(pinned(), stage / "pypi-only")]
+        wheel = build_wheel(stage / "wheels", with_solutions)
+        wheels = [wheel, *download_wheels(pinned(), stage / "pypi-only")]
         lessons = stage_lessons(stage / "contents" / "lessons", offline)
         # Only the extensions the site needs, not every one this environment has.
         config = {
@@ -290,8 +303,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", nargs="?", default=str(ROOT / "build" / "lite"))
     parser.add_argument("--pyodide", help="a Pyodide distribution (folder): no CDN needed")
+    parser.add_argument(
+        "--with-solutions",
+        action="store_true",
+        help="keep the exercises' solutions in the wheel (self-study: shown after one try)",
+    )
     args = parser.parse_args(argv)
-    build_site(Path(args.output), Path(args.pyodide) if args.pyodide else None)
+    pyodide = Path(args.pyodide) if args.pyodide else None
+    build_site(Path(args.output), pyodide, with_solutions=args.with_solutions)
     return 0
 
 

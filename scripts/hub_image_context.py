@@ -5,7 +5,8 @@
 
 The context is a folder of its own, not the repository: the learners' copies of the
 lessons (solutions removed by workbench.course, as nbgrader generate_assignment removes
-them), the package's sources without any lesson (for the image's wheel stage), the
+them), the package's sources without any lesson nor its solutions.json (for the image's
+wheel stage), the
 pinned requirements, the hub's settings and start hooks, and the Dockerfile. No
 source lesson is ever sent to the builder, so no stage, cache or layer can hold a
 solution; tests/test_hub_image.py builds it and reads every layer to make sure.
@@ -20,10 +21,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's workbench.course strips the solutions
+from learner_package import copy_package  # noqa: E402
+
 from workbench.course import make_copies  # noqa: E402
 
 HUB = ROOT / "deploy" / "hub"
-PACKAGE = ("pyproject.toml", "README.md", "workbench")
 HUB_FILES = ("copy-lessons.sh", "instructor-config.sh", "setup-learner-env.sh")
 HUB_FOLDERS = ("jupyter", "jupyter-instructor")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
@@ -34,13 +36,7 @@ def make_context(out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    for name in PACKAGE:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, out / "package" / name, ignore=SKIP)
-        else:
-            (out / "package").mkdir(exist_ok=True)
-            shutil.copy2(source, out / "package" / name)
+    copy_package(out / "package")  # without solutions.json: not in any stage
     make_copies(ROOT / "lessons", out / "lessons")
     shutil.copy2(ROOT / "lessons" / "README.md", out / "lessons" / "README.md")
     (out / "hub").mkdir()

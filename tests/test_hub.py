@@ -45,6 +45,7 @@ import psutil
 import pytest
 import requests
 import websocket
+import yaml
 from nbgrader_class import (
     ANSWERS,
     ASSIGNMENT,
@@ -56,13 +57,15 @@ from nbgrader_class import (
 )
 
 from workbench import course
-from workbench.classroom import report
+from workbench.classroom import class_report as report
 from workbench.classroom.coursedir import COURSE_ID
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB_DIR = ROOT / "deploy" / "hub"
+# The class's settings for every server (values.yaml's singleuser.extraEnv).
+VALUES_ENV = yaml.safe_load((HUB_DIR / "values.yaml").read_text())["singleuser"]["extraEnv"]
 CONFIG = HUB_DIR / "local_hub_config.py"
 PROXY = ROOT / ".tools" / "chp" / "node_modules" / ".bin" / "configurable-http-proxy"
 LEARNER_PYTHON = ROOT / ".tools" / "learner-env" / "bin" / "python"
@@ -346,7 +349,9 @@ tries = {{
     "read their home": lambda: os.listdir({victim_home!r}),
 }}
 print(json.dumps({{**{{what: attempt(act) for what, act in tries.items()}},
-                  "solution at hand": course.solution("01-sigmoid-rule")}}))
+                  "solution at hand": course.solution("01-sigmoid-rule"),
+                  "solutions file": course.SOLUTIONS.exists(),
+                  "exam switch": os.environ.get("WORKBENCH_EXAM")}}))
 """
 
 
@@ -360,12 +365,20 @@ def solution_texts() -> list[str]:
     return [text for text in texts if len(text) > 20]
 
 
+def as_written(solutions: list[str]) -> list[str]:
+    """Each solution as a file may hold it: as it is, and inside a JSON string (the
+    package's solutions.json, a notebook's source line by line is caught as it is)."""
+    quoted = [json.dumps(s, ensure_ascii=ascii)[1:-1] for s in solutions for ascii in (0, 1)]
+    return list(dict.fromkeys([*solutions, *quoted]))
+
+
 def files_holding_solutions(folder: Path, solutions: list[str]) -> list[str]:
-    found = []
+    found, forms = [], as_written(solutions)
     for path in folder.rglob("*"):
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 2**22:
             text = path.read_text(errors="replace")
-            if "BEGIN SOLUTION" in text or any(s in text for s in solutions):
+            region = path.suffix == ".ipynb" and "BEGIN SOLUTION" in text
+            if region or any(s in text for s in forms):
                 found.append(str(path))
     return found
 
@@ -431,6 +444,9 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
         )
         tried = json.loads(learners["grace"].python(intruder))
         assert tried.pop("solution at hand") is None  # no source lesson within reach
+        assert tried.pop("solutions file") is False  # nor the package's solutions.json
+        # The class's exam switch, values.yaml's (hints on: "0"), reached the kernel.
+        assert tried.pop("exam switch") == VALUES_ENV["WORKBENCH_EXAM"] == "0"
         assert tried == dict.fromkeys(tried, "refused"), tried
         assert {p.name: p.read_bytes() for p in ada_submission.iterdir()} == ada_before
 
@@ -458,7 +474,10 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
             stem = Path(LESSON).stem
             reply = learner.server("GET", f"api/contents/{folder['path']}/{stem}.html?content=1")
             reply.raise_for_status()
-            feedback = html.unescape(re.sub(r"<[^>]+>", "", reply.json()["content"]))
+            page = reply.json()["content"]
+            # The course directory's feedback template: nothing from a CDN (no MathJax).
+            assert re.findall(r"<(?:script|link)[^>]*(?:src|href)=\"(https?:[^\"]*)", page) == []
+            feedback = html.unescape(re.sub(r"<[^>]+>", "", page))
             signed = {other for other in SUBMITTERS if f"answered by {other}" in feedback}
             assert signed == ({name} if ANSWERS[name] else set()), (name, signed)
             if name == "edsger":
@@ -471,6 +490,10 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
         assert files_holding_solutions(state / "exchange" / COURSE_ID / "outbound", solutions) == []
         site = ROOT / ".tools" / "learner-env" / "lib"
         assert not list(site.rglob("lessons/*.ipynb"))
+        (package,) = site.glob("python3*/site-packages/workbench")
+        assert (package / "exercises" / "hints.py").exists()  # the right folder
+        assert not (package / "exercises" / "solutions.json").exists()
+        assert files_holding_solutions(package, solutions) == []
         copy = json.loads((hub.home("ada") / "lessons" / LESSON).read_text())
         assert copy == course.student_version(json.loads((ROOT / "lessons" / LESSON).read_text()))
         # Each home is its owner's alone.

@@ -122,6 +122,23 @@ def test_the_site_installs_from_its_own_index_only(site):
             assert release["digests"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
 
 
+SOLUTIONS = "workbench/exercises/solutions.json"
+
+
+def test_the_sites_wheel_holds_no_solution_unless_asked(site, tmp_path):
+    """The site's wheel, which anyone can download from it, has no solutions.json; built
+    for a self-study site (--with-solutions), it has, as the package on PyPI."""
+    (served,) = (site / "pypi").glob("autodiff_workbench-*.whl")
+    kept = build_lite.build_wheel(tmp_path, with_solutions=True)
+    with zipfile.ZipFile(served) as without, zipfile.ZipFile(kept) as with_them:
+        names, kept_names = set(without.namelist()), set(with_them.namelist())
+        assert "workbench/exercises/hints.py" in names and SOLUTIONS not in names
+        assert kept_names - names == {SOLUTIONS}
+        assert json.loads(with_them.read(SOLUTIONS)) == json.loads(
+            (ROOT / SOLUTIONS).read_text(encoding="utf-8")
+        )
+
+
 def wheel_requirements(wheel: Path) -> list[Requirement]:
     with zipfile.ZipFile(wheel) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]

@@ -86,6 +86,12 @@ def password(state: Path) -> str:
     return path.read_text().strip()
 
 
+def values_env() -> dict[str, str]:
+    """values.yaml's singleuser.extraEnv: the class's settings (the exam switch)."""
+    values = yaml.safe_load((HERE / "values.yaml").read_text(encoding="utf-8"))
+    return {name: str(value) for name, value in values["singleuser"]["extraEnv"].items()}
+
+
 def values_hook(name: str):
     """A function defined in values.yaml's hub.extraConfig: the cluster's own code."""
     values = yaml.safe_load((HERE / "values.yaml").read_text(encoding="utf-8"))
@@ -147,6 +153,7 @@ c.Spawner.cmd = [
     "jupyterhub.singleuser",
 ]
 c.Spawner.environment = {
+    **values_env(),
     "PATH": f"{LEARNER_ENV / 'bin'}:/usr/local/bin:/usr/bin:/bin",
     "JUPYTER_CONFIG_PATH": str(HERE / "jupyter"),  # the image's /etc/jupyter
     "WORKBENCH_INSTRUCTOR_CONFIG": str(HERE / "jupyter-instructor"),
