@@ -46,7 +46,7 @@ def test_memory_units_are_jupyterhubs_powers_of_two():
 def test_memory_covers_the_measured_lessons():
     lessons = {name for name in MEASURED["lessons"] if name.endswith(".ipynb")}
     assert lessons == {path.name for path in (ROOT / "lessons").glob("*.ipynb")}, (
-        "re-measure: PYTHONPATH=. python bench/lesson_memory.py > deploy/hub/lesson_memory.json"
+        "re-measure: deploy/hub/README.md, Memory (bench/lesson_memory.py, the learners' Python)"
     )
     server, kernel = MEASURED["jupyter_server_rss_mib"], MEASURED["max_peak_rss_mib"]
     child = MEASURED["max_children_peak_rss_mib"]
