@@ -36,7 +36,9 @@ LOST_KERNEL = (
     "Run this cell again to get a live one."
 )
 
-_ESM = f"const DEFAULT_TEXT = {json.dumps(LOST_KERNEL)};\n" + r"""
+_ESM = (
+    f"const DEFAULT_TEXT = {json.dumps(LOST_KERNEL)};\n"
+    + r"""
 // Kernel states after which this widget's kernel-side half is gone for good.
 const GONE = new Set(["restarting", "autorestarting", "dead"]);
 
@@ -66,6 +68,7 @@ function render({ model, el }) {
 
 export default { render };
 """
+)
 
 # Shown by the note's own mark (wb-lost) or by ipywidgets' mark on the box around it.
 _CSS = """
