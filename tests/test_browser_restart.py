@@ -126,7 +126,7 @@ def wait_notes_on_every_widget(page, count: int) -> None:
     """Wait until ``count`` widgets show the note; check its words and where it is."""
     page.wait_for_function(
         "([sel, n]) => [...document.querySelectorAll(sel)]"
-        ".filter((note) => note.offsetHeight > 0).length === n",
+        ".filter((note) => note.offsetHeight > 0 && note.innerText.trim()).length === n",
         arg=[NOTE, count],
         timeout=60_000,
     )

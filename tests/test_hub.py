@@ -187,7 +187,7 @@ class User:
     def __init__(self, hub: Hub, name: str) -> None:
         self.hub, self.name = hub, name
         self.token = ""
-        self.channel = None
+        self.kernel_id: str | None = None
 
     def log_in(self) -> None:
         browser = requests.Session()
@@ -243,23 +243,35 @@ class User:
         return reply.json()
 
     def python(self, code: str) -> str:
-        """Run ``code`` in this user's kernel (opened once), through the hub's proxy."""
-        if self.channel is None:
+        """Run ``code`` in this user's kernel (started once), through the hub's proxy.
+
+        Each call on a websocket of its own, as a page that reconnects would: a websocket
+        dropped between calls costs nothing (main's hub test once lost one mid-lesson on
+        CI, cause unknown); one dropped during a call fails with the hub's log.
+        """
+        if self.kernel_id is None:
             session = self.server(
                 "POST",
                 "api/sessions",
                 json={"path": "test.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
             )
             session.raise_for_status()
-            kernel_id = session.json()["kernel"]["id"]
-            url = (
-                f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{kernel_id}/channels"
-                f"?session_id={uuid.uuid4().hex}"
+            self.kernel_id = session.json()["kernel"]["id"]
+        url = (
+            f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{self.kernel_id}"
+            f"/channels?session_id={uuid.uuid4().hex}"
+        )
+        channel = websocket.create_connection(
+            url, header=[f"Authorization: token {self.token}"], timeout=CELL_S
+        )
+        try:
+            return execute(channel, code, self.name)
+        except websocket.WebSocketConnectionClosedException:
+            pytest.fail(
+                f"{self.name}: the kernel's websocket closed; the hub's log:\n{self.hub.log_tail()}"
             )
-            self.channel = websocket.create_connection(
-                url, header=[f"Authorization: token {self.token}"], timeout=CELL_S
-            )
-        return execute(self.channel, code, self.name)
+        finally:
+            channel.close()
 
     def shell(self, command: str, cwd: str = "~") -> str:
         """A shell command in this user's server (as in its terminal); fails with its output."""
@@ -274,8 +286,12 @@ class User:
         return self.python(code)
 
     def close(self) -> None:
-        if self.channel is not None:
-            self.channel.close()
+        """Shut this user's kernel down, if one was started (the hub stops the rest)."""
+        if self.kernel_id is not None:
+            try:
+                self.server("DELETE", f"api/kernels/{self.kernel_id}")
+            except requests.RequestException:
+                pass  # the hub is gone already: its servers and kernels with it
 
 
 def execute(channel, code: str, where: str) -> str:

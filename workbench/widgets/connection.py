@@ -26,6 +26,8 @@ kernel has no model for this widget: only running the cell again makes a live on
 
 from __future__ import annotations
 
+import json
+
 import anywidget
 import traitlets
 
@@ -34,17 +36,23 @@ LOST_KERNEL = (
     "Run this cell again to get a live one."
 )
 
-_ESM = r"""
+_ESM = (
+    f"const DEFAULT_TEXT = {json.dumps(LOST_KERNEL)};\n"
+    + r"""
 // Kernel states after which this widget's kernel-side half is gone for good.
 const GONE = new Set(["restarting", "autorestarting", "dead"]);
 
 function render({ model, el }) {
   el.classList.add("wb-connection-note");
   el.setAttribute("role", "status");
-  el.textContent = model.get("text");  // hidden by the CSS until the kernel is gone
+  // The words, hidden by the CSS until the kernel is gone (the default should a view be
+  // drawn before the model's state has arrived: a shown note is never blank).
+  const say = () => { el.textContent = model.get("text") || DEFAULT_TEXT; };
+  say();
+  model.on("change:text", say);
   const show = () => el.classList.add("wb-lost");
   const kernel = model.widget_manager && model.widget_manager.kernel;
-  if (!kernel) return;  // a page without one: ipywidgets' own mark still shows the note
+  if (!kernel) return () => model.off("change:text", say);  // ipywidgets' mark shows it
   const onStatus = (_kernel, status) => {
     if (GONE.has(status)) show();
   };
@@ -52,6 +60,7 @@ function render({ model, el }) {
   kernel.statusChanged.connect(onStatus);
   kernel.disposed.connect(show);
   return () => {
+    model.off("change:text", say);
     kernel.statusChanged.disconnect(onStatus);
     kernel.disposed.disconnect(show);
   };
@@ -59,6 +68,7 @@ function render({ model, el }) {
 
 export default { render };
 """
+)
 
 # Shown by the note's own mark (wb-lost) or by ipywidgets' mark on the box around it.
 _CSS = """
