@@ -25,7 +25,15 @@ bin=$(dirname "$python")
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q -r "$requirements"
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q --force-reinstall "$wheel"
 "$python" -m pip check
-rm -f "$("$python" -c 'from workbench import course; print(course.SOLUTIONS)')"
+# -I (isolated): the installed package, never a workbench/ in the current folder (a
+# checkout, where the rehearsal runs this) nor one on PYTHONPATH; and only a file
+# inside this Python's own prefix is deleted.
+solutions=$("$python" -I -c 'from workbench import course; print(course.SOLUTIONS)')
+prefix=$("$python" -I -c 'import sys; print(sys.prefix)')
+case "$solutions" in
+    "$prefix"/*) rm -f "$solutions" ;;
+    *) echo "setup-learner-env.sh: $solutions is not in $prefix" >&2; exit 1 ;;
+esac
 
 "$bin/jupyter" server extension disable --sys-prefix \
     nbgrader.server_extensions.formgrader nbgrader.server_extensions.course_list 2>/dev/null
@@ -38,6 +46,6 @@ for wanted in "@jupyter-widgets/jupyterlab-manager.*enabled" "anywidget.*enabled
     grep -Eq "$wanted" /tmp/extensions.txt || { cat /tmp/extensions.txt; echo "missing: $wanted" >&2; exit 1; }
 done
 rm /tmp/extensions.txt
-"$python" -c "import workbench as wb; x = wb.tensor([1.0], requires_grad=True); (x * x).sum().backward(); assert x.grad.item() == 2.0"
-"$python" -c "from workbench import course; assert not course.SOLUTIONS.exists() and course.solution('01-sigmoid-rule') is None, 'a solution is left'"
+"$python" -I -c "import workbench as wb; x = wb.tensor([1.0], requires_grad=True); (x * x).sum().backward(); assert x.grad.item() == 2.0"
+"$python" -I -c "from workbench import course; assert not course.SOLUTIONS.exists() and course.solution('01-sigmoid-rule') is None, 'a solution is left'"
 echo "learner environment ready: $("$python" -c 'import sys; print(sys.prefix)')"
