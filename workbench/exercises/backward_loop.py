@@ -38,6 +38,7 @@ from ..ops.grad import no_grad as stop_gradient
 from ..tensor import Tensor
 from .dependencies import none_child_hint
 from .diagnose import Finding, compare
+from .guard import checker
 from .picture import graph_picture
 from .report import CheckerStop, ExerciseError, NotAnswered, Passed, fail, learner_error
 
@@ -225,6 +226,7 @@ class Run:
     watcher: Watcher
 
 
+@checker
 def check_backward_loop(learner_backward: Callable[[Tensor], None]) -> Passed:
     """Check ``learner_backward(root)``, which must fill ``.grad`` as ``root.backward()`` does.
 

@@ -57,8 +57,10 @@ from .diagnose import (
     number,
     shape_text,
 )
+from .guard import checker
 from .report import (
     PASSED_ON,
+    CheckerMisuse,
     ExerciseError,
     NotAnswered,
     Passed,
@@ -96,6 +98,7 @@ HYPOT_INPUTS = ([3.0, -1.0, 0.5], [4.0, 2.0, -0.25])
 POWER_INPUTS = ([0.5, 1.5, 2.0], 3)
 
 
+@checker
 def check_softplus(function: type[Function]) -> Passed:
     """Exercise 1 of lesson 6: a stable softplus, checked at x = ±800 too."""
     passed = check_function(function, *SOFTPLUS_INPUTS, reference=softplus)
@@ -105,17 +108,20 @@ def check_softplus(function: type[Function]) -> Passed:
     return passed
 
 
+@checker
 def check_hypot(function: type[Function]) -> Passed:
     """Exercise 2 of lesson 6: two inputs, and the output saved for backward."""
     return check_function(function, *HYPOT_INPUTS, reference=hypot)
 
 
+@checker
 def check_power(function: type[Function]) -> Passed:
     """Exercise 3 of lesson 6: a Python number on ctx, and None for its gradient."""
     return check_function(function, *POWER_INPUTS, reference=power)
 
 
 # ------------------------------------------------------------------ the check
+@checker
 def check_function(function: type[Function], *inputs, reference: Callable | None = None) -> Passed:
     """Check the custom Function ``function`` on ``inputs`` (tensors, arrays or lists;
     Python numbers are passed as they are and take no gradient).
@@ -124,7 +130,13 @@ def check_function(function: type[Function], *inputs, reference: Callable | None
     gradient from finite differences (or from the reference's gradient).
     """
     if not inputs:
-        raise ValueError("check_function needs the inputs to call the Function on")
+        raise CheckerMisuse("check_function needs the inputs to call the Function on")
+    if not (isinstance(function, type) and issubclass(function, Function)):
+        fail(
+            f"Your answer is a {type(function).__name__}, not a Function: write a class "
+            "that subclasses wb.autograd.Function, with a forward and a backward "
+            "@staticmethod, and pass the class itself (not Exp.apply, not a lambda)."
+        )
     rng = np.random.default_rng(SEED)
     leaves = [as_input(x) for x in inputs]
     names = argument_names(function, len(leaves))

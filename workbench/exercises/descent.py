@@ -34,6 +34,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from ..optim import SGD
 from ..tensor import Tensor
 from .diagnose import Finding, compare
+from .guard import checker
 from .report import (
     PASSED_ON,
     ExerciseError,
@@ -208,6 +209,7 @@ GRAD_LEFT_OFF = (
 )
 
 
+@checker
 def check_optimizer_step(
     learner_step: Step, lr: float = 0.05, momentum: float = 0.9, steps: int = 4
 ) -> Passed:

@@ -94,7 +94,7 @@ def compare(
     """
     if expected is None or got is None:
         return diagnose_missing(what, expected, got) or diagnose_unexpected(what, expected, got)
-    finding = diagnose_not_a_tensor(what, got)
+    finding = diagnose_not_a_tensor(what, got) or diagnose_dtype(what, expected, got)
     if finding is not None:
         return finding
     expected, got = as_array(expected), as_array(got)
@@ -152,12 +152,37 @@ def diagnose_not_a_tensor(what: str, got) -> Finding | None:
     if isinstance(got, (Tensor, np.ndarray)):
         return None
     kind = type(got).__name__
+    if type(got).__module__.startswith("torch"):
+        kind = f"PyTorch {kind} (torch.{kind})"
     return Finding(
         "not_a_tensor",
         what,
         f"{what} is a {kind}, not a tensor",
         "build it with tensor operations on grad and orig.args, so that it is a Tensor",
     )
+
+
+def diagnose_dtype(what: str, expected, got) -> Finding | None:
+    """Numbers of the wrong kind: complex where the gradient is real (its imaginary parts
+    would be dropped without a word), True/False, text or objects.
+
+    Whole numbers and another float width are judged by their values: a prediction
+    written as ``[2, 4]`` is the float gradient ``[2., 4.]``.
+    """
+    expected, got = as_array(expected), as_array(got)
+    if got.dtype.kind == "c" and expected.dtype.kind != "c":
+        observation = f"{what} is complex ({got.dtype}) where a real {expected.dtype} was expected"
+        advice = (
+            "its imaginary parts would be dropped without a word: keep the computation real "
+            "(take .real only where the math says so)"
+        )
+    elif got.dtype.kind not in "iufc":
+        observation = f"{what} has dtype {got.dtype} where {expected.dtype} was expected"
+        advice = "compute it from the floating-point tensors you were given, not from masks"
+    else:
+        return None
+    details = {"expected_dtype": expected.dtype, "got_dtype": got.dtype}
+    return Finding("dtype", what, observation, advice, details=details)
 
 
 def diagnose_shape(

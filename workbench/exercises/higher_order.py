@@ -28,6 +28,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.te import gradient
 from ..tensor import Tensor
 from .diagnose import Finding, as_array, compare, is_close
+from .guard import checker
 from .report import ExerciseError, Passed, call_learner, fail
 from .rules import FD_ATOL, FD_EPS, FD_RTOL, central_differences
 
@@ -99,6 +100,7 @@ HVP_ERRORS = {
 }
 
 
+@checker
 def check_hvp(hvp: Callable[[Callable, Tensor, Tensor], Tensor]) -> Passed:
     """Check ``hvp(f, x, v)`` = H(x)·v on three scalar functions (vectors and a matrix x)."""
     rng = np.random.default_rng(0)
@@ -175,6 +177,7 @@ JACOBIAN_ERRORS = {
 }
 
 
+@checker
 def check_jacobian(jacobian: Callable[[Callable, Tensor], Tensor]) -> Passed:
     """Check ``jacobian(f, x)``, shaped ``f(x).shape + x.shape``, on three functions."""
     for name, f, x in vector_functions():

@@ -44,7 +44,8 @@ from .diagnose import (
     shape_text,
     wrong_values,
 )
-from .report import PASSED_ON, Passed, call_learner, fail, learner_error
+from .guard import checker
+from .report import PASSED_ON, CheckerMisuse, Passed, call_learner, fail, learner_error
 
 FD_EPS = 1e-6  # the step of the central differences, in float64
 FD_RTOL, FD_ATOL = 1e-4, 1e-6  # finite differences are this accurate, at best
@@ -61,6 +62,7 @@ def engine_rule(op_name: str) -> Callable:
 
 
 # ----------------------------------------------------------------- check_rule
+@checker
 def check_rule(
     op_name: str, rule: Rule, shapes: list | None = None, complex_values: bool = False
 ) -> Passed:
@@ -219,7 +221,7 @@ def node_of(out: Tensor, op_name: str) -> OpNode:
     node = out.grad_fn
     if isinstance(node, OpNode) and node.op.name == op_name:
         return node
-    raise ValueError(f"the call does not end in the op '{op_name}' (it ends in {node})")
+    raise CheckerMisuse(f"the call does not end in the op '{op_name}' (it ends in {node})")
 
 
 def input_names(op, count: int, complex_values: bool = False) -> tuple:
@@ -398,6 +400,7 @@ COLLAPSE_PAIRS = [  # (the shape of g, the shape to sum it back to)
 ]
 
 
+@checker
 def check_collapse_sum(candidate: Callable) -> Passed:
     """Check ``candidate(g, shape)``, ``collapse_sum_like`` written with numpy (lesson 2).
 

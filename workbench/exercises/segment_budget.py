@@ -36,6 +36,7 @@ from ..autograd.memory import reset_peak_saved_memory, saved_memory
 from ..tensor import Tensor
 from ..utils.checkpoint import checkpoint_sequential
 from .diagnose import Finding
+from .guard import checker
 from .report import Passed, call_learner, fail
 
 PEAK_COUNTS = (1, 3, 6, 12, 2)  # segment counts of the 12-layer network, in the order tried
@@ -145,6 +146,7 @@ class Measurement:
         return is_number(self.got) and self.got == self.expected
 
 
+@checker
 def check_peak_measure(peak_saved: Callable[[list, Tensor, int], int]) -> Passed:
     """Check ``peak_saved(layers, x, segments)``: the peak saved bytes of one step.
 
@@ -276,6 +278,7 @@ def forward_alone(run: Measurement, runs: list) -> str | None:
 
 
 # ----------------------------------------------------------- choosing segments
+@checker
 def check_segments(segments_for: Callable[[int, list, Tensor], int | None]) -> Passed:
     """Check ``segments_for(budget, layers, x)``: the fewest segments that fit ``budget``.
 
