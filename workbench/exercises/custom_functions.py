@@ -57,7 +57,7 @@ from .diagnose import (
     number,
     shape_text,
 )
-from .guard import checker
+from .guard import checker, inputs_kept, modes_kept
 from .report import (
     PASSED_ON,
     CheckerMisuse,
@@ -198,7 +198,8 @@ def argument_names(function: type[Function], count: int) -> list:
 def run_forward(function: type[Function], leaves: list, names: list, context: str) -> list:
     """``function.apply(*leaves)``, its outputs as a list of the tensors that have a node."""
     try:
-        result = function.apply(*leaves)
+        with modes_kept(), inputs_kept(function.forward, (None, *leaves)):
+            result = function.apply(*leaves)
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:
@@ -208,12 +209,29 @@ def run_forward(function: type[Function], leaves: list, names: list, context: st
     outputs = list(result) if isinstance(result, tuple) else [result]
     if not all(isinstance(o, Tensor) for o in outputs):
         fail(f"{context}, your forward returned a {type(result).__name__}. Return a Tensor.")
+    aliased = aliased_input(outputs, leaves, names)
+    if aliased is not None:
+        fail(
+            f"{context}, your forward returned its input {aliased} itself (or a view of it). "
+            "Return a new tensor computed from it: an output that is its input is changed "
+            "by whatever changes the input."
+        )
     if outputs[0].grad_fn is None:
         fail(
             f"{context}, the output of your Function has no backward node. Return a float "
             "tensor computed from the inputs in forward."
         )
     return outputs
+
+
+def aliased_input(outputs: list, leaves: list, names: list) -> str | None:
+    """The name of an input whose memory an output shares, else None."""
+    for name, leaf in zip(names, leaves):
+        if is_tensor(leaf):
+            for out in outputs:
+                if np.shares_memory(out.detach().numpy(), leaf.detach().numpy()):
+                    return name
+    return None
 
 
 def check_forward(reference, inputs: tuple, outputs: list, names, leaves, context: str) -> None:
@@ -231,7 +249,7 @@ def run_backward(function, ctx, upstreams: list, names: list, leaves: list, cont
     """The learner's ``backward(ctx, *ȳ)``: one gradient per input, as a list."""
     count = len(leaves)
     try:
-        with no_grad():
+        with no_grad(), modes_kept():
             got = function.backward(ctx, *[g.clone() for g in upstreams])
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise

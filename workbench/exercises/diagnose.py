@@ -49,6 +49,7 @@ from ..tensor import Tensor
 RTOL = 1e-6  # an answer within these of the expected one is right
 ATOL = 1e-9
 MAX_LISTED = 5  # wrong elements named one by one in a message
+NOT_VALUES = ("missing", "unexpected", "not_a_tensor", "dtype")  # kinds read no values
 
 
 @dataclass

@@ -31,20 +31,23 @@ it returns.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import functools
+import inspect
 import linecache
 import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import state
-from ..tensor import get_default_dtype, set_default_dtype
+from ..tensor import Tensor, get_default_dtype, set_default_dtype
 from .report import (
     CheckerMisuse,
     CheckInterrupted,
@@ -94,8 +97,10 @@ class Modes:
     def changes(self, since: Modes) -> list[str]:
         """What differs from ``since``, in the words of the call that does it."""
         said = []
-        if self.grad != since.grad:
-            said.append(f"grad mode {'on' if self.grad else 'off'} (wb.set_grad_enabled)")
+        if self.grad != since.grad and not self.grad:
+            said.append("autograd switched off (wb.set_grad_enabled(False), never switched back)")
+        elif self.grad != since.grad:
+            said.append("autograd switched on (wb.set_grad_enabled(True), never switched back)")
         if self.inference != since.inference:
             said.append("inference mode on (wb.inference_mode)")
         if self.anomaly != since.anomaly:
@@ -174,14 +179,76 @@ def run_guarded(check: Callable, args: tuple, kwargs: dict):
         learners.apply()
 
 
+@contextlib.contextmanager
+def modes_kept() -> Iterator[None]:
+    """Around one call of the learner's code: a mode it leaves changed is put back, and
+    the check fails there, before the change can break what the checker does next."""
+    before = Modes.now()
+    yield
+    after = Modes.now()
+    if after != before:
+        before.apply()
+        fail(left_changed(after, "", since=before))
+
+
+@contextlib.contextmanager
+def inputs_kept(function: Callable, args: tuple) -> Iterator[None]:
+    """Around one call of the learner's ``function``: it must not change its arguments in
+    place (the checker reads them again, and so does the engine in their notebook)."""
+    before = [snapshot(arg) for arg in args]
+    yield
+    for position, (arg, then) in enumerate(zip(args, before)):
+        if then is not None and not same_snapshot(snapshot(arg), then):
+            name = argument_name(function, position)
+            fail(
+                f"Your function changed its argument {name} in place. Leave what you are "
+                "given as it is: compute new tensors (x * 2, not x *= 2 or x.mul_(2)), and "
+                "copy a list before you change it."
+            )
+
+
+def snapshot(value):
+    """A copy of what a call could change in place: a tensor's or array's values, a list's
+    or dict's items (themselves, not copies); None for anything else."""
+    if isinstance(value, Tensor):
+        return value.detach().numpy().copy()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, dict)):
+        return copy.copy(value)
+    return None
+
+
+def same_snapshot(now, then) -> bool:
+    if isinstance(then, np.ndarray):
+        return now.shape == then.shape and bool(np.all((now == then) | (now != now)))
+    if isinstance(then, dict):
+        then, now = list(then.items()), list(now.items())
+        return len(now) == len(then) and all(
+            a[0] is b[0] and a[1] is b[1] for a, b in zip(now, then)
+        )
+    return len(now) == len(then) and all(a is b for a, b in zip(now, then))
+
+
+def argument_name(function: Callable, position: int) -> str:
+    """``x``, from the learner's ``def f(x, ...)``; else ``number 2``."""
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    if position < len(names) and not names[position].startswith("*"):
+        return names[position]
+    return f"number {position + 1}"
+
+
 def shown(message: str) -> ExerciseError:
     show_in_notebook()
     return ExerciseError(message)
 
 
-def left_changed(modes: Modes, then: str) -> str:
+def left_changed(modes: Modes, then: str, since: Modes = FRESH) -> str:
     """What to say if the learner's code left a mode changed (``then``: what it caused)."""
-    changed = modes.changes(FRESH)
+    changed = modes.changes(since)
     if not changed:
         return ""
     return (

@@ -27,7 +27,7 @@ from ..autograd.engine import grad as autograd_grad
 from ..autograd.grad_mode import no_grad
 from ..autograd.te import gradient
 from ..tensor import Tensor
-from .diagnose import Finding, as_array, compare, is_close
+from .diagnose import NOT_VALUES, Finding, as_array, compare, is_close
 from .guard import checker
 from .report import ExerciseError, Passed, call_learner, fail
 from .rules import FD_ATOL, FD_EPS, FD_RTOL, central_differences
@@ -132,6 +132,8 @@ def gradient_change(f: Callable, x: np.ndarray, v: np.ndarray) -> np.ndarray:
 def hvp_advice(finding: Finding, f: Callable, x: np.ndarray, v: np.ndarray, got) -> str | None:
     """Name the usual mistakes: the gradient itself, g + H·v (x.grad kept the first
     gradient), vᵀ·g, H·v with v left out."""
+    if finding.kind in NOT_VALUES:
+        return None  # the observation says it all
     if finding.kind == "shape":
         if as_array(got).size == 1:
             return "that is one number, the directional derivative g·v: differentiate it again"
@@ -217,6 +219,8 @@ def jacobian_advice(
 ) -> str | None:
     """Name the usual mistakes: the gradient of the sum, x's axes first, another shape of
     the right size, rows that accumulate, every row alike, rows in another order."""
+    if finding.kind in NOT_VALUES:
+        return None  # the observation says it all
     got = as_array(got)
     if finding.kind == "shape":
         return jacobian_shape_advice(expected, got, x_shape, y_shape)

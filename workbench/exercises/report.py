@@ -371,8 +371,11 @@ def wrapped(text: str, width: int = WRAP) -> list[str]:
 def call_learner(function: Callable, args: tuple, context: str = "", what: str = ""):
     """The learner's ``function`` on ``args``; an error in it becomes a short message
     (:func:`learner_error`) naming ``what`` it is and, in ``context``, on what it ran."""
+    from .guard import inputs_kept, modes_kept  # guard.py builds on this module
+
     try:
-        return function(*args)
+        with modes_kept(), inputs_kept(function, args):
+            return function(*args)
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:
