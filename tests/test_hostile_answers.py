@@ -519,3 +519,139 @@ def test_call_answer_is_guarded_too():
     with pytest.raises(ExerciseError, match="did not finish"):
         exercises.call_answer(never_returns)
     assert exercises.call_answer(lambda: 3) == 3
+
+
+# ------------------------------------------------------------------ in a real kernel
+KERNEL_CELLS = [
+    "import os, signal\n"
+    "import workbench as wb\n"
+    "from workbench.exercises import check_backward_loop, check_rule, guard\n"
+    "guard.TIME_LIMIT_S = 1",
+    # the Interrupt button sends SIGINT to the kernel: here the learner's code sends it
+    "def sigmoid_rule(orig, grad):\n"
+    "    os.kill(os.getpid(), signal.SIGINT)\n"
+    "    while True:\n"
+    "        pass\n"
+    "\n"
+    "check_rule('sigmoid', sigmoid_rule)",
+    "def sigmoid_rule(orig, grad):\n"
+    "    while True:\n"
+    "        pass\n"
+    "\n"
+    "check_rule('sigmoid', sigmoid_rule)",
+    "def backward(root):\n"
+    "    wb.set_grad_enabled(False)\n"
+    "    root.backward()\n"
+    "\n"
+    "check_backward_loop(backward)",
+    "print(wb.is_grad_enabled(), wb.get_default_dtype())",
+]
+
+
+@pytest.fixture(scope="module")
+def kernel_outputs(tmp_path_factory):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    tmp = tmp_path_factory.mktemp("kernel")
+    env = {
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        cells = [nbformat.v4.new_code_cell(c) for c in KERNEL_CELLS]
+        notebook = nbformat.v4.new_notebook(cells=cells)
+        client = nbclient.NotebookClient(
+            notebook, timeout=120, kernel_name="python3", allow_errors=True
+        )
+        client.execute()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return [cell.outputs for cell in notebook.cells]
+
+
+def error_of(outputs) -> dict:
+    (error,) = [o for o in outputs if o["output_type"] == "error"]
+    return error
+
+
+def test_in_a_kernel_an_interrupted_check_is_one_line(kernel_outputs):
+    error = error_of(kernel_outputs[1])
+    assert error["ename"] == "CheckInterrupted"
+    (line,) = error["traceback"]
+    assert line.startswith("KeyboardInterrupt: You stopped the check while your code ran line ")
+    assert "of sigmoid_rule (`" in line
+    assert [o for o in kernel_outputs[1] if o["output_type"] != "error"] == []
+
+
+def test_in_a_kernel_an_endless_rule_is_stopped_and_named(kernel_outputs):
+    error = error_of(kernel_outputs[2])
+    assert error["traceback"] == ["ExerciseError: see the message above."]
+    (shown,) = [o for o in kernel_outputs[2] if o["output_type"] == "display_data"]
+    text = shown["data"]["text/plain"]
+    assert "did not finish in 1 second:" in text and "of sigmoid_rule" in text
+
+
+def test_in_a_kernel_grad_mode_comes_back_after_a_loop_that_switched_it_off(kernel_outputs):
+    error = error_of(kernel_outputs[3])
+    assert error["traceback"] == ["ExerciseError: see the message above."]
+    (printed,) = kernel_outputs[4]
+    assert printed["text"] == "True float32\n"
+
+
+# ------------------------------------------------------------------ random answers (make fuzz)
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**400), max_value=10**400)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.complex_numbers(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=5)
+)
+ARRAYS = hnp.arrays(
+    st.sampled_from(["float64", "float32", "int64", "bool", "complex128", "uint8", "<U3"]),
+    hnp.array_shapes(min_dims=0, max_dims=3, max_side=3),
+)
+ANSWERS = st.recursive(
+    SCALARS | ARRAYS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+FUZZED = ["check_answer", "check_order", "check_table", "check_collapse_sum", "check_x_grad"]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(answer=ANSWERS, name=st.sampled_from(FUZZED))
+def test_a_random_answer_gets_a_verdict_or_a_pass_never_a_crash(answer, name):
+    """Any nested value, as the answer (or what the answer returns): an ExerciseError of
+    the check's own words, or a pass only where the value is the expected one."""
+    guard.TIME_LIMIT_S = 30.0  # hypothesis traces the code it runs: slow, but no answer hangs
+    check = call_of(name)
+    given_answer = answer if name in VALUE_CHECKS else returning(answer)
+    before = Modes.now()
+    try:
+        with redirect_stdout(io.StringIO()):
+            passed = check(given_answer)
+    except ExerciseError as error:
+        message = str(error)
+        assert "gap in the checker" not in message and len(message) < LONGEST_MESSAGE, message
+    else:
+        assert name == "check_answer" and np.array_equal(np.asarray(answer), [1.0, 2.0]), passed
+    assert Modes.now() == before

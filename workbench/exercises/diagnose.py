@@ -556,8 +556,8 @@ def uniform_ratio(expected: np.ndarray, got: np.ndarray, rtol=RTOL, atol=ATOL) -
 def nice_fraction(value: float) -> Fraction | None:
     """``value`` as a small fraction (2, ½, ⅓, 3/2...) when it is one, else None."""
     fraction = Fraction(value).limit_denominator(12)
-    if abs(float(fraction) - value) > 1e-6 * max(1.0, abs(value)):
-        return None
+    if fraction == 0 or abs(float(fraction) - value) > 1e-6 * max(1.0, abs(value)):
+        return None  # 0 is no factor: a tiny one (1e-16) is "almost all zeros", not "× 0"
     if abs(fraction.numerator) > 12:
         return None
     return fraction
