@@ -454,6 +454,31 @@ def test_a_loop_that_never_calls_apply_is_stopped():
         exercises.check_backward_loop(backward)
 
 
+def test_a_momentum_step_without_clone_fails():
+    def sgd_step(params, state, lr, momentum):
+        with wb.no_grad():
+            for i, p in enumerate(params):
+                b = state.get(i)
+                b = p.grad if b is None else momentum * b + p.grad  # p.grad itself, no copy
+                state[i] = b
+                p -= lr * b
+
+    with pytest.raises(ExerciseError, match="Your velocity is p.grad itself, not a copy"):
+        exercises.check_optimizer_step(sgd_step)
+
+
+def test_an_optimizer_step_that_forgets_no_grad_fails():
+    def sgd_step(params, state, lr, momentum):
+        for i, p in enumerate(params):
+            b = state.get(i)
+            b = p.grad.clone() if b is None else momentum * b + p.grad
+            state[i] = b
+            p -= lr * b  # autograd is recording: the engine refuses, as PyTorch's does
+
+    with pytest.raises(ExerciseError, match="while autograd was recording"):
+        exercises.check_optimizer_step(sgd_step)
+
+
 # ------------------------------------------------------------------ without signals
 def test_without_signals_a_trace_budget_stops_an_endless_loop(monkeypatch):
     """As in Pyodide: no alarm signal, so the clock is read by a trace function."""

@@ -37,7 +37,11 @@ def call_answer(function: Callable, *args, what: str = ""):
 
 @checker
 def check_answer(what: str, expected, got, proof: str = "") -> Passed:
-    """``got`` must equal ``expected`` (numbers, lists, arrays or tensors, up to rounding)."""
+    """``got`` must equal ``expected`` (numbers, lists, arrays or tensors, up to rounding).
+
+    Whole numbers count as floats; complex numbers for a real ``expected`` (even with
+    zero imaginary parts), True/False, text and numbers beyond float64 are wrong.
+    """
     finding = compare(f"your {what}", as_numbers(expected, what), as_numbers(got, what))
     if finding is not None:
         fail(finding.sentences(), finding)
