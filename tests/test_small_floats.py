@@ -291,8 +291,9 @@ def test_network_step_matches_torch(name):
 # "same": bit for bit; "rounded": ours is the exact answer correctly rounded, PyTorch's
 # last-dim softmax and log_softmax kernels for these dtypes round a partial result to the
 # dtype (log_softmax is off by up to 3 units in the last place in bfloat16, 17 in float16),
-# so the two agree within assert_close's tolerances; "prod": PyTorch's own answer depends on the CPU's vector width (workbench/dtypes.py),
-# ours is the float32 product rounded once and never further from the exact one.
+# so the two agree within assert_close's tolerances; "prod": PyTorch's own answer depends
+# on the CPU's vector width (workbench/dtypes.py), ours is the float32 product rounded
+# once and never further from the exact one.
 ACCUMULATING = {
     "sum": ("same", lambda v: v.sum(), lambda v: v.sum(0)),
     "mean": ("same", lambda v: v.mean(), lambda v: v.mean(1)),
