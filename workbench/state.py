@@ -17,19 +17,21 @@ anomaly ``enabled``    whole process      ``detect_anomaly``, ``set_detect_anoma
 anomaly ``check_nan``  one per thread     (autograd/anomaly.py), via ``set_anomaly``
 backward depth,        one per thread     the engine, around each node it runs
 checkpoint validity                       (``enter_backward`` / ``exit_backward``)
-``stage``              whole process      the checkpoint marker stages
+``stage``              one per thread     the checkpoint marker stages
  (the stage recorder)                     (autograd/recompute.py)
-``saved_hooks``        whole process      ``saved_tensors_hooks`` (autograd/graph.py)
+``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
 =====================  =================  =============================================
 
 "One per thread" is ``threading.local``, as in PyTorch: a thread started inside
-``no_grad`` still records graphs. The pieces read on every op call (``grad_mode``,
-``anomaly``, ``stage``, ``saved_hooks``, ``name_scopes``) are public objects, read
-as plain attributes (``state.grad_mode.enabled``) rather than through a function
-call, which would slow every op down. The rest is read through functions.
+``no_grad`` still records graphs, and one started inside ``saved_tensors_hooks`` or a
+checkpoint saves its tensors as they are, not through the other thread's hooks. The
+pieces read on every op call (``grad_mode``, ``anomaly``, ``stage``, ``saved_hooks``,
+``name_scopes``) are public objects, read as plain attributes
+(``state.grad_mode.enabled``) rather than through a function call, which would slow
+every op down. The rest is read through functions.
 
 This module imports nothing from workbench, so every layer can use it.
 """
@@ -153,8 +155,9 @@ def is_checkpoint_valid() -> bool:
 # ------------------------------------------------------ checkpoint marker stage
 
 
-class StageRecorder:
-    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None.
+class StageRecorder(threading.local):
+    """``record(op, inputs, attrs, result)`` of this thread's open checkpoint marker stage,
+    or None (the class attribute: what every thread starts with).
 
     While a stage is open, the op call hands each node to record to it instead of
     recording the node itself (see ``apply_op`` and ``MarkerStage.record_op``).
@@ -185,10 +188,11 @@ def stage_recorder_paused() -> Iterator[None]:
 # ----------------------------------------------------------- saved-tensor hooks
 
 
-class SavedHooks:
-    """``stack``: the ``(pack, unpack)`` pairs in force, innermost last.
+class SavedHooks(threading.local):
+    """``stack``: the ``(pack, unpack)`` pairs in force in this thread, innermost last.
 
-    A tuple, replaced on each change, so that a reader cannot change it by accident.
+    A tuple, replaced on each change, so that a reader cannot change it by accident;
+    every thread starts with the class attribute's empty one.
     """
 
     stack: tuple = ()
