@@ -37,7 +37,7 @@ def set_rng_state(state: dict) -> None:
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
     t = Tensor._make(backend.to_device(array, backend.normalize_device(device)))
     if name is not None:
-        t.name = name
+        t.name = checks.name_arg("tensor", "name", name)
     if requires_grad:
         t.requires_grad_(True)
     return t

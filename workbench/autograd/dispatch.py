@@ -97,6 +97,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x._data)
             requires_grad = requires_grad or x._requires_grad
         else:
+            if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
+                position = next(i for i, given in enumerate(inputs) if given is x)
+                raise checks.int_overflow(op.name, op.input_names[position], x)
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
