@@ -144,6 +144,21 @@ def shape_arg(op: str, size, name: str = "size") -> tuple:
     return shape
 
 
+def storage_fits(op: str, shape: tuple, dtype) -> None:
+    """PyTorch's RuntimeError for a tensor whose size in bytes overflows an int64.
+
+    numpy says "array is too big" (a ValueError) or, for a 64-dim shape, fails in its
+    iterator; PyTorch refuses such a size before allocating, and so do the factories.
+    """
+    nbytes = np.dtype(dtype).itemsize
+    for size in shape:
+        nbytes *= size
+    if nbytes > 2**63 - 1:
+        raise RuntimeError(
+            f"{op}: Storage size calculation overflowed with sizes={[int(s) for s in shape]}"
+        )
+
+
 def int_pair(op: str, name: str, value) -> tuple:
     """``3`` → ``(3, 3)``; one or two ints stay; anything else names ``name`` and ``value``."""
     if isinstance(value, INTEGERS) and not isinstance(value, bool):
