@@ -208,3 +208,28 @@ def test_grad_mode_is_set_again_for_each_node():
     y.register_hook(lambda g: seen.append(wb.is_grad_enabled()))
     z.sum().backward()
     assert seen == [False]
+
+
+def test_in_use_counts_the_threads_with_stages_or_hooks_and_returns_to_zero():
+    """Ops read in_use first: it must count exactly, or a thread's hooks would be skipped."""
+    from workbench.ops.markers import end_checkpoint, start_checkpoint
+
+    assert (state.in_use.stages, state.in_use.saved_hooks) == (0, 0)
+    seen = []
+
+    def inside_hooks():
+        with wb.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with wb.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                seen.append(state.in_use.saved_hooks)
+                h = start_checkpoint(wb.ones(2, requires_grad=True))
+                seen.append(state.in_use.stages)
+                with state.stage_recorder_paused():
+                    seen.append(state.in_use.stages)
+                end_checkpoint(h * 2)
+        seen.append((state.in_use.stages, state.in_use.saved_hooks))
+
+    with wb.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        in_thread(inside_hooks)
+        assert state.in_use.saved_hooks == 1
+    assert seen == [2, 1, 0, (0, 1)]
+    assert (state.in_use.stages, state.in_use.saved_hooks) == (0, 0)

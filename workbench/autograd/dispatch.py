@@ -111,7 +111,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
     if requires_grad and recording and op.differentiable:
-        record = state.stage.record or OpNode  # (a checkpoint marker stage tapes it first)
+        # (a checkpoint marker stage tapes it first; in_use: a plain read in most programs)
+        record = (state.in_use.stages and state.stage.record) or OpNode
         node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True
