@@ -237,12 +237,12 @@ def scatter_add(out, key, values) -> None:
     so no array of ``out``'s size is made.
     """
     xp = backend.xp(out)
-    offsets, stride = 0, 1
+    offsets = xp.broadcast_to(xp.zeros((), dtype=np.intp), out.shape)[key]  # the key's shape
+    stride = 1
     for d in reversed(range(out.ndim)):
         along = xp.arange(out.shape[d]).reshape((-1,) + (1,) * (out.ndim - 1 - d))
         offsets = offsets + xp.broadcast_to(along, out.shape)[key] * stride
         stride *= out.shape[d]
-    offsets = xp.broadcast_to(xp.zeros((), dtype=np.intp), out.shape)[key] + offsets
     values = xp.broadcast_to(values, offsets.shape)
     np.add.at(out.reshape(-1), offsets.reshape(-1), values.reshape(-1))
 
