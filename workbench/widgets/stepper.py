@@ -30,6 +30,7 @@ and while stepping the forward op whose gradient is being computed is lit (see
 
 from __future__ import annotations
 
+import html
 import time
 
 import ipywidgets as widgets
@@ -41,12 +42,25 @@ from .flow_marks import StepMarks
 from .graphview import GraphView, Picture, draw, draw_folded
 from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
+from .prediction import (
+    Verdict,
+    check_gradient,
+    check_node,
+    gradient_question,
+    live_graph,
+    node_question,
+    read_text,
+    score_text,
+    unreadable,
+)
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
 
 PICKER_SIZE = 40  # the node picker lists at most this many nodes; the filter finds the rest
 FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
 PLAYING_PANEL_S = 0.25  # while Play runs, the panel is redrawn at most this often
+
+PREDICT_KINDS = {False: "", True: "gradient", "gradient": "gradient", "node": "node"}
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -113,6 +127,12 @@ class BackwardStepper(ClosingBox):
     panel's "Step k of N", the slider's k, ``stepper.go(k)``, and ``wb.viz.draw(loss,
     step=k)`` lights the same node. Step 1 is the root's node, shown as soon as the
     stepper is made.
+
+    ``predict=True`` asks before it shows: each step's node and the gradient that reached
+    it are shown, and what it sends on (a leaf's ``.grad`` after it) stays hidden until
+    :meth:`predict` checks a guess, or :meth:`show_me` gives up on one.
+    ``predict="node"`` asks instead which node runs next. No move skips a question:
+    Next, the slider and Play stop at the step to predict. ``score`` is ``(right, asked)``.
     """
 
     def __init__(
@@ -123,8 +143,17 @@ class BackwardStepper(ClosingBox):
         retain_graph: bool = False,
         interval_ms: int = 800,
         view: str = "backward",
+        predict: bool | str = False,
     ) -> None:
         super().__init__()
+        if predict not in PREDICT_KINDS:
+            raise ValueError(
+                f"BackwardStepper: predict must be True (the gradients), 'node' (the next "
+                f"node) or False, not {predict!r}."
+            )
+        self.predicting = PREDICT_KINDS[predict]
+        self.revealed = 0 if self.predicting == "gradient" else 1  # steps shown in full
+        self.right = self.asked = 0
         self.retain_graph = retain_graph
         self.cursor: StepCursor | None = None
         self.picture: Picture | None = None
@@ -148,6 +177,7 @@ class BackwardStepper(ClosingBox):
         self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
         self.graph_row = widgets.HBox([self.graph, self.panel])
         self.inspector = widgets.HTML()
+        self.verdict: Verdict | None = None  # the last prediction's
         self._build_controls(interval_ms, view)
         try:
             source = source_for(target, retain_graph, gradient)
@@ -223,12 +253,31 @@ class BackwardStepper(ClosingBox):
         self.children = [
             widgets.HTML(STYLE),
             self.message,
+            *self._build_quiz(),
             _wrapping_row(row1),
             _wrapping_row([*row2, self.continue_button]),
             self.view_switch,
             self.graph_row,
             self.inspector,
         ]
+
+    def _build_quiz(self) -> list:
+        """The question box of predict mode: the question, an answer, Check and Show me."""
+        if not self.predicting:
+            return []
+        self.question_text = widgets.HTML()
+        self.answer_box = widgets.Text(placeholder="e.g. 0.5, [1, 2], [[1, 2], None]")
+        if self.predicting == "node":
+            self.answer_box.placeholder = "a node's name or id, e.g. MulBackward0 or n4"
+        self.check_button = widgets.Button(description="Check", button_style="primary")
+        self.show_me_button = widgets.Button(description="Show me")
+        self.verdict_text = widgets.HTML()
+        self._on_click(self.check_button, lambda _: self.predict(read_text(self.answer_box.value)))
+        self._on_click(self.show_me_button, lambda _: self.show_me())
+        answer_row = _wrapping_row([self.answer_box, self.check_button, self.show_me_button])
+        box = widgets.VBox([self.question_text, answer_row, self.verdict_text])
+        box.add_class("wb-quiz")
+        return [box]
 
     def _predicted_order(self) -> list:
         """Node ids in the order their steps run: as the picture predicts it, then any others."""
@@ -261,7 +310,8 @@ class BackwardStepper(ClosingBox):
             control.disabled = True
 
     def _controls(self) -> list:
-        return [
+        quiz = [self.answer_box, self.check_button, self.show_me_button] if self.predicting else []
+        return quiz + [
             self.prev_button,
             self.next_button,
             self.reset_button,
@@ -304,6 +354,134 @@ class BackwardStepper(ClosingBox):
     def active(self) -> str:
         """The id of the node that ran at the step on show (its vertex is lit ``active``)."""
         return self.cursor.record.node if self.cursor else ""
+
+    # ----------------------------------------------------------- predict mode
+    @property
+    def reachable(self) -> int:
+        """The furthest step a move may show: in predict mode, the step asked about."""
+        if self.predicting == "gradient":
+            return self.revealed + 1
+        return self.revealed if self.predicting else self.total
+
+    @property
+    def hidden(self) -> bool:
+        """Whether the step on show still hides its result (predict mode)."""
+        return self.predicting == "gradient" and self.step > self.revealed
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """``(right, asked)``: a Show me counts as asked, and not right."""
+        return self.right, self.asked
+
+    @property
+    def question(self) -> str:
+        """What the stepper asks now ("" when it asks nothing, or the pass is all shown)."""
+        if not self.predicting or self.cursor is None or self.revealed >= self.total:
+            return ""
+        if self.predicting == "node":
+            return node_question(self.cursor.source.records[self.revealed - 1])
+        record = self._record_at(self.revealed + 1)
+        return gradient_question(record) if record is not None else ""
+
+    def predict(self, answer) -> Verdict:
+        """Check a guess about the step asked; reveal that step when the guess could be read.
+
+        ``answer``: the gradient sent to each input (a number, an array or a Tensor; a
+        list of them, one per input, for a node with several) or, with
+        ``predict="node"``, the next node's name, id, Node or Tensor.
+        """
+        record = self._asked_record()
+        if isinstance(record, Verdict):
+            return self._say(record)
+        step = self.revealed + 1
+        if self.predicting == "gradient":
+            verdict = check_gradient(record, answer)
+        else:
+            verdict = self._check_node(answer, step)
+        if verdict.counted:
+            self.asked += 1
+            self.right += verdict.right
+            self._reveal(step)
+        return self._say(verdict)
+
+    def show_me(self) -> Verdict:
+        """Reveal the step asked without a guess (counted as asked, not right)."""
+        record = self._asked_record()
+        if isinstance(record, Verdict):
+            return self._say(record)
+        self.asked += 1
+        self._reveal(self.revealed + 1)
+        return self._say(Verdict(False, f"Shown: step {record.step} is in the panel."))
+
+    def _asked_record(self) -> StepRecord | Verdict:
+        """The record of the step asked about, or a verdict saying why there is none."""
+        if not self.predicting:
+            return unreadable("This stepper asks nothing: make it with predict=True.")
+        if self.cursor is None:
+            return unreadable(self.error or "This stepper is closed.")
+        record = self._record_at(self.revealed + 1)
+        if record is None:
+            return unreadable("The backward pass is done: every step is shown.")
+        return record
+
+    def _record_at(self, step: int) -> StepRecord | None:
+        """Step ``step``'s record, running the engine to it if need be (what is shown stays)."""
+        source = self.cursor.source
+        loaded = source.load(step - 1)
+        source.show(self.cursor.position)  # loading ran ahead: .grad back to the step on show
+        return source.records[step - 1] if loaded else None
+
+    def _check_node(self, guess, step: int) -> Verdict:
+        if isinstance(guess, (Node, Tensor)):
+            try:
+                guess = self.node_id(guess)
+            except ValueError as err:
+                return unreadable(f"{err}.")
+        source = self.cursor.source
+        source.load_all()  # the whole order, to say which rule a wrong guess breaks
+        source.show(self.cursor.position)
+        graph = live_graph(source.task.root_nodes) if isinstance(source, LiveSteps) else None
+        return check_node(guess, source.records, step, graph)
+
+    def _reveal(self, step: int) -> None:
+        self.revealed = max(self.revealed, step)
+        self.cursor.go(step - 1)
+        self.cursor.note = ""
+
+    def _say(self, verdict: Verdict) -> Verdict:
+        self.verdict = verdict
+        if self.cursor is not None:
+            self._show()
+        return verdict
+
+    def _stop_at_question(self) -> None:
+        """A move went past the step asked about: stay there, and say why."""
+        self.cursor.go(self.reachable - 1)
+        self.cursor.note = f"Step {self.revealed + 1} first: predict it, or press Show me."
+
+    def _unrevealed(self, captions: dict) -> dict:
+        """The picture's captions less what the hidden step sent (its edges, a leaf's .grad)."""
+        record = self.cursor.record
+        tail = self.picture.vertex_of(record.node)
+        sent = (f"{tail}->", f"{record.node}.sum")
+        kept = {key: text for key, text in captions.items() if not key.startswith(sent)}
+        if record.leaf is not None:
+            kept.pop(record.node, None)
+        return kept
+
+    def _show_question(self) -> None:
+        if not self.predicting:
+            return
+        question = self.question or "Every step is shown."
+        self.question_text.value = f"<div class='wb-question'>❓ {html.escape(question)}</div>"
+        said = self.verdict.message if self.verdict else ""
+        mark = "" if self.verdict is None else ("✔ " if self.verdict.right else "✘ ")
+        self.verdict_text.value = (
+            f"<div class='wb-verdict'>{mark}{html.escape(said)} "
+            f"<i>({score_text(*self.score)})</i></div>"
+        )
+        waiting = bool(self.question)
+        self.check_button.disabled = self.show_me_button.disabled = not waiting
 
     # ----------------------------------------------------------- moves
     def next(self) -> bool:
@@ -362,6 +540,9 @@ class BackwardStepper(ClosingBox):
             self.message.value = message_html(f"{type(err).__name__}: {err}")
             self.cursor.source.finished = True
             return False
+        if self.step > self.reachable:
+            self._stop_at_question()
+            result = False
         self._show()
         return bool(result) if result is not None else True
 
@@ -370,6 +551,8 @@ class BackwardStepper(ClosingBox):
             return
         if not self.cursor.go(change["new"] - 1):
             self.cursor.note = "The backward pass ended before that step."
+        if self.step > self.reachable:
+            self._stop_at_question()
         if self.play.playing and time.monotonic() - self._shown_at < PLAYING_PANEL_S:
             return  # .grad is rewound; the panel follows a few times a second while playing
         # The browser already moved the pictures (jslink): setting their step here too
@@ -416,7 +599,7 @@ class BackwardStepper(ClosingBox):
         self._check_order()
         self._syncing = True
         try:
-            self.slider.max = self.play.max = total
+            self.slider.max = self.play.max = min(total, self.reachable)
             self.slider.value = cursor.position + 1
             if pictures:
                 self.graph.step = cursor.position + 1
@@ -424,7 +607,8 @@ class BackwardStepper(ClosingBox):
             if self.linked:
                 classes = with_class(classes, self.links.in_backward(self.linked), "linked")
             self.graph.classes = classes
-            self.graph.captions = self.marks.captions(records, cursor.position)
+            captions = self.marks.captions(records, cursor.position)
+            self.graph.captions = self._unrevealed(captions) if self.hidden else captions
             if self.forward_graph is not None:
                 lit = self.links.in_forward(self.linked) if self.linked else []
                 self.forward_graph.classes = with_class({}, lit, "linked")
@@ -432,8 +616,10 @@ class BackwardStepper(ClosingBox):
                     self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
-        self.panel.value = step_html(cursor.record, total, cursor.note)
+        self.panel.value = step_html(cursor.record, total, cursor.note, hidden=self.hidden)
         self.next_button.disabled = source.finished and cursor.position == len(records) - 1
+        self.next_button.disabled |= self.step >= self.reachable and self.revealed < total
+        self._show_question()
         self.prev_button.disabled = cursor.position == 0
         if self.inspected:
             self.inspect(self.inspected)  # its gradient and saved tensors at this step
