@@ -5,11 +5,11 @@ by PyTorch and recorded with ``wb.from_torch``). Both passes run to the end, the
 step k of one is matched with step k of the other: the engine runs nodes in
 PyTorch's order, so the same graph gives the same order. Two steps match when they
 run the same op (``MulBackward0`` and ``MulBackward0``; a custom Function's node,
-which has no built-in op, matches any op with as many inputs) and send a gradient
-along the same edges. The first step where the ops differ, or where a gradient sent
-differs, is :attr:`CompareStepper.first_difference`, said in the exercise checkers'
-words (:func:`~workbench.exercises.diagnose.compare`): "Every element of b's
-gradient for x is 2 times a's."
+which has no built-in op, stands in for any op) with as many inputs taking a
+gradient. The first step where the ops differ, or where a gradient sent differs, is
+:attr:`CompareStepper.first_difference`, said in the exercise checkers' words
+(:func:`~workbench.exercises.diagnose.compare`): "Every element of b's gradient for
+x is 2 times a's."
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .closing import ClosingBox
 from .panel import STYLE, message_html
 from .prediction import edge_name
 from .stepper import BackwardStepper
-from .steps import StepRecord
+from .steps import GradFlow, StepRecord
 
 FLOAT32_RTOL = 1e-4  # two float32 passes agree to rounding, not to the last bit
 FLOAT32_ATOL = 1e-6
@@ -58,11 +58,19 @@ def is_custom(record: StepRecord) -> bool:
     return record.op is None and record.leaf is None and record.name != "AccumulateGrad"
 
 
+def edges(record: StepRecord) -> list[tuple[int, GradFlow]]:
+    """``(input index, flow)`` of the inputs that take a gradient.
+
+    An input that takes none (pow's exponent, a constant factor) is an edge to nothing
+    in one engine and no edge at all in another: it is left out of the match.
+    """
+    return [(i, flow) for i, flow in enumerate(record.grads_out) if flow.target is not None]
+
+
 def same_op(a: StepRecord, b: StepRecord) -> bool:
     if op_key(a) == op_key(b):
         return True
-    custom = is_custom(a) or is_custom(b)
-    return custom and len(a.grads_out) == len(b.grads_out)
+    return is_custom(a) or is_custom(b)
 
 
 def tolerances(*values) -> tuple[float, float]:
@@ -94,7 +102,7 @@ def difference_between(a: list[StepRecord], b: list[StepRecord]) -> Difference |
 
 def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
     """Where step ``a.step`` of the two passes differs: its op, its edges, or a gradient."""
-    if not same_op(a, b) or len(a.grads_out) != len(b.grads_out):
+    if not same_op(a, b) or len(edges(a)) != len(edges(b)):
         return Difference(
             a.step,
             a.name,
@@ -106,7 +114,7 @@ def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
     pairs = [("gradient that reached it", ga, gb) for ga, gb in zip(a.grads_in, b.grads_in)]
     pairs += [
         (f"gradient for {edge_name(i, fa)}", fa.value, fb.value)
-        for i, (fa, fb) in enumerate(zip(a.grads_out, b.grads_out))
+        for (i, fa), (_, fb) in zip(edges(a), edges(b))
     ]
     for what, va, vb in pairs:
         if isinstance(va, str) or isinstance(vb, str):
@@ -119,8 +127,8 @@ def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
 
 
 def inputs_text(record: StepRecord) -> str:
-    count = len(record.grads_out)
-    return f"{count} input" + ("" if count == 1 else "s")
+    count = len(edges(record))
+    return f"{count} input" + ("" if count == 1 else "s") + " taking a gradient"
 
 
 def sentence(record: StepRecord, finding: Finding) -> str:

@@ -88,8 +88,9 @@ def edge_name(i: int, flow: GradFlow) -> str:
 
 def gradient_question(record: StepRecord) -> str:
     """The question of a step whose result is hidden, in the learner's words."""
+    symbol = "x̄" if record.leaf is not None else "ȳ"  # the panel's names
     incoming = ", ".join(format_array(g) for g in record.grads_in)
-    head = f"Step {record.step}: {record.name} {record.node} receives {incoming}."
+    head = f"Step {record.step}: {record.name} {record.node} receives {symbol} = {incoming}."
     if record.leaf is not None:
         before = "None" if record.leaf.before is None else format_array(record.leaf.before)
         return (
