@@ -171,10 +171,10 @@ class BackwardStepper(ClosingBox):
         self._syncing = False
         self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
-        self.graph = GraphView(layout=widgets.Layout(width="58%"))
+        self.graph = GraphView(layout=widgets.Layout(width="58%", min_width="0"))
         self.graph.add_class("wb-backward-graph")
         self.forward_graph: GraphView | None = None  # made the first time it is shown
-        self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
+        self.panel = widgets.HTML(layout=widgets.Layout(width="42%", min_width="0"))
         self.graph_row = widgets.HBox([self.graph, self.panel])
         self.inspector = widgets.HTML()
         self.verdict: Verdict | None = None  # the last prediction's
@@ -758,7 +758,8 @@ class BackwardStepper(ClosingBox):
     def _forward_view(self) -> GraphView:
         """The forward picture's view, made (and linked to the slider) the first time."""
         if self.forward_graph is None:
-            view = GraphView(dot=self.forward_picture.dot, layout=widgets.Layout(width="29%"))
+            layout = widgets.Layout(width="29%", min_width="0")
+            view = GraphView(dot=self.forward_picture.dot, layout=layout)
             view.add_class("wb-forward-graph")
             self._keep(widgets.jslink((self.slider, "value"), (view, "step")))
             self._observe(view, self._on_forward_select, names="selected")
