@@ -75,6 +75,16 @@ print("steps:", stepper.total)
 stepper
 """
 
+PLAY = """\
+import workbench as wb
+x = wb.tensor([0.5], requires_grad=True, name="x")
+y = x
+for _ in range(30):
+    y = y * 1.01
+stepper = wb.widgets.BackwardStepper(y.sum(), interval_ms=150)
+stepper
+"""
+
 SCREEN_PX = "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a)"
 RECT = "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
 LIT_INSIDE = """(sel) => {
@@ -98,6 +108,7 @@ def lab(tmp_path_factory):
     write_notebook(notebooks / "compare.ipynb", [COMPARE])
     write_notebook(notebooks / "both.ipynb", [SIDE_BY_SIDE])
     write_notebook(notebooks / "chain.ipynb", [CHAIN_200])
+    write_notebook(notebooks / "play.ipynb", [PLAY])
     with running_lab(notebooks, folder / "jupyter") as lab:
         yield lab
     assert lab.process.returncode == 0
@@ -207,3 +218,24 @@ def test_the_lit_node_stays_in_view_at_every_step_of_a_200_node_pass(opened):
             out_of_view.append((step, active))
     assert out_of_view == []
     assert len(lit) > 90 and scrolled > 1000  # the light went far down: the box followed it
+
+
+def test_play_pauses_and_stop_stays_at_the_step_it_reached(opened):
+    page = opened("play.ipynb", f"{BACKWARD} g.node.active")
+    play = page.locator(".wb-play button").first
+    assert not page.locator(".wb-play button").nth(1).is_visible()  # Play's own ■ (to step 1)
+    play.click()
+    page.wait_for_selector(".wb-play button i.fa-pause", timeout=30_000)  # ▶ became ⏸
+    page.wait_for_function(
+        "() => document.querySelector('.wb-step .wb-title').textContent"
+        ".match(/Step (\\d+)/)[1] > 4",
+        timeout=60_000,
+    )
+    page.get_by_role("button", name="■ Stop").click()
+    page.wait_for_selector(".wb-play button i.fa-play", timeout=30_000)
+    page.wait_for_timeout(1000)  # the panel catches up with where Play stopped
+    stopped = title(page)
+    lit = page.locator(BACKWARD).evaluate("b => b.dataset.active")
+    page.wait_for_timeout(1000)
+    assert title(page) == stopped and not stopped.startswith("Step 1 of")
+    assert page.locator(BACKWARD).evaluate("b => b.dataset.active") == lit  # it stayed

@@ -143,5 +143,9 @@ STYLE = """
 .wb-collapse { color: #8a4b00; font-size: 12px; }
 .wb-note { color: #555; font-style: italic; }
 .wb-message { border: 1px solid #d9a400; background: #fff7d6; padding: 8px; }
+/* Play's own ■ jumps back to step 1: the stepper's "■ Stop" stays where Play stopped */
+.wb-play button:nth-of-type(2) { display: none; }
+.wb-question { font-weight: 500; margin: 4px 0; }
+.wb-verdict { margin: 4px 0; }
 </style>
 """

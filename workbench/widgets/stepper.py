@@ -209,6 +209,10 @@ class BackwardStepper(ClosingBox):
             description="Step over ⤼", tooltip="run every step inside the lit folded box"
         )
         self.play = widgets.Play(min=1, max=1, interval=interval_ms, description="play")
+        self.play.add_class("wb-play")  # its own ■ (back to step 1) is hidden: see STYLE
+        self.stop_button = widgets.Button(
+            description="■ Stop", tooltip="stop playing and stay at this step"
+        )
         self.speed = widgets.IntSlider(
             value=max(interval_ms, FASTEST_MS),
             min=FASTEST_MS,
@@ -239,6 +243,7 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.next_button, lambda _: self.next())
         self._on_click(self.reset_button, lambda _: self.reset())
         self._on_click(self.over_button, lambda _: self.step_over())
+        self._on_click(self.stop_button, lambda _: self.stop())
         self._on_click(self.fold_button, lambda _: self.close_box(self._selected_node()))
         self._on_click(self.run_to_button, lambda _: self.run_to(self.node_picker.value))
         self._on_click(
@@ -247,7 +252,7 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.continue_button, lambda _: self.continue_())
         self._observe(self.slider, self._on_slider)
         row1 = [self.prev_button, self.next_button, self.over_button, self.reset_button]
-        row1 += [self.play, self.slider, self.speed]
+        row1 += [self.play, self.stop_button, self.slider, self.speed]
         row2 = [self.node_filter, self.node_picker, self.run_to_button, self.breakpoint_button]
         row2 += [self.fold_button]
         self.children = [
@@ -317,6 +322,7 @@ class BackwardStepper(ClosingBox):
             self.reset_button,
             self.over_button,
             self.play,
+            self.stop_button,
             self.slider,
             self.speed,
             self.node_filter,
@@ -495,6 +501,10 @@ class BackwardStepper(ClosingBox):
     def reset(self) -> None:
         """Show the first step again; every ``.grad`` goes back to its value then."""
         self._move(lambda c: c.reset())
+
+    def stop(self) -> None:
+        """Stop Play and stay at the step it reached (ipywidgets' own ■ goes back to step 1)."""
+        self.play.playing = False
 
     def step_over(self) -> bool:
         """Run every step inside the folded box that is lit; stop at the first step after it.
