@@ -226,3 +226,51 @@ def test_a_wrong_predict_argument_is_a_clear_error():
     plain = BackwardStepper(loss)
     assert not plain.predict(1.0).counted and plain.score == (0, 0)
     plain.close()
+
+
+def tanh_step(x) -> BackwardStepper:
+    """A predicting stepper on (tanh(x) * 2).sum(), at tanh's node (step 3)."""
+    stepper = BackwardStepper((wb.tanh(x) * 2).sum(), predict=True)
+    for _ in range(2):
+        stepper.show_me()
+        stepper.next()
+    return stepper
+
+
+def test_a_big_gradient_is_predicted_by_its_shape_and_a_few_elements():
+    events.reset_ids()
+    x = wb.tensor(np.linspace(-1, 1, 60).reshape(6, 10), requires_grad=True, name="x")
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    (torch.tanh(tx) * 2).sum().backward()
+    right = tx.grad.numpy()
+    stepper = tanh_step(x)
+    assert stepper.record.name == "TanhBackward0"
+    assert "{'shape': (64, 10), (0, 3): 0.25}" in stepper.question
+    verdict = stepper.predict({"shape": (6, 10), (0, 0): right[0, 0], (5, 9): right[5, 9]})
+    assert verdict.right, verdict.message
+    stepper.close()
+    for answer, words in [
+        ({"shape": (10, 6)}, "has shape (10, 6) where (6, 10) was expected"),
+        ({(2, 3): 2 * right[2, 3]}, "your gradient for x[2, 3] is"),
+    ]:
+        again = tanh_step(x)
+        verdict = again.predict(answer)
+        assert not verdict.right and verdict.counted and words in verdict.message, verdict.message
+        again.close()
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        ({(6, 0): 1.0}, "element [6, 0], which a gradient of shape (6, 10) has not"),
+        ({"shape": (10**12, 10**12)}, "names a shape (1000000000000, 1000000000000), far bigger"),
+        ({"rows": 1.0}, "a key 'rows'"),
+        ({(0, 0): [1.0, 2.0]}, "one number"),
+    ],
+)
+def test_a_glimpse_that_names_no_element_of_the_gradient_is_said_plainly(answer, words):
+    events.reset_ids()
+    stepper = tanh_step(wb.tensor(np.ones((6, 10)), requires_grad=True, name="x"))
+    verdict = stepper.predict(answer)
+    assert words in verdict.message, verdict.message
+    stepper.close()

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..autograd.graph import Node, walk
-from ..exercises.diagnose import Finding, compare, diagnose_swapped
+from ..exercises.diagnose import Finding, compare, diagnose_shape, diagnose_swapped, index_text
 from ..exercises.predictions import Mistake, known_mistake, not_ready, other_choice, read_order
 from ..tensor import Tensor
 from .panel import format_array
 from .steps import GradFlow, StepRecord, node_label
+
+BIG = 16  # gradients with more elements than this may be predicted in part (a Glimpse)
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,44 @@ def read_text(text: str):
         return text
 
 
+@dataclass(frozen=True)
+class Glimpse:
+    """A big gradient predicted in part: its shape and a few elements.
+
+    Written as a dict, ``{"shape": (64, 10), (0, 3): 0.25, (5, 1): -1.0}``: the shape
+    (optional) and any elements by index.
+    """
+
+    shape: tuple | None
+    elements: dict  # index tuple -> number
+
+    @classmethod
+    def of(cls, answer: dict) -> Glimpse:
+        shape, elements = None, {}
+        for key, value in answer.items():
+            if key == "shape":
+                shape = tuple(int(n) for n in np.atleast_1d(value))
+                continue
+            index = key if isinstance(key, tuple) else (key,)
+            if not all(isinstance(i, (int, np.integer)) for i in index):
+                raise ValueError(f"a key {key!r} (write an index, like (0, 3), or 'shape')")
+            number = as_values(value)
+            if number is None or number.size != 1:
+                raise ValueError(f"a value {value!r} for element {key!r} (one number)")
+            elements[tuple(int(i) for i in index)] = number.reshape(())
+        return cls(shape, elements)
+
+
 def as_values(value):
-    """A predicted gradient as an array (a Tensor's values, a list, a number); None stays."""
+    """A predicted gradient as an array (a Tensor's values, a list, a number), a
+    :class:`Glimpse` of one (a dict), or None."""
     if value is None:
         return None
     if isinstance(value, Tensor):
         return value.detach().numpy()
-    if isinstance(value, (str, bytes, dict, set)):
+    if isinstance(value, dict):
+        return Glimpse.of(value)
+    if isinstance(value, (str, bytes, set)):
         raise ValueError(f"a {type(value).__name__}")
     try:
         array = np.asarray(value)
@@ -98,11 +131,24 @@ def gradient_question(record: StepRecord) -> str:
             f"What is {record.leaf.name}.grad after it?"
         )
     if len(record.grads_out) == 1:
-        return f"{head} What gradient does it send to {edge_name(0, record.grads_out[0])}?"
-    names = ", ".join(edge_name(i, f) for i, f in enumerate(record.grads_out))
+        asked = f"What gradient does it send to {edge_name(0, record.grads_out[0])}?"
+    else:
+        names = ", ".join(edge_name(i, f) for i, f in enumerate(record.grads_out))
+        asked = (
+            "What gradient does it send to each input? A list, one per input in this "
+            f"order: {names} (None for an input that takes no gradient)."
+        )
+    return f"{head} {asked}{_glimpse_hint(record)}"
+
+
+def _glimpse_hint(record: StepRecord) -> str:
+    """For a big gradient, how to predict it in part."""
+    sizes = [np.size(f.value) for f in record.grads_out if isinstance(f.value, np.ndarray)]
+    if not sizes or max(sizes) <= BIG:
+        return ""
     return (
-        f"{head} What gradient does it send to each input? A list, one per input in this "
-        f"order: {names} (None for an input that takes no gradient)."
+        " A big one may be given by its shape and a few elements: "
+        "{'shape': (64, 10), (0, 3): 0.25}."
     )
 
 
@@ -131,7 +177,10 @@ def check_gradient(record: StepRecord, answer) -> Verdict:
     findings = []
     for (what, expected), got in zip(wanted, answers):
         others = {w: e for w, e in wanted if w != what}
-        finding = _diagnose(what, expected, got, upstream, others, record)
+        try:
+            finding = _diagnose(what, expected, got, upstream, others, record)
+        except ValueError as err:
+            return unreadable(f"Your prediction names {err}.")
         if finding is not None:
             findings.append(finding)
     if findings:
@@ -153,11 +202,16 @@ def _one_per_edge(answer, count: int, record: StepRecord):
     try:
         return [as_values(value) for value in answer]
     except ValueError as err:
-        return unreadable(f"Your prediction holds {err}: write a gradient as numbers.")
+        return unreadable(
+            f"Your prediction holds {err}: write a gradient as numbers, or a big one as a "
+            "dict of its shape and a few elements, {'shape': (64, 10), (0, 3): 0.25}."
+        )
 
 
 def _diagnose(what, expected, got, upstream, others, record) -> Finding | None:
     """The checkers' diagnosis; with a few more where the step knows more."""
+    if isinstance(got, Glimpse):
+        return _diagnose_glimpse(what, expected, got)
     finding = compare(what, expected, got, upstream=upstream)
     if finding is None or finding.kind not in ("elements", "factor"):
         return finding
@@ -170,6 +224,31 @@ def _diagnose(what, expected, got, upstream, others, record) -> Finding | None:
     if mistake is None:
         return finding
     return Finding(mistake.kind, what, finding.observation, mistake.says, finding.expected, got)
+
+
+def _diagnose_glimpse(what: str, expected, glimpse: Glimpse) -> Finding | None:
+    """The shape, then each element given, as the checkers compare them."""
+    if expected is None:
+        return compare(what, None, np.broadcast_to(0.0, glimpse.shape or ()))
+    expected = np.asarray(expected)
+    if glimpse.shape is not None:
+        if np.prod(glimpse.shape, dtype=float) > BIG * max(expected.size, 1):
+            raise ValueError(f"a shape {glimpse.shape}, far bigger than this gradient")
+        shaped = np.broadcast_to(0.0, glimpse.shape)  # no memory taken
+        finding = diagnose_shape(what, expected, shaped, values_known=False)
+        if finding is not None:
+            return finding
+    for index, value in glimpse.elements.items():
+        if len(index) != expected.ndim or not all(
+            -n <= i < n for i, n in zip(index, expected.shape)
+        ):
+            raise ValueError(
+                f"element {list(index)}, which a gradient of shape {tuple(expected.shape)} has not"
+            )
+        finding = compare(f"{what}{index_text(index)}", expected[index], value)
+        if finding is not None:
+            return finding
+    return None
 
 
 def leaf_mistakes(record: StepRecord) -> list[Mistake]:
