@@ -162,3 +162,33 @@ def test_close_lets_go_of_both_passes():
     sides = list(compared.sides)
     compared.close()
     assert compared.sides == [] and all(side.cursor is None for side in sides)
+
+
+def test_a_big_pytorch_gradient_is_compared_in_full():
+    values = np.linspace(-1.0, 1.0, 200).reshape(20, 10)
+    x = wb.tensor(values, requires_grad=True, name="x")
+    tx = torch.tensor(values, requires_grad=True)
+    agree = CompareStepper(wb.tanh(x).sum(), torch.tanh(tx).sum())
+    assert agree.first_difference is None
+    agree.close()
+    tx = torch.tensor(values, requires_grad=True)
+    differ = CompareStepper(wb.tanh(x).sum(), torch.sin(tx).sum())  # another op, same shape
+    assert differ.first_difference.step == 2
+    assert "the two graphs differ here" in differ.first_difference.diagnosis
+    differ.close()
+    tx = torch.tensor(values, requires_grad=True)
+    scaled = CompareStepper(wb.tanh(x * 3).sum(), torch.tanh(tx * 3.01).sum())
+    assert scaled.first_difference is not None  # 200 values, past a trace's 64 kept in full
+    scaled.close()
+
+
+def test_a_trace_that_kept_only_summaries_says_it_cannot_compare():
+    values = np.linspace(-1.0, 1.0, 200).reshape(20, 10)
+    with wb.trace() as kept_little:  # arrays over 64 elements: statistics only
+        x = wb.tensor(values, requires_grad=True, name="x")
+        wb.tanh(x).sum().backward()
+    again = wb.tensor(values, requires_grad=True, name="x")
+    compared = CompareStepper(wb.tanh(again).sum(), kept_little)
+    assert compared.first_difference is not None
+    assert "kept only a summary" in compared.first_difference.diagnosis
+    compared.close()

@@ -28,6 +28,7 @@ from .prediction import edge_name
 from .stepper import BackwardStepper
 from .steps import GradFlow, StepRecord
 
+KEPT_IN_FULL = 1_000_000  # a PyTorch pass is recorded with arrays this big kept whole
 FLOAT32_RTOL = 1e-4  # two float32 passes agree to rounding, not to the last bit
 FLOAT32_ATOL = 1e-6
 
@@ -87,6 +88,16 @@ def difference_between(a: list[StepRecord], b: list[StepRecord]) -> Difference |
         found = step_difference(ra, rb)
         if found is not None:
             return found
+    if len(a) == len(b) and summaries_only(a, b):
+        first = summaries_only(a, b)[0]
+        return Difference(
+            first.step,
+            first.name,
+            b[first.index].name,
+            f"At step {first.step} ({first.name}) a saved Trace kept only a summary of a "
+            "gradient, not its values, so the passes cannot be compared there: record it "
+            "with wb.trace(small=...) large enough to keep them.",
+        )
     if len(a) != len(b):
         step = min(len(a), len(b)) + 1
         longer, more = ("a", a) if len(a) > len(b) else ("b", b)
@@ -98,6 +109,19 @@ def difference_between(a: list[StepRecord], b: list[StepRecord]) -> Difference |
             f"goes on, with {more[step - 1].name}.",
         )
     return None
+
+
+def summaries_only(a: list[StepRecord], b: list[StepRecord]) -> list[StepRecord]:
+    """a's steps where either side has a gradient kept only as a summary (a string)."""
+    return [
+        ra
+        for ra, rb in zip(a, b)
+        if any(isinstance(v, str) for r in (ra, rb) for v in (*r.grads_in, *flow_values(r)))
+    ]
+
+
+def flow_values(record: StepRecord) -> list:
+    return [flow.value for flow in record.grads_out]
 
 
 def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
@@ -118,7 +142,7 @@ def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
     ]
     for what, va, vb in pairs:
         if isinstance(va, str) or isinstance(vb, str):
-            continue  # a trace kept only a summary of this one: nothing to compare
+            continue  # a trace kept only a summary: said once no other difference is found
         rtol, atol = tolerances(va, vb)
         finding = compare(f"b's {what}", va, vb, rtol=rtol, atol=atol)
         if finding is not None:
@@ -155,7 +179,7 @@ def as_target(side):
     if type(side).__module__.split(".")[0] == "torch":
         from ..torch_replay import from_torch
 
-        return from_torch(side)
+        return from_torch(side, small=KEPT_IN_FULL)
     return side
 
 
