@@ -65,7 +65,9 @@ def test_no_move_skips_the_question(stepper):
     assert stepper.step == 1 and stepper.hidden
 
 
-def test_a_right_prediction_reveals_the_step_and_scores(stepper):
+def test_a_right_prediction_reveals_the_step_and_scores():
+    loss, _, w = tanh_times_w()
+    stepper = BackwardStepper(loss, predict=True)
     h, h_grad, x_grad, w_grad = torch_tanh_times_w()
     verdict = stepper.predict(np.ones(3))
     assert verdict.right and verdict.counted, verdict.message
@@ -77,8 +79,11 @@ def test_a_right_prediction_reveals_the_step_and_scores(stepper):
     assert verdict.right, verdict.message
     np.testing.assert_allclose(stepper.record.grads_out[0].value, h_grad, rtol=1e-6)
     assert stepper.next() and stepper.record.name == "AccumulateGrad"
+    assert stepper.record.leaf.name == "w" and w.grad is None  # hidden: not in w.grad either
     assert stepper.predict(wb.tensor(w_grad)).right  # a leaf's question: its .grad after
+    np.testing.assert_allclose(w.grad.numpy(), w_grad, rtol=1e-6)  # revealed: now it is
     assert stepper.score == (3, 3)
+    stepper.close()
 
 
 def test_a_factor_is_named_with_the_checkers_words(stepper):

@@ -434,7 +434,7 @@ class BackwardStepper(ClosingBox):
         """Step ``step``'s record, running the engine to it if need be (what is shown stays)."""
         source = self.cursor.source
         loaded = source.load(step - 1)
-        source.show(self.cursor.position)  # loading ran ahead: .grad back to the step on show
+        source.show(self._grads_at)  # loading ran ahead: .grad back to the step on show
         return source.records[step - 1] if loaded else None
 
     def _check_node(self, guess, step: int) -> Verdict:
@@ -445,7 +445,7 @@ class BackwardStepper(ClosingBox):
                 return unreadable(f"{err}.")
         source = self.cursor.source
         source.load_all()  # the whole order, to say which rule a wrong guess breaks
-        source.show(self.cursor.position)
+        source.show(self._grads_at)
         graph = live_graph(source.task.root_nodes) if isinstance(source, LiveSteps) else None
         return check_node(guess, source.records, step, graph)
 
@@ -459,6 +459,12 @@ class BackwardStepper(ClosingBox):
         if self.cursor is not None:
             self._show()
         return verdict
+
+    @property
+    def _grads_at(self) -> int:
+        """The step index whose ``.grad`` values the tensors hold: a hidden step's result
+        is not shown in ``x.grad`` either, so they hold the step before it."""
+        return self.cursor.position - 1 if self.hidden else self.cursor.position
 
     def _stop_at_question(self) -> None:
         """A move went past the step asked about: stay there, and say why."""
@@ -604,6 +610,8 @@ class BackwardStepper(ClosingBox):
         self._shown_at = time.monotonic()
         cursor = self.cursor
         source = cursor.source
+        if self.hidden:
+            source.show(self._grads_at)
         total = source.expected_steps
         records = source.records
         self._check_order()
