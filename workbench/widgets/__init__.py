@@ -27,9 +27,9 @@ from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
 from .graphview import GraphView
 from .live import LiveGraph
-from .prediction import Verdict
 from .stepper import BackwardStepper
 from .training import TrainingMonitor
+from .verdicts import Verdict
 
 __all__ = [
     "BackwardStepper",

@@ -24,9 +24,9 @@ import numpy as np
 from ..exercises.diagnose import Finding, compare, shape_text
 from .closing import ClosingBox
 from .panel import STYLE, message_html
-from .prediction import edge_name
 from .stepper import BackwardStepper
 from .steps import GradFlow, StepRecord
+from .verdicts import edge_name
 
 KEPT_IN_FULL = 1_000_000  # a PyTorch pass is recorded with arrays this big kept whole
 FLOAT32_RTOL = 1e-4  # two float32 passes agree to rounding, not to the last bit

@@ -42,7 +42,9 @@ from .flow_marks import StepMarks
 from .graphview import GraphView, Picture, draw, draw_folded
 from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
-from .prediction import (
+from .steps import LiveSteps, StepCursor, StepRecord, StepSource
+from .trace_steps import is_trace, trace_source
+from .verdicts import (
     Verdict,
     check_gradient,
     check_node,
@@ -53,8 +55,6 @@ from .prediction import (
     score_text,
     unreadable,
 )
-from .steps import LiveSteps, StepCursor, StepRecord, StepSource
-from .trace_steps import is_trace, trace_source
 
 PICKER_SIZE = 40  # the node picker lists at most this many nodes; the filter finds the rest
 FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
