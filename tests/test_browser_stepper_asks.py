@@ -116,7 +116,7 @@ def lab(tmp_path_factory):
 
 @pytest.fixture
 def opened(lab, tmp_path):
-    with chromium_page(tmp_path / "chromium-profile", width=1600, height=1100) as page:
+    with chromium_page(tmp_path / "chromium-profile", width=1000, height=1100) as page:
 
         def run(name: str, ready: str):
             run_all_cells(page, OwnWorkspace(lab), name, timeout_ms=180_000)
@@ -178,8 +178,10 @@ def test_a_comparison_runs_to_the_difference_side_by_side(opened):
     assert "ExpBackward0" in titles[0] and "ExpBackward" in titles[1]
     a, b = (page.locator(f".wb-compare-{side}").evaluate(RECT) for side in "ab")
     assert overlap(a, b) == 0, (a, b)
+    scrolls = "e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)"
+    assert all(page.locator(".wb-panel").evaluate_all(f"ps => ps.map({scrolls})"))
     pictures = [page.locator(f".wb-compare-{side} .wb-graph").evaluate(RECT) for side in "ab"]
-    panels = [page.locator(f".wb-compare-{side} .wb-step").evaluate(RECT) for side in "ab"]
+    panels = [page.locator(f".wb-compare-{side} .wb-panel").evaluate(RECT) for side in "ab"]
     assert overlap(*pictures) == 0 and overlap(*panels) == 0
     assert overlap(pictures[0], panels[1]) == 0 and overlap(pictures[1], panels[0]) == 0
     sizes = page.locator(".wb-graph svg text").evaluate_all(SCREEN_PX)
@@ -188,7 +190,7 @@ def test_a_comparison_runs_to_the_difference_side_by_side(opened):
 
 def test_side_by_side_pictures_never_overlap_and_fit_keeps_text_readable(opened):
     page = opened("both.ipynb", f"{FORWARD} g.node")
-    boxes = [page.locator(sel).evaluate(RECT) for sel in (FORWARD, BACKWARD, ".wb-step")]
+    boxes = [page.locator(sel).evaluate(RECT) for sel in (FORWARD, BACKWARD, ".wb-panel")]
     forward, backward, panel = boxes
     assert overlap(forward, backward) == 0 and overlap(backward, panel) == 0, boxes
     assert overlap(forward, panel) == 0, boxes
@@ -197,7 +199,7 @@ def test_side_by_side_pictures_never_overlap_and_fit_keeps_text_readable(opened)
     page.wait_for_timeout(500)
     sizes = page.locator(".wb-graph svg text").evaluate_all(SCREEN_PX)
     assert min(sizes) >= 11 - 0.01, sizes  # fit stops shrinking at 11 px: the box scrolls
-    boxes = [page.locator(sel).evaluate(RECT) for sel in (FORWARD, BACKWARD, ".wb-step")]
+    boxes = [page.locator(sel).evaluate(RECT) for sel in (FORWARD, BACKWARD, ".wb-panel")]
     assert overlap(boxes[0], boxes[1]) == 0 and overlap(boxes[1], boxes[2]) == 0, boxes
 
 

@@ -174,7 +174,10 @@ class BackwardStepper(ClosingBox):
         self.graph = GraphView(layout=widgets.Layout(width="58%", min_width="0"))
         self.graph.add_class("wb-backward-graph")
         self.forward_graph: GraphView | None = None  # made the first time it is shown
-        self.panel = widgets.HTML(layout=widgets.Layout(width="42%", min_width="0"))
+        # a wide array scrolls inside the panel, never over the picture beside it
+        panel_layout = widgets.Layout(width="42%", min_width="0", overflow="auto")
+        self.panel = widgets.HTML(layout=panel_layout)
+        self.panel.add_class("wb-panel")
         self.graph_row = widgets.HBox([self.graph, self.panel])
         self.inspector = widgets.HTML()
         self.verdict: Verdict | None = None  # the last prediction's
