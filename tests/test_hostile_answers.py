@@ -56,7 +56,7 @@ def public_checks() -> dict:
         for name, function in vars(module).items():
             wrapped = inspect.unwrap(function) if callable(function) else None
             if inspect.isfunction(wrapped) and wrapped.__module__ == module.__name__:
-                if wrapped.__annotations__.get("return") == "Passed":
+                if inspect.get_annotations(wrapped).get("return") == "Passed":
                     found[name] = function
     return found
 
