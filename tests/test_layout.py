@@ -36,6 +36,13 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"autograd/grad_mode.py", "ops/grad.py"}): (
         "PyTorch's torch.autograd.grad_mode and TVM's tvm.relax.op.grad"
     ),
+    frozenset({"backend.py", "backends.py"}): (
+        "backend.py picks numpy or CuPy; backends.py is PyTorch's torch.backends (cudnn, mps "
+        "switches a PyTorch program sets), a path PyTorch programs import"
+    ),
+    frozenset({"nn/utils.py", "utils/"}): (
+        "PyTorch's paths: torch.nn.utils (gradient clipping) and torch.utils (data, checkpoint)"
+    ),
     frozenset({"autograd/graph.py", "viz/graph.py"}): (
         "torch.autograd.graph (nodes, saved-tensor hooks) and the drawing of a graph"
     ),

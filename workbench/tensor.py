@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, events, state
+from . import backend, devices, dtypes, events, state
+from .argnames import numpy_style
 from .dtypes import bfloat16
+from .size import Size
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -176,9 +178,22 @@ class Tensor:
     def numel(self) -> int:
         return int(self._data.size)
 
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.dtype.itemsize
+
     @property
-    def device(self) -> str:
-        return backend.device_of(self._data)
+    def device(self) -> devices.device:
+        return devices.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return backend.device_of(self._data) == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f" or self._data.dtype == bfloat16
 
     @property
     def uid(self) -> str:
@@ -443,16 +458,29 @@ class Tensor:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         for arg in args:
-            if isinstance(arg, str):
+            if isinstance(arg, Tensor):  # x.to(other): other's dtype and device
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, (str, devices.device)):
                 device = arg
             else:
                 dtype = arg
         out = self
         if dtype is not None and checks.dtype_arg("to", dtype) != self.dtype:
             out = _ops.astype(out, dtype)
-        if device is not None and backend.normalize_device(device) != self.device:
-            out = _ops.to_device(out, backend.normalize_device(device))
+        if device is not None:
+            where = backend.normalize_device(device)
+            if where != backend.device_of(self._data):
+                out = _ops.to_device(out, where)
         return out
+
+    def type(self, dtype=None, non_blocking: bool = False) -> str | Tensor:
+        """``x.type()`` names the type (``'torch.FloatTensor'``); ``x.type(wb.float32)``
+        or ``x.type('torch.LongTensor')`` converts, as ``x.to(dtype)``."""
+        if dtype is None:
+            return dtypes.legacy_type_name(self._data.dtype, self.is_cuda)
+        if isinstance(dtype, str):
+            dtype = dtypes.dtype_of_type_name(dtype)
+        return self.to(dtype)
 
     def float(self) -> Tensor:
         return self.to(float32)
@@ -484,7 +512,7 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def cuda(self) -> Tensor:
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
         return self.to("cuda")
 
     def type_as(self, other: Tensor) -> Tensor:
@@ -498,7 +526,7 @@ class Tensor:
             self._data.size == 0 and self._data.dtype != _default_float[0]
         ):
             extras.append(f"dtype={self._data.dtype}")
-        if self.device != "cpu":
+        if self.is_cuda:
             extras.append(f"device='{self.device}'")
         if self._grad_fn is not None:
             extras.append(f"grad_fn=<{self._grad_fn.name()}>")
@@ -970,7 +998,7 @@ def _to_array(data: Any, dtype, device):
         _refuse_data(data)
     if array is data and isinstance(data, np.ndarray):
         array = array.copy()  # wb.tensor(array) copies, as torch.tensor does
-    if device is not None:
+    if device is not None or state.default_device.name != "cpu":
         array = backend.to_device(array, backend.normalize_device(device))
     return array
 
