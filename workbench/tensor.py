@@ -518,6 +518,29 @@ class Tensor:
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
 
+    # New tensors with this one's dtype and device (unless told otherwise), as PyTorch's.
+    def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.tensor, (data,), dtype, device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.zeros, size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.ones, size, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.empty, size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+        made = _factories.full(
+            size, fill_value, dtype=dtype or self.dtype, device=device or self.device
+        )
+        return made.requires_grad_(requires_grad) if requires_grad else made
+
+    def _new(self, factory, args, dtype, device, requires_grad: bool) -> Tensor:
+        made = factory(*args, dtype=dtype or self.dtype, device=device or self.device)
+        return made.requires_grad_(True) if requires_grad else made
+
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:
         body = _format_values(backend.to_numpy(self._data))
@@ -672,6 +695,31 @@ class Tensor:
 
     def copy_(self, src) -> Tensor:
         return _inplace.copy(self, src)
+
+    def masked_fill_(self, mask, value) -> Tensor:
+        return _inplace.apply(self, _ops.masked_fill, mask, value)
+
+    # ------------------------------- random fills (workbench/sampling.py, PyTorch's numbers)
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+        return _sampling.uniform_(self, from_, to, generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        return _sampling.normal_(self, mean, std, generator)
+
+    def random_(self, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor:
+        return _sampling.random_(self, from_, to, generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+        return _sampling.exponential_(self, lambd, generator)
+
+    def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
+        return _sampling.bernoulli_(self, p, generator)
+
+    def bernoulli(self, *, generator=None) -> Tensor:
+        return _sampling.bernoulli(self, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+        return _sampling.multinomial(self, num_samples, replacement, generator=generator)
 
     __iadd__ = add_
     __isub__ = sub_
@@ -1037,4 +1085,6 @@ def _first_non_number(data):
 # Imported last, because these modules import Tensor from here. The methods above
 # only look ``_ops`` up when called, so a half-loaded op package is fine here.
 from . import _inplace, checks  # noqa: E402
+from . import factories as _factories  # noqa: E402
 from . import ops as _ops  # noqa: E402
+from . import sampling as _sampling  # noqa: E402

@@ -207,7 +207,9 @@ SAMPLES = [
         ("dropout",),
         lambda x: (wb.manual_seed(3), F.dropout(x, 0.4))[1],
         ((3, 4),),
-        note="the mask is random; the seed inside fn keeps it fixed across gradcheck's calls",
+        None if torch is None else lambda x: (torch.manual_seed(3), TF.dropout(x, 0.4))[1],
+        note="the mask is random; the seed inside fn keeps it fixed across gradcheck's calls "
+        "(and equal to PyTorch's: the same generator, the same draws)",
     ),
     Sample(
         "no_grad",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, checks, factories
+from .. import backend, checks, random
 from ..autograd.dispatch import apply_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
@@ -611,18 +611,21 @@ def dropout_grad(orig, grad):
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1 − p).
 
-    The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
-    drops the same elements every time.
+    The mask is PyTorch's: ``bernoulli(1 − p)`` from the default generator (the one
+    ``wb.manual_seed`` seeds), divided by ``1 − p`` in the input's dtype; so a seeded run
+    drops the elements PyTorch drops.
     """
     refuse_complex("dropout", input)
     checks.probability("dropout", p)
     if not training or p == 0.0:
         return input
-    keep = factories.generator().random(input.shape) >= p
-    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    # numpy's generator draws on the CPU (so a seed gives the same mask on every device);
-    # the mask then moves to the input's device, where the multiply runs.
-    mask = Tensor._make(backend.to_device((keep * scale).astype(input.dtype), input.device))
+    if p == 1.0:  # everything dropped; PyTorch draws nothing for it
+        return apply_op(_dropout, (input, Tensor._make(np.zeros_like(input._data))))
+    keep = random.default_generator.bernoulli(input.shape, 1.0 - p)
+    mask = keep.astype(input.dtype) / input.dtype.type(1.0 - p)
+    # Drawn on the CPU (a seed gives the same mask on every device), then moved to the
+    # input's device, where the multiply runs.
+    mask = Tensor._make(backend.to_device(mask, backend.device_of(input._data)))
     return apply_op(_dropout, (input, mask))
 
 
