@@ -157,12 +157,12 @@ class Tensor:
 
     # ----------------------------------------------------------------- metadata
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Size | int:
         shape = self._data.shape
-        return shape if dim is None else shape[checks.dim_in_range("size", dim, len(shape))]
+        return Size(shape) if dim is None else shape[checks.dim_in_range("size", dim, len(shape))]
 
     @property
     def dtype(self) -> np.dtype:
@@ -406,6 +406,12 @@ class Tensor:
         return float(self.item())
 
     def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        """An integer tensor of one element as an index: ``names[label]``, ``range(n)``."""
+        if self._data.size != 1 or self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -786,6 +792,18 @@ class Tensor:
     def matmul(self, other: Tensor) -> Tensor:
         return _ops.matmul(self, other)
 
+    def mm(self, mat2: Tensor) -> Tensor:
+        return _ops.mm(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return _ops.mv(self, vec)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return _ops.bmm(self, mat2)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return _ops.outer(self, vec2)
+
     def dot(self, other: Tensor) -> Tensor:
         return _ops.dot(self, other)
 
@@ -817,6 +835,15 @@ class Tensor:
     def logical_or(self, other) -> Tensor:
         return _ops.logical_or(self, other)
 
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+        return _ops.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return _ops.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other) -> bool:
+        return _ops.equal(self, other)
+
     # --------------------------------------------------------- elementwise math
     def exp(self) -> Tensor:
         return _ops.exp(self)
@@ -829,6 +856,12 @@ class Tensor:
 
     def log1p(self) -> Tensor:
         return _ops.log1p(self)
+
+    def log10(self) -> Tensor:
+        return _ops.log10(self)
+
+    def log2(self) -> Tensor:
+        return _ops.log2(self)
 
     def sqrt(self) -> Tensor:
         return _ops.sqrt(self)
@@ -876,43 +909,85 @@ class Tensor:
         return _ops.trunc(self)
 
     # --------------------------------------------------------------- reductions
-    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
         return _ops.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
         return _ops.mean(self, dim, keepdim, dtype=dtype)
 
-    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def prod(
+        self, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
         return _ops.prod(self, dim, keepdim, dtype=dtype)
 
-    def max(self, dim=None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    def max(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor | tuple[Tensor, Tensor]:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
         return _ops.max(self, dim, keepdim)
 
-    def min(self, dim=None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    def min(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor | tuple[Tensor, Tensor]:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
         return _ops.min(self, dim, keepdim)
 
-    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+    def amax(self, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
         return _ops.amax(self, dim, keepdim)
 
-    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+    def amin(self, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
         return _ops.amin(self, dim, keepdim)
 
-    def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
+    def all(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
+        return _ops.all(self, dim, keepdim)
+
+    def any(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
+        return _ops.any(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
         return _ops.argmax(self, dim, keepdim)
 
-    def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
+    def argmin(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
         return _ops.argmin(self, dim, keepdim)
 
-    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    def var(
+        self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, **numpy_names
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("var", dim, keepdim, numpy_names)
         return _ops.var(self, dim, unbiased, keepdim, correction=correction)
 
-    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    def std(
+        self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, **numpy_names
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("std", dim, keepdim, numpy_names)
         return _ops.std(self, dim, unbiased, keepdim, correction=correction)
 
-    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
         return _ops.norm(self, p, dim, keepdim, dtype)
 
-    def logsumexp(self, dim=None, keepdim: bool = False) -> Tensor:
+    def logsumexp(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("logsumexp", dim, keepdim, numpy_names)
         return _ops.logsumexp(self, dim, keepdim)
 
     def softmax(self, dim=None, dtype=None) -> Tensor:
@@ -921,11 +996,11 @@ class Tensor:
     def log_softmax(self, dim=None, dtype=None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype)
 
-    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
-        return _ops.cumsum(self, dim, dtype=dtype)
+    def cumsum(self, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
+        return _ops.cumsum(self, dim, dtype=dtype, **numpy_names)
 
-    def cumprod(self, dim: int, *, dtype=None) -> Tensor:
-        return _ops.cumprod(self, dim, dtype=dtype)
+    def cumprod(self, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
+        return _ops.cumprod(self, dim, dtype=dtype, **numpy_names)
 
     # -------------------------------------------------------------------- shape
     @property
@@ -941,6 +1016,12 @@ class Tensor:
 
     def view(self, *shape) -> Tensor:
         return _ops.view(self, *shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return _ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return _ops.reshape(self, other.shape)
 
     def permute(self, *dims) -> Tensor:
         return _ops.permute(self, *dims)
@@ -1009,14 +1090,42 @@ def _format_values(array: np.ndarray) -> str:
     if array.dtype.kind == "f":
         finite = array[np.isfinite(array)]
         fixed = bool(np.any(finite != np.round(finite)))
+    options = state.print_options
     return np.array2string(
         array,
         separator=", ",
         prefix="tensor(",
-        precision=4,
+        precision=options.precision,
         floatmode="fixed" if fixed else "maxprec",
-        threshold=1000,
-        edgeitems=3,
+        threshold=options.threshold,
+        edgeitems=options.edgeitems,
+        max_line_width=options.linewidth,
+        suppress_small=options.sci_mode is False,
+    )
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: int | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """How tensors print, as ``torch.set_printoptions``: digits after the point, how many
+    elements before ``...`` abbreviates, line width; ``profile="default"`` resets."""
+    if profile == "default":
+        state.reset_print_options()
+    elif profile == "short":
+        state.set_print_options(precision=2, threshold=1000, edgeitems=2, linewidth=80)
+    elif profile == "full":
+        state.set_print_options(precision=4, threshold=2**62, edgeitems=3, linewidth=80)
+    state.set_print_options(
+        precision=precision,
+        threshold=threshold,
+        edgeitems=edgeitems,
+        linewidth=linewidth,
+        sci_mode=sci_mode,
     )
 
 

@@ -594,8 +594,113 @@ def layer_norm(
     return apply_op(_layer_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
 
 
+# ---------------------------------------------------------------- batch_norm
+def _per_channel(t, ndim: int):
+    """A (C,) tensor or array shaped to broadcast along dim 1 of an ndim-D input."""
+    return t.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+@register_op(
+    "batch_norm",
+    inputs=("x", "weight", "bias"),
+    saves={"x": None, "weight": "x"},
+    node_name="NativeBatchNormBackward0",
+)
+def _batch_norm(x, weight, bias, dims, eps):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_batch_norm.forward, x, weight, bias, dims, eps)
+    mu = x.mean(axis=dims, keepdims=True)
+    var = x.var(axis=dims, keepdims=True)
+    out = (x - mu) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * _per_channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, x.ndim)
+    return out.astype(x.dtype, copy=False)
+
+
+@register_gradient("batch_norm")
+def batch_norm_grad(orig, grad):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (μ, σ² of each channel over the batch)
+    Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ
+
+    Layer norm's rule, with the means over the batch (and spatial) dims instead."""
+    x, weight, bias = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
+    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
+    centered = x - mean(x, dims, keepdim=True)
+    inv_std = rsqrt(mean(centered * centered, dims, keepdim=True) + eps)
+    x_hat = centered * inv_std
+    g_hat = grad * _per_channel(weight, x.ndim) if weight is not None else grad
+    grad_x = grad_w = grad_b = None
+    if need_x:
+        spread = g_hat - mean(g_hat, dims, keepdim=True)
+        grad_x = inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
+    channels = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if need_w:
+        grad_w = reshape(sum_to(grad * x_hat, channels), (-1,))
+    if need_b:
+        grad_b = reshape(sum_to(grad, channels), (-1,))
+    return [grad_x, grad_w, grad_b]
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (dim 1) by its mean and variance over the batch (training),
+    or by the running estimates (eval), then scale by ``weight`` and shift by ``bias``.
+
+    In training the running estimates move towards the batch's, in place:
+    ``running ← (1 − momentum) · running + momentum · batch`` (the variance unbiased)."""
+    refuse_complex("batch_norm", input, weight, bias)
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
+    dims = (0,) + tuple(range(2, input.ndim))
+    count = input.numel() // input.shape[1]
+    if training and count <= 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size "
+            f"{list(input.shape)}"
+        )
+    if not training and running_mean is not None:
+        return _normalize_with(input, running_mean, running_var, weight, bias, eps)
+    if training and running_mean is not None:
+        _update_running(running_mean, running_var, input._data, dims, momentum, count)
+    return apply_op(_batch_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
+
+
+def _update_running(running_mean, running_var, x, dims: tuple, momentum: float, count: int):
+    """Move the running estimates towards this batch's mean and unbiased variance."""
+    batch_mean = x.mean(axis=dims)
+    batch_var = x.var(axis=dims) * (count / (count - 1))
+    for running, batch in ((running_mean, batch_mean), (running_var, batch_var)):
+        running._data *= 1 - momentum
+        running._data += momentum * batch.astype(running.dtype)
+        running._bump_version()
+
+
+def _normalize_with(input, running_mean, running_var, weight, bias, eps) -> Tensor:
+    """Eval mode: the statistics are constants, so the ops are plain arithmetic."""
+    out = (input - _per_channel(running_mean, input.ndim)) * rsqrt(
+        _per_channel(running_var, input.ndim) + eps
+    )
+    if weight is not None:
+        out = out * _per_channel(weight, input.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, input.ndim)
+    return out
+
+
 # ------------------------------------------------------------------- dropout
-@register_op("dropout", inputs=("x", "mask"), saves=("mask",))
+# PyTorch's dropout multiplies by the mask: its node is a MulBackward0.
+@register_op("dropout", inputs=("x", "mask"), saves=("mask",), node_name="MulBackward0")
 def _dropout(x, mask):
     return x * mask
 
@@ -818,3 +923,27 @@ def avg_pool2d_backward(
     if divisor_override:
         attrs["divisor_override"] = int(divisor_override)
     return apply_op(_avg_pool2d_backward, (output_grad, data), attrs)
+
+
+# -------------------------------------------------------------------- one_hot
+@register_op("one_hot", inputs=("indices",), differentiable=False)
+def _one_hot(indices, num_classes):
+    xp = backend.xp(indices)
+    return (indices[..., None] == xp.arange(num_classes)).astype(np.int64)
+
+
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
+    """Class indices → rows of 0s with a 1 at the index (int64, one more dim of size C)."""
+    checks.tensor_arg("one_hot", "input", input)
+    if input.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    values = input._data
+    if values.size and values.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if not values.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(values.max()) + 1
+    elif values.size and values.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return apply_op(_one_hot, (input,), {"num_classes": int(num_classes)})
