@@ -49,6 +49,10 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"autograd/memory.py", "viz/memory.py"}): (
         "saved-tensor memory: counted in autograd/, plotted in viz/"
     ),
+    frozenset({"nn/losses.py", "ops/losses.py"}): (
+        "the loss ops PyTorch records as one node (mse_loss, binary cross entropy: kernels "
+        "and rules) and, in nn/, the loss modules that call them (torch.nn.MSELoss...)"
+    ),
     frozenset({"nn/", "ops/nn.py"}): (
         "the kernels and rules of the nn ops (conv2d, pools, losses) and, in nn/, the "
         "layers built on them (torch.nn)"

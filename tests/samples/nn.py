@@ -82,7 +82,7 @@ SAMPLES = [
     _conv("same", (1, 2, 5, 5), (2, 2, 2, 2), padding="same"),
     Sample(
         "conv2d:bias",
-        ("conv2d", "add"),
+        ("conv2d",),
         lambda x, w, b: F.conv2d(x, w, b, padding=1),
         ((2, 2, 4, 4), (3, 2, 3, 3), (3,)),
         lambda x, w, b: TF.conv2d(x, w, b, padding=1),

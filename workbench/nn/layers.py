@@ -11,6 +11,7 @@ import math
 
 import workbench as wb
 from workbench import Tensor, checks
+from workbench.ops.linalg import linear_in_steps
 
 from . import functional as F
 from . import init
@@ -73,7 +74,8 @@ class Linear(Module):
         reset_like_torch(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
+        # PyTorch's steps (TBackward0, AddmmBackward0), so the graph reads as PyTorch's
+        return linear_in_steps(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (

@@ -21,13 +21,12 @@ from ..autograd.dispatch import apply_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
 from . import im2col
-from .arithmetic import clamp_min
-from .broadcasting import collapse_sum_like
+from .broadcasting import collapse_sum_like, sum_to
 from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
 from .registry import register_gradient, register_op
 from .shape import reshape, squeeze, unsqueeze
-from .unary import log, log1p, rsqrt
+from .unary import rsqrt
 
 
 # ------------------------------------------------------------------ conv2d
@@ -42,30 +41,40 @@ def _conv_attrs(attrs: dict) -> dict:
     return {k: attrs[k] for k in ("stride", "padding", "dilation", "groups")}
 
 
-@register_op("conv2d", inputs=("x", "weight"), saves={"x": "weight", "weight": "x"})
-def _conv2d(x, weight, stride, padding, dilation, groups):
+# The bias is added inside, as PyTorch's one ConvolutionBackward0 node does it.
+@register_op(
+    "conv2d",
+    inputs=("x", "weight", "bias"),
+    saves={"x": "weight", "weight": "x"},
+    node_name="ConvolutionBackward0",
+)
+def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_conv2d.forward, x, weight, stride, padding, dilation, groups)
+        return in_float32(_conv2d.forward, x, weight, bias, stride, padding, dilation, groups)
     geometry = im2col.conv_geometry(x.shape[-2:], weight.shape[-2:], stride, padding, dilation)
     cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
     out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (N, G, O/G, OH·OW)
-    return out.reshape((x.shape[0], weight.shape[0]) + geometry.out_size)
+    out = out.reshape((x.shape[0], weight.shape[0]) + geometry.out_size)
+    if bias is not None:
+        out += bias.reshape(1, -1, 1, 1)  # out is fresh: adding in place saves a temporary
+    return out
 
 
 @register_gradient("conv2d")
 def conv2d_grad(orig, grad):
-    """Forward: y = x ⋆ w   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d])
-    Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ)
+    """Forward: y = x ⋆ w + b   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d] + b[o])
+    Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ), b̄[o] = Σ_n,i,j ȳ[n,o,i,j]
     Complex: x̄ = conv2d_input_grad(ȳ, conj(w)), w̄ = conv2d_weight_grad(conj(x), ȳ)
 
     conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose). The
     three conv ops are linear in each input, so every complex rule is its real rule with
     the other input conjugated, as for mul."""
-    x, weight = orig.args
-    need_x, need_w = orig.needs_input_grad
+    x, weight, _ = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
     return [
         conv2d_input_grad(grad, conj(weight), x.shape, orig.attrs) if need_x else None,
         conv2d_weight_grad(conj(x), grad, weight.shape, orig.attrs) if need_w else None,
+        reshape(sum_to(grad, (1, grad.shape[1], 1, 1)), (-1,)) if need_b else None,
     ]
 
 
@@ -122,7 +131,7 @@ def conv2d_weight_grad_grad(orig, grad):
 
 
 def conv2d_op(x: Tensor, weight: Tensor, attrs: dict) -> Tensor:
-    return apply_op(_conv2d, (x, weight), _conv_attrs(attrs))
+    return apply_op(_conv2d, (x, weight, None), _conv_attrs(attrs))
 
 
 def conv2d_input_grad(grad: Tensor, weight, input_shape: tuple, attrs: dict) -> Tensor:
@@ -223,14 +232,11 @@ def conv2d(
         "groups": checks.positive("conv2d", "groups", int(groups)),
     }
     _check_conv(input, weight, bias, attrs)
-    out = apply_op(_conv2d, (input, weight), attrs)
-    if bias is not None:
-        out = out + reshape(bias, (1, -1, 1, 1))
-    return out
+    return apply_op(_conv2d, (input, weight, bias), attrs)
 
 
 # ------------------------------------------------------------------- pooling
-@register_op("max_pool2d", saves=("x",))
+@register_op("max_pool2d", saves=("x",), node_name="MaxPool2DWithIndicesBackward0")
 def _max_pool2d(x, **attrs):
     geometry = geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads, value=-np.inf)
@@ -245,7 +251,7 @@ def max_pool2d_grad(orig, grad):
     return [max_pool2d_backward(grad, x, **orig.attrs)]
 
 
-@register_op("avg_pool2d")
+@register_op("avg_pool2d", node_name="AvgPool2DBackward0")
 def _avg_pool2d(x, divisor_override=None, **attrs):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_avg_pool2d.forward, x, divisor_override, **attrs)
@@ -497,42 +503,13 @@ def nll_loss(
     return nll_loss_op(input, target, weight, reduction, ignore_index)
 
 
-# ------------------------------------------------------- binary_cross_entropy
-# PyTorch's floor under x (1 − x) in x̄: 10⁻¹² as a float32, so float64 gradients match too.
-_BCE_EPSILON = float(np.float32(1e-12))
-
-
-@register_op("binary_cross_entropy", inputs=("x", "target"), saves=("x", "target"))
-def _binary_cross_entropy(x, target):
-    with np.errstate(divide="ignore"):  # log 0 = −∞, clamped to −100 next
-        log_x = np.maximum(np.log(x), -100)
-        log_not_x = np.maximum(np.log1p(-x), -100)
-    return (target - 1) * log_not_x - target * log_x
-
-
-@register_gradient("binary_cross_entropy")
-def binary_cross_entropy_grad(orig, grad):
-    """Forward: ℓ = −(t · max(ln x, −100) + (1 − t) · max(ln(1 − x), −100))
-    Backward: x̄ = ℓ̄ · (x − t) / max(x (1 − x), 10⁻¹²),  t̄ = ℓ̄ · (ln(1 − x) − ln x)
-
-    PyTorch's formulas. The clamp of the logs does not reach x̄: at x = 0 or 1 the
-    gradient is large, not 0, so a saturated prediction still learns.
-    """
-    x, target = orig.args
-    need_x, need_t = orig.needs_input_grad
-    return [
-        grad * (x - target) / clamp_min(x * (1 - x), _BCE_EPSILON) if need_x else None,
-        grad * (log1p(-x) - log(x)) if need_t else None,
-    ]
-
-
-def binary_cross_entropy_op(input: Tensor, target: Tensor) -> Tensor:
-    """The loss of each element, not reduced (``binary_cross_entropy`` weighs and reduces)."""
-    return apply_op(_binary_cross_entropy, (input, target))
-
-
 # ---------------------------------------------------------------- layer_norm
-@register_op("layer_norm", inputs=("x", "weight", "bias"), saves={"x": None, "weight": "x"})
+@register_op(
+    "layer_norm",
+    inputs=("x", "weight", "bias"),
+    saves={"x": None, "weight": "x"},
+    node_name="NativeLayerNormBackward0",
+)
 def _layer_norm(x, weight, bias, dims, eps):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_layer_norm.forward, x, weight, bias, dims, eps)
