@@ -18,12 +18,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# setuptools boxes a note ("Editable installation ... folders with the same name may take
+# precedence") into every editable install; it is information, not a problem: kept quiet.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 $(LAB_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[lab]'
+	$(QUIET_EDITABLE) $(PY) -m pip install -q -e '.[lab]'
 	touch $(LAB_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(QUIET_EDITABLE) $(PY) -m pip install -q -e '.[dev]'
 	touch $(DEV_STAMP)
 
 venv: $(DEV_STAMP)

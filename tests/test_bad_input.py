@@ -2012,7 +2012,7 @@ CASES = [
         lambda m: wb.TraceReplay(saved_trace()).goto(99),
         IndexError,
         r"step 99",
-        r"steps 0\.\.",
+        r"steps 1\.\.",
         torch=False,
     ),
     case(
@@ -2152,7 +2152,7 @@ CLI_CASES = [
         "render a step out of range",
         lambda p: ["render", _trace_file(p), "--step", "40", "-o", str(p / "o.dot")],
         2,
-        (r"step 40 is out of range", r"steps 0\.\."),
+        (r"step 40 is out of range", r"steps 1\.\."),
     ),
     Command(
         "render a negative step",

@@ -1,9 +1,12 @@
 """Every lesson, opened in real JupyterLab in Debian's Chromium, after Run All: no error
-or stderr box, no widget that failed to show, no broken image.
+or stderr box, no widget that failed to show, no broken image. And every lesson's fresh
+learner copy (solutions removed): Run All reaches the last cell, each exercise says it is
+not answered yet, and the last cell lists them all as open.
 
-One JupyterLab serves a copy of ``lessons/`` (checkpoints and kernels stay out of the
-checkout); each lesson gets a fresh page and at most ``SECONDS_PER_LESSON`` to run.
-Skipped only when /usr/bin/chromium is missing (``make test`` installs it as root).
+One JupyterLab serves a copy of ``lessons/`` and the learner copies (checkpoints and
+kernels stay out of the checkout); each lesson gets a fresh page and at most
+``SECONDS_PER_LESSON`` to run. Skipped only when /usr/bin/chromium is missing
+(``make test`` installs it as root).
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ from jupyterlab_harness import (
     write_notebook,
 )
 
+from workbench import course
+
 pytestmark = BROWSER_TEST
 
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
+GRADED = [p for p in LESSONS if course.graded_cells(json.loads(p.read_text()))]
+LEARNER = "learner_"  # a learner copy of 01_x.ipynb is served as learner_01_x.ipynb
 SECONDS_PER_LESSON = 150  # a lesson runs in under a minute; the rest is the browser
 WIDGET_ERRORS = ("Error displaying widget", "Model not found", "Failed to load model class")
 
@@ -53,7 +60,9 @@ def lab(tmp_path_factory):
     notebooks = tmp_path_factory.mktemp("lessons")
     for path in LESSONS:
         shutil.copy(path, notebooks / path.name)
+        course.write_student_copy(path, notebooks / f"{LEARNER}{path.name}")
     write_notebook(notebooks / "zz_faults.ipynb", FAULTS)
+    write_notebook(notebooks / "zz_wrong_answer.ipynb", WRONG_ANSWER)
     every_cell_rendered(home)
     with running_lab(notebooks, home) as running:
         yield running
@@ -62,8 +71,22 @@ def lab(tmp_path_factory):
 FAULTS = [
     "import sys\nprint('a warning', file=sys.stderr)",
     "from IPython.display import HTML\nHTML('<img src=\"no-such-picture.png\">')",
-    "raise ValueError('a failing cell')",
+    "raise ValueError('a failing cell')",  # the last: Run All stops at an error
 ]
+# A wrong answer: the checker's message, in an error box that must wrap at spaces.
+WRONG_ANSWER = [
+    "from workbench.exercises import check_rule\n"
+    "check_rule('sigmoid', lambda orig, grad: [orig.out * (1 - orig.out)])",
+]
+# For each error box: its lines of text, and how many lines it takes on the screen. More
+# lines on the screen than in the text means the browser broke a line (mid-word).
+ERROR_LINES = """() => [...document.querySelectorAll(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error'] pre," +
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'] pre")]
+    .map(pre => ({text: pre.innerText.replace(/\\n$/, '').split('\\n').length,
+                  shown: Math.round(pre.getBoundingClientRect().height /
+                                    parseFloat(getComputedStyle(pre).lineHeight)),
+                  words: pre.innerText.slice(0, 60)}))"""
 
 
 class OwnWorkspace:
@@ -107,6 +130,23 @@ def test_the_faults_looked_for_are_seen(lab, tmp_path):
 
 
 @pytest.mark.timeout(SECONDS_PER_LESSON + 60)
+@pytest.mark.parametrize("width", [1500, 800])
+def test_a_wrong_answers_message_wraps_at_spaces_only(lab, tmp_path, width):
+    """The checker's message shows as HTML, which wraps at spaces; its error box is one
+    short line, which the browser never breaks ("expec ted"), on a wide or a narrow page."""
+    with chromium_page(tmp_path / "profile", width=width) as page:
+        run_all_cells(
+            page, OwnWorkspace(lab), "zz_wrong_answer.ipynb", timeout_ms=SECONDS_PER_LESSON * 1000
+        )
+        boxes = page.evaluate(ERROR_LINES)
+        message = page.locator(".jp-Notebook .jp-OutputArea-output", has_text="Not yet.").first
+        assert "Multiply it by ȳ" in message.inner_text()
+        assert message.evaluate("e => e.scrollWidth <= e.clientWidth")  # no line runs off
+    assert [box["words"] for box in boxes] == ["ExerciseError: see the message above."], boxes
+    assert all(box["shown"] == box["text"] == 1 for box in boxes), boxes
+
+
+@pytest.mark.timeout(SECONDS_PER_LESSON + 60)
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_run_all_shows_no_error_box_no_widget_error_and_no_broken_image(lab, path, tmp_path):
     start = time.monotonic()
@@ -118,3 +158,25 @@ def test_run_all_shows_no_error_box_no_widget_error_and_no_broken_image(lab, pat
         images = page.locator(".jp-Notebook img, .jp-Notebook svg").count()
         assert widgets + images > 0, f"{path.name}: nothing was drawn"
     assert time.monotonic() - start < SECONDS_PER_LESSON
+
+
+@pytest.mark.timeout(SECONDS_PER_LESSON + 60)
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.name)
+def test_run_all_of_a_fresh_learner_copy_reaches_the_last_cell(lab, path, tmp_path):
+    """Run All waits for every cell to run (an error would stop it short): each exercise
+    says it is not answered yet, the widgets after it are drawn, the last cell lists the
+    exercises still open."""
+    exercises = len(course.graded_cells(json.loads(path.read_text())))
+    with chromium_page(tmp_path / "profile") as page:
+        run_all_cells(
+            page, OwnWorkspace(lab), f"{LEARNER}{path.name}", timeout_ms=SECONDS_PER_LESSON * 1000
+        )
+        seen = faults_seen(page)
+        assert seen == {"outputs": [], "widget errors": [], "broken images": []}, path.name
+        notes = page.locator(".jp-Notebook .jp-OutputArea-output", has_text="Not answered yet")
+        assert notes.count() >= exercises, path.name
+        last = page.locator(".jp-Notebook .jp-CodeCell").last.inner_text()
+        assert f"{exercises} of {exercises} exercises still open" in last, last
+        widgets = page.locator(".jp-Notebook .jupyter-widgets").count()
+        images = page.locator(".jp-Notebook img, .jp-Notebook svg").count()
+        assert widgets + images > 0, f"{path.name}: nothing was drawn"

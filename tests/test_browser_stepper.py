@@ -41,7 +41,7 @@ y = x
 for _ in range(300):
     y = (y * 1.001).tanh()
 stepper = wb.widgets.BackwardStepper(y.sum())
-stepper.go(100)
+stepper.go(101)
 stepper
 """
 TORCH = """\

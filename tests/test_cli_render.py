@@ -51,7 +51,7 @@ def test_render_refuses_a_bad_trace_in_one_line(tmp_path, capsys):
 
 def test_render_explains_a_step_out_of_range(trace_file, capsys):
     assert main(["render", str(trace_file), "--step", "40"]) == 2
-    assert "steps 0..4" in capsys.readouterr().err
+    assert "steps 1..5" in capsys.readouterr().err
 
 
 def test_render_of_a_missing_file(tmp_path, capsys):

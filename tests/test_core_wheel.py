@@ -78,7 +78,7 @@ x = wb.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="x")
 loss = (x * 2.0).sigmoid().sum()
 stepper = wb.widgets.BackwardStepper(loss)
 assert stepper.error is None, stepper.error
-assert stepper.next() and stepper.step == 1
+assert stepper.next() and stepper.step == 2
 assert stepper.graph.dot.startswith("digraph") and stepper.graph._graphviz.source
 try:
     wb.viz.draw(loss).svg()   # static export needs a native renderer: a clear message
@@ -98,6 +98,49 @@ except wb.viz.RendererMissing as err:
     assert where.startswith(str(core_venv.folder))
     assert "pip install 'workbench[render]'" in message
     assert done.stderr == ""
+
+
+def test_the_wheel_carries_the_solutions_and_the_feedback_template(core_wheel):
+    with zipfile.ZipFile(core_wheel) as archive:
+        names = archive.namelist()
+        assert "workbench/exercises/solutions.json" in names
+        for name in ("conf.json", "mathjax.html.j2"):
+            assert f"workbench/exercises/feedback/workbench_feedback/{name}" in names
+
+
+SOLUTION_AFTER_AN_ATTEMPT = """
+from workbench.exercises import Exercise, ExerciseError, check_rule
+exercise = Exercise("01-sigmoid-rule", lambda rule: check_rule("sigmoid", rule))
+print(exercise.reveal_solution().title)
+try:
+    exercise.check(lambda orig, grad: [grad])
+except ExerciseError:
+    pass
+print(repr(exercise.reveal_solution()))
+"""
+
+
+@pytest.mark.parametrize("exam", [False, True], ids=["self-learner", "graded work"])
+def test_an_installed_workbench_shows_a_solution_after_an_attempt(core_venv, tmp_path, exam):
+    """No lessons/ folder next to an install: the solution comes from the package, and
+    WORKBENCH_EXAM=1 keeps it closed."""
+    env = core_venv.environment(tmp_path)
+    if exam:
+        env["WORKBENCH_EXAM"] = "1"
+    done = subprocess.run(
+        [core_venv.python, "-c", SOLUTION_AFTER_AN_ATTEMPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    before, *after = done.stdout.splitlines()
+    if exam:
+        assert before == "No solution in graded work" and "grad * y" not in done.stdout
+    else:
+        assert before == "Not yet" and "grad * y * (1 - y)" in "\n".join(after)
 
 
 def test_workbench_lab_without_jupyterlab_says_what_to_install(monkeypatch, capsys):

@@ -80,9 +80,23 @@ def test_reset_gives_a_fresh_copy_and_keeps_the_old_one_aside(tmp_path, capsys):
     assert cli.main(args) == 0
     fresh = json.loads((mine / "02_two.ipynb").read_text())
     assert "YOUR CODE HERE" in fresh["cells"][0]["source"]
-    kept = [p for p in mine.iterdir() if "before-reset" in p.name]
+    kept = list((mine / "before-reset").iterdir())
     assert len(kept) == 1 and kept[0].read_text() == "my work"
     assert "kept as" in capsys.readouterr().out
+    assert sorted(p.name for p in mine.glob("*.ipynb")) == ["01_one.ipynb", "02_two.ipynb"]
+
+
+def test_copies_kept_by_resets_differ_in_their_first_characters(tmp_path, monkeypatch):
+    """A file browser cuts long names ("01_sigmoid_gra…"): the time comes first."""
+    lessons, mine = tmp_path / "lessons", tmp_path / "my-lessons"
+    write_lessons(lessons)
+    course.make_copies(lessons, mine)
+    times = iter(["2026-11-26 12.52.30", "2026-11-26 12.53.05"])
+    monkeypatch.setattr(course.time, "strftime", lambda _format: next(times))
+    kept = [course.reset_copy("02", lessons, mine)[1] for _ in range(2)]
+    names = [k.name for k in kept]
+    assert names == ["2026-11-26 12.52.30 02_two.ipynb", "2026-11-26 12.53.05 02_two.ipynb"]
+    assert names[0][:19] != names[1][:19]
 
 
 def test_reset_of_an_unknown_lesson_says_which_exist(tmp_path, capsys):
@@ -109,9 +123,11 @@ def test_my_lessons_is_ignored_by_git():
     assert "/my-lessons/" in (ROOT / ".gitignore").read_text().splitlines()
 
 
-def test_a_solution_is_read_back_from_the_source_lessons(tmp_path):
+def test_solutions_are_collected_from_the_source_lessons_and_read_back(tmp_path):
     lessons = tmp_path / "lessons"
     write_lessons(lessons)
-    assert course.solution("02", lessons) == "answer = 1"
-    assert course.solution("nowhere", lessons) is None
+    packaged = course.write_solutions(lessons, tmp_path / "solutions.json")
+    assert course.solutions_of(lessons)["02"] == "answer = 1"
+    assert course.solution("02", packaged) == "answer = 1"
+    assert course.solution("nowhere", packaged) is None
     assert "grad * y * (1 - y)" in course.solution("01-sigmoid-rule")  # the real course

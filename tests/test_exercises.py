@@ -267,9 +267,9 @@ def test_a_rule_must_leave_out_gradients_nobody_wants():
         "mul_ignoring_needs raised an error on line "
         f"{mul_ignoring_needs.__code__.co_firstlineno + 2} "
         "(`return [collapse_sum_like(grad * b, a), collapse_sum_like(grad * a, b)]`): it used "
-        "a, which this call did not keep (a is kept only for a gradient that was not wanted "
-        "here). Compute a gradient only for the inputs that orig.needs_input_grad marks True, "
-        "and return None for the others."
+        "a, which this call did not keep: mul keeps a only for the gradient of b, and "
+        "orig.needs_input_grad says it is not wanted here. Compute a gradient only for the "
+        "inputs that orig.needs_input_grad marks True, and return None for the others."
     )
 
 
@@ -467,6 +467,57 @@ def test_an_error_in_a_tried_rule_names_the_learners_line():
     assert "NameError" in str(err)
 
 
+def test_an_input_the_node_does_not_keep_is_named_in_a_tried_rule_too():
+    """In the engine, as in the check: x · x on sigmoid's unkept x is no TypeError."""
+
+    def from_the_input(orig, grad):
+        x = orig.args[0]
+        return [grad * (1 - x * x)]
+
+    x = wb.tensor([1.0], requires_grad=True)
+    with trying_rule("tanh", from_the_input):
+        err = raises(lambda: x.tanh().sum().backward())
+    assert "the node keeps its output y = orig.out, not x" in str(err)
+    assert "TypeError" not in str(err) and "needs_input_grad" not in str(err)
+
+
+def test_an_input_no_gradient_needs_is_named_as_such():
+    """add keeps neither input: a rule that reads one is told that add needs no values,
+    not that a gradient was unwanted (add keeps nothing, for any gradient)."""
+    err = raises(check_rule, "add", lambda orig, grad: [grad * orig.args[1], grad])
+    assert "add's gradients do not need the values of b" in str(err)
+    assert "needs_input_grad" not in str(err)
+
+
+def test_a_learners_error_that_is_not_about_unkept_inputs_is_left_as_it_is():
+    def divides_by_zero(orig, grad):
+        raise ZeroDivisionError("division by zero")
+
+    err = raises(check_rule, "sigmoid", divides_by_zero)
+    assert "ZeroDivisionError: division by zero." in str(err)
+
+
+def test_the_shape_advice_never_names_a_number_as_the_input():
+    finding = compare(
+        "your sum of a (2, 3) gradient back to (2, 1)", np.ones((2, 1)), np.ones((2, 3))
+    )
+    assert "collapse_sum_like(g, the input it belongs to)" in finding.advice
+    assert "1))" not in finding.advice
+    assert D.input_name("your gradient for b") == "b" and D.input_name("back to (3,)") is None
+
+
+def test_the_proof_lists_each_call_and_the_rule_it_computes():
+    def mul_rule(orig, grad):
+        a, b = orig.args
+        need_a, need_b = orig.needs_input_grad
+        a_bar = collapse_sum_like(grad * b, a) if need_a else None
+        return [a_bar, collapse_sum_like(grad * a, b) if need_b else None]
+
+    proof = check_rule("mul", mul_rule).proof
+    assert "(2, 3) × (3,)" in proof and "(2, 3) × (2, 3) with b needing no gradient" in proof
+    assert "ā = collapse_sum_like(ȳ · b, a)" in proof
+
+
 # ------------------------------------------------------------- check_function
 class Exp(wb.autograd.Function):
     @staticmethod
@@ -628,7 +679,8 @@ def test_the_hint_button_shows_one_level_per_click():
     pytest.importorskip("ipywidgets")
     hints = Hints(["first", "second"], solution="code")
     box = hints.button()
-    button, shown = box.children
+    note, button, shown = box.children
+    assert type(note).__name__ == "ConnectionNote"  # says so on the button once the kernel is gone
     assert button.description == "Show hint 1 of 2"
     button.click()
     assert "first" in shown.value and "second" not in shown.value
@@ -699,13 +751,14 @@ def test_the_notebook_handler_is_installed_once_and_never_over_another(monkeypat
     assert other.custom_exceptions == (KeyError,)  # someone else's handler stays
 
 
-def test_the_notebook_handler_shows_the_message_alone():
+def test_the_notebook_handler_shows_the_message_then_a_one_line_error(capsys):
     from workbench.exercises import report
 
     shell = FakeShell()
     err = ExerciseError("Your gradient for x is wrong.")
     assert report.notebook_handler(shell, ExerciseError, err, None) == []
-    assert shell.shown == [["ExerciseError: Your gradient for x is wrong."]]
+    assert capsys.readouterr().out.strip() == "Your gradient for x is wrong."  # displayed
+    assert shell.shown == [[f"ExerciseError: {report.SEE_ABOVE}"]]  # no traceback
 
 
 def test_a_transposed_gradient_is_a_wrong_shape_that_names_the_transpose():

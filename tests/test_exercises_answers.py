@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import workbench as wb
 from workbench.exercises import (
     Exercise,
     ExerciseError,
+    NotAnswered,
     Passed,
     call_answer,
     check_answer,
@@ -53,15 +55,25 @@ def test_a_table_names_the_missing_extra_or_wrong_entry():
         check_table("counts", truth, {"tanh": 1, "mul": 1})
 
 
-def test_an_unfinished_function_is_one_short_message_on_the_learners_line():
+def test_an_unfinished_function_is_not_answered_yet_and_says_what_to_do():
     def collapse(g, shape):
         raise NotImplementedError()
 
-    with pytest.raises(ExerciseError) as caught:
+    with pytest.raises(NotAnswered) as caught:
         call_answer(collapse, np.ones(3), (3,))
     message = str(caught.value)
-    assert "raised an error on line" in message and "NotImplementedError" in message
+    assert message.startswith("Not answered yet") and "raise NotImplementedError()" in message
     assert call_answer(lambda a: a + 1, 1) == 2
+
+
+def test_a_not_implemented_error_from_deeper_down_is_a_real_error_on_the_learners_line():
+    def uses_something_unsupported(g, shape):
+        return wb.nn.Module()(wb.tensor(g))  # a Module without forward() raises it
+
+    with pytest.raises(ExerciseError) as caught:
+        call_answer(uses_something_unsupported, np.ones(3), (3,))
+    assert not isinstance(caught.value, NotAnswered)
+    assert "raised an error on line" in str(caught.value)
 
 
 def test_grade_counts_an_attempt_and_returns_nothing(capsys):

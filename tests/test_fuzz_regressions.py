@@ -83,6 +83,16 @@ REGRESSIONS = {
         leaves=(MATRIX,),
         steps=(Step("getitem", (0,), ((slice(0, 0),),)), Step("softmax", (1,), (0,))),
     ),
+    # softmax of a transposed (non-contiguous) tensor is contiguous in torch, so .view
+    # works on it; workbench kept the input's column-major order and view refused.
+    "view of a softmax of a transposed tensor": Program(
+        leaves=(Leaf(shape=(2, 2), dtype="float64", seed=0),),
+        steps=(Step("mT", (0,)), Step("softmax", (1,), (0,)), Step("view", (2,), ((4,),))),
+    ),
+    "view of a log_softmax of a transposed tensor": Program(
+        leaves=(Leaf(shape=(2, 2), dtype="float64", seed=0),),
+        steps=(Step("mT", (0,)), Step("log_softmax", (1,), (0,)), Step("view", (2,), ((4,),))),
+    ),
     # flatten(0, 0) of a (0, 0) tensor is (0, 0); workbench asked reshape for (-1, 0),
     # which is ambiguous with no elements.
     "flatten beside an empty dim": Program(

@@ -111,7 +111,7 @@ def test_the_worker_keeps_step_and_recomputed_classes(tmp_path):
     h = wb.utils.checkpoint.checkpoint(lambda t: t.tanh() * 2.0, x, use_reentrant=False)
     with wb.trace() as tr:
         h.exp().sum().backward()
-    graph = wb.viz.draw(tr, step=1, fold_limit=None)
+    graph = wb.viz.draw(tr, step=2, fold_limit=None)
     groups = svg_groups(lay_out_like_the_page(graph.dot, tmp_path)["svg"])
     assert groups == dot_vertices(graph.dot)
     assert "active" in groups[graph.order[1]] and "done" in groups[graph.order[0]]

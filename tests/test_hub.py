@@ -265,10 +265,10 @@ def test_three_learners_on_a_hub(proxy_installed, tmp_path):
             list(pool.map(Learner.start_server, learners))
             printed = dict(zip(LEARNERS, pool.map(Learner.run_lesson, learners)))
 
-        # Lesson 1 ran whole for everyone: its last cell shows the checker catching a rule
-        # that forgot the upstream gradient.
+        # Lesson 1 ran whole for everyone: near its end the checker catches a rule that
+        # forgot the upstream gradient.
         for name in LEARNERS:
-            assert "Multiply it by ȳ" in printed[name][-1], printed[name]
+            assert any("Multiply it by ȳ" in text for text in printed[name]), printed[name]
         # Private copies: each learner's lesson is a file in their own home.
         for name in LEARNERS:
             copy = state / "home" / name / "lessons" / LESSON

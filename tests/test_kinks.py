@@ -59,6 +59,14 @@ def test_max_over_a_dim_sends_ties_to_the_first_index():
     np.testing.assert_array_equal(g, [[1.0], [0.0]])
 
 
+def test_max_pool_ties_send_the_gradient_to_the_first_in_row_major_order():
+    window = [[[[1.0, 2.0], [2.0, 0.0]]]]  # the maximum, 2, at [0, 1] and at [1, 0]
+    (g,) = grad_of(lambda x: wb.nn.functional.max_pool2d(x, 2), window)
+    np.testing.assert_array_equal(g, [[[[0.0, 1.0], [0.0, 0.0]]]])
+    (g,) = grad_of(lambda x: wb.nn.functional.max_pool2d(x, 2), np.ones((1, 1, 2, 2)))
+    np.testing.assert_array_equal(g, [[[[1.0, 0.0], [0.0, 0.0]]]])
+
+
 def test_clamp_boundaries_are_inclusive():
     (g,) = grad_of(lambda x: x.clamp(0, 1), [-0.5, 0.0, 0.5, 1.0, 1.5])
     np.testing.assert_array_equal(g, [0.0, 1.0, 1.0, 1.0, 0.0])
@@ -105,6 +113,13 @@ torch = pytest.importorskip("torch")
         ("minimum", wb.minimum, torch.minimum, [[1.0, 2.0], [1.0, 0.0]]),
         ("max", lambda x: x.max(), lambda x: x.max(), [[3.0, 1.0, 3.0]]),
         ("max_dim", lambda x: x.max(0).values, lambda x: x.max(0).values, [[2.0, 2.0]]),
+        ("amax", lambda x: x.amax(), lambda x: x.amax(), [[3.0, 1.0, 3.0]]),
+        (
+            "max_pool2d",
+            lambda x: wb.nn.functional.max_pool2d(x, 2),
+            lambda x: torch.nn.functional.max_pool2d(x, 2),
+            [[[[[1.0, 2.0], [2.0, 0.0]]]]],
+        ),
         ("clamp", lambda x: x.clamp(0, 1), lambda x: x.clamp(0, 1), [[0.0, 1.0]]),
         ("sqrt", wb.sqrt, torch.sqrt, [[0.0]]),
         ("pow_exponent", lambda b: 0.0**b, lambda b: 0.0**b, [[-1.0, 0.0, 1.0]]),

@@ -5,10 +5,15 @@ In a course directory of its own (``nbgrader_config.py`` with a course id,
 ``nbgrader generate_assignment``, then ``nbgrader autograde`` on two submissions:
 
 - "solver" hands in the source lessons as they are (solutions written): full marks;
-- "blank" hands in the generated student versions untouched: at most 25% of the points.
+- "blank" hands in the generated student versions untouched: 0, every exercise open;
+- "slip" hands in lesson 1 with sigmoid's rule missing ȳ: that check fails, with the
+  diagnosis in its feedback.
 
-Scores are read from nbgrader's gradebook. The student versions nbgrader made must have
-the same code cells as ``workbench.course.student_version`` (the learner's copies).
+Scores are read from nbgrader's gradebook; autograding logs no warning about a test
+cell's output (nbgrader reads a number shown by a test cell as its score). The feedback
+pages are generated with the course's template: readable offline, messages whole. The
+student versions nbgrader made must have the same code cells as
+``workbench.course.student_version`` (the learner's copies).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSONS = [p for p in course.lesson_paths(ROOT / "lessons")]
 GRADED = [p for p in LESSONS if course.graded_cells(json.loads(p.read_text()))]
 ASSIGNMENT = "course"
-STUDENT_SHARE = 0.25
 SECONDS = 900  # the most one nbgrader command may take (generate; autograde of two students)
 
 pytestmark = pytest.mark.timeout(2 * SECONDS + 60)  # the first test builds the course
@@ -44,8 +48,8 @@ def test_every_lesson_has_at_least_two_graded_exercises(path):
     assert len(exercises_of(path)) >= 2, f"{path.name}: {exercises_of(path)}"
 
 
-def nbgrader(root: Path, *args: str) -> None:
-    """One nbgrader command in the course directory; its log is shown if it fails."""
+def nbgrader(root: Path, *args: str) -> str:
+    """One nbgrader command in the course directory; returns its log (shown if it fails)."""
     bin_dir = str(Path(sys.executable).parent)  # nbgrader calls alembic from there
     env = {
         **{k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"},
@@ -63,6 +67,7 @@ def nbgrader(root: Path, *args: str) -> None:
         timeout=SECONDS,
     )
     assert done.returncode == 0, f"nbgrader {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -75,16 +80,36 @@ def graded_course(tmp_path_factory):
         'c.CourseDirectory.course_id = "workbench"\n'
         f"c.CourseDirectory.root = {str(root)!r}\n"
         "c.ExecutePreprocessor.timeout = 120\n"
+        "from workbench.exercises.feedback import use_readable_feedback\n"
+        "use_readable_feedback(c)\n"
     )
     source = root / "source" / ASSIGNMENT
     source.mkdir(parents=True)
     for path in GRADED:
         shutil.copy(path, source / path.name)
     nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
-    for student, folder in (("solver", source), ("blank", root / "release" / ASSIGNMENT)):
+    released = root / "release" / ASSIGNMENT
+    for student, folder in (("solver", source), ("blank", released), ("slip", released)):
         shutil.copytree(folder, root / "submitted" / student / ASSIGNMENT)
-    nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")
+    answer(root / "submitted" / "slip" / ASSIGNMENT / LESSON_1, "01-sigmoid-rule", SLIP)
+    (root / "autograde.log").write_text(
+        nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")
+    )
+    nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
     return root
+
+
+LESSON_1 = "01_sigmoid_gradient.ipynb"
+SLIP = "def sigmoid_rule(orig, grad):\n    y = orig.out\n    return [y * (1 - y)]\n"
+
+
+def answer(path: Path, grade_id: str, source: str) -> None:
+    """Write a learner's answer into the solution cell ``grade_id`` of a notebook."""
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        if course.nbgrader_meta(cell).get("grade_id") == grade_id:
+            cell["source"] = source
+    path.write_text(json.dumps(notebook))
 
 
 def scores(root: Path, student: str) -> dict:
@@ -103,13 +128,46 @@ def test_the_source_lessons_score_full_marks(graded_course):
         assert most > 0 and score == most, f"{name}: {score} of {most}"
 
 
-def test_the_student_versions_score_at_most_a_quarter(graded_course):
+def test_the_student_versions_score_0(graded_course):
     got = scores(graded_course, "blank")
-    total = sum(score for score, _ in got.values())
-    most = sum(most for _, most in got.values())
-    assert most > 0 and total <= STUDENT_SHARE * most, got
+    assert sorted(got) == sorted(p.stem for p in GRADED)
     for name, (score, most) in got.items():
-        assert score <= STUDENT_SHARE * most, f"{name}: {score} of {most}"
+        assert most > 0 and score == 0, f"{name}: {score} of {most}"
+
+
+def test_a_common_slip_loses_that_exercise_only(graded_course):
+    got = scores(graded_course, "slip")
+    score, most = got[Path(LESSON_1).stem]
+    assert score == 0  # its other exercise, tanh's rule, is still open: 0 as well
+    assert all(score == 0 for score, _ in got.values())
+
+
+def test_autograding_warns_about_no_test_cell(graded_course):
+    log = (graded_course / "autograde.log").read_text()
+    assert "partial credit" not in log, log[log.find("partial credit") - 300 :][:600]
+
+
+def feedback_page(root: Path, student: str, lesson: str) -> str:
+    return (
+        root / "feedback" / student / ASSIGNMENT / lesson.replace(".ipynb", ".html")
+    ).read_text()
+
+
+def test_the_feedback_needs_no_network_and_shows_the_diagnosis_whole(graded_course):
+    import html
+    import re
+
+    page = feedback_page(graded_course, "slip", LESSON_1)
+    loads = re.findall(r"<(?:script|link)[^>]*(?:src|href)=\"(https?:[^\"]*)", page)
+    assert loads == [], loads  # nothing fetched from a CDN
+    # The diagnosis is HTML (it wraps at spaces), the error box under it one short line.
+    errors = re.findall(r'output_error">\s*<pre>(.*?)</pre>', page, re.S)
+    boxes = [html.unescape(re.sub(r"<[^>]+>", "", e)).strip() for e in errors]
+    assert "ExerciseError: see the message above." in boxes, boxes
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert "the local derivative alone. Multiply it by ȳ (the grad argument)" in text
+    assert "that is the chain rule." in text
+    assert "wb-heatmap" in page  # expected against got, side by side
 
 
 def code_cells(notebook: dict) -> list[str]:

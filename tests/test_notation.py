@@ -5,6 +5,7 @@ mul's once did (z = x · y, with ȳ the second input's gradient)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,20 @@ def test_the_stepper_panel_names_the_incoming_gradient_as_the_rule_does():
     sigmoid, leaf = panels["SigmoidBackward0"], panels["AccumulateGrad"]
     assert "incoming gradient ȳ" in sigmoid and "x̄ = ȳ · y · (1 − y)" in sigmoid
     assert "incoming gradient x̄" in leaf and "x.grad += x̄" in leaf
+
+
+RULE_LESSONS = ("01_sigmoid_gradient", "02_mul_and_broadcasting", "10_complex_autodiff")
+
+
+@pytest.mark.parametrize("name", RULE_LESSONS)
+def test_a_finite_difference_divides_by_2h_in_brackets(name):
+    """(f(x + h) − f(x − h)) / (2h): "/ 2h" reads as (… / 2) · h."""
+    path = Path(__file__).resolve().parent.parent / "lessons" / f"{name}.ipynb"
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"/ ?2[hε]", text), name
+
+
+def test_lesson_1_names_the_vector_jacobian_product():
+    path = Path(__file__).resolve().parent.parent / "lessons" / "01_sigmoid_gradient.ipynb"
+    text = path.read_text(encoding="utf-8")
+    assert "vector-Jacobian product" in text and "ȳᵀJ" in text and "/ (2h)" in text

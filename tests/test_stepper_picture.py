@@ -172,14 +172,14 @@ def test_a_folded_box_shows_its_progress_and_step_over_leaves_it():
     total = stepper.cursor.source.expected_steps
     box, inside = next((v, steps) for v, steps in stepper.marks.steps_of.items() if len(steps) > 1)
     assert stepper.picture.kinds[box] == "fold"
-    stepper.go(inside[0])
+    stepper.go(inside[0] + 1)  # steps_of holds places in the list of records; steps count from 1
     assert stepper.graph.active == box and stepper.active != box
     assert stepper.graph.captions[box] == f"1 of {len(inside)} run"
     stepper.next()
     assert stepper.graph.captions[box] == f"2 of {len(inside)} run"
     stepper.step_over()
     assert stepper.graph.active != box
-    assert stepper.step == inside[-1] + 1
+    assert stepper.step == inside[-1] + 2  # the first step after the box
     assert total == len(stepper.graph.step_nodes) - 1  # slot 0 unused: steps count from 1
 
 
@@ -196,7 +196,7 @@ def test_the_node_picker_lists_a_few_and_the_filter_finds_the_rest():
     assert labels == [f"leaf x ({node_of(x).uid})"]
     stepper.run_to_button.click()
     assert stepper.active == node_of(x).uid
-    assert stepper.step == stepper.cursor.source.expected_steps - 1
+    assert stepper.step == stepper.cursor.source.expected_steps
 
 
 def test_a_big_graph_labels_shapes_not_values_and_says_so():
@@ -223,7 +223,7 @@ def tanh_chain(length: int = 300):
 def test_a_folded_box_opens_on_click_into_parts_then_nodes_and_folds_again():
     stepper = BackwardStepper(tanh_chain())
     first_dot = stepper.graph.dot
-    stepper.go(100)
+    stepper.go(101)
     box = stepper.graph.active
     assert stepper.picture.kinds[box] == "fold" and box != stepper.active
     stepper.graph.selected = box  # a click on the box
@@ -245,7 +245,7 @@ def test_a_folded_box_opens_on_click_into_parts_then_nodes_and_folds_again():
 
 def test_closing_a_box_closes_the_boxes_opened_inside_it():
     stepper = BackwardStepper(tanh_chain())
-    stepper.go(100)
+    stepper.go(101)
     box = stepper.graph.active
     stepper.open_box(box)
     stepper.open_box(stepper.graph.active)
@@ -261,7 +261,7 @@ def test_closing_a_box_closes_the_boxes_opened_inside_it():
 
 def test_picking_a_folded_node_inspects_it_without_opening_its_box():
     stepper = BackwardStepper(tanh_chain())
-    stepper.go(100)
+    stepper.go(101)
     box = stepper.graph.active
     stepper.inspect(stepper.active)
     assert stepper.opened == [] and stepper.graph.selected == box

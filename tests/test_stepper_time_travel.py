@@ -34,10 +34,10 @@ def grads(tensors: dict) -> dict:
 
 
 def grads_stopped_at(k: int, b_grad_before: float | None = None) -> dict:
-    """The .grad values a pass that was run up to step ``k`` and no further leaves."""
+    """The .grad values a pass that was run up to step ``k`` (from 1) and no further leaves."""
     loss, tensors = graph(b_grad_before)
     cursor = StepCursor(LiveSteps(loss))
-    assert cursor.go(k)
+    assert cursor.go(k - 1)  # the cursor's position is the place in its list of records
     return grads(tensors)
 
 
@@ -61,8 +61,8 @@ def test_going_back_step_by_step_gives_each_steps_grads(b_grad_before):
     stepper = BackwardStepper(loss)
     stepper.continue_()  # to the end
     last = stepper.step
-    assert last == steps_of_graph() - 1
-    for k in range(last, -1, -1):
+    assert last == steps_of_graph()
+    for k in range(last, 0, -1):
         assert_same(grads(tensors), grads_stopped_at(k, b_grad_before), k)
         stepper.prev()
 
@@ -85,20 +85,22 @@ def test_jumps_with_go_and_the_slider_restore_and_reapply():
     loss, tensors = graph()
     stepper = BackwardStepper(loss)
     total = steps_of_graph()
-    for k in [total - 1, 2, 0, 5, total - 2, 1]:
+    for k in [total, 3, 1, 6, total - 1, 2]:
         stepper.go(k)
+        assert stepper.step == k
         assert_same(grads(tensors), grads_stopped_at(k), k)
-    stepper.slider.value = 4  # "Step 4" as the learner reads it: index 3
-    assert_same(grads(tensors), grads_stopped_at(3), 3)
+    stepper.slider.value = 4  # "Step 4": the slider, the panel and step agree
+    assert stepper.step == 4 and "Step 4 of" in stepper.panel.value
+    assert_same(grads(tensors), grads_stopped_at(4), 4)
 
 
 def test_running_on_after_going_back_adds_each_gradient_once():
     """Back to an early step, then on past the furthest step reached: nothing doubles."""
     loss, tensors = graph(b_grad_before=10.0)
     stepper = BackwardStepper(loss)
-    stepper.go(5)
-    stepper.go(1)  # rewound: the engine is still paused after step 5
-    stepper.continue_()  # re-applies steps 2..5, then runs the rest for real
+    stepper.go(6)
+    stepper.go(2)  # rewound: the engine is still paused after step 6
+    stepper.continue_()  # re-applies steps 3..6, then runs the rest for real
     reference, ref_tensors = graph(b_grad_before=10.0)
     reference.backward()
     assert_same(grads(tensors), grads(ref_tensors), stepper.step)
@@ -149,6 +151,6 @@ def test_while_play_runs_grad_follows_every_step_and_the_panel_catches_up_on_pau
     stepper.play.playing = True  # what the Play button does in the browser
     for value in range(2, 8):  # Play moves the slider (jslink): steps 2..7, quickly
         stepper.slider.value = value
-        assert_same(grads(tensors), grads_stopped_at(value - 1), value - 1)
+        assert_same(grads(tensors), grads_stopped_at(value), value)
     stepper.play.playing = False
-    assert stepper.step == 6 and "Step 7 of" in stepper.panel.value
+    assert stepper.step == 7 and "Step 7 of" in stepper.panel.value

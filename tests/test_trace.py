@@ -146,14 +146,14 @@ def test_replay_moves_forwards_and_backwards():
     assert replay.done == [replay.steps[0].node]
     assert replay.prev().name == "SumBackward0"
     assert replay.prev() is None and replay.at_start
-    step = replay.goto(4)
-    assert replay.at_end and replay.next() is None and replay.position == 4
+    step = replay.goto(5)  # steps count from 1, as the stepper's panel counts
+    assert replay.at_end and replay.next() is None and replay.step == 5
     assert step.name == "AccumulateGrad"
     assert len(replay.grads()) == 2  # both leaves have their .grad by the end
-    replay.goto(3)
+    replay.goto(4)
     assert len(replay.grads()) == 1
     with pytest.raises(IndexError, match="out of range"):
-        replay.goto(5)
+        replay.goto(6)
 
 
 def test_replay_needs_a_backward_pass():

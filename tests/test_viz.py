@@ -92,7 +92,7 @@ def test_dot_is_deterministic_and_matches_snapshots():
     assert wb.viz.draw(product_sum(), kind="backward").dot == backward
     check_snapshot("product_sum_backward.dot", backward)
     check_snapshot("product_sum_forward.dot", wb.viz.draw(product_sum(), kind="forward").dot)
-    traced = wb.viz.draw(broadcast_sigmoid_trace(), kind="backward", step=2).dot
+    traced = wb.viz.draw(broadcast_sigmoid_trace(), kind="backward", step=3).dot
     check_snapshot("sigmoid_broadcast_backward_step2.dot", traced)
 
 
@@ -178,7 +178,7 @@ def test_higher_order_graph_renders():
 def test_svg_without_dot_on_path_has_stable_ids_and_step_classes(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` anywhere: pygraphviz draws
     assert render_module.which_renderer() == "pygraphviz"
-    graph = wb.viz.draw(broadcast_sigmoid_trace(), kind="backward", step=2)
+    graph = wb.viz.draw(broadcast_sigmoid_trace(), kind="backward", step=3)
     active = graph.order[2]
     classes = svg_classes(graph.svg())
     assert "active" in classes[active] and "node" in classes[active]
@@ -200,7 +200,7 @@ def test_jupyter_shows_a_widget_laid_out_in_the_browser_with_no_renderer(monkeyp
         raise AssertionError("displaying a drawing ran a native renderer")
 
     monkeypatch.setattr("workbench.viz.graph.render", no_renderer)
-    graph = wb.viz.draw(product_sum(), kind="forward", step=0)
+    graph = wb.viz.draw(product_sum(), kind="forward", step=1)
     shown, _ = DisplayFormatter().format(graph)
     assert set(shown) == {"application/vnd.jupyter.widget-view+json", "text/plain"}
     model_id = shown["application/vnd.jupyter.widget-view+json"]["model_id"]
@@ -211,7 +211,7 @@ def test_jupyter_shows_a_widget_laid_out_in_the_browser_with_no_renderer(monkeyp
 
 
 def test_save(tmp_path):
-    graph = wb.viz.draw(product_sum(), kind="forward", step=0)
+    graph = wb.viz.draw(product_sum(), kind="forward", step=1)
     assert graph.save(tmp_path / "g.dot").read_text() == graph.dot
     assert graph.save(tmp_path / "g.svg").read_text().count("<svg") == 1
     assert graph.save(tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -232,7 +232,7 @@ def test_system_dot_is_used_first_and_classes_are_added_if_it_drops_them(monkeyp
         tmp_path, f'echo "$@" > {log}\n/bin/cat >> {log}\necho \'<svg><g id="n1" class="node">\'\n'
     )
     monkeypatch.setenv("PATH", str(tmp_path))
-    graph = wb.viz.draw(product_sum(), step=0)
+    graph = wb.viz.draw(product_sum(), step=1)
     assert render_module.which_renderer() == "dot"
     svg = graph.svg()
     assert log.read_text().startswith("-Tsvg\n" + "digraph workbench {")
@@ -276,7 +276,7 @@ def test_big_graphs_fold_repeated_structure_with_a_note():
 
 
 def test_a_step_inside_a_fold_lights_up_the_fold():
-    graph = wb.viz.draw(deep_chain(100), kind="backward", step=50)
+    graph = wb.viz.draw(deep_chain(100), kind="backward", step=51)
     (fold,) = [v for v in graph.model.vertices.values() if v.kind == "fold"]
     assert fold.classes == ["active"]
 
@@ -299,8 +299,10 @@ def test_bad_requests_are_explained():
         wb.viz.draw(wb.tensor([1.0]) * 2)
     with pytest.raises(ValueError, match="kind must be"):
         wb.viz.draw(product_sum(), kind="sideways")
-    with pytest.raises(IndexError, match="steps 0..4"):
-        wb.viz.draw(product_sum(), step=5)
+    with pytest.raises(IndexError, match="steps 1..5"):
+        wb.viz.draw(product_sum(), step=6)
+    with pytest.raises(IndexError, match="steps 1..5"):
+        wb.viz.draw(product_sum(), step=0)  # steps count from 1, as in the stepper
     with pytest.raises(TypeError, match="takes a Tensor"):
         wb.viz.draw("loss")
 

@@ -49,26 +49,27 @@ def test_first_step_is_the_root_and_next_moves_the_highlight_and_panel():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
     assert stepper.error is None
-    assert stepper.step == 0
+    assert stepper.step == 1  # steps count from 1: the root's node is step 1
     assert stepper.active == loss.grad_fn.uid == stepper.graph.active
     assert stepper.active in dot_vertices(stepper.graph.dot)
     first_panel = stepper.panel.value
     assert "SumBackward0" in first_panel
     stepper.next_button.click()
-    # the learner counts steps from 1: the second step is "Step 2", slider and picture alike
-    assert stepper.step == 1 and stepper.slider.value == 2 and stepper.graph.step == 2
+    # one numbering: the second step is "Step 2" in the panel, the slider and the picture
+    assert stepper.step == 2 and stepper.slider.value == 2 and stepper.graph.step == 2
+    assert "Step 2 of" in stepper.panel.value
     assert stepper.active == loss.grad_fn.next_functions[0][0].uid
     assert stepper.panel.value != first_panel
     assert "SigmoidBackward0" in stepper.panel.value
     assert "Backward: x̄ = ȳ · y · (1 − y)" in stepper.panel.value
 
 
-def test_prev_at_step_zero_stays():
+def test_prev_at_step_one_stays():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
     assert stepper.prev() is False
     stepper.prev_button.click()
-    assert stepper.step == 0
+    assert stepper.step == 1
     assert stepper.prev_button.disabled
     assert "first step" in stepper.panel.value
 
@@ -80,7 +81,7 @@ def test_stepping_backwards_shows_earlier_steps_again():
     stepper.next()
     panel_at_two = stepper.panel.value
     stepper.prev()
-    assert stepper.step == 1 and "SigmoidBackward0" in stepper.panel.value
+    assert stepper.step == 2 and "SigmoidBackward0" in stepper.panel.value
     stepper.next()
     assert stepper.panel.value == panel_at_two
 
@@ -107,10 +108,10 @@ def test_live_stepping_fills_in_the_real_grads_in_engine_order():
 def test_reset_shows_the_first_step_and_puts_the_grads_back():
     loss, x, w, b = small_graph()
     stepper = BackwardStepper(loss)
-    stepper.go(4)
+    stepper.go(5)
     assert b.grad is not None
     stepper.reset_button.click()
-    assert stepper.step == 0 and stepper.active == loss.grad_fn.uid
+    assert stepper.step == 1 and stepper.active == loss.grad_fn.uid
     assert b.grad is None  # as at the first step: b's node had not run yet
 
 
@@ -155,7 +156,7 @@ def test_run_to_a_node_that_already_ran_goes_back_to_it():
     stepper = BackwardStepper(loss)
     stepper.continue_()  # to the end
     assert stepper.run_to(loss) is True
-    assert stepper.step == 0
+    assert stepper.step == 1
     assert "already run" in stepper.panel.value
 
 
@@ -163,7 +164,7 @@ def test_run_to_a_node_outside_the_graph_stays_and_says_so():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
     assert stepper.run_to("n999999") is False
-    assert stepper.step == 0
+    assert stepper.step == 1
     assert "does not run" in stepper.panel.value
 
 
@@ -176,7 +177,7 @@ def test_breakpoints_stop_continue():
     assert stepper.active == node_of(w).uid
     assert "breakpoint" in stepper.panel.value
     assert stepper.continue_() is False  # none ahead: runs to the end
-    assert stepper.cursor.source.finished and stepper.step == len(stepper.cursor.source.records) - 1
+    assert stepper.cursor.source.finished and stepper.step == len(stepper.cursor.source.records)
     assert stepper.toggle_breakpoint(w) is False
     assert all("breakpoint" not in names for names in stepper.graph.classes.values())
 
@@ -185,7 +186,7 @@ def test_moving_the_slider_steps_like_play_does():
     loss, *_ = small_graph()
     stepper = BackwardStepper(loss)
     stepper.slider.value = 5  # what Play does in the browser, through jslink: "Step 5"
-    assert stepper.step == 4 and stepper.record.name == "MulBackward0"
+    assert stepper.step == 5 and stepper.record.name == "MulBackward0"
     assert stepper.active == stepper.record.node
 
 

@@ -97,7 +97,7 @@ def test_a_closed_stepper_lets_go_of_the_loss_its_graph_and_every_child_widget()
         stepper = BackwardStepper(loss)
         for _ in range(3):
             stepper.next()
-        assert stepper.step == 3
+        assert stepper.step == 4
         return stepper
 
     assert_closed_widget_lets_go(build)

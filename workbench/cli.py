@@ -135,7 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     render = sub.add_parser("render", help="draw a saved trace as SVG, PNG or DOT")
     render.add_argument("trace", help="a trace saved with Trace.save (JSON)")
     render.add_argument("--kind", choices=("backward", "forward"), default="backward")
-    render.add_argument("--step", type=int, default=None, help="highlight backward step k")
+    render.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="highlight backward step k (from 1, as the stepper counts)",
+    )
     render.add_argument("-o", "--output", help="out.svg, out.png or out.dot")
     render.add_argument(
         "--fold-limit", type=int, default=150, help="fold graphs bigger than this many vertices"

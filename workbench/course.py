@@ -13,13 +13,19 @@ the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become
 marker; nothing else changes. ``tests/test_nbgrader.py`` holds the two to the same
 code cells.
 
-:func:`solution` reads a solution back out of the source lesson, so that an
-:class:`~workbench.exercises.Exercise` can show it after the learner's first attempt.
+:func:`solution` gives an :class:`~workbench.exercises.Exercise` its written solution,
+to show after the learner's first attempt. The solutions travel with the package, in
+``exercises/solutions.json`` (written from the source lessons by
+``python scripts/write_solutions.py``; a test holds the two equal), so that an
+installed workbench has them too. A teacher turns hints and solutions off for graded
+work with the environment variable ``WORKBENCH_EXAM=1`` (:func:`exam_mode`); for a
+class image, leave ``solutions.json`` out as well.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -27,6 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ROOT / "lessons"
 MY_LESSONS = ROOT / "my-lessons"
+SOLUTIONS = Path(__file__).resolve().parent / "exercises" / "solutions.json"
+KEPT = "before-reset"  # the folder in my-lessons/ where reset moves the learner's copies
+EXAM = "WORKBENCH_EXAM"  # set to 1 for graded work: no hints, no solutions
 
 BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"  # as nbgrader finds them: anywhere in a line
 CODE_STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
@@ -130,31 +139,55 @@ def find_lesson(prefix: str, lessons: Path = LESSONS) -> Path:
 def reset_copy(prefix: str, lessons: Path = LESSONS, mine: Path = MY_LESSONS) -> tuple:
     """A fresh copy of one lesson; the learner's copy is moved aside, never deleted.
 
-    Returns ``(the fresh copy, where the old copy went or None)``.
+    The old copy goes to ``before-reset/`` with the time first in its name
+    (``2026-11-26 12.52.30 01_sigmoid_gradient.ipynb``), so that a file browser that
+    cuts long names still tells the copies apart. Returns ``(the fresh copy, where the
+    old copy went or None)``.
     """
     source = find_lesson(prefix, lessons)
     target = mine / source.name
     kept = None
     if target.exists():
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        kept = target.with_name(f"{target.stem}.before-reset-{stamp}{target.suffix}")
+        stamp = time.strftime("%Y-%m-%d %H.%M.%S")
+        kept = mine / KEPT / f"{stamp} {target.name}"
+        kept.parent.mkdir(exist_ok=True)
         shutil.move(target, kept)
     return write_student_copy(source, target), kept
 
 
 # ------------------------------------------------------------ solutions
-def solution(grade_id: str, lessons: Path = LESSONS) -> str | None:
-    """The written solution of the exercise ``grade_id``, read from the source lessons.
+def exam_mode() -> bool:
+    """True when hints and solutions are off: ``WORKBENCH_EXAM`` is set to 1 (or yes, true)."""
+    return os.environ.get(EXAM, "").strip().lower() in {"1", "yes", "true", "on"}
 
-    None where the source lessons are not at hand (a course served by a teacher
-    ships the student versions only).
+
+def solution(grade_id: str, solutions: Path = SOLUTIONS) -> str | None:
+    """The written solution of the exercise ``grade_id``; None where there is none.
+
+    None too in graded work (:func:`exam_mode`) and where ``solutions.json`` was left
+    out of the installation.
     """
+    if exam_mode() or not solutions.exists():
+        return None
+    return json.loads(solutions.read_text(encoding="utf-8")).get(grade_id)
+
+
+def solutions_of(lessons: Path = LESSONS) -> dict[str, str]:
+    """Every exercise's solution in the source lessons, by grade id."""
+    found = {}
     for path in lesson_paths(lessons):
         notebook = json.loads(path.read_text(encoding="utf-8"))
         for cell in notebook["cells"]:
-            if nbgrader_meta(cell).get("grade_id") == grade_id and is_solution_cell(cell):
-                return solution_text(cell_text(cell))
-    return None
+            if is_solution_cell(cell):
+                found[nbgrader_meta(cell)["grade_id"]] = solution_text(cell_text(cell))
+    return found
+
+
+def write_solutions(lessons: Path = LESSONS, solutions: Path = SOLUTIONS) -> Path:
+    """Write ``solutions.json`` from the source lessons (``scripts/write_solutions.py``)."""
+    text = json.dumps(solutions_of(lessons), indent=1, ensure_ascii=False, sort_keys=True)
+    solutions.write_text(text + "\n", encoding="utf-8")
+    return solutions
 
 
 def solution_text(source: str) -> str:

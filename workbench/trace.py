@@ -542,10 +542,10 @@ def split_passes(records: list) -> list[BackwardPass]:
 class TraceReplay:
     """A cursor over the steps of one backward pass, for stepping forwards and back.
 
-    ``position`` is the index of the current step: -1 before the first step, up to
-    ``len(replay) - 1`` at the last. At position ``k`` step ``k`` is the one shown as
-    running (``active``) and the steps before it are ``done``, as in
-    ``wb.viz.draw(trace, kind="backward", step=k)``.
+    ``step`` is the number of the step on show, counted from 1 as the stepper's panel
+    counts ("Step k of N"): 0 before the first step, up to ``len(replay)`` at the last.
+    At step ``k`` the k-th node is the one shown as running (``active``) and the steps
+    before it are ``done``, as in ``wb.viz.draw(trace, kind="backward", step=k)``.
     """
 
     def __init__(self, trace: Trace, which: int = -1) -> None:
@@ -555,14 +555,14 @@ class TraceReplay:
         self.trace = trace
         self.backward = passes[which]
         self.steps: list[TraceStep] = self.backward.steps
-        self.position = -1
+        self.step = 0
 
     def __len__(self) -> int:
         return len(self.steps)
 
     @property
     def current(self) -> TraceStep | None:
-        return self.steps[self.position] if self.position >= 0 else None
+        return self.steps[self.step - 1] if self.step > 0 else None
 
     @property
     def active(self) -> str | None:
@@ -573,40 +573,40 @@ class TraceReplay:
     @property
     def done(self) -> list[str]:
         """Ids of the nodes whose steps came before the current one."""
-        return [s.node for s in self.steps[: max(self.position, 0)]]
+        return [s.node for s in self.steps[: max(self.step - 1, 0)]]
 
     @property
     def at_start(self) -> bool:
-        return self.position < 0
+        return self.step == 0
 
     @property
     def at_end(self) -> bool:
-        return self.position >= len(self.steps) - 1
+        return self.step >= len(self.steps)
 
     def next(self) -> TraceStep | None:
         """Move one step forward; returns the new current step (None past the end)."""
         if self.at_end:
             return None
-        self.position += 1
+        self.step += 1
         return self.current
 
     def prev(self) -> TraceStep | None:
         """Move one step back; returns the new current step (None before the start)."""
-        if self.position >= 0:
-            self.position -= 1
+        if self.step > 0:
+            self.step -= 1
         return self.current
 
     def goto(self, k: int) -> TraceStep | None:
-        """Jump to step ``k`` (-1 is before the first step)."""
-        if not -1 <= k < len(self.steps):
-            raise IndexError(f"step {k} is out of range: this pass has steps 0..{len(self) - 1}")
-        self.position = k
+        """Jump to step ``k`` (from 1; 0 is before the first step)."""
+        if not 0 <= k <= len(self.steps):
+            raise IndexError(f"step {k} is out of range: this pass has steps 1..{len(self)}")
+        self.step = k
         return self.current
 
     def grads(self) -> dict:
         """``tensor id -> summary`` of each ``.grad`` as it stands after the current step."""
         grads = {}
-        for step in self.steps[: self.position + 1]:
+        for step in self.steps[: self.step]:
             for record in step.of_kind("grad_accumulated"):
                 grads[record["tensor"]] = record["after"]
         return grads

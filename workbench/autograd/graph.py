@@ -295,19 +295,42 @@ class SavedTensor:
     def _modified_message(self, node: Node, what: str | int) -> str:
         if isinstance(what, int):  # the label is built only when it is needed
             what = f"input {what} ({node.op.input_names[what]})"
+        hint = _anomaly_hint(node) if _anomaly_enabled() else _version_hint(node)
         return (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{what} of {node.name()}] is at version "
-            f"{self.version_ref[0]}; expected version {self.version} instead. Hint: the "
-            "backtrace further above shows the operation that failed to compute its "
-            "gradient. The variable in question was changed in there or anywhere later. "
-            + (
-                "Good luck!"
-                if _anomaly_enabled()
-                else "Hint: enable anomaly detection to find the operation that failed to "
-                "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
-            )
+            f"{self.version_ref[0]}; expected version {self.version} instead. Hint: {hint}"
         )
+
+
+def _version_hint(node: Node) -> str:
+    """What the version error says outside anomaly mode: what happened, how to find where."""
+    name = node.name()
+    return (
+        f"{name} saved this tensor in the forward pass to compute its gradient, and an "
+        "in-place operation has changed it since (each one adds 1 to the tensor's version). "
+        f"To see the line of your forward pass that created {name}, turn on anomaly "
+        "detection with wb.autograd.set_detect_anomaly(True), or run the forward pass and "
+        "backward() inside `with wb.autograd.detect_anomaly():`."
+    )
+
+
+def _anomaly_hint(node: Node) -> str:
+    """In anomaly mode: where its warning shows the forward call (ending, as PyTorch's
+    does, with "Good luck!")."""
+    name = node.name()
+    if getattr(node, "_forward_stack", None) is None:
+        return (
+            f'{name} was created while anomaly detection was off, so its warning, "Error '
+            f'detected in {name}", has no traceback of the forward call: run the forward pass '
+            f"inside wb.autograd.detect_anomaly() too. The variable in question was changed "
+            f"after {name} saved it. Good luck!"
+        )
+    return (
+        f'anomaly detection\'s warning, "Error detected in {name}", shows the traceback of '
+        f"the forward call that created {name}, the operation that failed to compute its "
+        "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+    )
 
 
 class _Freed:

@@ -7,6 +7,8 @@ One check per kind of exercise in the lessons::
 
     check_rule("sigmoid", sigmoid_rule)        # a gradient rule rule(orig, grad) -> list
     check_function(Exp, [0.5, -1.0, 2.0])     # a custom wb.autograd.Function
+    check_softplus(Softplus)                  # lesson 6's three Functions: check_hypot,
+                                              # check_power too
     check_backward_loop(my_backward)          # the backward algorithm, on real nodes
     check_optimizer_step(sgd_step)            # SGD with momentum, against wb.optim.SGD
 
@@ -29,8 +31,11 @@ graph with the wrong node lit.
 
 ``with trying_rule("sigmoid", sigmoid_rule):`` runs the learner's rule in the real
 engine (``backward()``, the stepper, the pictures) for the span of the block.
-:class:`Hints` and :class:`Exercise` give help in levels: a nudge, a stronger hint,
-the solution (after one attempt).
+:class:`Exercise` ties a check to its hints (a nudge, a stronger hint, the solution
+after one attempt) and to its graded cell, ``grade("01-sigmoid-rule")``; an answer
+that is still ``raise NotImplementedError()`` is *not answered yet*
+(:class:`NotAnswered`): graded 0, and the notebook goes on. ``progress()`` lists the
+exercises still open.
 
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
@@ -42,12 +47,12 @@ from .answers import call_answer, check_answer, check_order, check_table
 from .backward_loop import check_backward_loop
 from .backward_ops import check_avg_pool_backward, check_take_backward
 from .cross_entropy import check_cross_entropy_grad
-from .custom_functions import check_function
+from .custom_functions import check_function, check_hypot, check_power, check_softplus
 from .descent import check_optimizer_step
 from .diagnose import Finding, compare
 from .higher_order import check_hvp, check_jacobian
-from .hints import Exercise, Hint, Hints
-from .report import ExerciseError, Passed
+from .hints import Exercise, Hint, Hints, grade, progress
+from .report import ExerciseError, NotAnswered, Passed
 from .rules import check_rule, trying_rule
 from .segment_budget import check_peak_measure, check_segments
 
@@ -57,6 +62,7 @@ __all__ = [
     "Finding",
     "Hint",
     "Hints",
+    "NotAnswered",
     "Passed",
     "call_answer",
     "check_answer",
@@ -64,15 +70,20 @@ __all__ = [
     "check_backward_loop",
     "check_cross_entropy_grad",
     "check_function",
+    "check_hypot",
     "check_hvp",
     "check_jacobian",
     "check_optimizer_step",
     "check_order",
     "check_peak_measure",
+    "check_power",
     "check_rule",
     "check_segments",
+    "check_softplus",
     "check_table",
     "check_take_backward",
     "compare",
+    "grade",
+    "progress",
     "trying_rule",
 ]

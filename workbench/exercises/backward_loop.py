@@ -2,37 +2,44 @@
 
 The learner writes the algorithm of ``workbench/autograd/reference.py``: count the
 edges into each node, run nodes once all their gradients have arrived (a ready
-queue), call each node's rule with ``node.apply(grads)``, add
-into the leaves' ``.grad``. :func:`check_backward_loop` runs it on a few small graphs
-(a chain, a fan-out, broadcasting) and compares every leaf's ``.grad`` with the
-engine's ``backward()`` on an identical graph.
+queue), call each node's rule with ``node.apply(grads)``, add into the leaves'
+``.grad``, skip what is None. :func:`check_backward_loop` runs it on four small
+graphs (a chain, a fan-out, broadcasting, a stop-gradient that sends None) and
+compares every leaf's ``.grad`` with the engine's ``backward()`` on an identical graph.
 
 To say *where* a wrong loop went wrong, each op node of both graphs is watched: how
-many times it ran, the gradient it received and the gradients it sent. The first
-node (in the engine's order) that ran twice, never ran, or ran before all its
-gradients had arrived is named in the message and lit in the picture of the
-backward graph.
+many times it ran and in which order, the gradient it received and the gradients it
+sent, whether graph recording was on, and each leaf's ``.grad`` before each run. The
+first node (in the engine's order) that went wrong is named in the message and lit in
+the picture of the backward graph: it ran twice, never ran, ran before all its
+gradients had arrived, or ran after them on a buffer that kept only some of them
+(overwritten instead of summed). Where the watch cannot tell why a gradient is
+wrong, the message says what differs and names no cause.
 """
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
+from .. import state
 from ..autograd.graph import (
     AccumulateGrad,
     OpNode,
     backward_order,
-    count_dependencies,
     edge_of,
     walk,
 )
+from ..ops.grad import no_grad as stop_gradient
 from ..tensor import Tensor
+from .dependencies import none_child_hint
 from .diagnose import Finding, compare
 from .picture import graph_picture
-from .report import CheckerStop, ExerciseError, Passed, fail, learner_error
+from .report import CheckerStop, ExerciseError, NotAnswered, Passed, fail, learner_error
 
 MAX_RUNS = 50  # a node run more often than this: the loop does not stop
 
@@ -64,60 +71,129 @@ def broadcasting() -> tuple:
     return (x * b + b).exp().mean(), {"x": x, "b": b}
 
 
+def stopped() -> tuple:
+    """``a · stop(tanh(b))``: the stop-gradient sends None, so tanh's node and ``b``'s
+    AccumulateGrad receive no gradient at all, and ``b.grad`` stays None."""
+    a, b = leaf([1.0, -2.0, 0.5]), leaf([0.5, -1.0, 2.0])
+    return (a * stop_gradient(b.tanh())).sum(), {"a": a, "b": b}
+
+
 @dataclass(frozen=True)
 class TestGraph:
     name: str  # for messages: "the chain graph"
     build: Callable[[], tuple]  # -> (root, {leaf name: leaf})
+    nones: str  # what is None on this graph, for a loop that trips over a None
 
 
 GRAPHS = (
-    TestGraph("the chain graph", chain),
-    TestGraph("the fan-out graph", fan_out),
-    TestGraph("the broadcasting graph", broadcasting),
+    TestGraph(
+        "the chain graph",
+        chain,
+        "On this graph no edge and no gradient is None: what is None is each leaf's .grad "
+        "before its first gradient arrives.",
+    ),
+    TestGraph(
+        "the fan-out graph",
+        fan_out,
+        "On this graph c needs no gradient: the edge of h * c into it is (None, 0), and "
+        "mul's rule sends None along it.",
+    ),
+    TestGraph(
+        "the broadcasting graph",
+        broadcasting,
+        "On this graph x.grad already holds a gradient, and b.grad is None until its first.",
+    ),
+    TestGraph(
+        "the stop-gradient graph",
+        stopped,
+        "On this graph NoGradBackward0 (a stop-gradient) sends None to TanhBackward0, so "
+        "TanhBackward0 and b's AccumulateGrad receive no gradient at all, and b.grad stays "
+        "None. A node that received nothing has nothing to compute or add: skip it, and "
+        "let each of its edges count as delivered.",
+    ),
 )
 
 
 # ------------------------------------------------------------ watching nodes
 class Watcher:
-    """Counts each op node's runs and keeps the gradients it received and sent.
+    """Counts each op node's runs and keeps what it received and sent, and when it ran.
 
     Nodes are known by their rank in creation order, so the two copies of a graph (one
-    for the engine, one for the learner) can be compared node by node.
+    for the engine, one for the learner) can be compared node by node. ``log`` lists
+    the ranks in the order the nodes ran; before each run, ``recording`` notes whether
+    graph recording was on and ``grads_before`` each leaf's ``.grad``.
     """
 
-    def __init__(self, root: Tensor) -> None:
+    def __init__(self, root: Tensor, leaves: dict, learner: bool = False) -> None:
         self.start = edge_of(root)[0]  # the node backward starts from
         self.nodes = nodes_below(root)
+        self.leaves = leaves
+        self.learner = learner
         self.runs = [0] * len(self.nodes)
         self.received: list = [None] * len(self.nodes)
         self.sent: list = [None] * len(self.nodes)
+        self.log: list[int] = []
+        self.recording: list[bool] = []
+        self.grads_before: list[dict] = []
+        self.leaf_applied: list[str] = []  # AccumulateGrad nodes whose apply was called
         for rank, node in enumerate(self.nodes):
             if isinstance(node, OpNode):
                 node.apply = self.watched(rank, node)  # an instance attribute: only this node
+            elif learner:
+                node.apply = self.leaf_watched(node)
 
     def watched(self, rank: int, node: OpNode) -> Callable:
         run_rule = type(node).apply
 
         def apply(grad_outputs):
-            self.runs[rank] += 1
-            if self.runs[rank] > MAX_RUNS:
-                raise CheckerStop(
-                    f"your loop ran {node.name()} more than {MAX_RUNS} times: it does not "
-                    "stop. Put a node on the ready queue once, when its dependency count "
-                    "reaches zero."
-                )
-            if not isinstance(grad_outputs, (list, tuple)):
-                raise CheckerStop(
-                    f"your loop called {node.name()}.apply with a "
-                    f"{type(grad_outputs).__name__}. Pass a list with one gradient per output "
-                    "of the node: node.apply([grad])."
-                )
+            self.note_run(rank, node, grad_outputs)
             self.received[rank] = [as_array(g) for g in grad_outputs]
             grads = run_rule(node, grad_outputs)
             self.sent[rank] = [as_array(g) for g in grads]
             return grads
 
         return apply
+
+    def leaf_watched(self, node: AccumulateGrad) -> Callable:
+        """A leaf's node does nothing when applied (the engine adds into .grad): note the call."""
+
+        def apply(grad_outputs):
+            self.leaf_applied.append(leaf_name(node, self.leaves))
+            return []
+
+        return apply
+
+    def grad_changes(self, name: str, before, after) -> int:
+        """How many times ``name.grad`` changed during the run (once, in a right loop)."""
+        values = [before] + [g[name] for g in self.grads_before] + [after]
+        return sum(
+            not same_arrays([later], [earlier]) for earlier, later in zip(values, values[1:])
+        )
+
+    def note_run(self, rank: int, node: OpNode, grad_outputs) -> None:
+        """Count the run; stop a loop that will not stop, or that passes no list or nothing."""
+        self.runs[rank] += 1
+        if self.runs[rank] > MAX_RUNS:
+            raise CheckerStop(
+                f"your loop ran {node.name()} more than {MAX_RUNS} times: it does not "
+                "stop. Put a node on the ready queue once, when its dependency count "
+                "reaches zero."
+            )
+        if not isinstance(grad_outputs, (list, tuple)):
+            raise CheckerStop(
+                f"your loop called {node.name()}.apply with a "
+                f"{type(grad_outputs).__name__}. Pass a list with one gradient per output "
+                "of the node: node.apply([grad])."
+            )
+        if self.learner and all(g is None for g in grad_outputs):
+            raise CheckerStop(
+                f"your loop ran {node.name()}'s rule on None: no gradient reached it (every "
+                "edge into it carried None). A node that received nothing has nothing to "
+                "compute: skip its rule, and let each of its edges count as delivered."
+            )
+        self.log.append(rank)
+        self.recording.append(state.grad_mode.enabled)
+        self.grads_before.append({name: as_array(x.grad) for name, x in self.leaves.items()})
 
     def stop(self) -> None:
         """Take the watch off the nodes (the graph becomes ordinary again)."""
@@ -128,6 +204,10 @@ class Watcher:
 def nodes_below(root: Tensor) -> list:
     """Every node of ``root``'s backward graph, in creation order."""
     return sorted(walk([edge_of(root)[0]]), key=lambda node: node._seq)
+
+
+def leaf_name(node: AccumulateGrad, leaves: dict) -> str:
+    return next((name for name, x in leaves.items() if x is node.variable), "?")
 
 
 def as_array(grad) -> np.ndarray | None:
@@ -148,9 +228,10 @@ class Run:
 def check_backward_loop(learner_backward: Callable[[Tensor], None]) -> Passed:
     """Check ``learner_backward(root)``, which must fill ``.grad`` as ``root.backward()`` does.
 
-    It runs on three small graphs. A wrong ``.grad`` raises :class:`ExerciseError` naming
-    the leaf, the elements, and the node where it went wrong (ran twice, never ran, ran
-    before its gradients had all arrived); the error's picture lights that node.
+    It runs on four small graphs. A wrong ``.grad`` raises :class:`ExerciseError` naming
+    the leaf, the elements, and the node where it went wrong; the error's picture lights
+    that node. Right gradients from a loop that ran a node twice, or ran the rules with
+    graph recording on, fail too.
     """
     for graph in GRAPHS:
         expected = run_graph(graph, engine_backward)
@@ -158,10 +239,11 @@ def check_backward_loop(learner_backward: Callable[[Tensor], None]) -> Passed:
         check_graph(graph, expected, got)
     return Passed(
         "Your backward loop is right.",
-        "On a chain, a fan-out and a broadcasting graph it fills every leaf's .grad exactly "
-        "as the engine's backward() does (adding to a .grad that already holds a gradient), "
-        "running each node once. You just proved that counting dependencies, running ready "
-        "nodes and adding into .grad is the whole backward algorithm.",
+        "On a chain, a fan-out, a broadcasting and a stop-gradient graph it fills every "
+        "leaf's .grad exactly as the engine's backward() does (adding to a .grad that "
+        "already holds a gradient, leaving alone one that gets none), running each node "
+        "once with recording off. You just proved that counting dependencies, running "
+        "ready nodes and adding into .grad is the whole backward algorithm.",
     )
 
 
@@ -173,7 +255,7 @@ def engine_backward(root) -> None:
 def run_graph(graph: TestGraph, backward: Callable, learner: bool = False) -> Run:
     root, leaves = graph.build()
     before = {name: as_array(x.grad) for name, x in leaves.items()}
-    watcher = Watcher(root)
+    watcher = Watcher(root, leaves, learner)
     try:
         backward(root)
     except CheckerStop as stop:
@@ -183,12 +265,42 @@ def run_graph(graph: TestGraph, backward: Callable, learner: bool = False) -> Ru
     except Exception as err:
         if not learner:
             raise
-        name = getattr(backward, "__name__", "backward")
-        raise learner_error(err, backward, f"backward loop {name}") from None
+        raise loop_error(err, backward, graph) from None
     finally:
         watcher.stop()
     after = {name: as_array(x.grad) for name, x in leaves.items()}
     return Run(leaves, before, after, watcher)
+
+
+def loop_error(err: Exception, backward: Callable, graph: TestGraph) -> ExerciseError:
+    """The learner's error, on their line; one about None says what is None on this graph."""
+    name = getattr(backward, "__name__", "backward")
+    found = learner_error(err, backward, f"backward loop {name}")
+    if isinstance(found, NotAnswered):
+        return stub_called(err, name) or found
+    if not about_none(err, graph):
+        return found
+    hint = none_child_hint(err) or graph.nones
+    message = f"On {graph.name}, {found.message[0].lower()}{found.message[1:]} {hint}"
+    return ExerciseError(message)
+
+
+def stub_called(err: Exception, name: str) -> NotAnswered | None:
+    """The stub that raised is another function the loop calls (Exercise 1's count)."""
+    raised_in = traceback.extract_tb(err.__traceback__)[-1].name
+    if raised_in == name:
+        return None
+    return NotAnswered(f"function {raised_in}, which your backward loop {name} calls,")
+
+
+def about_none(err: Exception, graph: TestGraph) -> bool:
+    """Did the error come from something None: a child, a gradient, a node with no buffer?"""
+    if "NoneType" in str(err):
+        return True
+    missing = err.args[0] if isinstance(err, KeyError) and err.args else ""
+    if missing is None:
+        return True
+    return isinstance(missing, (OpNode, AccumulateGrad)) and missing.name() in graph.nones
 
 
 def check_graph(graph: TestGraph, expected: Run, got: Run) -> None:
@@ -197,16 +309,67 @@ def check_graph(graph: TestGraph, expected: Run, got: Run) -> None:
         finding = compare(f"{name}.grad", expected.grads[name], got.grads[name])
         if finding is not None:
             rank, cause = cause_of(finding, name, expected, got)
-            fail(finding.sentences(context, cause), finding, picture=lit_graph(graph, rank))
-    rank = next((r for r, runs in enumerate(got.watcher.runs) if runs > 1), None)
+            fail(finding.sentences(context, cause), finding, picture=LitGraph(graph, rank))
+    ran_twice(graph, got)
+    recorded(graph, got)
+
+
+def ran_twice(graph: TestGraph, got: Run) -> None:
+    """Right gradients from a loop that ran a node more than once: say which."""
+    watcher = got.watcher
+    rank = next((r for r, runs in enumerate(watcher.runs) if runs > 1), None)
     if rank is not None:
-        node = got.watcher.nodes[rank]
-        message = (
-            f"{context}, your loop gets the right gradients, but {node.name()} ran "
-            f"{got.watcher.runs[rank]} times. Each node must run once, after all its "
-            "gradients have arrived and been summed: that is what the dependency counts are for."
-        )
-        fail(message, picture=lit_graph(graph, rank))
+        node, runs = watcher.nodes[rank].name(), watcher.runs[rank]
+    else:
+        changes = {
+            name: watcher.grad_changes(name, got.before[name], got.grads[name])
+            for name in got.leaves
+        }
+        name = next((name for name, count in changes.items() if count > 1), None)
+        if name is None:
+            return
+        rank = leaf_rank(name, got)
+        node, runs = f"{name}'s AccumulateGrad", changes[name]
+    fail(
+        f"On {graph.name}, your loop gets the right gradients, but {node} ran {runs} times. "
+        "Each node must run once, after all its gradients have arrived and been summed: "
+        "that is what the dependency counts are for.",
+        picture=LitGraph(graph, rank),
+    )
+
+
+def recorded(graph: TestGraph, got: Run) -> None:
+    """Right gradients, but the rules ran with graph recording on: say so."""
+    watcher = got.watcher
+    if not any(watcher.recording):
+        return
+    rank = watcher.log[watcher.recording.index(True)]
+    node = watcher.nodes[rank]
+    marked = [f"{name}.grad" for name, x in got.leaves.items() if records(x.grad)]
+    made = ""
+    if marked:
+        verb = "requires" if len(marked) == 1 else "require"
+        made = f" ({' and '.join(marked)} {verb} grad)"
+    fail(
+        f"On {graph.name}, your loop gets the right gradients, but it ran {node.name()}'s "
+        f"rule with graph recording on, so the gradients it made record a graph of their "
+        f"own{made}. Run the loop under `with wb.no_grad():`.",
+        picture=LitGraph(graph, rank),
+    )
+
+
+def records(grad) -> bool:
+    return grad is not None and grad.requires_grad
+
+
+def leaf_rank(name: str, run: Run) -> int:
+    """The rank of ``name``'s AccumulateGrad among the graph's nodes."""
+    leaf = run.leaves[name]
+    return next(
+        r
+        for r, node in enumerate(run.watcher.nodes)
+        if isinstance(node, AccumulateGrad) and node.variable is leaf
+    )
 
 
 def cause_of(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
@@ -216,7 +379,6 @@ def cause_of(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
     closest to the loss: the nodes below it only passed its mistake on.
     """
     nodes = got.watcher.nodes
-    into = count_dependencies([got.watcher.start])  # edges into each node (none: the start)
     for node in backward_order([got.watcher.start]):
         if not isinstance(node, OpNode):
             continue
@@ -233,41 +395,88 @@ def cause_of(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
                 "root.grad_fn, its gradient ones_like(root)"
             )
         if runs < wanted:
-            return rank, (
-                f"a node never ran: {node.name()}'s dependency count never reached zero — "
-                "check the dependency counts (one per edge into the node)"
-            )
+            return rank, never_ran(node, rank, got)
         if not same_arrays(got.watcher.received[rank], expected.watcher.received[rank]):
-            return rank, early_or_misrouted(node, into.get(node, 0))
+            return rank, received_wrong(rank, expected, got)
     return leaf_cause(finding, name, expected, got)
 
 
-def early_or_misrouted(node: OpNode, edges: int) -> str:
-    if edges > 1:
+def never_ran(node: OpNode, rank: int, got: Run) -> str:
+    """An op node the loop never ran: say how many of its gradients had been sent to it."""
+    parents = edges_into(got.watcher, rank)
+    sent = sum(1 for p in parents if got.watcher.runs[p] > 0)
+    return (
+        f"a node never ran: {len(parents)} edge{'s' if len(parents) > 1 else ''} lead into "
+        f"{node.name()} and the nodes above sent {sent} gradient{'s' if sent != 1 else ''} "
+        "along them, yet it never ran. It runs once its dependency count (one per edge into "
+        "it) reaches zero"
+    )
+
+
+def received_wrong(rank: int, expected: Run, got: Run) -> str:
+    """A node that ran once, on a wrong gradient: too early, on a buffer that kept only
+    part of its gradients, or on a gradient that is not the one sent along its edge."""
+    node = got.watcher.nodes[rank]
+    parents = edges_into(got.watcher, rank)
+    first_run = got.watcher.log.index(rank)
+    delivered = sum(1 for p in parents if p in got.watcher.log[:first_run])
+    if delivered < len(parents):
         return (
-            f"{node.name()} ran before all its gradients had arrived: {edges} edges lead "
-            "into it (fan-out), so it must wait until its dependency count reaches zero, "
-            "then run once on their sum"
+            f"{node.name()} ran before all its gradients had arrived: {len(parents)} edges "
+            f"lead into it (fan-out) and {delivered} had delivered. It must wait until its "
+            "dependency count reaches zero, then run once on their sum"
+        )
+    parts = contributions(expected, rank)
+    received = got.watcher.received[rank][0]
+    if received is not None and part_of(received, parts):
+        return (
+            f"{node.name()} ran after all {len(parts)} of its gradients had arrived, yet "
+            f"received only part of their sum: a gradient arriving at its buffer replaced "
+            "the one there. Add each arriving gradient into the buffer (sum them)"
         )
     return (
-        f"the gradient that reached {node.name()} is wrong: check that each gradient goes "
-        "along its own edge (zip(node.next_functions, grads))"
+        f"the gradient {node.name()} received is not what was sent along the edges into it: "
+        "check that each gradient goes into the buffer of the node its own edge leads to "
+        "(zip(node.next_functions, grads), slot output_nr)"
     )
+
+
+def edges_into(watcher: Watcher, rank: int) -> list:
+    """The rank of the node at the upper end of each edge into node ``rank``."""
+    target = watcher.nodes[rank]
+    return [
+        r
+        for r, node in enumerate(watcher.nodes)
+        for child, _ in node.next_functions
+        if child is target
+    ]
+
+
+def part_of(received: np.ndarray, parts: list) -> bool:
+    """Is ``received`` the sum of some, not all, of ``parts``?"""
+    for size in range(1, len(parts)):
+        for chosen in combinations(parts, size):
+            if np.allclose(received, sum(chosen)):
+                return True
+    return False
 
 
 def leaf_cause(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
     """Every op node ran right: the mistake is in adding into ``name.grad``."""
-    nodes = got.watcher.nodes
-    leaf = got.leaves[name]
-    rank = next(
-        r for r, n in enumerate(nodes) if isinstance(n, AccumulateGrad) and n.variable is leaf
-    )
+    rank = leaf_rank(name, got)
     before, new = got.before[name], got.grads[name]
     parts = contributions(expected, rank)
+    if name in got.watcher.leaf_applied:
+        return rank, (
+            f"your loop called node.apply on {name}'s AccumulateGrad, which adds nothing: "
+            "a leaf's node leaves the adding to the loop. Add its gradient into "
+            "node.variable.grad yourself"
+        )
     if finding.kind == "missing":
         return rank, (
-            f"a node never ran: the AccumulateGrad node of {name} never added its gradient "
-            f"to {name}.grad — check the dependency counts (one per edge into the node)"
+            f"every node above {name}'s AccumulateGrad ran and sent its gradient, yet none "
+            f"reached {name}.grad: take {name}'s AccumulateGrad off the queue once its count "
+            "reaches zero, and add its gradient into node.variable.grad"
         )
     if before is not None and new is not None and np.allclose(new, expected.grads[name] - before):
         return rank, (
@@ -275,14 +484,34 @@ def leaf_cause(finding: Finding, name: str, expected: Run, got: Run) -> tuple:
             "backward() does, rather than replacing it (gradients accumulate)"
         )
     start = 0 if before is None else before
-    if new is not None and len(parts) > 1 and any(np.allclose(new - start, p) for p in parts):
-        return rank, (
-            f"{name}.grad holds only one of the {len(parts)} gradients that reach {name}: "
-            f"its node must run only after all {len(parts)} have arrived, on their sum"
-        )
+    if new is not None and len(parts) > 1 and part_of(new - start, parts):
+        return rank, only_part(name, len(parts), leaf_set_early(name, rank, got))
     if finding.kind == "factor" and finding.details.get("factor") == 2:
         return rank, f"the gradient was added into {name}.grad twice"
-    return rank, f"check how the gradient that reaches {name} is added into {name}.grad"
+    return rank, f"the gradient that reaches {name} differs from what is added into {name}.grad"
+
+
+def leaf_set_early(name: str, rank: int, got: Run) -> bool:
+    """Was ``name.grad`` changed before every node with an edge into its AccumulateGrad ran?"""
+    watcher = got.watcher
+    parents = edges_into(watcher, rank)
+    last_parent = max(watcher.log.index(p) for p in parents)
+    changed = [not same_arrays([g[name]], [got.before[name]]) for g in watcher.grads_before]
+    return any(changed[: last_parent + 1])
+
+
+def only_part(name: str, count: int, early: bool) -> str:
+    if early:
+        return (
+            f"{name}.grad holds only part of the {count} gradients that reach {name}: its "
+            f"AccumulateGrad ran before all its gradients had arrived. It must wait until its "
+            "dependency count reaches zero, then add their sum"
+        )
+    return (
+        f"{name}.grad holds only part of the {count} gradients that reach {name}, though its "
+        "AccumulateGrad ran after all of them had arrived: a gradient arriving at its buffer "
+        "replaced the one there. Add each arriving gradient into the buffer (sum them)"
+    )
 
 
 def contributions(run: Run, rank: int) -> list:
@@ -293,7 +522,7 @@ def contributions(run: Run, rank: int) -> list:
         for i, (child, _) in enumerate(node.next_functions):
             if child is target and run.watcher.sent[r] is not None:
                 parts.append(run.watcher.sent[r][i])
-    return parts
+    return [p for p in parts if p is not None]
 
 
 def same_arrays(a: list | None, b: list | None) -> bool:
@@ -307,28 +536,49 @@ def same_arrays(a: list | None, b: list | None) -> bool:
 
 
 # ------------------------------------------------------------------ picture
-def lit_graph(graph: TestGraph, rank: int | None) -> Callable[[], str] | None:
-    """The backward graph of a fresh copy of ``graph``, with node ``rank`` lit."""
-    if rank is None:
-        return None
-    root, leaves = graph.build()
-    nodes = nodes_below(root)
-    lit = nodes[rank]
-    names = {id(x): name for name, x in leaves.items()}
+class LitGraph:
+    """The backward graph of a fresh copy of a test graph, with node ``rank`` lit.
 
-    def label(node) -> str:
-        if isinstance(node, AccumulateGrad):
-            return f"AccumulateGrad({names.get(id(node.variable), '?')})"
-        return node.name()
+    Called, it gives the HTML an error shows under its message: the graph as SVG
+    where a Graphviz renderer is installed, else the backward order as text with the
+    node marked. :meth:`graph` is the drawing itself: shown in a notebook, it is laid
+    out in the browser (no renderer needed), the node lit at the step the engine runs
+    it and the nodes before it greyed as done.
+    """
 
-    text = "Backward order: " + " → ".join(
-        f"[{label(n)} ← here]" if n is lit else label(n) for n in backward_order([edge_of(root)[0]])
-    )
+    def __init__(self, graph: TestGraph, rank: int) -> None:
+        self.test_graph = graph
+        self.rank = rank
 
-    def draw():
+    def __call__(self) -> str:
+        return graph_picture(self.graph, self.text())()
+
+    def built(self) -> tuple:
+        """A fresh copy: ``(root, leaves, the lit node)``."""
+        root, leaves = self.test_graph.build()
+        return root, leaves, nodes_below(root)[self.rank]
+
+    def graph(self):
         from .. import viz
 
+        root, _, lit = self.built()
         order = viz.build_model(root, "backward").order
-        return viz.draw(root, kind="backward", step=order.index(lit.uid))
+        return viz.draw(root, kind="backward", step=order.index(lit.uid) + 1)
 
-    return graph_picture(draw, text)
+    def text(self) -> str:
+        root, leaves, lit = self.built()
+        names = {id(x): name for name, x in leaves.items()}
+
+        def label(node) -> str:
+            if isinstance(node, AccumulateGrad):
+                return f"AccumulateGrad({names.get(id(node.variable), '?')})"
+            return node.name()
+
+        order = backward_order([edge_of(root)[0]])
+        marked = [f"[{label(n)} ← here]" if n is lit else label(n) for n in order]
+        return "Backward order: " + " → ".join(marked)
+
+    @property
+    def name(self) -> str:
+        """The lit node's name."""
+        return self.built()[2].name()

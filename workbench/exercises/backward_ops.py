@@ -16,11 +16,18 @@ Each is compared with the workbench's backward operator and with finite differen
 of the forward op, on a few shapes chosen to catch the usual slips: a window size
 other than 2, an image whose size is not a multiple of the window, an index taken
 twice.
+
+A wrong answer is named where the check can tell the cause: each ``pool_*`` and
+``take_*`` function below recognises one mistake learners make (the division by k²
+forgotten, ȳ routed to the maximum, an index that kept only its last gradient...) by
+computing what that mistake gives and comparing. Where none fits, the message shows
+expected against got and names no cause.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,18 +40,60 @@ from .rules import FD_ATOL, FD_RTOL, finite_differences
 
 
 def check_against(what: str, expected, numeric, got, context: str, advise: Callable) -> None:
-    """``got`` against the backward operator's answer, then finite differences."""
+    """``got`` against the backward operator's answer; finite differences may excuse it.
+
+    An answer that matches neither fails with the finding against the exact answer (the
+    heat map then shows exact values, not finite differences' noise), and the advice
+    ``advise(finding, got)`` gives: a named mistake, or none.
+    """
     if got is not None and not isinstance(got, (Tensor, np.ndarray)):
-        fail(f"{context}, {what} is a {type(got).__name__}: return a Tensor or a numpy array")
+        fail(f"{context}, {what} is a {type(got).__name__}: return a Tensor or a numpy array.")
     finding = compare(what, expected, got)
     if finding is None:
-        finding = compare(what, numeric, got, rtol=FD_RTOL, atol=FD_ATOL)
-    if finding is not None:
-        fail(finding.sentences(context, advise(finding, as_array(got))), finding)
+        return
+    if compare(what, numeric, got, rtol=FD_RTOL, atol=FD_ATOL) is None:
+        return  # right to the accuracy of finite differences
+    fail(finding.sentences(context, advise(finding, as_array(got))), finding)
+
+
+def first_advice(diagnoses: list, finding: Finding, got: np.ndarray) -> str | None:
+    """The advice of the first diagnosis that recognises ``got``; else the finding's own
+    (None), except for a shape, whose generic advice would name a wrong cause here."""
+    for diagnose in diagnoses:
+        advice = diagnose(finding, got)
+        if advice is not None:
+            return advice
+    return None
 
 
 # ------------------------------------------------------------- average pooling
 POOL_CASES = (((1, 1, 4, 4), 2), ((2, 3, 6, 6), 3), ((1, 2, 5, 5), 2))
+
+
+@dataclass
+class PoolCase:
+    """One input of the pooling check: x, its windows k × k, the ȳ it receives."""
+
+    x: np.ndarray
+    k: int
+    upstream: np.ndarray
+
+    def spread(self, share: np.ndarray, k: int | None = None) -> np.ndarray:
+        """``share`` (one value per window) copied to every input of its window; zeros
+        where no window reaches. ``k`` another window size than the case's (a mistake's)."""
+        k = self.k if k is None else k
+        x_bar = np.zeros(self.x.shape)
+        oh, ow = share.shape[-2:]
+        x_bar[..., : oh * k, : ow * k] = share.repeat(k, axis=-2).repeat(k, axis=-1)
+        return x_bar
+
+    def routed_to_max(self) -> np.ndarray:
+        """Each window's whole ȳ sent to its first maximum: max pooling's x̄."""
+        k = self.k
+        routed = grad_ops.max_pool2d_backward(
+            Tensor(self.upstream), Tensor(self.x), pool_size=k, strides=k
+        )
+        return routed.numpy()
 
 
 def check_avg_pool_backward(avg_pool2d_backward: Callable) -> Passed:
@@ -69,24 +118,109 @@ def check_pool_case(avg_pool2d_backward: Callable, shape: tuple, k: int, rng) ->
     got = call_learner(avg_pool2d_backward, (upstream.clone(), x.detach().clone(), k), context)
     expected = grad_ops.avg_pool2d_backward(upstream, x.detach(), pool_size=k, strides=k)
     numeric = finite_differences(lambda t: F.avg_pool2d(t, k), [x], [upstream.numpy()])[0]
+    case = PoolCase(x.detach().numpy(), k, upstream.numpy())
 
     def advise(finding: Finding, answer: np.ndarray) -> str | None:
-        return pool_advice(finding, answer, k, shape)
+        return pool_advice(finding, answer, case)
 
     check_against("your x̄", expected, numeric, got, context, advise)
 
 
-def pool_advice(finding: Finding, got: np.ndarray, k: int, shape: tuple) -> str | None:
+def pool_advice(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """What the pooling answer's mistake is, when one of the known ones fits."""
+    if finding.kind == "shape":
+        diagnoses = [pool_uncovered_edge, pool_shape_of_upstream]
+        advice = first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
+        return advice or shape_advice(case.x.shape)
+    diagnoses = [
+        pool_not_divided,
+        pool_divided_by_k,
+        pool_local_derivative_alone,
+        pool_routed_to_max,
+        pool_fixed_window,
+        pool_transposed,
+    ]
+    return first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
+
+
+def pool_not_divided(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """ȳ copied to its window whole: the average's 1/k² forgotten."""
+    k = case.k
     if finding.kind == "factor" and np.isclose(abs(finding.details["factor"]), k * k):
         return f"every window averages {k * k} inputs: divide its ȳ by k · k = {k * k}"
+    return None
+
+
+def pool_divided_by_k(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """ȳ / k where ȳ / k² was due: the window's side, not its number of inputs."""
+    k = case.k
     if finding.kind == "factor" and np.isclose(abs(finding.details["factor"]), k):
         return f"divide by the number of inputs in a window, k · k = {k * k}, not by k"
-    if finding.kind == "shape" and got.shape[:-2] == shape[:-2]:
-        return (
-            f"x̄ has the shape of x, {shape_text(shape)}: start from zeros shaped like data and "
-            "fill the windows (rows and columns that no window covers keep 0)"
-        )
     return None
+
+
+def pool_local_derivative_alone(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """1/k² in every window, whatever ȳ: ∂y/∂x without the chain rule's ȳ."""
+    if not is_close(case.spread(np.ones_like(case.upstream) / case.k**2), got):
+        return None
+    return (
+        f"every input of a window got 1/{case.k * case.k} whatever ȳ: that is the local "
+        "derivative alone. Multiply it by the window's ȳ (output_grad)"
+    )
+
+
+def pool_routed_to_max(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """Each window's whole ȳ at its largest input: max pooling's gradient."""
+    if not is_close(case.routed_to_max(), got):
+        return None
+    return (
+        "each window's whole ȳ went to its largest input, as max pooling's gradient does: "
+        f"average pooling shares it, ȳ / {case.k * case.k} to each input of the window"
+    )
+
+
+def pool_fixed_window(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """Windows of 2 written in, where the case's windows are 3."""
+    if case.k == 2 or not is_close(case.spread(case.upstream / 4, k=2), got):
+        return None
+    return f"your x̄ is what 2 × 2 windows would give: the window here is {case.k} × {case.k}"
+
+
+def pool_transposed(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """Rows and columns swapped: ȳ[..., j, i] where ȳ[..., i, j] was due."""
+    expected = case.spread(case.upstream / case.k**2)
+    if not is_close(np.swapaxes(expected, -1, -2), got):
+        return None
+    return (
+        "it is the expected x̄ with rows and columns swapped (transposed): ȳ[..., i, j] "
+        "belongs to the window of rows i·k to i·k + k − 1 and columns j·k to j·k + k − 1"
+    )
+
+
+def pool_uncovered_edge(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """Only the rows and columns windows cover: ȳ spread, but not into zeros shaped like x."""
+    oh, ow = case.upstream.shape[-2:]
+    if got.shape != case.x.shape[:-2] + (oh * case.k, ow * case.k):
+        return None
+    return (
+        f"start from zeros shaped like data, {shape_text(case.x.shape)}, and fill the windows: "
+        "rows and columns that no window covers keep 0"
+    )
+
+
+def pool_shape_of_upstream(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
+    """One value per window returned: ȳ's shape (the pooled output's), not x's."""
+    if got.shape != case.upstream.shape:
+        return None
+    return (
+        "that has the shape of ȳ, the pooled output: x̄ has the shape of x, "
+        f"{shape_text(case.x.shape)}, each window's share copied to its k · k inputs"
+    )
+
+
+def shape_advice(shape: tuple) -> str:
+    """A wrong shape whose cause the check cannot tell: the shape x̄ must have."""
+    return f"give x̄ the shape of x, {shape_text(shape)}: one value for each element of x"
 
 
 # ------------------------------------------------------------------------ take
@@ -95,6 +229,30 @@ TAKE_CASES = (
     ((2, 3), [[5, 0], [5, 5]]),
     ((4,), [2, 0, 2, 2, 1]),
 )
+
+
+@dataclass
+class TakeCase:
+    """One input of the take check: x, the indices taken, the ȳ they receive."""
+
+    x: np.ndarray
+    indices: np.ndarray
+    upstream: np.ndarray
+
+    def scatter(self, values: np.ndarray, add: bool = True) -> np.ndarray:
+        """``values`` (one per index) put at their indices of a flat zero x̄, added or
+        (``add=False``) assigned, where the last write wins; shaped like x."""
+        flat = np.zeros(self.x.size)
+        if add:
+            np.add.at(flat, self.indices.reshape(-1), values.reshape(-1))
+        else:
+            flat[self.indices.reshape(-1)] = values.reshape(-1)
+        return flat.reshape(self.x.shape)
+
+    def repeated(self) -> list[int]:
+        """The indices taken more than once."""
+        flat = self.indices.reshape(-1)
+        return sorted({int(i) for i in flat if (flat == i).sum() > 1})
 
 
 def check_take_backward(take_backward: Callable) -> Passed:
@@ -120,22 +278,71 @@ def check_take_case(take_backward: Callable, shape: tuple, indices: list, rng) -
     got = call_learner(take_backward, args, context)
     expected = grad_ops.take_backward(upstream, x.detach(), index)
     numeric = finite_differences(lambda t: t.take(index), [x], [upstream.numpy()])[0]
+    case = TakeCase(x.detach().numpy(), np.asarray(indices), upstream.numpy())
 
     def advise(finding: Finding, answer: np.ndarray) -> str | None:
-        return take_advice(finding, answer, upstream.numpy(), np.asarray(indices), shape)
+        return take_advice(finding, answer, case)
 
     check_against("your x̄", expected, numeric, got, context, advise)
 
 
-def take_advice(finding: Finding, got, upstream, indices, shape: tuple) -> str | None:
-    overwritten = np.zeros(int(np.prod(shape)))
-    overwritten[indices.reshape(-1)] = upstream.reshape(-1)  # the last write wins
-    if got.shape == shape and is_close(overwritten.reshape(shape), got):
-        repeated = sorted({int(i) for i in indices.reshape(-1) if (indices == i).sum() > 1})
-        return (
-            f"an index taken more than once ({', '.join(map(str, repeated))}) kept only its "
-            "last gradient: x̄[i] = ȳ overwrites. Add instead, with np.add.at(x̄, i, ȳ)"
-        )
-    if finding.kind == "shape" and got.shape == np.shape(indices):
-        return "that has the shape of ȳ: x̄ has the shape of x, zeros where nothing was taken"
-    return None
+def take_advice(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
+    """What the take answer's mistake is, when one of the known ones fits."""
+    if finding.kind == "shape":
+        diagnoses = [take_left_flat, take_shape_of_upstream]
+        advice = first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
+        return advice or shape_advice(case.x.shape)
+    diagnoses = [take_overwrote, take_local_derivative_alone, take_forward_values]
+    return first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
+
+
+def take_overwrote(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
+    """A repeated index kept its last gradient: fancy-index assignment, ``=`` or ``+=``."""
+    if not is_close(case.scatter(case.upstream, add=False), got):
+        return None
+    repeated = ", ".join(map(str, case.repeated()))
+    return (
+        f"an index taken more than once ({repeated}) kept only its last gradient: with a "
+        "repeated index, x̄[i] = ȳ and x̄[i] += ȳ both keep one value. Add each instead, with "
+        "np.add.at(x̄, i, ȳ)"
+    )
+
+
+def take_local_derivative_alone(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
+    """How often each element was taken: ∂y/∂x without ȳ."""
+    if not is_close(case.scatter(np.ones(case.indices.shape)), got):
+        return None
+    return (
+        "your x̄ counts how often each element was taken: that is the local derivative "
+        "alone. Add ȳ (output_grad) at each index, not 1"
+    )
+
+
+def take_forward_values(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
+    """The taken values of x scattered back: the forward output in place of ȳ."""
+    taken = case.x.reshape(-1)[case.indices.reshape(-1)]
+    if not is_close(case.scatter(taken), got):
+        return None
+    return (
+        "you added the values taken from x (the forward output) at the indices: the gradient "
+        "carries ȳ (output_grad), the first argument"
+    )
+
+
+def take_left_flat(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
+    """x̄ built on the flattened x and not reshaped back."""
+    if got.ndim != 1 or got.size != case.x.size:
+        return None
+    right = is_close(case.scatter(case.upstream).reshape(-1), got)
+    values = " (reshaped, its values are right)" if right else ""
+    return f"it is still flat: reshape it to x's shape, {shape_text(case.x.shape)}{values}"
+
+
+def take_shape_of_upstream(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
+    """One value per index returned: ȳ's shape, not x's."""
+    if got.shape != case.upstream.shape:
+        return None
+    return (
+        "that has the shape of ȳ (one value per index): x̄ has the shape of x, "
+        f"{shape_text(case.x.shape)}, zeros where nothing was taken"
+    )

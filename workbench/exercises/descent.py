@@ -4,39 +4,50 @@ The learner writes one step, PyTorch's formulation (``b`` is the velocity, kept 
 ``state`` from one call to the next)::
 
     def sgd_step(params, state, lr, momentum):
-        for i, p in enumerate(params):
-            b = state.get(i)
-            b = p.grad.clone() if b is None else momentum * b + p.grad  # b ← μ·b + g
-            state[i] = b
-            p -= lr * b                                                  # p ← p − lr·b
+        with wb.no_grad():                        # the update is not part of any graph
+            for i, p in enumerate(params):
+                b = state.get(i)
+                b = p.grad.clone() if b is None else momentum * b + p.grad  # b ← μ·b + g
+                state[i] = b
+                p -= lr * b                                                  # p ← p − lr·b
 
 :func:`check_optimizer_step` trains a small model for a few steps twice — once with
 the learner's step, once with ``wb.optim.SGD(params, lr, momentum)`` — and compares
-the parameters after every step. The step runs under ``no_grad``, as
-``optimizer.step()`` does. Known wrong versions (no momentum, a damped velocity, the
-velocity used before it is updated) are recognised and named.
+the parameters after every step. It calls the step as a training loop calls
+``optimizer.step()``: with autograd recording, so the step must turn it off itself
+(a step without ``no_grad`` is named), and with the gradients zeroed *in place*
+between steps, as ``optimizer.zero_grad(set_to_none=False)`` does (so a velocity that
+is ``p.grad`` itself, not a copy, shows). Known wrong versions (no momentum, a damped
+velocity, the velocity used before it is updated, a velocity aliasing ``p.grad``, lr
+applied twice) are recognised by running each and comparing; where none fits, the
+message shows the change expected against the change made and names no cause.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from ..optim import SGD
 from ..tensor import Tensor
-from .diagnose import compare
-from .report import PASSED_ON, Passed, fail, learner_error
+from .diagnose import Finding, compare
+from .report import (
+    PASSED_ON,
+    ExerciseError,
+    Passed,
+    fail,
+    learner_error,
+    learners_frame,
+    show_in_notebook,
+)
 
 Step = Callable[[list, dict, float, float], None]
 
-ADVICE = {  # what to do, by kind of finding, for a step's change to a parameter
-    "zeros": "change the tensor in place (p -= lr * b, under no_grad): p = p - lr * b only "
-    "makes a new tensor and leaves the parameter as it was",
-    "sign": "step against the gradient: p ← p − lr · b",
-    "factor": "check where lr multiplies: p ← p − lr · b, with lr applied once",
-}
+# The engine's refusal to change a leaf that requires grad while autograd records.
+RECORDING = re.compile(r"leaf Variable that requires grad is being used in an in-place operation")
 
 
 def model() -> tuple:
@@ -56,18 +67,31 @@ def model() -> tuple:
 
 
 def trajectory(make_step: Callable[[list], Callable[[], None]], steps: int) -> list:
-    """The parameters (as arrays, by name) after each of ``steps`` training steps."""
+    """The parameters (as arrays, by name) after each of ``steps`` training steps.
+
+    Each step as a training loop runs it: the gradients zeroed in place (after the
+    first), the loss's backward, then the step, called with autograd recording.
+    """
     params, loss = model()
     step = make_step(list(params.values()))
     history = []
     for _ in range(steps):
-        for p in params.values():
-            p.grad = None
+        zero_in_place(params.values())
         loss().backward()
-        with no_grad():
-            step()
+        step()
+        if not is_grad_enabled():
+            set_grad_enabled(True)
+            fail(GRAD_LEFT_OFF)
         history.append({name: p.detach().numpy().copy() for name, p in params.items()})
     return history
+
+
+def zero_in_place(params) -> None:
+    """``optimizer.zero_grad(set_to_none=False)``: each gradient zeroed, the tensor kept."""
+    with no_grad():
+        for p in params:
+            if p.grad is not None:
+                p.grad.zero_()
 
 
 def with_sgd(**settings) -> Callable:
@@ -89,41 +113,98 @@ def with_step(step: Step, lr: float, momentum: float) -> Callable:
 
 # -------------------------------------------- known wrong steps, and what they miss
 def no_momentum(params, state, lr, momentum):
-    for p in params:
-        p -= lr * p.grad
+    with no_grad():
+        for p in params:
+            p -= lr * p.grad
 
 
 def zero_started_average(params, state, lr, momentum):
-    for i, p in enumerate(params):
-        b = state.get(i, 0 * p.grad)
-        state[i] = b = momentum * b + (1 - momentum) * p.grad
-        p -= lr * b
+    with no_grad():
+        for i, p in enumerate(params):
+            b = state.get(i, 0 * p.grad)
+            state[i] = b = momentum * b + (1 - momentum) * p.grad
+            p -= lr * b
 
 
 def stale_velocity(params, state, lr, momentum):
-    for i, p in enumerate(params):
-        b = state.get(i, 0 * p.grad)
-        p -= lr * b
-        state[i] = momentum * b + p.grad
+    with no_grad():
+        for i, p in enumerate(params):
+            b = state.get(i, 0 * p.grad)
+            p -= lr * b
+            state[i] = momentum * b + p.grad
+
+
+def stale_velocity_from_the_gradient(params, state, lr, momentum):
+    with no_grad():
+        for i, p in enumerate(params):
+            b = state.get(i)
+            b = p.grad.clone() if b is None else b
+            p -= lr * b
+            state[i] = momentum * b + p.grad
+
+
+def aliased_velocity(params, state, lr, momentum):
+    with no_grad():
+        for i, p in enumerate(params):
+            b = state.get(i)
+            b = p.grad if b is None else momentum * b + p.grad
+            state[i] = b
+            p -= lr * b
+
+
+def aliased_velocity_updated_in_place(params, state, lr, momentum):
+    with no_grad():
+        for i, p in enumerate(params):
+            b = state.get(i)
+            if b is None:
+                state[i] = b = p.grad
+            else:
+                b.mul_(momentum).add_(p.grad)
+            p -= lr * b
+
+
+def lr_twice(params, state, lr, momentum):
+    with no_grad():
+        for i, p in enumerate(params):
+            state[i] = b = momentum * state.get(i, 0 * p.grad) + lr * p.grad
+            p -= lr * b
 
 
 KNOWN_MISTAKES = (
     (
-        no_momentum,
+        (no_momentum,),
         "Your steps match plain SGD without momentum: the velocity is not kept from one "
         "step to the next, or not used. Keep it in state: b ← momentum · b + g, then "
         "p ← p − lr · b",
     ),
     (
-        zero_started_average,
+        (zero_started_average,),
         "Your velocity is an average, b ← μ · b + (1 − μ) · g: SGD with momentum adds the "
         "whole gradient, b ← μ · b + g (and starts from b = g)",
     ),
     (
-        stale_velocity,
+        (stale_velocity, stale_velocity_from_the_gradient),
         "You move p with the velocity of the step before: update b first "
         "(b ← μ · b + g), then p ← p − lr · b",
     ),
+    (
+        (aliased_velocity, aliased_velocity_updated_in_place),
+        "Your velocity is p.grad itself, not a copy: the next step zeroes the gradients in "
+        "place (as optimizer.zero_grad(set_to_none=False) does) and backward adds the new "
+        "gradient into them, so your velocity changes with them. Start it from a copy, "
+        "p.grad.clone()",
+    ),
+    (
+        (lr_twice,),
+        "Your steps apply lr twice, once in the velocity and once in the step: keep "
+        "b ← μ · b + g, and multiply by lr only in p ← p − lr · b",
+    ),
+)
+
+GRAD_LEFT_OFF = (
+    "Your step left autograd switched off (wb.set_grad_enabled(False), never switched back): "
+    "the next backward() has no graph. Use `with wb.no_grad():`, which switches it back on "
+    "at the end of its block."
 )
 
 
@@ -147,7 +228,8 @@ def check_optimizer_step(
         "Your SGD step is right.",
         f"Over {steps} steps it moves every parameter exactly as "
         f"wb.optim.SGD(lr={lr}, momentum={momentum}) does. You just proved your velocity "
-        "b ← μ · b + g (started at b = g) and the step p ← p − lr · b: momentum.",
+        "b ← μ · b + g (started at b = g), the step p ← p − lr · b, and an update made "
+        "outside the graph: momentum, as optimizer.step() does it.",
     )
 
 
@@ -158,7 +240,23 @@ def run_learner(learner_step: Step, lr: float, momentum: float, steps: int) -> l
         raise
     except Exception as err:
         name = getattr(learner_step, "__name__", "step")
+        if RECORDING.search(str(err)):
+            raise recording_error(err, learner_step, name) from None
         raise learner_error(err, learner_step, f"step {name}") from None
+
+
+def recording_error(err: BaseException, learner_step: Step, name: str) -> ExerciseError:
+    """The update ran with autograd recording: the engine refused to change a parameter."""
+    frame = learners_frame(err, learner_step)
+    where = f" on line {frame.lineno} (`{frame.line.strip()}`)" if frame and frame.line else ""
+    message = (
+        f"Your step {name} changed a parameter in place while autograd was recording"
+        f"{where}, and autograd refuses: a parameter is a leaf that requires grad. Make the "
+        "update under `with wb.no_grad():`, as optimizer.step() does: it is not part of "
+        "any graph."
+    )
+    show_in_notebook()
+    return ExerciseError(message)
 
 
 def explain(k: int, name: str, expected: list, got: list, lr: float, momentum: float) -> None:
@@ -167,10 +265,37 @@ def explain(k: int, name: str, expected: list, got: list, lr: float, momentum: f
     what = f"the change your step made to {name}"
     finding = compare(what, expected[k][name] - start, got[k][name] - start)
     context = f"At step {k + 1}"
-    for mistake, diagnosis in KNOWN_MISTAKES:
-        if same_trajectory(trajectory(with_step(mistake, lr, momentum), len(got)), got):
-            fail(finding.sentences(context, diagnosis), finding, input=name)
-    fail(finding.sentences(context, ADVICE.get(finding.kind)), finding, input=name)
+    for mistakes, diagnosis in KNOWN_MISTAKES:
+        for mistake in mistakes:
+            if same_trajectory(trajectory(with_step(mistake, lr, momentum), len(got)), got):
+                fail(finding.sentences(context, diagnosis), finding, input=name)
+    fail(finding.sentences(context, step_advice(finding, got, lr)), finding, input=name)
+
+
+def step_advice(finding: Finding, got: list, lr: float) -> str | None:
+    """Advice for a step no known mistake explains: only what the change itself shows."""
+    if never_moved(got):
+        return (
+            "your step left every parameter as it was: change each in place (p -= lr * b, "
+            "under no_grad); p = p - lr * b makes a new tensor and leaves the parameter unchanged"
+        )
+    if finding.kind == "sign":
+        return "step against the gradient: p ← p − lr · b"
+    if finding.kind == "factor" and np.isclose(abs(finding.details["factor"]), 1 / lr):
+        return f"your change is 1/lr = {1 / lr:g} times too large: p ← p − lr · b"
+    if finding.kind in ("zeros", "not_finite", "shape"):
+        return ""  # the observation says it all; the generic advice would name a wrong cause
+    return None
+
+
+def never_moved(got: list) -> bool:
+    """No parameter changed at any step."""
+    params = model()[0]
+    return all(
+        np.array_equal(after[name], params[name].detach().numpy())
+        for after in got
+        for name in after
+    )
 
 
 def same_trajectory(a: list, b: list) -> bool:

@@ -13,9 +13,21 @@ small function that looks for one kind of mistake:
 ``zeros``           all zeros where nonzero values were expected
 ``no_upstream``     the local derivative alone, not multiplied by ȳ
 ``sign``            every element off by a sign
+``conjugated``      complex: the conjugate of the expected value (kind
+                    ``conjugate``: a conj one too many, or one missing)
 ``conjugate``       complex: ȳ · f′(z) where ȳ · conj(f′(z)) was expected
 ``factor``          every element off by the same factor (2, ½, ...)
 ``elements``        some elements wrong: which ones, expected and got
+==================  ==========================================================
+
+Where ``compare`` finds only wrong elements, :func:`~workbench.exercises.rules.check_rule`
+knows more about a gradient rule, and tries these (each needs what only it has):
+
+==================  ==========================================================
+``upstream_only``   ȳ passed on unchanged: the local derivative left out
+``swapped``         the gradient another input should get (ā where b̄ belongs)
+``applied_again``   the op applied to its own output y again (``y.sigmoid()``)
+``real_part_only``  complex: the right real parts, no imaginary part
 ==================  ==========================================================
 
 A finding holds an *observation* ("your gradient for y has shape (2, 3) where (3,)
@@ -96,6 +108,7 @@ def compare(
         lambda: diagnose_zeros(what, expected, got, rtol, atol),
         lambda: diagnose_no_upstream(what, expected, got, upstream, rtol, atol),
         lambda: diagnose_sign(what, expected, got, rtol, atol),
+        lambda: diagnose_conjugated(what, expected, got, rtol, atol),
         lambda: diagnose_conjugate(what, expected, got, upstream, rtol, atol),
         lambda: diagnose_factor(what, expected, got, rtol, atol),
     )
@@ -166,9 +179,10 @@ def diagnose_shape(
         summed = collapse_sum(got, expected.shape)
         right = values_known and is_close(expected, summed, rtol, atol)
         details.update(axes=axes, right_once_summed=right)
+        like = input_name(what) or "the input it belongs to"
         advice = (
             f"the broadcast gradient was not summed back: sum it over {axes_text(axes)} "
-            f"with collapse_sum_like(g, {input_name(what)})"
+            f"with collapse_sum_like(g, {like})"
         )
         if details["right_once_summed"]:
             advice += " (summed, its values are right)"
@@ -254,12 +268,44 @@ def diagnose_sign(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | N
     return finding
 
 
+def diagnose_conjugated(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | None:
+    """Complex numbers: the conjugate of the expected value, every imaginary part flipped.
+
+    A conj one too many (``grad * conj(z) / |z|`` for abs) and one missing look the
+    same here, as do ``conj(ȳ · y)`` and ``conj(ȳ) · y`` for exp: the finding names
+    the flip, not which conj caused it.
+    """
+    expected, got = as_array(expected), as_array(got)
+    if expected.dtype.kind != "c" or np.allclose(expected.imag, 0, atol=atol):
+        return None
+    if not is_close(np.conj(expected), got, rtol, atol):
+        return None
+    return wrong_values(
+        "conjugate",
+        what,
+        f"{what} is the complex conjugate of the expected value: every imaginary part has "
+        "the wrong sign",
+        "a conj in the wrong place flips them all (one too many, or one missing): check "
+        "each conj in your rule",
+        expected,
+        got,
+        rtol,
+        atol,
+    )
+
+
 def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL):
-    """Complex numbers: ȳ times the derivative where ȳ times its conjugate was expected."""
+    """Complex numbers: ȳ times the derivative where ȳ times its conjugate was expected.
+
+    Only with a complex ȳ: with a real one (abs, whose output is real) this is the
+    conjugate of the expected value, which :func:`diagnose_conjugated` names.
+    """
     if upstream is None:
         return None
     expected, got, upstream = as_array(expected), as_array(got), as_array(upstream)
     if expected.dtype.kind != "c" or upstream.shape != got.shape or not np.all(upstream != 0):
+        return None
+    if upstream.dtype.kind != "c" or np.allclose(upstream.imag, 0, atol=atol):
         return None
     local = expected / upstream  # conj(f′(z)), element by element
     if not is_close(upstream * np.conj(local), got, rtol, atol):
@@ -339,6 +385,95 @@ def diagnose_elements(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding
         got=got,
         wrong=wrong,
         details={"indices": indices, "zeros": zeros},
+    )
+
+
+# ------------------------------------------------- what check_rule knows more
+def diagnose_upstream_only(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL):
+    """ȳ passed on unchanged: the rule left out the local derivative (tanh's 1 − y²)."""
+    if upstream is None:
+        return None
+    expected, got, upstream = as_array(expected), as_array(got), as_array(upstream)
+    if upstream.shape != got.shape or not is_close(upstream, got, rtol, atol):
+        return None
+    if is_close(expected, upstream, rtol, atol):
+        return None
+    return wrong_values(
+        "upstream_only",
+        what,
+        f"{what} is ȳ itself, passed on unchanged",
+        f"the chain rule multiplies ȳ by the local derivative ∂y/∂{input_name(what) or 'x'}",
+        expected,
+        got,
+        rtol,
+        atol,
+    )
+
+
+def diagnose_swapped(what: str, expected, got, others: dict, rtol=RTOL, atol=ATOL):
+    """The gradient another input should get: ``others`` maps each other input's name to
+    its expected gradient (mul's ā = ȳ · a where ȳ · b belongs, or [b̄, ā] returned)."""
+    expected, got = as_array(expected), as_array(got)
+    for other, theirs in others.items():
+        if theirs is None or is_close(expected, as_array(theirs), rtol, atol):
+            continue
+        if is_close(as_array(theirs), got, rtol, atol):
+            return wrong_values(
+                "swapped",
+                what,
+                f"{what} is the gradient that {other} should get",
+                "each input's gradient has its own formula: check which input each one "
+                "uses, and that the list holds them in the order of the inputs",
+                expected,
+                got,
+                rtol,
+                atol,
+            )
+    return None
+
+
+def diagnose_applied_again(what: str, expected, got, again, op_name: str, rtol=RTOL, atol=ATOL):
+    """The op applied to its own output again: ``again`` is what the right rule gives
+    at op(y) in place of y (``s = y.sigmoid()`` where y = orig.out is already σ(x))."""
+    if again is None:
+        return None
+    expected, got, again = as_array(expected), as_array(got), as_array(again)
+    if not is_close(again, got, rtol, atol) or is_close(expected, again, rtol, atol):
+        return None
+    name = input_name(what) or "x"
+    return wrong_values(
+        "applied_again",
+        what,
+        f"{what} is what the rule gives at {op_name}(y), not at y",
+        f"orig.out is already the output y = {op_name}({name}): use it as it is, without "
+        f"applying {op_name} to it again",
+        expected,
+        got,
+        rtol,
+        atol,
+    )
+
+
+def diagnose_real_part_only(what: str, expected, got, rtol=RTOL, atol=ATOL):
+    """Complex numbers: the right real parts, and no imaginary part at all."""
+    expected, got = as_array(expected), as_array(got)
+    if expected.dtype.kind != "c" or expected.shape != got.shape:
+        return None
+    if np.allclose(expected.imag, 0, atol=atol) or not np.allclose(got.imag, 0, atol=atol):
+        return None
+    if not is_close(expected.real, got.real, rtol, atol):
+        return None
+    name = input_name(what) or "z"
+    return wrong_values(
+        "real_part_only",
+        what,
+        f"{what} has the right real parts but no imaginary part",
+        f"the gradient of a complex {name} is ∂L/∂(Re {name}) + i·∂L/∂(Im {name}): "
+        f"add the imaginary part, ∂L/∂(Im {name})",
+        expected,
+        got,
+        rtol,
+        atol,
     )
 
 
@@ -458,9 +593,11 @@ def number(value) -> str:
     return f"{float(value):.4g}"
 
 
-def input_name(what: str) -> str:
-    """``x`` from "your gradient for x" or "x.grad" (the name collapse_sum_like needs)."""
-    return what.rsplit(" ", 1)[-1].split(".")[0]
+def input_name(what: str) -> str | None:
+    """``x`` from "your gradient for x" or "x.grad" (the name collapse_sum_like needs);
+    None where ``what`` ends in no name ("your sum back to (2, 1)")."""
+    name = what.rsplit(" ", 1)[-1].split(".")[0]
+    return name if name.isidentifier() else None
 
 
 def capitalize(text: str) -> str:

@@ -69,7 +69,14 @@ def engine_gradient(f: Callable, x: np.ndarray) -> np.ndarray:
 def short_error(err: ExerciseError, advice: str) -> ExerciseError:
     """The learner's error, with ``advice`` in place of the engine's words."""
     context = err.message.split(", your", 1)[0]
-    return ExerciseError(f"{context}, {advice}")
+    return ExerciseError(f"{context}, {advice}.")
+
+
+def named(finding: Finding, kind: str, advice: str) -> str:
+    """``advice``, with the finding's kind set to the diagnosis that names its cause (an
+    "elements" finding that a diagnosis explains is no longer a bare difference)."""
+    finding.kind = kind
+    return advice
 
 
 def call_with_advice(function: Callable, args: tuple, context: str, known: dict):
@@ -121,26 +128,39 @@ def gradient_change(f: Callable, x: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def hvp_advice(finding: Finding, f: Callable, x: np.ndarray, v: np.ndarray, got) -> str | None:
-    """Name the usual mistakes: the gradient itself, vᵀ·g, H·v with v left out."""
+    """Name the usual mistakes: the gradient itself, g + H·v (x.grad kept the first
+    gradient), vᵀ·g, H·v with v left out."""
     if finding.kind == "shape":
         if as_array(got).size == 1:
             return "that is one number, the directional derivative g·v: differentiate it again"
         return "H·v has the shape of x"
     got = as_array(got)
-    if is_close(engine_gradient(f, x), got, 1e-6, 1e-9):
-        return (
+    g = engine_gradient(f, x)
+    if is_close(g + as_array(finding.expected), got, 1e-6, 1e-9):
+        return named(
+            finding,
+            "gradient_kept",
+            "that is ∇f(x) + H·v: x.grad still held the first gradient when your second "
+            "backward added H·v into it. Set x.grad = None between the two backward passes, "
+            "or use wb.autograd.grad, which adds into nothing",
+        )
+    if is_close(g, got, 1e-6, 1e-9):
+        return named(
+            finding,
+            "gradient",
             "that is the gradient g = ∇f(x) itself: differentiate g·v (a scalar) with respect "
-            "to x a second time"
+            "to x a second time",
         )
     ones = functional.hvp(f, Tensor(x), Tensor(np.ones_like(x)))[1].numpy()
     if is_close(ones, got, 1e-6, 1e-9):
-        return "that is H·1, the Hessian times ones: weight the gradient by v, (g * v).sum()"
+        advice = "that is H·1, the Hessian times ones: weight the gradient by v, (g * v).sum()"
+        return named(finding, "hessian_ones", advice)
     return None
 
 
 # ------------------------------------------------------------------ Jacobians
 def vector_functions() -> list:
-    """(name, f, x): functions whose Jacobians are not symmetric, not diagonal."""
+    """(name, f, x): functions whose Jacobians are not diagonal; the first, not square."""
     a = np.array([[1.0, 2.0, 0.0], [-1.0, 0.5, 3.0]])
     return [
         ("f(x) = A @ x, A of shape (2, 3)", lambda x: Tensor(a) @ x, [0.5, -1.0, 2.0]),
@@ -168,13 +188,14 @@ def check_jacobian(jacobian: Callable[[Callable, Tensor], Tensor]) -> Passed:
         if finding is None:
             finding = compare("your Jacobian", numeric, got, rtol=FD_RTOL, atol=FD_ATOL)
         if finding is not None:
-            advice = jacobian_advice(finding, expected, got, x.shape)
+            y_shape = expected.shape[: expected.ndim - x.ndim]
+            advice = jacobian_advice(finding, expected, got, x.shape, y_shape)
             fail(finding.sentences(context, advice), finding)
     return Passed(
         "Your Jacobian is right.",
         "On three functions it equals finite differences and wb.gradient(y, x). You just "
-        "proved that one backward with ȳ = the one-hot eᵢ gives row i of J: a backward pass "
-        "is a vector-Jacobian product.",
+        "proved that one backward with the one-hot ȳ = eᵢ gives eᵢᵀJ, row i of J: a backward "
+        "pass computes the vector-Jacobian product ȳᵀJ.",
     )
 
 
@@ -188,21 +209,70 @@ def numeric_jacobian(f: Callable, x: np.ndarray) -> np.ndarray:
     return np.stack(rows).reshape(tuple(out_shape) + x.shape)
 
 
-def jacobian_advice(finding: Finding, expected: np.ndarray, got, x_shape: tuple) -> str | None:
-    """Name the usual mistakes: the gradient of the sum, rows that accumulate."""
+def jacobian_advice(
+    finding: Finding, expected: np.ndarray, got, x_shape: tuple, y_shape: tuple
+) -> str | None:
+    """Name the usual mistakes: the gradient of the sum, x's axes first, another shape of
+    the right size, rows that accumulate, every row alike, rows in another order."""
     got = as_array(got)
     if finding.kind == "shape":
-        if got.shape == x_shape:
-            return (
-                "that has the shape of x: it looks like the gradient of f(x).sum(), the sum "
-                "of J's rows. Take one backward per output element, with ȳ one-hot"
-            )
-        return "J has the shape f(x).shape + x.shape: one row per output element"
+        return jacobian_shape_advice(expected, got, x_shape, y_shape)
     size = int(np.prod(x_shape))
     rows, answer = expected.reshape(-1, size), got.reshape(-1, size)
     if is_close(np.cumsum(rows, 0), answer, 1e-6, 1e-9):
-        return (
+        return named(
+            finding,
+            "accumulated",
             "row i holds the sum of rows 0 to i: x.grad kept adding up across your backward "
-            "passes. Set x.grad = None before each, or use wb.autograd.grad"
+            "passes. Set x.grad = None before each, or use wb.autograd.grad",
+        )
+    if len(rows) > 1 and is_close(np.broadcast_to(rows.sum(0), rows.shape), answer, 1e-6, 1e-9):
+        return named(
+            finding,
+            "summed_rows",
+            "every row is the gradient of f(x).sum(): ȳ must be one-hot for row i (1 at "
+            "output element i, 0 elsewhere), not all ones",
+        )
+    if same_rows_in_another_order(rows, answer):
+        return named(
+            finding,
+            "row_order",
+            "every row of yours is a row of J, but in another order: row i must be the "
+            "gradient of output element i, counting y's elements in y.reshape(-1)'s order",
         )
     return None
+
+
+def jacobian_shape_advice(expected: np.ndarray, got: np.ndarray, x_shape, y_shape) -> str:
+    """A Jacobian of the wrong shape: x's shape (a gradient), x's axes first, or the
+    right number of elements in another shape."""
+    if got.shape == x_shape:
+        return (
+            "that has the shape of x: it looks like the gradient of f(x).sum(), the sum "
+            "of J's rows. Take one backward per output element, with ȳ one-hot"
+        )
+    wanted = f"f(x).shape + x.shape = {tuple(expected.shape)}"
+    if got.shape == tuple(x_shape) + tuple(y_shape):
+        moved = np.moveaxis(got, list(range(len(x_shape))), list(range(-len(x_shape), 0)))
+        right = " (with its axes moved back, its values are right)"
+        right = right if is_close(expected, moved, 1e-6, 1e-9) else ""
+        return (
+            f"that has x's axes first: J's shape is {wanted}, row i being the gradient of "
+            f"output element i{right}"
+        )
+    if got.size == expected.size:
+        right = " (reshaped, its values are right)"
+        right = right if is_close(expected, got.reshape(expected.shape), 1e-6, 1e-9) else ""
+        return f"reshape it to {wanted}{right}"
+    return f"J has the shape {wanted}: one row per output element"
+
+
+def same_rows_in_another_order(rows: np.ndarray, answer: np.ndarray) -> bool:
+    """Each row of ``answer`` is a row of ``rows``, each used once, not all in place."""
+    unused = list(range(len(rows)))
+    for row in answer:
+        match = next((k for k in unused if is_close(rows[k], row, 1e-6, 1e-9)), None)
+        if match is None:
+            return False
+        unused.remove(match)
+    return not is_close(rows, answer, 1e-6, 1e-9)

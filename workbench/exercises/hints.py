@@ -1,40 +1,57 @@
-"""Hints in levels — a nudge, a stronger hint, then the solution — each shown on request.
+"""An exercise in a lesson: its check, its hints in levels, its solution, its state.
 
 ::
 
-    hints = Hints(
-        ["Which tensor does sigmoid's rule need: x, or the output y?",
-         "σ'(x) = σ(x) · (1 − σ(x)) = y · (1 − y). Multiply by ȳ."],
-        solution=SIGMOID_SOLUTION,     # the code, as text
+    sigmoid_exercise = Exercise(
+        "01-sigmoid-rule",                      # the grade id of its nbgrader cells
+        lambda rule: check_rule("sigmoid", rule),
+        answer="sigmoid_rule",                  # the name the learner's cell defines
+        hints=["Which tensor does sigmoid's rule need: x, or the output y?",
+               "σ'(x) = y · (1 − y), and the chain rule multiplies it by ȳ."],
     )
-    hints.next()             # the nudge; called again, the stronger hint
-    hints.reveal_solution()  # only once the learner has tried (an attempt was recorded)
-    hints.button()           # the same, as a button (needs ipywidgets)
+    sigmoid_exercise.button()   # help a level at a time: a nudge, a stronger hint, the solution
 
-An :class:`Exercise` ties a check to its hints and counts the attempts: each call of
-``exercise.check(answer)`` (or ``exercise.grade(answer)``, in an nbgrader test cell) is
-one. The lessons read each solution from the source lesson with
-``workbench.course.solution(grade_id)``; where only the student versions are
-installed there is none to show.
+and, in the graded cell under the learner's answer::
+
+    from workbench.exercises import grade
+    grade("01-sigmoid-rule")
+
+Each :meth:`Exercise.check` of an answer is one attempt; the solution opens after the
+first (it is read from the course's solutions, :func:`workbench.course.solution`).
+An answer that is still the stub (its ``raise NotImplementedError()`` runs) is *not
+answered yet*: :func:`grade` says so and scores 0 without stopping the notebook, so
+Run All of a fresh copy goes to the end, where :func:`progress` lists what is open.
+
+For graded work a teacher sets ``WORKBENCH_EXAM=1`` (:func:`workbench.course.exam_mode`):
+hints and solutions are then off; the checks still say what is wrong.
 """
 
 from __future__ import annotations
 
 import html
+import sys
+import warnings
 from collections.abc import Callable, Sequence
 
-from .report import Passed, running_ipython
+from .. import course
+from .report import ExerciseError, NotAnswered, Passed, running_ipython
 
 NOT_YET = (
     "The solution opens after you have tried once: run the check on your answer first. "
     "A wrong answer is fine; the check's message is worth reading."
 )
 
-
 NO_SOLUTION = (
-    "No written solution is at hand here: the source lessons (with solutions) are not "
-    "installed next to your copy. Ask your teacher, or compare with the check's message."
+    "This course has no written solution for this exercise. Compare your answer with the "
+    "check's message, or ask your teacher."
 )
+
+EXAM = (
+    "Hints and solutions are off: this is graded work (WORKBENCH_EXAM is set). "
+    "The check still says what is wrong with an answer."
+)
+
+EXERCISES: dict[str, Exercise] = {}  # this kernel's exercises by name, in the order made
 
 
 class Hint:
@@ -58,20 +75,26 @@ class Hint:
 
 
 class Hints:
-    """Hint levels shown one at a time, then the solution after at least one attempt."""
+    """Hint levels shown one at a time, then the solution after at least one attempt.
 
-    def __init__(self, levels: Sequence[str], solution: str | None = None) -> None:
+    ``solution`` is the code as text, or a callable that finds it when it is asked for
+    (None: there is none).
+    """
+
+    def __init__(self, levels: Sequence[str], solution: str | Callable | None = None) -> None:
         self.levels = list(levels)
         self.solution = solution
         self.shown = 0  # how many levels have been shown
         self.attempts = 0
 
     def record_attempt(self) -> None:
-        """Count one try at the exercise (the solution opens after the first)."""
+        """Count one checked try at the exercise (the solution opens after the first)."""
         self.attempts += 1
 
     def next(self) -> Hint:
         """The next level: a nudge, a stronger hint... and, after the last, the solution."""
+        if course.exam_mode():
+            return Hint("No hints in graded work", EXAM)
         if self.shown < len(self.levels):
             self.shown += 1
             return Hint(self.title(self.shown), self.levels[self.shown - 1])
@@ -84,41 +107,55 @@ class Hints:
 
     def reveal_solution(self) -> Hint:
         """The solution — if the learner has tried at least once; else a note saying so."""
-        if self.solution is None:
-            return Hint("No solution here", NO_SOLUTION)
+        if course.exam_mode():
+            return Hint("No solution in graded work", EXAM)
         if self.attempts == 0:
             return Hint("Not yet", NOT_YET)
-        return Hint("The solution", self.solution, code=True)
+        text = self.solution() if callable(self.solution) else self.solution
+        if text is None:
+            return Hint("No solution here", NO_SOLUTION)
+        return Hint("The solution", text, code=True)
 
     @property
     def solution_open(self) -> bool:
-        return self.solution is not None and self.attempts > 0
+        return self.attempts > 0 and not course.exam_mode() and self.reveal_solution().code
 
     def button(self):
-        """A button that shows the next level below it at each click (needs ipywidgets)."""
+        """A button that shows the next level below it at each click (needs ipywidgets).
+
+        Above it, hidden while the kernel lives, the note that says the button is dead
+        once the kernel is gone (:func:`workbench.widgets.connection_note`).
+        """
         import ipywidgets as widgets
 
+        from ..widgets import connection_note
+
         shown = widgets.HTML()
-        press = widgets.Button(description=self.button_label())
+        press = widgets.Button(description=self.button_label(), layout={"width": "auto"})
 
         def on_click(_button) -> None:
             shown.value += self.next()._repr_html_()
             press.description = self.button_label()
 
         press.on_click(on_click)
-        return widgets.VBox([press, shown])
+        return widgets.VBox([connection_note(), press, shown])
 
     def button_label(self) -> str:
+        if course.exam_mode():
+            return "Hints are off (graded work)"
         if self.shown < len(self.levels):
             return f"Show hint {self.shown + 1} of {len(self.levels)}"
         return "Show the solution"
 
 
 class Exercise:
-    """A check with its hints and solution; ``check(...)`` counts each attempt.
+    """A check with its hints and solution, and what has happened to it in this kernel.
 
     ``check`` is any checker with the learner's answer left open, e.g.
-    ``lambda rule: check_rule("sigmoid", rule)``.
+    ``lambda rule: check_rule("sigmoid", rule)``; ``answer`` is the name the learner's
+    cell defines (what :func:`grade` checks); ``title`` is how :func:`progress` names
+    it. The solution is the course's, found by ``name`` (or given as ``solution``).
+    Making an exercise registers it under its name, replacing one made before.
     """
 
     def __init__(
@@ -126,36 +163,64 @@ class Exercise:
         name: str,
         check: Callable[..., Passed],
         hints: Sequence[str] = (),
+        answer: str | None = None,
+        title: str | None = None,
         solution: str | None = None,
     ) -> None:
         self.name = name
         self.checker = check
-        self.hints = Hints(hints, solution)
+        self.answer = answer
+        self.title = title or name
+        written = solution if solution is not None else (lambda: course.solution(name))
+        self.hints = Hints(hints, written)
+        self.state = "not checked yet"
+        EXERCISES[name] = self
 
     def check(self, *answer, **options) -> Passed:
-        """Run the check on the learner's answer (one attempt, right or wrong)."""
-        self.hints.record_attempt()
-        return self.checker(*answer, **options)
+        """Run the check on the learner's answer: one attempt, unless it is not answered yet.
 
-    def grade(self, *answer, **options) -> None:
-        """:meth:`check`, for an nbgrader test cell: a right answer is *displayed*, not returned.
-
-        nbgrader reads a test cell's returned value (its ``execute_result``) as a partial
-        score; a displayed note is only shown. A wrong answer raises ExerciseError, as in
-        :meth:`check`, and nbgrader records the cell as failed.
+        Returns :class:`Passed`; raises :class:`ExerciseError` (:class:`NotAnswered` for
+        an answer that is still the stub).
         """
-        passed = self.check(*answer, **options)
-        shell = running_ipython()
-        if shell is None:
-            print(repr(passed))
-            return
-        from IPython.display import display
+        try:
+            passed = self.checker(*answer, **options)
+        except NotAnswered:
+            self.state = "not answered yet"
+            raise
+        except ExerciseError as wrong:
+            self.hints.record_attempt()
+            self.state = f"not right yet: {first_sentence(wrong.message)}"
+            raise
+        self.hints.record_attempt()
+        self.state = "passed"
+        return passed
 
-        display(passed)
+    def grade(self, *answer, **options) -> Unanswered | None:
+        """:meth:`check`, for an nbgrader test cell.
+
+        A right answer is *displayed* (nbgrader gives full marks to a cell that shows no
+        value and no error); a wrong one raises :class:`ExerciseError` (the cell fails:
+        0 points). One not answered yet returns a note whose plain text is ``0``:
+        nbgrader reads that as the score, and the notebook goes on to the next cell.
+        Warnings are shown in the note, not on stderr (nbgrader scores a cell that
+        writes to stderr 0).
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                passed = self.check(*answer, **options)
+            except NotAnswered as note:
+                return Unanswered(note.message)
+        show(passed, warned(caught))
+        return None
 
     @property
     def attempts(self) -> int:
         return self.hints.attempts
+
+    @property
+    def passed(self) -> bool:
+        return self.state == "passed"
 
     def hint(self) -> Hint:
         return self.hints.next()
@@ -167,4 +232,115 @@ class Exercise:
         return self.hints.button()
 
     def __repr__(self) -> str:
-        return f"<Exercise {self.name}: {self.attempts} attempts>"
+        return f"<Exercise {self.name}: {self.state}, {self.attempts} attempts>"
+
+
+class Unanswered:
+    """What a graded cell shows for an open exercise: a note, and 0 for nbgrader.
+
+    In a notebook the note shows (HTML); nbgrader reads the plain text, ``0``, as the
+    cell's score.
+    """
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        note = f'<p style="color:#0d47a1"><b>Open.</b> {html.escape(self.message)}</p>'
+        return {"text/plain": "0", "text/html": note}
+
+    def __repr__(self) -> str:
+        return f"<Unanswered: {self.message}>"
+
+
+def grade(name: str) -> Unanswered | None:
+    """Check the answer of exercise ``name``, as its graded cell does.
+
+    The exercise and the learner's answer are looked up in this kernel, so that a cell
+    run before them (after a restart, or out of order) says which cells to run instead
+    of failing with a NameError.
+    """
+    exercise = EXERCISES.get(name)
+    if exercise is None:
+        return Unanswered(
+            f"The exercise {name} is not set up in this kernel (it was restarted, or the "
+            "cells above have not run yet). Click this cell and run every cell above it "
+            "(Run → Run All Above Selected Cell), then this one."
+        )
+    namespace = sys._getframe(1).f_globals
+    if exercise.answer is None or exercise.answer not in namespace:
+        return Unanswered(
+            f"Your answer, `{exercise.answer}`, is not defined in this kernel: run the cell "
+            f"where you wrote it (under “{exercise.title}”), then this one."
+        )
+    return exercise.grade(namespace[exercise.answer])
+
+
+def progress() -> Progress:
+    """The exercises of this kernel and where each stands: the last cell of a lesson."""
+    return Progress(list(EXERCISES.values()))
+
+
+class Progress:
+    """A table of exercises and their states; the open ones say what to do."""
+
+    def __init__(self, exercises: list[Exercise]) -> None:
+        self.exercises = exercises
+
+    @property
+    def open(self) -> list[Exercise]:
+        return [e for e in self.exercises if not e.passed]
+
+    def __repr__(self) -> str:
+        if not self.exercises:
+            return "No exercise has been set up in this kernel: run the lesson from the top."
+        lines = [f"{'✓' if e.passed else '·'} {e.title}: {e.state}" for e in self.exercises]
+        return "\n".join([self.headline(), *lines])
+
+    def headline(self) -> str:
+        count = len(self.open)
+        if count == 0:
+            return f"All {len(self.exercises)} exercises passed."
+        return (
+            f"{count} of {len(self.exercises)} exercises still open: write the answer in its "
+            "cell, run it, then run the check under it."
+        )
+
+    def _repr_html_(self) -> str:
+        if not self.exercises:
+            return f"<p>{html.escape(repr(self))}</p>"
+        rows = "".join(
+            f"<tr><td>{'✓' if e.passed else '·'}</td><td>{html.escape(e.title)}</td>"
+            f"<td>{html.escape(e.state)}</td></tr>"
+            for e in self.exercises
+        )
+        style = "border-collapse:collapse;text-align:left"
+        return (
+            f"<p><b>{html.escape(self.headline())}</b></p>"
+            f'<table style="{style}"><tr><th></th><th>exercise</th><th>state</th></tr>'
+            f"{rows}</table>"
+        )
+
+
+def first_sentence(message: str) -> str:
+    """The first sentence of a check's message (the state in :func:`progress`)."""
+    end = message.find(". ")
+    return message if end < 0 else message[: end + 1]
+
+
+def warned(caught: list) -> str:
+    """The warnings the learner's code raised during a check, as one line each."""
+    return "\n".join(f"{w.category.__name__}: {w.message}" for w in caught)
+
+
+def show(passed: Passed, warnings_text: str = "") -> None:
+    """Display a passed check (and any warnings) in a notebook; print it elsewhere."""
+    shell = running_ipython()
+    if shell is None:
+        print(repr(passed) + (f"\n{warnings_text}" if warnings_text else ""))
+        return
+    from IPython.display import HTML, display
+
+    display(passed)
+    if warnings_text:
+        display(HTML(f"<p>Your code warned on the way:</p><pre>{html.escape(warnings_text)}</pre>"))

@@ -5,11 +5,12 @@ cell. Its message is one or two plain sentences; what a picture needs (the
 :class:`~workbench.exercises.diagnose.Finding`: expected, got, the mask of wrong
 elements; a graph to light up) travels with it and is drawn by its ``_repr_html_``.
 
-In a notebook the error shows as that message alone, with the pictures under it, and
-no traceback through the checker's code: the first error raised installs a handler
-for ``ExerciseError`` in IPython (:func:`show_in_notebook`). Errors raised inside the
-learner's own function are turned into a short message that names their line
-(:func:`learner_error`).
+In a notebook the message shows as HTML (it wraps at spaces at any width), with the
+pictures under it, then a one-line error box ("ExerciseError: see the message above.")
+that fails the cell, and no traceback through the checker's code: the first error
+raised installs a handler for ``ExerciseError`` in IPython (:func:`show_in_notebook`).
+Errors raised inside the learner's own function are turned into a short message that
+names their line (:func:`learner_error`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import html
 import re
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +27,9 @@ from .diagnose import Finding
 from .picture import heat_map_html
 
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # workbench/: frames here are ours
+WRAP = 88  # characters per line of a message shown as plain text
+LONGEST = 600  # characters of a learner's error shown in a check's message
+SEE_ABOVE = "see the message above."  # the error line under a check's message
 
 
 class ExerciseError(AssertionError):
@@ -79,6 +84,24 @@ class ExerciseError(AssertionError):
         return message + self.visual_html()
 
 
+class NotAnswered(ExerciseError):
+    """The learner's answer is still the stub: its ``raise NotImplementedError()`` ran.
+
+    A check raises it like any wrong answer; :meth:`Exercise.grade` turns it into a
+    note and a score of 0, so that Run All of a fresh copy goes on to the end.
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"Not answered yet: your {what} still raises NotImplementedError(). Write your "
+            "code in its cell in place of `# YOUR CODE HERE` and `raise NotImplementedError()`, "
+            "run that cell, then this one again."
+        )
+
+    def _repr_html_(self) -> str:
+        return f'<p style="color:#0d47a1"><b>Open.</b> {html.escape(self.message)}</p>'
+
+
 class Passed:
     """A right answer: what was checked, and what the learner just proved.
 
@@ -128,6 +151,8 @@ def learner_error(
     gives the line of *their* code that was running (the innermost frame in the
     function's file, else outside the workbench), never the engine's internals.
     """
+    if is_stub(err):
+        return NotAnswered(what)
     frame = learners_frame(err, function)
     where = ""
     if frame is not None:
@@ -139,27 +164,98 @@ def learner_error(
     return ExerciseError(message)
 
 
+def is_stub(err: BaseException) -> bool:
+    """Did the exercise's stub raise ``err``: a NotImplementedError from the learner's own line?
+
+    One raised deeper down (by the workbench or numpy, for something it does not do)
+    is a real error, reported as such.
+    """
+    if not isinstance(err, NotImplementedError):
+        return False
+    frames = traceback.extract_tb(err.__traceback__)
+    return bool(frames) and not is_library_file(frames[-1].filename)
+
+
 def error_text(err: BaseException) -> str:
-    """``NameError: name 'yy' is not defined.`` (the first line, at most 200 characters)."""
+    """``NameError: name 'yy' is not defined.``: the error's first line, whole.
+
+    A first line longer than ``LONGEST`` characters ends at a space before that, with a
+    note of how much was left out, never in the middle of a word or a number.
+    """
     reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    reason = reason if len(reason) <= 200 else reason[:197] + "..."
+    if len(reason) > LONGEST:
+        kept = reason[:LONGEST].rsplit(" ", 1)[0]
+        reason = f"{kept} … ({len(reason) - len(kept)} more characters)"
     return f"{type(err).__name__}: {reason}." if reason else f"{type(err).__name__}."
 
 
-NOT_SAVED = re.compile(r"used input (\w+), which the op does not save")
+NOT_SAVED = re.compile(
+    r"rule of '(\w+)' used (?:input (\w+)|the output), which the op does not save"
+)
 
 
 def known_cause(err: BaseException) -> str | None:
     """Plain words for an engine error a learner's code often meets, else None."""
     unsaved = NOT_SAVED.search(str(err))
-    if unsaved:
-        name = unsaved.group(1)
+    if unsaved is None:
+        return None
+    op_name, name = unsaved.groups()
+    op = registered_op(op_name)
+    if op is None:
+        return None
+    return output_not_kept(op) if name is None else input_not_kept(op, name)
+
+
+def input_not_kept(op, name: str) -> str:
+    """A rule read input ``name``, which this call's node did not keep: why, and what to use.
+
+    mul keeps ``a`` only for ``b``'s gradient: a call that wants none for ``b`` drops
+    it. sigmoid, tanh and exp never keep their input: their rules use the output.
+    """
+    users = gradients_that_keep(op, name)
+    if users:
         return (
-            f"it used {name}, which this call did not keep ({name} is kept only for a "
-            "gradient that was not wanted here). Compute a gradient only for the inputs "
-            "that orig.needs_input_grad marks True, and return None for the others."
+            f"it used {name}, which this call did not keep: {op.name} keeps {name} only for "
+            f"the gradient of {' and '.join(users)}, and orig.needs_input_grad says it is not "
+            "wanted here. Compute a gradient only for the inputs that orig.needs_input_grad "
+            "marks True, and return None for the others."
         )
-    return None
+    kept = f"it used {name}, which {op.name}'s node does not keep (orig.args holds only its shape "
+    if op.save_out:
+        return (
+            f"{kept}and dtype): the node keeps its output y = orig.out, not {name}. "
+            "Write the rule with y."
+        )
+    return f"{kept}and dtype): {op.name}'s gradients do not need the values of {name}."
+
+
+def output_not_kept(op) -> str:
+    """A rule read ``orig.out`` of an op that keeps its inputs instead (abs, mul)."""
+    kept = " and ".join(f"orig.args[{i}]" for i in range(len(op.input_names)))
+    inputs = "its input" if len(op.input_names) == 1 else "its inputs"
+    return (
+        f"it used orig.out, which {op.name}'s node does not keep: it keeps {inputs} "
+        f"({kept}), not its output y. Write the rule with {kept}."
+    )
+
+
+def registered_op(op_name: str):
+    """The registry's entry for ``op_name``, or None (the registry is read lazily)."""
+    from ..ops import registry
+
+    return registry.OPS.get(op_name)
+
+
+def gradients_that_keep(op, name: str) -> list[str]:
+    """The inputs whose gradients make ``op`` keep input ``name`` (mul: b's keeps a)."""
+    if name not in op.input_names:
+        return []
+    index = op.input_names.index(name)
+    users = []
+    for saved, needed_by in op.save_inputs:
+        if saved == index and needed_by is not None:
+            users += [op.input_names[j] for j in needed_by]
+    return users
 
 
 def learners_frame(err: BaseException, function: Callable) -> traceback.FrameSummary | None:
@@ -176,7 +272,8 @@ def is_library_file(filename: str) -> bool:
     """Frames of the workbench, numpy or the standard library: not the learner's."""
     if filename.startswith(PACKAGE_DIR):
         return True
-    return "site-packages" in filename or filename.startswith(sys.prefix)
+    prefixes = (sys.prefix, sys.base_prefix)  # a virtual environment's, and Python's own
+    return "site-packages" in filename or filename.startswith(prefixes)
 
 
 # ---------------------------------------------------------------- notebooks
@@ -206,18 +303,48 @@ def running_ipython():
 
 
 def notebook_handler(shell, etype, value, tb, tb_offset=None):
-    """IPython's handler for ExerciseError: the one-line error, then the pictures."""
+    """IPython's handler for ExerciseError: the message and its pictures, then a short error.
+
+    The message shows as HTML, which wraps at spaces at any width; an error box is
+    preformatted text, which a notebook breaks mid-word ("expec ted") once a line is
+    wider than the box. The one-line error after it is what marks the cell failed (for
+    nbgrader too).
+    """
+    from IPython.display import display
+
+    display(Shown(value))
     show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
     if show is not None:
-        show(etype, value, [f"{etype.__name__}: {value}"])
+        show(etype, value, [f"{etype.__name__}: {SEE_ABOVE}"])
     else:
         shell.showtraceback((etype, value, tb), exception_only=True)
-    pictures = value.visual_html() if isinstance(value, ExerciseError) else ""
-    if pictures:
-        from IPython.display import HTML, display
-
-        display(HTML(pictures))
     return []
+
+
+class Shown:
+    """A check's message as a notebook shows it: HTML there, lines broken at spaces elsewhere."""
+
+    def __init__(self, error: ExerciseError) -> None:
+        self.error = error
+
+    def _repr_html_(self) -> str:
+        return self.error._repr_html_()
+
+    def __repr__(self) -> str:
+        return "\n".join(wrapped(self.error.message))
+
+
+def wrapped(text: str, width: int = WRAP) -> list[str]:
+    """``text`` as lines of at most ``width`` characters, broken at spaces.
+
+    A notebook's error box and nbgrader's feedback show an error as preformatted text:
+    one long line is either cut off or broken mid-word ("expec ted"). Lines broken
+    here at spaces show whole everywhere.
+    """
+    lines = []
+    for paragraph in text.split("\n"):
+        lines.extend(textwrap.wrap(paragraph, width, break_long_words=False) or [""])
+    return lines
 
 
 def call_learner(function: Callable, args: tuple, context: str = "", what: str = ""):

@@ -22,12 +22,19 @@ from .unary import exp
 
 
 # ----------------------------------------------------- softmax, log_softmax
+def c_ordered(x):
+    """``x`` in row-major order: PyTorch's softmax returns a contiguous tensor whatever
+    its input's strides (a transposed input included), so ``.view`` works on it."""
+    return x if x.flags.c_contiguous else x.copy(order="C")
+
+
 @register_op("softmax", saves=("out",))
 def _softmax(x, dim):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_softmax.forward, x, dim)
     if x.size == 0:  # nothing to normalize (np.max would refuse): empty, as in torch
         return x.copy()
+    x = c_ordered(x)
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
@@ -46,7 +53,7 @@ def _log_softmax(x, dim):
         return in_float32(_log_softmax.forward, x, dim)
     if x.size == 0:  # as softmax
         return x.copy()
-    shifted = x - x.max(axis=dim, keepdims=True)
+    shifted = c_ordered(x) - x.max(axis=dim, keepdims=True)
     # shifted is a fresh array: subtract the log-sum-exp from it in place.
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     return shifted

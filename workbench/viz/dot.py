@@ -34,13 +34,14 @@ DONE_EDGE = {"color": "#bdbdbd", "fontcolor": "#bdbdbd"}
 
 
 def mark_step(model: GraphModel, step: int) -> None:
-    """Class ``active`` on what node ``order[step]`` stands for; ``done`` on earlier steps."""
-    if not 0 <= step < len(model.order):
+    """Class ``active`` on the node of step ``step`` (from 1: ``order[step - 1]``); ``done``
+    on the steps before it. Steps count from 1, as the stepper's panel does."""
+    if not 1 <= step <= len(model.order):
         raise IndexError(
-            f"step {step} is out of range: this backward pass has steps 0..{len(model.order) - 1}"
+            f"step {step} is out of range: this backward pass has steps 1..{len(model.order)}"
         )
-    active = model.order[step]
-    done = set(model.order[:step])
+    active = model.order[step - 1]
+    done = set(model.order[: step - 1])
     state = {}
     for vertex in model.vertices.values():
         if active in vertex.members:

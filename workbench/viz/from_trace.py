@@ -196,13 +196,14 @@ class TraceGraph:
         return [stand_in.info.id for stand_in in backward_order(self.stand_ins(reachable))]
 
     def grads(self, upto_step: int | None = None) -> dict:
-        """``tensor id -> summary`` of each .grad after the pass (or after step ``upto``)."""
+        """``tensor id -> summary`` of each .grad after the pass (or after step ``upto_step``,
+        counted from 1)."""
         grads = {}
         if self.backward is None:
             return grads
         steps = self.backward.steps
         if upto_step is not None:
-            steps = steps[: upto_step + 1]
+            steps = steps[:upto_step]
         for step in steps:
             for r in step.of_kind("grad_accumulated"):
                 grads[r["tensor"]] = r["after"]

@@ -103,9 +103,10 @@ def draw(
     """Draw the forward or backward graph of a tensor (or tensors), or of a Trace.
 
     ``step=k`` lights up the node that runs at backward step ``k`` (class ``active``)
-    and greys the ones already done. For a live tensor the steps are the ones its
-    ``backward()`` would run; for a trace, the ones recorded (``which`` picks the
-    backward pass, the last by default). Graphs with more than ``fold_limit``
+    and greys the ones already done. Steps count from 1, as in the stepper: its
+    ``step`` and its panel's "Step k of N" name the same node. For a live tensor the
+    steps are the ones its ``backward()`` would run; for a trace, the ones recorded
+    (``which`` picks the backward pass, the last by default). Graphs with more than ``fold_limit``
     vertices are folded, with a note saying what was folded; ``fold_limit=None``
     draws everything.
     """

@@ -11,11 +11,15 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 - :class:`TrainingMonitor`: a progress bar, the loss curve and the decision regions of a
   2-D classifier, while it trains.
 
+Each one shows a :class:`ConnectionNote` when its kernel is restarted, stopped or dies
+("run this cell again"); :func:`connection_note` gives one to any other box of widgets.
+
 Each one's ``close()`` closes all of its parts and removes its handlers, so a closed
 widget keeps no loss, graph or event subscription alive (see ``closing.py``).
 """
 
 from .checkpoint_explorer import CheckpointExplorer
+from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
 from .graphview import GraphView
 from .live import LiveGraph
@@ -26,8 +30,10 @@ __all__ = [
     "BackwardStepper",
     "BroadcastExplorer",
     "CheckpointExplorer",
+    "ConnectionNote",
     "GraphView",
     "LiveGraph",
     "SigmoidExplorer",
     "TrainingMonitor",
+    "connection_note",
 ]

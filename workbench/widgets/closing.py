@@ -8,7 +8,9 @@ whole widget, and the loss and graph it holds, alive for the rest of the session
 
 - :func:`close_held` closes everything a widget holds, at any depth.
 - :class:`ClosingBox` is the base of the workbench's widgets: its ``close()`` removes
-  the handlers it installed, closes its whole tree and drops what it computed.
+  the handlers it installed, closes its whole tree and drops what it computed. Its first
+  child is always a :class:`~.connection.ConnectionNote`, which says so on the widget when
+  the kernel is gone (restarted, stopped, dead).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import ipywidgets as widgets
+import traitlets
+
+from .connection import ConnectionNote
 
 
 def held_widgets(widget: widgets.Widget) -> list[widgets.Widget]:
@@ -66,13 +71,24 @@ class ClosingBox(widgets.VBox):
     Subclasses install handlers with :meth:`_observe` and :meth:`_on_click`, keep widgets
     that are not in their tree (``jslink`` links) with :meth:`_keep`, and drop the
     tensors, graphs and traces they hold in :meth:`_let_go`. Closing twice is harmless.
+
+    Subclasses set ``self.children`` as for any VBox; the box puts its
+    :class:`~.connection.ConnectionNote` (``self.connection_note``) back in front each time.
     """
 
     def __init__(self, **kwargs) -> None:
-        # Set before VBox.__init__, so that close() works even if construction fails.
+        # Set before VBox.__init__, so that close() works even if construction fails,
+        # and so that the children's validator below finds the note.
         self._undo: list[Callable[[], None]] = []
         self._kept: list[widgets.Widget] = []
+        self.connection_note = ConnectionNote()
         super().__init__(**kwargs)
+
+    @traitlets.validate("children")
+    def _note_first(self, proposal) -> tuple[widgets.Widget, ...]:
+        """Every ``children`` given keeps the connection note in front, once."""
+        parts = tuple(child for child in proposal["value"] if child is not self.connection_note)
+        return (self.connection_note, *parts)
 
     def _observe(self, widget: widgets.Widget, handler, names: str = "value") -> None:
         """``widget.observe(handler, names)``, undone by ``close()``."""

@@ -65,7 +65,7 @@ def step_html(record: StepRecord, total: int, note: str = "") -> str:
 
     Steps are counted from 1: "Step 1 of 7" is the root's, "Step 7 of 7" the last.
     """
-    title = f"Step {record.index + 1} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
+    title = f"Step {record.step} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
     # ȳ reaches an op's node (the gradient at its output y); a leaf's node gets x̄, the

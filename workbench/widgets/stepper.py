@@ -109,8 +109,10 @@ class BackwardStepper(ClosingBox):
     ``gradient`` is ȳ for a loss that is not one number, as in ``loss.backward(gradient)``.
     ``close()`` closes every part of it and lets go of the loss and its graph.
 
-    ``step`` is the 0-based index of the step on show; the learner reads it as
-    "Step ``step + 1`` of N", and the slider shows that number too.
+    Steps are numbered from 1, the same number everywhere: ``stepper.step == k`` is the
+    panel's "Step k of N", the slider's k, ``stepper.go(k)``, and ``wb.viz.draw(loss,
+    step=k)`` lights the same node. Step 1 is the root's node, shown as soon as the
+    stepper is made.
     """
 
     def __init__(
@@ -134,7 +136,7 @@ class BackwardStepper(ClosingBox):
         self.forward_picture: Picture | None = None  # drawn the first time it is shown
         self._target = target  # a loss or trace, for the forward picture
         self.links: Links | None = None
-        self.order: list = []  # node id per step, predicted before step 0, then as run
+        self.order: list = []  # node id per step, predicted before step 1, then as run
         self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
         self._syncing = False
@@ -151,7 +153,7 @@ class BackwardStepper(ClosingBox):
             source = source_for(target, retain_graph, gradient)
             self._unfolded = _backward_model(target)  # before any node runs and frees
             self.picture = draw_folded(self._unfolded)
-            self.cursor = StepCursor(source)  # runs step 0
+            self.cursor = StepCursor(source)  # runs step 1
             self.graph.dot = self.picture.dot
         except Exception as err:  # a UI boundary: show the reason, never a traceback
             self._fail(err)
@@ -172,7 +174,7 @@ class BackwardStepper(ClosingBox):
     def _build_controls(self, interval_ms: int, view: str) -> None:
         self.prev_button = widgets.Button(description="◀ Prev", tooltip="show the previous step")
         self.next_button = widgets.Button(description="Next ▶", tooltip="run the next node")
-        self.reset_button = widgets.Button(description="⟲ Reset", tooltip="back to step 0")
+        self.reset_button = widgets.Button(description="⟲ Reset", tooltip="back to step 1")
         self.over_button = widgets.Button(
             description="Step over ⤼", tooltip="run every step inside the lit folded box"
         )
@@ -286,8 +288,13 @@ class BackwardStepper(ClosingBox):
     # ----------------------------------------------------------- state
     @property
     def step(self) -> int:
-        """The index of the step on show."""
-        return self.cursor.position if self.cursor else 0
+        """The number of the step on show, from 1 (the panel's "Step k of N")."""
+        return self.cursor.position + 1 if self.cursor else 0
+
+    @property
+    def total(self) -> int:
+        """N, the number of steps of the pass (every node of the graph runs once)."""
+        return self.cursor.source.expected_steps if self.cursor else 0
 
     @property
     def record(self) -> StepRecord | None:
@@ -304,7 +311,7 @@ class BackwardStepper(ClosingBox):
         return self._move(lambda c: c.next())
 
     def prev(self) -> bool:
-        """Show the previous step; False at step 0."""
+        """Show the previous step; False at step 1."""
         return self._move(lambda c: c.prev())
 
     def reset(self) -> None:
@@ -321,9 +328,14 @@ class BackwardStepper(ClosingBox):
         box = self.picture.vertex_of(self.active)
         return self._move(lambda c: c.run_until(lambda r: self.picture.vertex_of(r.node) != box))
 
-    def go(self, index: int) -> bool:
-        """Show step ``index``, running the engine up to it in live mode."""
-        return self._move(lambda c: c.go(index))
+    def go(self, step: int) -> bool:
+        """Show step ``step`` (from 1), running the engine up to it in live mode.
+
+        False, and no move, when the pass has no such step.
+        """
+        if step < 1:
+            return False
+        return self._move(lambda c: c.go(step - 1))
 
     def run_to(self, node) -> bool:
         """Run until ``node`` (an id like ``"n4"``, a Node, or a Tensor) has run."""

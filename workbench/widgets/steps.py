@@ -84,6 +84,11 @@ class StepRecord:
     grad_changes: tuple = ()  # (tensor id, its .grad after this step) for each .grad it changed
     recomputed: tuple = ()  # node ids whose saved values a checkpoint recomputed in this step
 
+    @property
+    def step(self) -> int:
+        """The learner's number for this step, from 1 (``index`` is its place in the list)."""
+        return self.index + 1
+
 
 @dataclass
 class NodeInfo:
