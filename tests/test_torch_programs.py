@@ -103,3 +103,11 @@ def test_the_program_gives_pytorchs_result(program):
     expected, got = run_both(program)
     found = differences(expected, got)
     assert not found, f"{program.name}:\n" + "\n".join(found)
+
+
+def test_the_docs_count_the_programs_there_are():
+    root = PROGRAMS_DIR.parent.parent
+    page = (root / "docs" / "pytorch_compatibility.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert f"runs {len(PROGRAMS)} programs" in page
+    assert f"and {len(PROGRAMS)} programs in the idioms" in readme
