@@ -191,6 +191,18 @@ class Learner:
         )
         session.raise_for_status()
         kernel_id = session.json()["kernel"]["id"]
+        return [
+            self.run_cell(kernel_id, "".join(cell["source"]), f"{self.name}: cell {k}")
+            for k, cell in enumerate(notebook["cells"])
+            if cell["cell_type"] == "code"
+        ]
+
+    def run_cell(self, kernel_id: str, code: str, where: str) -> str:
+        """Run one cell on its own websocket, as a page that reconnects would.
+
+        A websocket dropped between cells then costs nothing (a CI run once lost one
+        mid-lesson, cause unknown); one dropped during a cell fails with the hub's log.
+        """
         url = (
             f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{kernel_id}/channels"
             f"?session_id={uuid.uuid4().hex}"
@@ -199,11 +211,11 @@ class Learner:
             url, header=[f"Authorization: token {self.token}"], timeout=CELL_S
         )
         try:
-            return [
-                execute(channel, "".join(cell["source"]), f"{self.name}: cell {k}")
-                for k, cell in enumerate(notebook["cells"])
-                if cell["cell_type"] == "code"
-            ]
+            return execute(channel, code, where)
+        except websocket.WebSocketConnectionClosedException:
+            pytest.fail(
+                f"{where}: the kernel's websocket closed; the hub's log:\n{self.hub.log_tail()}"
+            )
         finally:
             channel.close()
 
