@@ -71,6 +71,9 @@ CALLS = {
     "bernoulli_": (lambda m, g: m.empty(12).bernoulli_(0.25, generator=g), False),
     "random_range": (lambda m, g: m.empty(5, dtype=m.int64).random_(3, 9, generator=g), False),
     "random_full": (lambda m, g: m.empty(5, dtype=m.int64).random_(generator=g), False),
+    "rand_like": (lambda m, g: m.rand_like(m.zeros(2, 3), generator=g), False),
+    "randn_like": (lambda m, g: m.randn_like(m.zeros(4), generator=g), False),
+    "randint_like": (lambda m, g: m.randint_like(m.zeros(5), 2, 9, generator=g), False),
 }
 
 

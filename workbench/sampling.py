@@ -242,28 +242,62 @@ def _draw_from_cumulative(row: np.ndarray, num_samples: int, gen: Generator) -> 
     return np.searchsorted(cumulative, u, side="left")
 
 
-def rand_like(input: Tensor, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def rand_like(
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+    requires_grad: bool = False,
+    device=None,
+) -> Tensor:
+    """``rand`` of ``input``'s shape, dtype and device (unless told otherwise)."""
     return rand(
         *input.shape,
+        generator=generator,
         dtype=dtype or input.dtype,
         requires_grad=requires_grad,
         device=device or input.device,
     )
 
 
-def randn_like(input: Tensor, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randn_like(
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+    requires_grad: bool = False,
+    device=None,
+) -> Tensor:
+    """``randn`` of ``input``'s shape, dtype and device (unless told otherwise)."""
     return randn(
         *input.shape,
+        generator=generator,
         dtype=dtype or input.dtype,
         requires_grad=requires_grad,
         device=device or input.device,
     )
 
 
-def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype=None) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+) -> Tensor:
+    """``randint`` of ``input``'s shape, dtype and device; ``randint_like(x, high)`` or
+    ``randint_like(x, low, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=input.device)
+    return randint(
+        low,
+        high,
+        tuple(input.shape),
+        generator=generator,
+        dtype=dtype or input.dtype,
+        device=input.device,
+    )
 
 
 # ------------------------------------------------------------ in-place fills
