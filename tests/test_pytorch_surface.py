@@ -290,3 +290,19 @@ def test_cumsum_takes_numpy_axis_too():
     equal_values(ours.cumprod(axis=1), theirs.cumprod(axis=1))
     with pytest.raises(TypeError, match="dim"):
         ours.cumsum()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.ones(3, 4),
+        lambda m: m.ones(3, 4).T,
+        lambda m: m.ones(3, 4).T.contiguous(),
+        lambda m: m.ones(3, 4)[:, 1:],
+        lambda m: m.ones(3, 4)[1:],
+        lambda m: m.ones(2, 3, 4).permute(0, 2, 1),
+    ],
+)
+def test_is_contiguous_as_pytorch(make):
+    ours, theirs = both(make)
+    assert ours.is_contiguous() == theirs.is_contiguous()

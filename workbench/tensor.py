@@ -1050,6 +1050,10 @@ class Tensor:
     def contiguous(self) -> Tensor:
         return _ops.contiguous(self)
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in memory row after row (a transposed view's do not)."""
+        return bool(self._data.flags.c_contiguous)
+
     def clone(self) -> Tensor:
         return _ops.clone(self)
 
