@@ -69,7 +69,8 @@ def torch_step(x_np, y_np, weights):
 def main() -> None:
     record = {"bench": "gpu", "layers": [IN, HIDDEN, HIDDEN, OUT], "batch": BATCH}
     if not backend.cuda_available():
-        record.update(skipped=True, reason="no CuPy or no CUDA GPU (pip install workbench[cuda])")
+        reason = "no CuPy or no CUDA GPU (pip install 'autodiff-workbench[cuda]')"
+        record.update(skipped=True, reason=reason)
         emit({**record, "machine": machine()})
         return
     cupy = backend.cupy_module()

@@ -12,4 +12,5 @@ if ! $PY -c 'import torch' 2>/dev/null; then
 fi
 export HYPOTHESIS_PROFILE=fuzz
 exec $PY -m pytest -q -p no:cacheprovider --timeout=3600 --hypothesis-show-statistics \
-    tests/test_fuzz_programs.py tests/test_fuzz_regressions.py tests/test_properties.py "$@"
+    tests/test_fuzz_programs.py tests/test_fuzz_regressions.py tests/test_properties.py \
+    tests/test_hostile_answers.py "$@"

@@ -14,6 +14,18 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
         || echo "note: chromium could not be installed; browser tests will skip"
 fi
+# The hub and image tests (tests/test_hub.py, tests/test_hub_image.py), as root: Podman,
+# Buildah and runc to build the learners' image, debootstrap for its stand-in base,
+# nss_wrapper for the rehearsal's per-user ids; all from Debian's packages.
+need=""
+for pair in podman:podman buildah:buildah runc:runc debootstrap:debootstrap; do
+    command -v "${pair%%:*}" >/dev/null || need="$need ${pair##*:}"
+done
+ls /usr/lib/*/libnss_wrapper.so >/dev/null 2>&1 || need="$need libnss-wrapper"
+if [ -n "$need" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null) \
+        || echo "note:$need could not be installed; the hub and image tests will skip"
+fi
 # JupyterHub's proxy for tests/test_hub.py, from npm into .tools/ (not global).
 bash scripts/install_proxy.sh || echo "note: configurable-http-proxy could not be installed; the hub test will skip"
 

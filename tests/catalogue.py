@@ -2,9 +2,9 @@
 answers written differently.
 
 Each ``tests/test_catalogue_*.py`` defines ``CATALOGUES``, a list of :class:`Catalogue`,
-one per exercise (by its grade id), and runs :func:`assert_named` on every mistake and
-:func:`assert_passes` on every right answer. ``tests/test_catalogue_coverage.py`` holds
-the course to it: every exercise has a catalogue.
+one per exercise (by its grade id). ``tests/test_catalogue_coverage.py`` runs
+:func:`assert_named` on every mistake and :func:`assert_passes` on every right answer of
+them all, and holds the course to it: every exercise has a catalogue.
 
 A mistake's message must contain what ``says`` lists (the diagnosis, in the words a
 learner reads) and nothing ``never`` lists (a wrong cause it was once given). Where
@@ -94,16 +94,7 @@ def assert_passes(catalogue: Catalogue, right: Right) -> None:
 
 
 def parametrize(catalogues: Sequence[Catalogue]):
-    """``(test_mistake, test_right)`` parameters: ids read "exercise / what".
-
-    Usage in a catalogue test module::
-
-        MISTAKES, RIGHTS = parametrize(CATALOGUES)
-
-        @pytest.mark.parametrize("catalogue, mistake", MISTAKES)
-        def test_the_check_names_the_mistake(catalogue, mistake):
-            assert_named(catalogue, mistake)
-    """
+    """``(test_mistake, test_right)`` parameters: ids read "exercise / what"."""
     mistakes = [
         pytest.param(c, m, id=f"{c.exercise} / {m.name}") for c in catalogues for m in c.mistakes
     ]

@@ -1,4 +1,4 @@
-"""The core install, as a learner's first ``pip install workbench`` makes it.
+"""The core install, as a learner's first ``pip install autodiff-workbench`` makes it.
 
 :func:`build_wheel` builds the wheel from this checkout's sources; :func:`make_core_venv`
 makes a fresh virtual environment (no system site-packages) and installs that wheel
@@ -44,7 +44,7 @@ def build_wheel(folder: Path) -> Path:
     out = folder / "dist"
     build = ["wheel", "--no-deps", "--no-build-isolation", "-w", out, source]
     run([sys.executable, *PIP, *build], 300)
-    (wheel,) = out.glob("workbench-*.whl")
+    (wheel,) = out.glob("autodiff_workbench-*.whl")
     return wheel
 
 

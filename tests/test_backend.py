@@ -14,7 +14,8 @@ from workbench import backend, nn, optim
 from workbench.nn import functional as F
 
 needs_gpu = pytest.mark.skipif(
-    not backend.cuda_available(), reason="needs CuPy and a CUDA GPU (pip install workbench[cuda])"
+    not backend.cuda_available(),
+    reason="needs CuPy and a CUDA GPU (pip install 'autodiff-workbench[cuda]')",
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from catalogue import Catalogue, Mistake, Right, assert_named, assert_passes, parametrize
+from catalogue import Catalogue, Mistake, Right
 
 import workbench as wb
 from workbench.exercises import (
@@ -952,17 +952,6 @@ ACCUMULATE = Catalogue(
 )
 
 CATALOGUES = [POOL, TAKE, XENT, MOMENTUM, ACCUMULATE]
-MISTAKES, RIGHTS = parametrize(CATALOGUES)
-
-
-@pytest.mark.parametrize("catalogue, mistake", MISTAKES)
-def test_the_check_names_the_mistake(catalogue, mistake):
-    assert_named(catalogue, mistake)
-
-
-@pytest.mark.parametrize("catalogue, right", RIGHTS)
-def test_a_right_answer_written_another_way_passes(catalogue, right):
-    assert_passes(catalogue, right)
 
 
 def not_yet(*args):

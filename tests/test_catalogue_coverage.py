@@ -1,7 +1,10 @@
-"""Every exercise of the course has a misconception catalogue, and every catalogue an exercise.
+"""The misconception catalogues, run: every mistake named by its check, every right answer
+passing; and every exercise of the course has a catalogue, every catalogue an exercise.
 
-A catalogue holds at least three mistakes learners make (each named by the check) and two
-right answers written differently (each passing); the catalogues' own tests run them.
+The catalogues are written beside their checks' other tests, in
+``tests/test_catalogue_{rules,engine,course_c,course_d}.py`` (see tests/catalogue.py); a
+catalogue holds at least three mistakes learners make and two right answers written
+differently.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from catalogue import assert_named, assert_passes, parametrize
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUPS = ("rules", "engine", "course_c", "course_d")
@@ -39,6 +43,23 @@ def catalogues() -> dict:
 
 CATALOGUES = catalogues()
 EXERCISES = exercises_in_lessons()
+MISTAKES, RIGHTS = parametrize(list(CATALOGUES.values()))
+
+# A few checks and answers run backward(create_graph=True), which warns (as PyTorch's
+# does) of the cycle between x and x.grad.
+BACKWARD_WARNING = "ignore:Using backward\\(\\) with create_graph=True"
+
+
+@pytest.mark.filterwarnings(BACKWARD_WARNING)
+@pytest.mark.parametrize("catalogue, mistake", MISTAKES)
+def test_the_check_names_the_mistake(catalogue, mistake):
+    assert_named(catalogue, mistake)
+
+
+@pytest.mark.filterwarnings(BACKWARD_WARNING)
+@pytest.mark.parametrize("catalogue, right", RIGHTS)
+def test_a_right_answer_written_another_way_passes(catalogue, right):
+    assert_passes(catalogue, right)
 
 
 def test_the_lessons_have_exercises():

@@ -1,6 +1,6 @@
 """The core install is light: a pure-Python wheel that draws with no native Graphviz.
 
-``pip install workbench`` must not pull JupyterLab's server or pygraphviz (they are the
+``pip install autodiff-workbench`` must not pull JupyterLab's server or pygraphviz (they are the
 ``[lab]`` and ``[render]`` extras), and must carry the browser's Graphviz inside. These
 tests build the wheel from this checkout and install it, with its core dependencies
 only, into a fresh virtual environment from the package index (tests/core_env.py):
@@ -39,6 +39,7 @@ def requirement_name(line: str) -> str:
 
 def test_the_wheel_is_pure_python_and_needs_only_the_core(core_wheel):
     assert core_wheel.name.endswith("-py3-none-any.whl")
+    assert metadata(core_wheel)["Name"] == "autodiff-workbench"  # `workbench` on PyPI is another
     requires = metadata(core_wheel).get_all("Requires-Dist")
     core = {requirement_name(r) for r in requires if "extra ==" not in r}
     assert core == CORE
@@ -96,7 +97,7 @@ except wb.viz.RendererMissing as err:
     assert done.returncode == 0, done.stderr
     where, message = done.stdout.splitlines()
     assert where.startswith(str(core_venv.folder))
-    assert "pip install 'workbench[render]'" in message
+    assert "pip install 'autodiff-workbench[render]'" in message
     assert done.stderr == ""
 
 
@@ -147,4 +148,4 @@ def test_workbench_lab_without_jupyterlab_says_what_to_install(monkeypatch, caps
     monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
     assert main(["lab", "--no-browser"]) == 2
     assert capsys.readouterr().err.strip() == NO_LAB
-    assert "pip install 'workbench[lab]'" in NO_LAB
+    assert "pip install 'autodiff-workbench[lab]'" in NO_LAB

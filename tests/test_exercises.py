@@ -744,7 +744,7 @@ def test_the_notebook_handler_is_installed_once_and_never_over_another(monkeypat
     shell = FakeShell()
     monkeypatch.setattr(report, "running_ipython", lambda: shell)
     report.show_in_notebook()
-    assert shell.custom_exceptions == (ExerciseError,) and shell.handler is report.notebook_handler
+    assert shell.custom_exceptions == report.HANDLED and shell.handler is report.notebook_handler
     other = FakeShell(custom_exceptions=(KeyError,))
     monkeypatch.setattr(report, "running_ipython", lambda: other)
     report.show_in_notebook()

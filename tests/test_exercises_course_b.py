@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_catalogue_course_c import peak_saved
 
 import workbench as wb
 from workbench.exercises import (
@@ -23,7 +24,6 @@ from workbench.exercises import (
     higher_order,
     segment_budget,
 )
-from workbench.utils.checkpoint import checkpoint_sequential
 
 
 def message(check, answer) -> str:
@@ -35,17 +35,6 @@ def message(check, answer) -> str:
 # ------------------------------------------------------------------ checkpointing
 # The mistakes learners make in lessons 5, 6 and 7, and right answers written other ways,
 # are in tests/test_catalogue_course_c.py; here, what the checks rest on.
-def run_step(layers, x, segments):
-    checkpoint_sequential(layers, segments, x, use_reentrant=False).sum().backward()
-
-
-def peak_saved(layers, x, segments):
-    start = wb.autograd.saved_memory().current
-    wb.autograd.reset_peak_saved_memory()
-    run_step(layers, x, segments)
-    return wb.autograd.saved_memory().peak - start
-
-
 def segments_for(budget, layers, x):
     for segments in range(1, len(layers) + 1):
         if peak_saved(layers, x, segments) <= budget:

@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from test_catalogue_course_d import sgd_right as sgd_momentum
+from test_catalogue_engine import depth_first_with_a_visited_set
 
 import workbench as wb
 from workbench.autograd import reference
@@ -79,26 +81,6 @@ def learners_loop(
                         heapq.heappush(ready, (-child._seq, child))
 
     return backward
-
-
-def depth_first_with_a_visited_set(root):
-    """Runs a node as soon as one gradient reaches it, and never again: fan-out ignored."""
-    buffers = {root.grad_fn: wb.ones_like(root)}
-    stack, visited = [root.grad_fn], set()
-    with wb.no_grad():
-        while stack:
-            node = stack.pop()
-            if node in visited:
-                continue
-            visited.add(node)
-            grad = buffers.pop(node)
-            if isinstance(node, AccumulateGrad):
-                add_into_grad(node.variable, grad)
-                continue
-            for (child, _), g in zip(node.next_functions, node.apply([grad])):
-                if child is not None and g is not None:
-                    buffers[child] = g if child not in buffers else buffers[child] + g
-                    stack.append(child)
 
 
 def recursive(root):
@@ -322,13 +304,6 @@ def test_the_heat_map_marks_exactly_the_wrong_cells():
 # ------------------------------------------------------------ optimizer step
 # Each mistake's diagnosis, and right answers written other ways: the misconception
 # catalogue, tests/test_catalogue_course_d.py. Here: how the check runs a step.
-def sgd_momentum(params, state, lr, momentum):
-    with wb.no_grad():
-        for i, p in enumerate(params):
-            b = state.get(i)
-            b = p.grad.clone() if b is None else momentum * b + p.grad
-            state[i] = b
-            p -= lr * b
 
 
 def test_a_right_sgd_step_passes():

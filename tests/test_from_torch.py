@@ -117,8 +117,7 @@ def test_without_torch_the_message_says_how_to_install_it(monkeypatch):
         wb.from_torch(object())
     message = str(caught.value)
     assert "pip install torch" in message
-    assert "pip install workbench[torch]" in message
-    assert "once workbench's optional dependencies are split" in message.lower()
+    assert "pip install 'autodiff-workbench[torch]'" in message
     assert caught.value.name == "torch"
 
 

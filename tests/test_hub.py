@@ -1,26 +1,41 @@
-"""A class on a real JupyterHub: three learners, each with a private copy of the lessons.
+"""A graded class on a real JupyterHub: the local rehearsal of deploy/hub/, whole.
 
-The hub is deploy/hub/local_hub_config.py (JupyterHub's DummyAuthenticator and
-SimpleLocalProcessSpawner, configurable-http-proxy from npm in .tools/, installed by
-scripts/install_proxy.sh). Three learners log in through the login form; each starts a
-server through the hub's REST API with a token of their own, finds lesson 1 copied
-into their home, and runs it in a kernel through the hub's proxy (the kernel's
-websocket, as JupyterLab does). One learner's edit must reach neither another
-learner's copy nor the course's, nor be overwritten when their server starts again.
-Everything listens on 127.0.0.1; every process the hub started (proxy, servers,
-kernels) works in the test's folder, and none may be left once the hub is stopped.
+The hub is deploy/hub/local_hub_config.py: each user's server runs under its own user
+id (values.yaml's own hook), with the learners' Python and settings of the image
+(.tools/learner-env, scripts/learner_env.sh), the learners' copies of the lessons and
+nbgrader's exchange on a shared folder. The test walks the teacher's path of
+docs/teaching.md with the fake class of tests/nbgrader_class.py:
+
+1. the teacher logs in: their server has formgrader; they make the course directory
+   (``workbench course``), import the roster, generate and release lesson 1;
+2. three learners log in (no formgrader for them), fetch lesson 1 from the Assignments
+   API, answer it (ada right, grace with two classic mistakes, edsger not at all) and
+   submit;
+3. a learner's kernel fails to list the exchange's inbox, and to read, change, rename
+   or delete another learner's submission, even knowing where it is;
+4. the teacher collects, autogrades, generates and releases feedback, and runs the
+   class report;
+5. each learner fetches their own feedback, and only theirs.
+
+Nothing a learner can reach here holds a solution: their home, the lessons copied
+into it, the released assignment, their Python. Everything listens on 127.0.0.1, and
+once the hub is stopped no process it started (proxy, servers, kernels) is left.
+Switching user ids needs root: elsewhere the test skips, saying so.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -31,15 +46,33 @@ import pytest
 import requests
 import websocket
 import yaml
+from nbgrader_class import (
+    ANSWERS,
+    ASSIGNMENT,
+    LESSON,
+    ROSTER,
+    SUBMITTERS,
+    answered,
+    check_lesson_one_report,
+)
+
+from workbench import course
+from workbench.classroom import class_report as report
+from workbench.classroom.coursedir import COURSE_ID
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "deploy" / "hub" / "local_hub_config.py"
+HUB_DIR = ROOT / "deploy" / "hub"
+# The class's settings for every server (values.yaml's singleuser.extraEnv).
+VALUES_ENV = yaml.safe_load((HUB_DIR / "values.yaml").read_text())["singleuser"]["extraEnv"]
+CONFIG = HUB_DIR / "local_hub_config.py"
 PROXY = ROOT / ".tools" / "chp" / "node_modules" / ".bin" / "configurable-http-proxy"
-LESSON = "01_sigmoid_gradient.ipynb"
-LEARNERS = ("ada", "grace", "edsger")
+LEARNER_PYTHON = ROOT / ".tools" / "learner-env" / "bin" / "python"
+TEACHER = "teacher"
 LOOPBACK = {"127.0.0.1", "::1"}
-START_S = 90  # a hub and three servers on a busy two-core machine
-CELL_S = 120
+START_S = 120  # a hub and four servers on a busy two-core machine
+CELL_S = 600  # the longest command: nbgrader autograde of three notebooks
 
 
 def free_port() -> int:
@@ -60,13 +93,17 @@ def wait_for(check, seconds: float, what: str):
 
 
 @pytest.fixture(scope="module")
-def proxy_installed():
-    """configurable-http-proxy in .tools/ (scripts/install_proxy.sh); skip only without npm."""
+def rehearsal_tools():
+    """The proxy (npm) and the learners' Python (PyPI): both installed by the project."""
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        pytest.skip("the rehearsal runs each learner under their own user id: it needs root")
     if not PROXY.exists():
         if shutil.which("npm") is None or shutil.which("node") is None:
             pytest.skip("node/npm not found: configurable-http-proxy cannot be installed")
         subprocess.run(["bash", str(ROOT / "scripts/install_proxy.sh")], check=True, timeout=300)
-    return PROXY
+    env = os.environ | {"WORKBENCH_BUILD_PYTHON": sys.executable}
+    subprocess.run(["bash", str(ROOT / "scripts/learner_env.sh")], check=True, timeout=900, env=env)
+    assert LEARNER_PYTHON.exists()
 
 
 class Hub:
@@ -75,6 +112,7 @@ class Hub:
     def __init__(self, state: Path) -> None:
         self.state = state
         self.token = secrets.token_hex(16)
+        self.password = secrets.token_urlsafe(12)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = os.environ | {
@@ -83,9 +121,9 @@ class Hub:
             "WORKBENCH_HUB_API_PORT": str(free_port()),
             "WORKBENCH_PROXY_API_PORT": str(free_port()),
             "WORKBENCH_HUB_API_TOKEN": self.token,
-            # the learners' kernels import this checkout's workbench
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            "MPLBACKEND": "Agg",
+            "WORKBENCH_HUB_PASSWORD": self.password,
+            "WORKBENCH_ROSTER": str(HUB_DIR / "roster-example.csv"),
+            "WORKBENCH_INSTRUCTORS": TEACHER,
         }
         env.pop("PYTEST_CURRENT_TEST", None)
         self.log = open(state / "hub.log", "wb")  # noqa: SIM115 - closed in stop()
@@ -100,7 +138,7 @@ class Hub:
 
     def api(self, method: str, path: str, token: str | None = None, **kw) -> requests.Response:
         headers = {"Authorization": f"token {token or self.token}"}
-        return requests.request(method, self.url + path, headers=headers, timeout=30, **kw)
+        return requests.request(method, self.url + path, headers=headers, timeout=60, **kw)
 
     def up(self) -> bool:
         assert self.process.poll() is None, f"the hub exited:\n{self.log_tail()}"
@@ -110,7 +148,10 @@ class Hub:
             return False
 
     def log_tail(self) -> str:
-        return (self.state / "hub.log").read_text(errors="replace")[-4000:]
+        return (self.state / "hub.log").read_text(errors="replace")[-6000:]
+
+    def home(self, name: str) -> Path:
+        return self.state / "home" / name
 
     def processes(self) -> list[psutil.Process]:
         """Every process working in the test's folder: the hub and all it started."""
@@ -126,7 +167,7 @@ class Hub:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=60)
+                self.process.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -140,24 +181,23 @@ class Hub:
         return names
 
 
-class Learner:
-    """One learner: logs in through the form, then uses the hub's API with their own token."""
+class User:
+    """A learner or the teacher: logs in through the form, then uses their own token."""
 
     def __init__(self, hub: Hub, name: str) -> None:
         self.hub, self.name = hub, name
         self.token = ""
+        self.kernel_id: str | None = None
 
     def log_in(self) -> None:
-        assert self.hub.api("GET", f"/hub/api/users/{self.name}").status_code == 404
         browser = requests.Session()
         browser.get(self.hub.url + "/hub/login", timeout=30).raise_for_status()
-        form = {"username": self.name, "password": "any", "_xsrf": browser.cookies["_xsrf"]}
+        form = {"username": self.name, "password": self.hub.password}
+        form["_xsrf"] = browser.cookies["_xsrf"]
         reply = browser.post(
             self.hub.url + "/hub/login", data=form, allow_redirects=False, timeout=30
         )
         assert reply.status_code == 302, f"{self.name}: login refused ({reply.status_code})"
-        assert "jupyterhub-hub-login" in browser.cookies, f"{self.name}: no login cookie"
-        assert self.hub.api("GET", f"/hub/api/users/{self.name}").ok  # the hub knows them now
         made = self.hub.api("POST", f"/hub/api/users/{self.name}/tokens", json={"note": "test"})
         made.raise_for_status()
         self.token = made.json()["token"]
@@ -165,59 +205,93 @@ class Learner:
     def start_server(self) -> None:
         reply = self.hub.api("POST", f"/hub/api/users/{self.name}/server", token=self.token)
         assert reply.status_code in (201, 202), reply.text
-        wait_for(self.server_ready, START_S, f"{self.name}'s server")
+        wait_for(self.server_ready, START_S, f"{self.name}'s server\n{self.hub.log_tail()}")
 
     def server_ready(self) -> bool:
         model = self.hub.api("GET", f"/hub/api/users/{self.name}").json()
-        server = model.get("servers", {}).get("", {})
-        return bool(server.get("ready"))
+        return bool(model.get("servers", {}).get("", {}).get("ready"))
 
     def server(self, method: str, path: str, **kw) -> requests.Response:
-        """A request to this learner's own server, through the hub's proxy."""
-        return self.hub.api(method, f"/user/{self.name}/api/{path}", token=self.token, **kw)
+        """A request to this user's own server, through the hub's proxy."""
+        return self.hub.api(method, f"/user/{self.name}/{path}", token=self.token, **kw)
 
-    def lesson(self) -> dict:
-        reply = self.server("GET", f"contents/lessons/{LESSON}?content=1")
+    def disabled_lab_extensions(self) -> list[str]:
+        """What JupyterLab's page config turns off in this user's server."""
+        page = self.server("GET", "lab")
+        page.raise_for_status()
+        found = re.search(
+            r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+            page.text,
+            re.S,
+        )
+        return json.loads(html.unescape(found.group(1)))["disabledExtensions"]
+
+    def notebook(self, path: str) -> dict:
+        reply = self.server("GET", f"api/contents/{path}?content=1")
         reply.raise_for_status()
         return reply.json()["content"]
 
-    def run_lesson(self) -> list[str]:
-        """Run every code cell of the learner's lesson 1 in a kernel; what each printed."""
-        notebook = self.lesson()
-        session = self.server(
-            "POST",
-            "sessions",
-            json={"path": f"lessons/{LESSON}", "type": "notebook", "kernel": {"name": "python3"}},
-        )
-        session.raise_for_status()
-        kernel_id = session.json()["kernel"]["id"]
-        return [
-            self.run_cell(kernel_id, "".join(cell["source"]), f"{self.name}: cell {k}")
-            for k, cell in enumerate(notebook["cells"])
-            if cell["cell_type"] == "code"
-        ]
+    def save(self, path: str, notebook: dict) -> None:
+        model = {"type": "notebook", "format": "json", "content": notebook}
+        self.server("PUT", f"api/contents/{path}", json=model).raise_for_status()
 
-    def run_cell(self, kernel_id: str, code: str, where: str) -> str:
-        """Run one cell on its own websocket, as a page that reconnects would.
+    def assignments(self, action: str) -> object:
+        """nbgrader's Assignments API (what the Assignments tab calls): fetch, submit..."""
+        query = f"course_id={COURSE_ID}&assignment_id={ASSIGNMENT}"
+        reply = self.server("POST", f"assignments/{action}?{query}")
+        reply.raise_for_status()
+        return reply.json()
 
-        A websocket dropped between cells then costs nothing (a CI run once lost one
-        mid-lesson, cause unknown); one dropped during a cell fails with the hub's log.
+    def python(self, code: str) -> str:
+        """Run ``code`` in this user's kernel (started once), through the hub's proxy.
+
+        Each call on a websocket of its own, as a page that reconnects would: a websocket
+        dropped between calls costs nothing (main's hub test once lost one mid-lesson on
+        CI, cause unknown); one dropped during a call fails with the hub's log.
         """
+        if self.kernel_id is None:
+            session = self.server(
+                "POST",
+                "api/sessions",
+                json={"path": "test.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
+            )
+            session.raise_for_status()
+            self.kernel_id = session.json()["kernel"]["id"]
         url = (
-            f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{kernel_id}/channels"
-            f"?session_id={uuid.uuid4().hex}"
+            f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{self.kernel_id}"
+            f"/channels?session_id={uuid.uuid4().hex}"
         )
         channel = websocket.create_connection(
             url, header=[f"Authorization: token {self.token}"], timeout=CELL_S
         )
         try:
-            return execute(channel, code, where)
+            return execute(channel, code, self.name)
         except websocket.WebSocketConnectionClosedException:
             pytest.fail(
-                f"{where}: the kernel's websocket closed; the hub's log:\n{self.hub.log_tail()}"
+                f"{self.name}: the kernel's websocket closed; the hub's log:\n{self.hub.log_tail()}"
             )
         finally:
             channel.close()
+
+    def shell(self, command: str, cwd: str = "~") -> str:
+        """A shell command in this user's server (as in its terminal); fails with its output."""
+        code = (
+            "import os, subprocess\n"
+            f"done = subprocess.run({command!r}, shell=True, cwd=os.path.expanduser({cwd!r}),"
+            " capture_output=True, text=True)\n"
+            "print(done.stdout)\n"
+            "if done.returncode:\n"
+            "    raise RuntimeError(done.stdout[-3000:] + done.stderr[-5000:])\n"
+        )
+        return self.python(code)
+
+    def close(self) -> None:
+        """Shut this user's kernel down, if one was started (the hub stops the rest)."""
+        if self.kernel_id is not None:
+            try:
+                self.server("DELETE", f"api/kernels/{self.kernel_id}")
+            except requests.RequestException:
+                pass  # the hub is gone already: its servers and kernels with it
 
 
 def execute(channel, code: str, where: str) -> str:
@@ -263,98 +337,191 @@ def listening_addresses(procs: list[psutil.Process]) -> set[str]:
     return addresses
 
 
-def test_three_learners_on_a_hub(proxy_installed, tmp_path):
-    state = tmp_path / "hub"
-    state.mkdir()
-    course_copy = (ROOT / "lessons" / LESSON).read_bytes()
+# What a learner's kernel tries against another learner's submission (``victim``: its
+# folder, which the test knows and the learner would have to guess).
+INTRUDER = """
+import json, os, shutil
+from workbench import course
+inbound = os.path.join(os.environ["NBGRADER_EXCHANGE"], {course!r}, "inbound")
+victim = {victim!r}
+def attempt(action):
+    try:
+        action()
+        return "allowed"
+    except PermissionError:
+        return "refused"
+    except OSError as err:  # e.g. gone: an earlier try got through
+        return type(err).__name__
+def overwrite():
+    with open(os.path.join(victim, {lesson!r}), "w") as out:
+        out.write("{{}}")
+tries = {{
+    "list the inbox": lambda: os.listdir(inbound),
+    "list the submission": lambda: os.listdir(victim),
+    "read it": lambda: open(os.path.join(victim, {lesson!r})).read(),
+    "change it": overwrite,
+    "delete it": lambda: shutil.rmtree(victim),
+    "rename it": lambda: os.rename(victim, victim + "-mine"),
+    "read their home": lambda: os.listdir({victim_home!r}),
+}}
+print(json.dumps({{**{{what: attempt(act) for what, act in tries.items()}},
+                  "solution at hand": course.solution("01-sigmoid-rule"),
+                  "solutions file": course.SOLUTIONS.exists(),
+                  "exam switch": os.environ.get("WORKBENCH_EXAM")}}))
+"""
+
+
+def solution_texts() -> list[str]:
+    """Each solution of the source lessons, as it is written between the markers."""
+    texts = []
+    for path in course.lesson_paths(ROOT / "lessons"):
+        for cell in json.loads(path.read_text())["cells"]:
+            if course.is_solution_cell(cell):
+                texts.append(course.solution_text(course.cell_text(cell)))
+    return [text for text in texts if len(text) > 20]
+
+
+def as_written(solutions: list[str]) -> list[str]:
+    """Each solution as a file may hold it: as it is, and inside a JSON string (the
+    package's solutions.json, a notebook's source line by line is caught as it is)."""
+    quoted = [json.dumps(s, ensure_ascii=ascii)[1:-1] for s in solutions for ascii in (0, 1)]
+    return list(dict.fromkeys([*solutions, *quoted]))
+
+
+def files_holding_solutions(folder: Path, solutions: list[str]) -> list[str]:
+    found, forms = [], as_written(solutions)
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 2**22:
+            text = path.read_text(errors="replace")
+            region = path.suffix == ".ipynb" and "BEGIN SOLUTION" in text
+            if region or any(s in text for s in forms):
+                found.append(str(path))
+    return found
+
+
+def test_a_graded_class_on_the_hub(rehearsal_tools):
+    state = Path(tempfile.mkdtemp(prefix="wb-hub-", dir="/tmp"))  # not pytest's 0700 folder
+    state.chmod(0o711)
     hub = Hub(state)
+    users: list[User] = []
     try:
         wait_for(hub.up, START_S, "the hub")
-        learners = [Learner(hub, name) for name in LEARNERS]
-        for learner in learners:
+        teacher = User(hub, TEACHER)
+        users.append(teacher)
+        teacher.log_in()
+        teacher.start_server()
+        # The instructor's side: formgrader, on their server only.
+        assert teacher.server("GET", "formgrader/api/status").status_code == 200
+        assert "@jupyter/nbgrader:formgrader" not in teacher.disabled_lab_extensions()
+
+        # 1. The course directory, the roster, lesson 1 released (docs/teaching.md's commands).
+        roster = (HUB_DIR / "roster-example.csv").read_text()
+        assert roster.splitlines()[1:] == [",".join(row) for row in ROSTER]
+        teacher.server(
+            "PUT",
+            "api/contents/roster.csv",
+            json={"type": "file", "format": "text", "content": roster},
+        ).raise_for_status()
+        teacher.shell(f"workbench course course 01 --lessons {ROOT / 'lessons'}")
+        teacher.shell("nbgrader db student import ../roster.csv", cwd="~/course")
+        teacher.shell(f"nbgrader generate_assignment {ASSIGNMENT}", cwd="~/course")
+        teacher.shell(f"nbgrader release_assignment {ASSIGNMENT}", cwd="~/course")
+
+        # 2. Three learners fetch, answer and submit.
+        learners = {name: User(hub, name) for name in SUBMITTERS}
+        users.extend(learners.values())
+        for learner in learners.values():
             learner.log_in()
         with ThreadPoolExecutor(len(learners)) as pool:
-            list(pool.map(Learner.start_server, learners))
-            printed = dict(zip(LEARNERS, pool.map(Learner.run_lesson, learners)))
+            list(pool.map(User.start_server, learners.values()))
+        solutions = solution_texts()
+        path = f"{ASSIGNMENT}/{LESSON}"
+        for name, learner in learners.items():
+            assert learner.server("GET", "formgrader/api/status").status_code == 404
+            assert "@jupyter/nbgrader:formgrader" in learner.disabled_lab_extensions()
+            listed = learner.assignments("fetch")
+            assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
+            fetched = learner.notebook(path)
+            assert "BEGIN SOLUTION" not in json.dumps(fetched)
+            assert not [s for s in solutions if s in json.dumps(fetched)]
+            learner.save(path, answered(fetched, ANSWERS[name], signed=f"answered by {name}"))
+            submitted = learner.assignments("submit")
+            assert submitted.get("success", True), submitted
 
-        # Lesson 1 ran whole for everyone: near its end the checker catches a rule that
-        # forgot the upstream gradient.
-        for name in LEARNERS:
-            assert any("Multiply it by ȳ" in text for text in printed[name]), printed[name]
-        # Private copies: each learner's lesson is a file in their own home.
-        for name in LEARNERS:
-            copy = state / "home" / name / "lessons" / LESSON
-            assert copy.read_bytes() == course_copy
-        # A learner's server is theirs alone: another's token is refused.
-        ada, grace, edsger = learners
-        assert (
-            ada.hub.api(
-                "GET", f"/user/grace/api/contents/lessons/{LESSON}", token=ada.token
-            ).status_code
-            == 403
+        # 3. grace goes after ada's submission, knowing exactly where it is: refused.
+        inbound = state / "exchange" / COURSE_ID / "inbound"
+        (ada_submission,) = [p for p in inbound.iterdir() if p.name.startswith("ada+")]
+        ada_before = {p.name: p.read_bytes() for p in ada_submission.iterdir()}
+        intruder = INTRUDER.format(
+            course=COURSE_ID,
+            victim=str(ada_submission),
+            lesson=LESSON,
+            victim_home=str(hub.home("ada")),
         )
+        tried = json.loads(learners["grace"].python(intruder))
+        assert tried.pop("solution at hand") is None  # no source lesson within reach
+        assert tried.pop("solutions file") is False  # nor the package's solutions.json
+        # The class's exam switch, values.yaml's (hints on: "0"), reached the kernel.
+        assert tried.pop("exam switch") == VALUES_ENV["WORKBENCH_EXAM"] == "0"
+        assert tried == dict.fromkeys(tried, "refused"), tried
+        assert {p.name: p.read_bytes() for p in ada_submission.iterdir()} == ada_before
 
-        # Ada edits her lesson; nobody else's copy, nor the course's, changes.
-        notebook = ada.lesson()
-        notebook["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": "ada's"})
-        model = {"type": "notebook", "format": "json", "content": notebook}
-        ada.server("PUT", f"contents/lessons/{LESSON}", json=model).raise_for_status()
-        assert ada.lesson()["cells"][0]["source"] == "ada's"
-        for other in (grace, edsger):
-            assert other.lesson()["cells"][0]["source"] != "ada's"
-            assert (state / "home" / other.name / "lessons" / LESSON).read_bytes() == course_copy
-        assert (ROOT / "lessons" / LESSON).read_bytes() == course_copy
-        # Her edit survives her server's next start: the copy is made only once.
-        home = state / "home" / "ada"
-        rerun = ["bash", "-c", '. "$0"', str(ROOT / "deploy/hub/copy-lessons.sh")]
-        env = {"HOME": str(home), "PATH": os.environ["PATH"]}
-        env["WORKBENCH_LESSONS_SRC"] = str(ROOT / "lessons")
-        subprocess.run(rerun, env=env, check=True, timeout=30)
-        assert ada.lesson()["cells"][0]["source"] == "ada's"
+        # 4. Collect, autograde, feedback, the class report.
+        for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+            teacher.shell(f"nbgrader {step} {ASSIGNMENT}", cwd="~/course")
+        printed = teacher.shell(
+            "workbench class-report . --csv ../class.csv --chart ../class.png", cwd="~/course"
+        )
+        assert "not submitted lesson01: linus" in printed and "1/3" in printed, printed
+        check_lesson_one_report(report.class_report(hub.home(TEACHER) / "course"))
+        assert (hub.home(TEACHER) / "class.png").read_bytes()[:4] == b"\x89PNG"
+
+        # 5. Each learner fetches their own feedback, and only theirs: the released
+        # feedback cannot be listed, each file's name is a secret of its submission's.
+        listing = (
+            "import os\ntry:\n    os.listdir(os.path.join(os.environ['NBGRADER_EXCHANGE'], "
+            f"{COURSE_ID!r}, 'feedback'))\nexcept PermissionError:\n    print('refused')"
+        )
+        assert learners["grace"].python(listing).strip() == "refused"
+        for name, learner in learners.items():
+            learner.assignments("fetch_feedback")
+            listed = learner.server("GET", f"api/contents/{ASSIGNMENT}/feedback").json()
+            (folder,) = listed["content"]  # one submission, one feedback
+            stem = Path(LESSON).stem
+            reply = learner.server("GET", f"api/contents/{folder['path']}/{stem}.html?content=1")
+            reply.raise_for_status()
+            page = reply.json()["content"]
+            # The course directory's feedback template: nothing from a CDN (no MathJax).
+            assert re.findall(r"<(?:script|link)[^>]*(?:src|href)=\"(https?:[^\"]*)", page) == []
+            feedback = html.unescape(re.sub(r"<[^>]+>", "", page))
+            signed = {other for other in SUBMITTERS if f"answered by {other}" in feedback}
+            assert signed == ({name} if ANSWERS[name] else set()), (name, signed)
+            if name == "edsger":
+                assert "NotImplementedError" in feedback
+
+        # Nothing a learner can reach holds a solution: their homes, what the hub copied
+        # into them, what was released to them, their Python.
+        for folder in [*(hub.home(name) for name in SUBMITTERS), state / "lessons"]:
+            assert files_holding_solutions(folder, solutions) == [], folder
+        assert files_holding_solutions(state / "exchange" / COURSE_ID / "outbound", solutions) == []
+        site = ROOT / ".tools" / "learner-env" / "lib"
+        assert not list(site.rglob("lessons/*.ipynb"))
+        (package,) = site.glob("python3*/site-packages/workbench")
+        assert (package / "exercises" / "hints.py").exists()  # the right folder
+        assert not (package / "exercises" / "solutions.json").exists()
+        assert files_holding_solutions(package, solutions) == []
+        copy = json.loads((hub.home("ada") / "lessons" / LESSON).read_text())
+        assert copy == course.student_version(json.loads((ROOT / "lessons" / LESSON).read_text()))
+        # Each home is its owner's alone.
+        ids = {name: hub.home(name).stat() for name in (TEACHER, *SUBMITTERS)}
+        assert len({st.st_uid for st in ids.values()}) == len(ids)
+        assert all(st.st_mode & 0o777 == 0o700 for st in ids.values())
 
         # Loopback only: nothing the hub started listens on another address.
         assert listening_addresses(hub.processes()) <= LOOPBACK
-        assert len(hub.processes()) >= 1 + 1 + 3 + 2  # hub, proxy, servers, kernels at least
     finally:
+        for user in users:
+            user.close()
         leftovers = hub.stop()
+        shutil.rmtree(state, ignore_errors=True)
     assert leftovers == [], f"still running after the hub stopped: {leftovers}"
-
-
-def quantity_mib(text: str) -> float:
-    """A Kubernetes memory quantity ("512M", "1G", "1Gi") in MiB."""
-    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "K": 1e3, "M": 1e6, "G": 1e9}
-    for suffix in sorted(units, key=len, reverse=True):
-        if text.endswith(suffix):
-            return float(text[: -len(suffix)]) * units[suffix] / 2**20
-    return float(text) / 2**20
-
-
-def test_values_size_memory_from_the_measured_lessons():
-    """values.yaml's guarantee holds one lesson at its peak, its limit four (lesson_memory.json)."""
-    values = yaml.safe_load((ROOT / "deploy/hub/values.yaml").read_text())
-    measured = json.loads((ROOT / "deploy/hub/lesson_memory.json").read_text())
-    lessons = {name for name in measured["lessons"] if name.endswith(".ipynb")}
-    assert lessons == {path.name for path in (ROOT / "lessons").glob("*.ipynb")}, (
-        "re-measure: PYTHONPATH=. python bench/lesson_memory.py > deploy/hub/lesson_memory.json"
-    )
-    server, kernel = measured["jupyter_server_rss_mib"], measured["max_peak_rss_mib"]
-    renderer = measured["max_children_peak_rss_mib"]
-    memory = values["singleuser"]["memory"]
-    assert quantity_mib(memory["guarantee"]) >= server + kernel + renderer
-    assert quantity_mib(memory["limit"]) >= server + 4 * kernel + renderer
-    assert values["cull"]["enabled"] and values["cull"]["timeout"] > 0
-    # The exchange volume is mounted where nbgrader's config says the exchange is.
-    mounts = values["singleuser"]["storage"]["extraVolumeMounts"]
-    config = values["singleuser"]["extraFiles"]["nbgrader-config"]["stringData"]
-    exchange = [m["mountPath"] for m in mounts if m["name"] == "nbgrader-exchange"]
-    assert exchange and f'c.Exchange.root = "{exchange[0]}"' in config
-
-
-def test_image_base_is_pinned_by_date():
-    base = next(
-        line.split()[1]
-        for line in (ROOT / "deploy/hub/Dockerfile").read_text().splitlines()
-        if line.startswith("FROM ")
-    )
-    name, _, tag = base.rpartition(":")
-    assert name.startswith("quay.io/jupyter/") and len(tag) == 10 and tag[4] == tag[7] == "-"

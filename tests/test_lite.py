@@ -1,10 +1,16 @@
-"""The static JupyterLite site (scripts/build_lite.py): it builds, and holds the course.
+"""The static JupyterLite site (scripts/build_lite.py): it builds, holds the course, and says
+what it needs.
 
-Run in a browser, the site loads Pyodide and numpy from Pyodide's CDN, which this
-machine cannot reach: what is tested here is the site itself. Its lessons (each
-with a first cell that installs workbench), its wheel (pure Python, indexed where
-the Pyodide kernel's ``%pip`` looks first), and the front-ends the widgets need.
-That workbench runs without threads or subprocesses is tests/test_browser_kernel.py.
+The default site loads Pyodide and its packages from Pyodide's CDN, which this machine
+cannot reach: what is tested is the site itself. Its lessons (a first note saying that
+the page needs the CDN, then a cell that installs autodiff-workbench), its package
+index (the wheel and the pure-Python wheels Pyodide lacks, pinned; every dependency
+found in the index, the kernel's own wheels or Pyodide's lock; PyPI never asked), its
+front page, and the widgets' front-ends. With ``--pyodide`` the site carries Pyodide:
+built on Pyodide's core from npm (scripts/pyodide_core.sh), the build adds micropip and
+the kernel's pure-Python packages from PyPI, and stops, naming them, where the lessons'
+compiled packages (numpy) are missing. That workbench runs without threads or
+subprocesses is tests/test_browser_kernel.py.
 """
 
 from __future__ import annotations
@@ -12,18 +18,37 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from workbench.course import student_version
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_lite  # noqa: E402
+
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
-BUILD_S = 400  # the wheel and the site, on a busy two-core machine
+BUILD_S = 600  # the wheel, the downloads and the site, on a busy two-core machine
+CORE = ROOT / ".tools" / "pyodide-core"
+KERNEL = "@jupyterlite/pyodide-kernel-extension:kernel"
+# Python in the browser: what a wheel's markers see in Pyodide.
+BROWSER = default_environment() | {
+    "python_version": "3.14",
+    "python_full_version": "3.14.2",
+    "sys_platform": "emscripten",
+    "platform_system": "Emscripten",
+    "platform_machine": "wasm32",
+    "implementation_name": "cpython",
+}
 
 
 @pytest.fixture(scope="module")
@@ -35,36 +60,112 @@ def site(tmp_path_factory) -> Path:
     return output
 
 
+@pytest.fixture(scope="module")
+def pyodide_core() -> Path:
+    """Pyodide's core from npm, the version the kernel is built for."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm not found: Pyodide's core cannot be fetched")
+    subprocess.run(["bash", str(ROOT / "scripts" / "pyodide_core.sh")], check=True, timeout=600)
+    return CORE
+
+
 def lite_config(site: Path) -> dict:
     return json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
 
 
-def test_site_holds_every_lesson_with_an_install_cell_first_and_no_solutions(site):
+def test_every_lesson_says_what_it_needs_then_installs_the_package_and_has_no_solutions(site):
     listed = json.loads((site / "api/contents/lessons/all.json").read_text())["content"]
     assert {entry["name"] for entry in listed} >= {path.name for path in LESSONS}
     for path in LESSONS:
-        source = json.loads(path.read_text())
         served = json.loads((site / "files/lessons" / path.name).read_text())
-        first, *rest = served["cells"]
-        assert first["cell_type"] == "code" and "workbench-install" in first["metadata"]["tags"]
-        assert "%pip install -q workbench" in first["source"]
-        learner = student_version(source)["cells"]
+        note, install, *rest = served["cells"]
+        assert note["cell_type"] == "markdown"  # shown with no kernel at all
+        assert "cdn.jsdelivr.net" in note["source"] and "Unknown" in note["source"]
+        assert install["cell_type"] == "code" and "workbench-install" in install["metadata"]["tags"]
+        assert "%pip install -q autodiff-workbench" in install["source"]
+        learner = student_version(json.loads(path.read_text()))["cells"]
         assert rest == learner, f"{path.name}: the site's copy is not the learner's version"
         assert "### BEGIN SOLUTION" not in json.dumps(rest)
 
 
-def test_site_holds_the_wheel_where_pip_looks_first(site):
+def test_the_first_page_says_the_kernel_needs_the_cdn_and_lists_the_lessons(site):
+    page = (site / "index.html").read_text()
+    assert "cdn.jsdelivr.net" in page and "cannot reach it" in page
+    for path in LESSONS:
+        assert f"lab/index.html?path=lessons/{path.name}" in page
+    # The CDN named is the one the kernel loads Pyodide from.
+    settings = lite_config(site)["litePluginSettings"][KERNEL]
+    assert settings.get("pyodideUrl", build_lite.PYODIDE_CDN) == build_lite.PYODIDE_CDN
+
+
+def index_of(site: Path) -> dict:
+    return json.loads((site / "pypi/all.json").read_text())
+
+
+def test_the_site_installs_from_its_own_index_only(site):
+    settings = lite_config(site)["litePluginSettings"][KERNEL]
+    assert settings["disablePyPIFallback"] is True
+    assert settings["pipliteUrls"][0].split("?")[0] == "./pypi/all.json"
     version = re.search(r'^version = "(.+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
-    wheel = site / "pypi" / f"workbench-{version}-py3-none-any.whl"
-    index = json.loads((site / "pypi/all.json").read_text())
-    (release,) = index["workbench"]["releases"][version]
-    assert release["filename"] == wheel.name
-    assert release["digests"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
-    # The Pyodide kernel's piplite reads the site's own index before PyPI.
-    settings = lite_config(site)["litePluginSettings"]
-    urls = settings["@jupyterlite/pyodide-kernel-extension:kernel"]["pipliteUrls"]
-    assert urls[0].split("?")[0] == "./pypi/all.json"
-    # Pure Python: a browser kernel can install it.
+    wanted = {"autodiff-workbench": version}
+    for line in build_lite.pinned():
+        name, pin = line.split("==")
+        wanted[canonicalize_name(name)] = pin
+    index = index_of(site)
+    assert {canonicalize_name(name): list(entry["releases"]) for name, entry in index.items()} == {
+        name: [pin] for name, pin in wanted.items()
+    }
+    for entry in index.values():
+        for (release,) in entry["releases"].values():
+            wheel = site / "pypi" / release["filename"]
+            assert release["filename"].endswith("-none-any.whl")
+            assert release["digests"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+
+SOLUTIONS = "workbench/exercises/solutions.json"
+
+
+def test_the_sites_wheel_holds_no_solution_unless_asked(site, tmp_path):
+    """The site's wheel, which anyone can download from it, has no solutions.json; built
+    for a self-study site (--with-solutions), it has, as the package on PyPI."""
+    (served,) = (site / "pypi").glob("autodiff_workbench-*.whl")
+    kept = build_lite.build_wheel(tmp_path, with_solutions=True)
+    with zipfile.ZipFile(served) as without, zipfile.ZipFile(kept) as with_them:
+        names, kept_names = set(without.namelist()), set(with_them.namelist())
+        assert "workbench/exercises/hints.py" in names and SOLUTIONS not in names
+        assert kept_names - names == {SOLUTIONS}
+        assert json.loads(with_them.read(SOLUTIONS)) == json.loads(
+            (ROOT / SOLUTIONS).read_text(encoding="utf-8")
+        )
+
+
+def wheel_requirements(wheel: Path) -> list[Requirement]:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = Parser().parsestr(archive.read(name).decode())
+    found = [Requirement(line) for line in metadata.get_all("Requires-Dist") or []]
+    return [r for r in found if r.marker is None or r.marker.evaluate(BROWSER | {"extra": ""})]
+
+
+def test_every_dependency_is_in_the_site_the_kernel_or_pyodide(site, pyodide_core):
+    lock = json.loads((pyodide_core / "pyodide-lock.json").read_text())["packages"]
+    kernel_index = json.loads(
+        (site / "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi/all.json").read_text()
+    )
+    versions = {canonicalize_name(n): {e["version"]} for n, e in lock.items()}
+    for name, entry in {**kernel_index, **index_of(site)}.items():
+        versions.setdefault(canonicalize_name(name), set()).update(entry["releases"])
+    unmet = []
+    for wheel in (site / "pypi").glob("*.whl"):
+        for requirement in wheel_requirements(wheel):
+            have = versions.get(canonicalize_name(requirement.name), set())
+            if not any(requirement.specifier.contains(v, prereleases=True) for v in have):
+                unmet.append(f"{wheel.name}: {requirement} (have {sorted(have)})")
+    assert unmet == []
+
+
+def test_the_wheel_is_pure_python(site):
+    (wheel,) = (site / "pypi").glob("autodiff_workbench-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "workbench/__init__.py" in names and "workbench/widgets/stepper.py" in names
@@ -78,3 +179,34 @@ def test_site_holds_the_kernel_and_the_widget_front_ends(site):
     assert wanted <= set(extensions)
     for name in wanted:
         assert (site / "extensions" / name / extensions[name]["load"]).is_file()
+
+
+# ------------------------------------------------------------------ a site with its own Pyodide
+def test_a_core_only_pyodide_is_refused_naming_what_the_lessons_miss(pyodide_core, tmp_path):
+    with pytest.raises(SystemExit) as stopped:
+        build_lite.complete_pyodide(pyodide_core, tmp_path / "pyodide")
+    message = str(stopped.value)
+    assert "numpy-" in message and "matplotlib-" in message and "full distribution" in message
+
+
+def test_not_a_pyodide_folder_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match="not a Pyodide distribution"):
+        build_lite.complete_pyodide(tmp_path, tmp_path / "out")
+
+
+def test_the_kernels_pure_python_packages_are_added_from_pypi_at_the_locked_versions(
+    pyodide_core, tmp_path
+):
+    target = tmp_path / "pyodide"
+    added = build_lite.complete_pyodide(pyodide_core, target, ("micropip", "ipython"))
+    lock = json.loads((target / "pyodide-lock.json").read_text())["packages"]
+    assert "micropip" in added and "ipython" in added and "traitlets" in added
+    for name in added:
+        wheel = target / lock[name]["file_name"]
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() == lock[name]["sha256"]
+        with zipfile.ZipFile(wheel) as archive:
+            assert any(n.endswith(".dist-info/METADATA") for n in archive.namelist())
+    original = json.loads((pyodide_core / "pyodide-lock.json").read_text())["packages"]
+    assert {n: e["version"] for n, e in lock.items()} == {
+        n: e["version"] for n, e in original.items()
+    }

@@ -237,7 +237,7 @@ def test_no_renderer_names_the_render_extra_and_graphviz(monkeypatch, no_dot):
     with pytest.raises(wb.viz.RendererMissing) as caught:
         wb.viz.draw(small_loss()).svg()
     message = str(caught.value)
-    assert "pip install 'workbench[render]'" in message
+    assert "pip install 'autodiff-workbench[render]'" in message
     assert "install Graphviz so that `dot` is on PATH" in message
 
 
@@ -246,7 +246,7 @@ def test_a_pygraphviz_that_cannot_be_imported_is_a_missing_renderer(monkeypatch,
     monkeypatch.setenv("PYTHONPATH", str(site))
     with pytest.raises(wb.viz.RendererMissing, match="libcgraph") as caught:
         renderers.render(SMALL_DOT, "svg")
-    assert "workbench[render]" in str(caught.value)
+    assert "autodiff-workbench[render]" in str(caught.value)
 
 
 # --------------------------------------------------------------- CLI
@@ -279,7 +279,7 @@ def test_cli_without_a_renderer_names_the_extra(monkeypatch, no_dot, trace_file,
     assert main(["render", str(trace_file)]) == 3
     err = capsys.readouterr().err
     assert err.startswith("workbench render: cannot render")
-    assert "workbench[render]" in err and err.count("\n") == 1
+    assert "autodiff-workbench[render]" in err and err.count("\n") == 1
 
 
 # ----------------------------------------------------------- widgets

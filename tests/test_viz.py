@@ -252,7 +252,7 @@ def test_missing_renderer_says_how_to_fix_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pygraphviz", None)  # import fails
     graph = wb.viz.draw(product_sum())
     assert graph.dot.startswith("digraph")  # DOT needs no renderer
-    with pytest.raises(wb.viz.RendererMissing, match=r"pip install 'workbench\[render\]'"):
+    with pytest.raises(wb.viz.RendererMissing, match=r"pip install 'autodiff-workbench\[render\]'"):
         graph.svg()
 
 

@@ -66,7 +66,10 @@ def cupy_module():
 
 
 def cuda_available() -> bool:
-    """True when CuPy is installed and a CUDA GPU is usable (``pip install workbench[cuda]``)."""
+    """True when CuPy is installed and a CUDA GPU is usable.
+
+    (``pip install 'autodiff-workbench[cuda]'`` installs CuPy.)
+    """
     return cupy_module() is not None
 
 
@@ -103,7 +106,7 @@ def normalize_device(device) -> str:
     if name == "cuda" or name.startswith("cuda:"):
         if not cuda_available():
             raise RuntimeError(
-                "device='cuda' needs CuPy and a CUDA GPU: pip install 'workbench[cuda]' "
+                "device='cuda' needs CuPy and a CUDA GPU: pip install 'autodiff-workbench[cuda]' "
                 "on a machine with an NVIDIA GPU"
             )
         _mark_gpu_in_use()

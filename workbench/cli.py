@@ -6,6 +6,11 @@
 ``--ServerApp.ip=0.0.0.0``, go to JupyterLab); ``workbench lessons --reset 01`` gives you
 a fresh copy of lesson 01; ``workbench render run.json --kind backward --step 12 -o
 step12.svg`` draws a saved trace (``.svg``, ``.png`` or ``.dot``).
+
+For teachers (``workbench.classroom``): ``workbench course DIR`` makes an nbgrader course
+directory from the lessons (``--exam`` takes the hints out), ``workbench answer-key``
+writes every solution in one file, ``workbench class-report DIR`` shows how the class
+did per exercise, ``workbench schedule`` each lesson's time to do.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 NO_LAB = (
     "workbench lab: JupyterLab is not installed in this environment. "
-    "Install it with `pip install 'workbench[lab]'` (or `make lab` in a checkout)."
+    "Install it with `pip install 'autodiff-workbench[lab]'` (or `make lab` in a checkout)."
 )
 
 
@@ -149,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=None, help="seconds the layout may take (default 30)"
     )
     render.set_defaults(func=cmd_render)
+    from .classroom.commands import add_commands
+
+    add_commands(sub)  # the teacher's: course, answer-key, class-report, schedule
     return parser
 
 

@@ -58,8 +58,8 @@ if TYPE_CHECKING:  # only for the annotations: importing workbench never imports
 
 NO_TORCH = (
     "wb.from_torch needs PyTorch, which is not installed here. Install it with "
-    "`pip install torch`. (Once workbench's optional dependencies are split into "
-    "extras, `pip install workbench[torch]` will install it too.)"
+    "`pip install 'autodiff-workbench[torch]'` (the PyTorch version the tests use), "
+    "or `pip install torch`."
 )
 NO_GRAPH = (
     "This tensor has no grad_fn, so PyTorch has no backward graph to replay: make the "

@@ -37,6 +37,12 @@ that is still ``raise NotImplementedError()`` is *not answered yet*
 (:class:`NotAnswered`): graded 0, and the notebook goes on. ``progress()`` lists the
 exercises still open.
 
+Every check runs under a guard (``guard.py``): from a fresh kernel's modes, put back
+afterwards; within a time limit that stops the learner's endless loop and names its
+line; one line when the learner presses Interrupt; and a sentence, never a traceback,
+for an answer no one foresaw. tests/test_hostile_answers.py runs a table of hostile
+answers against every check.
+
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
 ``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``segment_budget.py``,

@@ -16,23 +16,32 @@ A wrong prediction raises :class:`ExerciseError` saying where it first differs.
 
 from __future__ import annotations
 
+import reprlib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..tensor import Tensor
 from .diagnose import compare
-from .report import Passed, call_learner, fail
+from .guard import checker
+from .report import ExerciseError, Passed, call_learner, fail
 
 
+@checker
 def call_answer(function: Callable, *args, what: str = ""):
     """``function(*args)`` for a learner's function; an error in it becomes a short
     :class:`ExerciseError` naming their line (``raise NotImplementedError()`` included)."""
     return call_learner(function, args, what=what)
 
 
+@checker
 def check_answer(what: str, expected, got, proof: str = "") -> Passed:
-    """``got`` must equal ``expected`` (numbers, lists, arrays or tensors, up to rounding)."""
+    """``got`` must equal ``expected`` (numbers, lists, arrays or tensors, up to rounding).
+
+    Whole numbers count as floats; complex numbers for a real ``expected`` (even with
+    zero imaginary parts), True/False, text and numbers beyond float64 are wrong.
+    """
     finding = compare(f"your {what}", as_numbers(expected, what), as_numbers(got, what))
     if finding is not None:
         fail(finding.sentences(), finding)
@@ -40,26 +49,63 @@ def check_answer(what: str, expected, got, proof: str = "") -> Passed:
 
 
 def as_numbers(value, what: str):
-    """A prediction as an array (a tensor's values, a list, a number); None stays None."""
+    """A prediction as an array (a tensor's values, a list, a number); None stays None.
+
+    Whole numbers become float64 (a prediction of 2 for 2.0 is right); booleans, text,
+    numbers too large for a float64 and ragged lists are refused with a sentence. A
+    complex prediction stays complex, so that :func:`compare` sees its imaginary parts.
+    """
     if value is None:
         return None
+    array = values_of(value, what)
+    if array.dtype.kind == "b":
+        fail(f"Your {what} holds True/False values: write it as numbers.")
+    if array.dtype.kind not in "iufc":
+        fail(f"Your {what} is a {type(value).__name__} of {kind_text(array)}: write it as numbers.")
+    if array.dtype.kind in "iu":
+        return array.astype(np.float64)
+    return array
+
+
+def values_of(value, what: str) -> np.ndarray:
+    """``value``'s numbers as an array: a workbench or torch tensor's, or numpy's reading."""
     if isinstance(value, Tensor):
         return value.detach().numpy()
+    if is_torch_tensor(value):
+        value = value.detach().cpu().resolve_conj().resolve_neg()
     try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        fail(f"Your {what} is a {type(value).__name__}: write it as numbers (a numpy array).")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's warning about a ragged list, among others
+            return np.asarray(value)
+    except OverflowError:
+        fail(f"Your {what} holds a number too large for a float64 (over 1.8e308).")
+    except (TypeError, ValueError, RuntimeError, Warning):
+        fail(f"Your {what} is a {type(value).__name__} that is not a list of numbers of one shape.")
 
 
+def is_torch_tensor(value) -> bool:
+    """A PyTorch tensor, recognised without importing torch."""
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach")
+
+
+def kind_text(array: np.ndarray) -> str:
+    if array.dtype.kind == "O":
+        return "Python objects (numbers too large for a float64, or not numbers)"
+    if array.dtype.kind in "US":
+        return "text"
+    return f"{array.dtype} values"
+
+
+@checker
 def check_order(what: str, expected: Sequence, got: Sequence, proof: str = "") -> Passed:
     """``got`` must list the same items as ``expected``, in the same order."""
     if not isinstance(got, (list, tuple)):
         fail(f"Write {what} as a list, not a {type(got).__name__}.")
     for position, (want, have) in enumerate(zip(expected, got), start=1):
-        if want != have:
+        if not same_entry(want, have):
             fail(
                 f"Your {what} differs from the engine's at position {position}: you wrote "
-                f"{have!r} where {want!r} comes. Everything before it is right."
+                f"{short(have)} where {short(want)} comes. Everything before it is right."
             )
     if len(got) != len(expected):
         fail(
@@ -69,18 +115,64 @@ def check_order(what: str, expected: Sequence, got: Sequence, proof: str = "") -
     return Passed(f"Your {what} is right.", proof)
 
 
+@checker
 def check_table(what: str, expected: Mapping, got: Mapping, proof: str = "") -> Passed:
     """``got`` must map the same keys to the same values as ``expected``."""
     if not isinstance(got, Mapping):
         fail(f"Write {what} as a dict, not a {type(got).__name__}.")
-    missing = [k for k in expected if k not in got]
+    missing = [k for k in expected if not has_key(got, k)]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        fail(f"Your {what} has no entry for {missing[0]!r}{more}.")
-    extra = [k for k in got if k not in expected]
+        fail(f"Your {what} has no entry for {short(missing[0])}{more}.")
+    extra = [k for k in got if not has_key(expected, k)]
     if extra:
-        fail(f"Your {what} has an entry for {extra[0]!r}, which the engine's has not.")
+        fail(f"Your {what} has an entry for {short(extra[0])}, which the engine's has not.")
     for key, want in expected.items():
-        if got[key] != want:
-            fail(f"Your {what} says {got[key]!r} for {key!r}; the engine says {want!r}.")
+        if not same_entry(want, got[key]):
+            fail(
+                f"Your {what} says {short(got[key])} for {short(key)}; "
+                f"the engine says {short(want)}."
+            )
     return Passed(f"Your {what} is right.", proof)
+
+
+def same_entry(want, have) -> bool:
+    """One entry of an order or a table: equal, and of the same kind.
+
+    Arrays and tensors compare by shape, kind of number and values; ``True`` is not
+    the count 1, nor ``1.5`` the count 1; a comparison that fails is a difference.
+    """
+    if isinstance(have, bool) != isinstance(want, bool):
+        return False
+    if isinstance(want, int) and isinstance(have, float) and not have.is_integer():
+        return False
+    if any(isinstance(v, (np.ndarray, Tensor)) or is_torch_tensor(v) for v in (want, have)):
+        return same_array(want, have)
+    try:
+        return bool(want == have)
+    except Exception:  # an object whose == raises or is ambiguous: not the engine's entry
+        return False
+
+
+def same_array(want, have) -> bool:
+    try:
+        want, have = (np.asarray(values_of(v, "entry")) for v in (want, have))
+    except ExerciseError:
+        return False
+    return want.dtype.kind == have.dtype.kind and np.array_equal(want, have)
+
+
+def has_key(table: Mapping, key) -> bool:
+    try:
+        return key in table
+    except TypeError:  # an unhashable key
+        return False
+
+
+SHORT = reprlib.Repr()
+SHORT.maxstring = SHORT.maxother = 60
+
+
+def short(value) -> str:
+    """``repr(value)``, cut short: an answer may be a megabyte long."""
+    return SHORT.repr(value)

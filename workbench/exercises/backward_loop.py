@@ -38,6 +38,7 @@ from ..ops.grad import no_grad as stop_gradient
 from ..tensor import Tensor
 from .dependencies import none_child_hint
 from .diagnose import Finding, compare
+from .guard import checker, modes_kept
 from .picture import graph_picture
 from .report import CheckerStop, ExerciseError, NotAnswered, Passed, fail, learner_error
 
@@ -225,6 +226,7 @@ class Run:
     watcher: Watcher
 
 
+@checker
 def check_backward_loop(learner_backward: Callable[[Tensor], None]) -> Passed:
     """Check ``learner_backward(root)``, which must fill ``.grad`` as ``root.backward()`` does.
 
@@ -257,7 +259,8 @@ def run_graph(graph: TestGraph, backward: Callable, learner: bool = False) -> Ru
     before = {name: as_array(x.grad) for name, x in leaves.items()}
     watcher = Watcher(root, leaves, learner)
     try:
-        backward(root)
+        with modes_kept():
+            backward(root)
     except CheckerStop as stop:
         fail(f"On {graph.name}, {stop}")
     except ExerciseError:  # a rule tried with trying_rule has already said what is wrong

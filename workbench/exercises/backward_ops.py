@@ -35,6 +35,7 @@ from ..nn import functional as F
 from ..ops import grad as grad_ops
 from ..tensor import Tensor
 from .diagnose import Finding, as_array, compare, is_close, shape_text
+from .guard import checker
 from .report import Passed, call_learner, fail
 from .rules import FD_ATOL, FD_RTOL, finite_differences
 
@@ -96,6 +97,7 @@ class PoolCase:
         return routed.numpy()
 
 
+@checker
 def check_avg_pool_backward(avg_pool2d_backward: Callable) -> Passed:
     """Check ``avg_pool2d_backward(output_grad, data, pool_size)`` for windows of
     ``pool_size × pool_size`` that do not overlap (stride = pool_size, no padding)."""
@@ -255,6 +257,7 @@ class TakeCase:
         return sorted({int(i) for i in flat if (flat == i).sum() > 1})
 
 
+@checker
 def check_take_backward(take_backward: Callable) -> Passed:
     """Check ``take_backward(output_grad, x, indices)``: the gradient of ``x.take(indices)``
     (elements of the flattened ``x``), where an index may be taken more than once."""

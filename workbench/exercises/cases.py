@@ -17,6 +17,7 @@ from ..nn import functional as F
 from ..ops import registry
 from ..tensor import Tensor
 from .diagnose import shape_text
+from .report import CheckerMisuse
 
 
 @dataclass(frozen=True)
@@ -109,13 +110,14 @@ def public_function(op_name: str) -> Callable:
 
     function = getattr(F, op_name, None) or getattr(workbench, op_name, None)
     if function is None:
-        raise ValueError(f"no public function calls the op '{op_name}': pass cases yourself")
+        raise CheckerMisuse(f"no public function calls the op '{op_name}': pass cases yourself")
     return function
 
 
 def default_cases(op_name: str, shapes: list | None = None) -> list[Case]:
     """The cases ``check_rule`` runs for ``op_name`` (``shapes`` replaces the default shapes)."""
-    registry.get_op(op_name)  # a clear KeyError for an unknown name
+    if op_name not in registry.OPS:
+        raise CheckerMisuse(f"there is no op called '{op_name}'")
     if op_name in UNARY:
         return unary_cases(op_name, shapes)
     if op_name in BINARY:
@@ -128,7 +130,7 @@ def default_cases(op_name: str, shapes: list | None = None) -> list[Case]:
         return SPECIAL[op_name](shapes)
     if shapes is None:
         known = sorted([*UNARY, *BINARY, *REDUCTIONS, *ALONG_A_DIM, *SPECIAL])
-        raise ValueError(
+        raise CheckerMisuse(
             f"check_rule has no default inputs for '{op_name}': pass shapes=[...] "
             f"(ops with defaults: {', '.join(known)})"
         )

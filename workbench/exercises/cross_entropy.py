@@ -27,6 +27,7 @@ from ..autograd.engine import grad as autograd_grad
 from ..nn import functional as F
 from ..tensor import Tensor
 from .diagnose import Finding, as_array, compare, is_close, shape_text
+from .guard import checker
 from .report import Passed, call_learner, fail
 from .rules import FD_ATOL, FD_RTOL, finite_differences
 
@@ -58,6 +59,7 @@ class Batch:
         return np.eye(self.classes)[self.labels]
 
 
+@checker
 def check_cross_entropy_grad(cross_entropy_grad: Callable[[Tensor, Tensor], Tensor]) -> Passed:
     """Check ``cross_entropy_grad(logits, labels)`` = ∂ mean cross-entropy / ∂ logits."""
     rng = np.random.default_rng(2)

@@ -57,8 +57,10 @@ from .diagnose import (
     number,
     shape_text,
 )
+from .guard import checker, inputs_kept, modes_kept
 from .report import (
     PASSED_ON,
+    CheckerMisuse,
     ExerciseError,
     NotAnswered,
     Passed,
@@ -96,6 +98,7 @@ HYPOT_INPUTS = ([3.0, -1.0, 0.5], [4.0, 2.0, -0.25])
 POWER_INPUTS = ([0.5, 1.5, 2.0], 3)
 
 
+@checker
 def check_softplus(function: type[Function]) -> Passed:
     """Exercise 1 of lesson 6: a stable softplus, checked at x = ±800 too."""
     passed = check_function(function, *SOFTPLUS_INPUTS, reference=softplus)
@@ -105,17 +108,20 @@ def check_softplus(function: type[Function]) -> Passed:
     return passed
 
 
+@checker
 def check_hypot(function: type[Function]) -> Passed:
     """Exercise 2 of lesson 6: two inputs, and the output saved for backward."""
     return check_function(function, *HYPOT_INPUTS, reference=hypot)
 
 
+@checker
 def check_power(function: type[Function]) -> Passed:
     """Exercise 3 of lesson 6: a Python number on ctx, and None for its gradient."""
     return check_function(function, *POWER_INPUTS, reference=power)
 
 
 # ------------------------------------------------------------------ the check
+@checker
 def check_function(function: type[Function], *inputs, reference: Callable | None = None) -> Passed:
     """Check the custom Function ``function`` on ``inputs`` (tensors, arrays or lists;
     Python numbers are passed as they are and take no gradient).
@@ -124,7 +130,13 @@ def check_function(function: type[Function], *inputs, reference: Callable | None
     gradient from finite differences (or from the reference's gradient).
     """
     if not inputs:
-        raise ValueError("check_function needs the inputs to call the Function on")
+        raise CheckerMisuse("check_function needs the inputs to call the Function on")
+    if not (isinstance(function, type) and issubclass(function, Function)):
+        fail(
+            f"Your answer is a {type(function).__name__}, not a Function: write a class "
+            "that subclasses wb.autograd.Function, with a forward and a backward "
+            "@staticmethod, and pass the class itself (not Exp.apply, not a lambda)."
+        )
     rng = np.random.default_rng(SEED)
     leaves = [as_input(x) for x in inputs]
     names = argument_names(function, len(leaves))
@@ -186,7 +198,8 @@ def argument_names(function: type[Function], count: int) -> list:
 def run_forward(function: type[Function], leaves: list, names: list, context: str) -> list:
     """``function.apply(*leaves)``, its outputs as a list of the tensors that have a node."""
     try:
-        result = function.apply(*leaves)
+        with modes_kept(), inputs_kept(function.forward, (None, *leaves)):
+            result = function.apply(*leaves)
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:
@@ -196,12 +209,29 @@ def run_forward(function: type[Function], leaves: list, names: list, context: st
     outputs = list(result) if isinstance(result, tuple) else [result]
     if not all(isinstance(o, Tensor) for o in outputs):
         fail(f"{context}, your forward returned a {type(result).__name__}. Return a Tensor.")
+    aliased = aliased_input(outputs, leaves, names)
+    if aliased is not None:
+        fail(
+            f"{context}, your forward returned its input {aliased} itself (or a view of it). "
+            "Return a new tensor computed from it: an output that is its input is changed "
+            "by whatever changes the input."
+        )
     if outputs[0].grad_fn is None:
         fail(
             f"{context}, the output of your Function has no backward node. Return a float "
             "tensor computed from the inputs in forward."
         )
     return outputs
+
+
+def aliased_input(outputs: list, leaves: list, names: list) -> str | None:
+    """The name of an input whose memory an output shares, else None."""
+    for name, leaf in zip(names, leaves):
+        if is_tensor(leaf):
+            for out in outputs:
+                if np.shares_memory(out.detach().numpy(), leaf.detach().numpy()):
+                    return name
+    return None
 
 
 def check_forward(reference, inputs: tuple, outputs: list, names, leaves, context: str) -> None:
@@ -219,7 +249,7 @@ def run_backward(function, ctx, upstreams: list, names: list, leaves: list, cont
     """The learner's ``backward(ctx, *ȳ)``: one gradient per input, as a list."""
     count = len(leaves)
     try:
-        with no_grad():
+        with no_grad(), modes_kept():
             got = function.backward(ctx, *[g.clone() for g in upstreams])
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise

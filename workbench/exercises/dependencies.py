@@ -19,6 +19,7 @@ import numpy as np
 from ..autograd import reference
 from ..autograd.graph import Node, edge_of, walk
 from ..tensor import Tensor
+from .guard import checker
 from .report import NotAnswered, Passed, fail, learner_error
 
 WHAT = "table of dependency counts"
@@ -42,6 +43,7 @@ def dependency_graphs() -> list:
     ]
 
 
+@checker
 def check_dependency_counts(count_dependencies: Callable[[Node], Mapping]) -> Passed:
     """``count_dependencies(start)`` must map each node below ``start`` to its edges in."""
     for expression, root in dependency_graphs():

@@ -30,10 +30,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
+from ..autograd.grad_mode import no_grad
 from ..optim import SGD
 from ..tensor import Tensor
 from .diagnose import Finding, compare
+from .guard import checker, modes_kept
 from .report import (
     PASSED_ON,
     ExerciseError,
@@ -78,10 +79,8 @@ def trajectory(make_step: Callable[[list], Callable[[], None]], steps: int) -> l
     for _ in range(steps):
         zero_in_place(params.values())
         loss().backward()
-        step()
-        if not is_grad_enabled():
-            set_grad_enabled(True)
-            fail(GRAD_LEFT_OFF)
+        with modes_kept():
+            step()
         history.append({name: p.detach().numpy().copy() for name, p in params.items()})
     return history
 
@@ -201,13 +200,8 @@ KNOWN_MISTAKES = (
     ),
 )
 
-GRAD_LEFT_OFF = (
-    "Your step left autograd switched off (wb.set_grad_enabled(False), never switched back): "
-    "the next backward() has no graph. Use `with wb.no_grad():`, which switches it back on "
-    "at the end of its block."
-)
 
-
+@checker
 def check_optimizer_step(
     learner_step: Step, lr: float = 0.05, momentum: float = 0.9, steps: int = 4
 ) -> Passed:

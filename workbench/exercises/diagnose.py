@@ -49,6 +49,7 @@ from ..tensor import Tensor
 RTOL = 1e-6  # an answer within these of the expected one is right
 ATOL = 1e-9
 MAX_LISTED = 5  # wrong elements named one by one in a message
+NOT_VALUES = ("missing", "unexpected", "not_a_tensor", "dtype")  # kinds read no values
 
 
 @dataclass
@@ -94,7 +95,7 @@ def compare(
     """
     if expected is None or got is None:
         return diagnose_missing(what, expected, got) or diagnose_unexpected(what, expected, got)
-    finding = diagnose_not_a_tensor(what, got)
+    finding = diagnose_not_a_tensor(what, got) or diagnose_dtype(what, expected, got)
     if finding is not None:
         return finding
     expected, got = as_array(expected), as_array(got)
@@ -152,12 +153,37 @@ def diagnose_not_a_tensor(what: str, got) -> Finding | None:
     if isinstance(got, (Tensor, np.ndarray)):
         return None
     kind = type(got).__name__
+    if type(got).__module__.startswith("torch"):
+        kind = f"PyTorch {kind} (torch.{kind})"
     return Finding(
         "not_a_tensor",
         what,
         f"{what} is a {kind}, not a tensor",
         "build it with tensor operations on grad and orig.args, so that it is a Tensor",
     )
+
+
+def diagnose_dtype(what: str, expected, got) -> Finding | None:
+    """Numbers of the wrong kind: complex where the gradient is real (its imaginary parts
+    would be dropped without a word), True/False, text or objects.
+
+    Whole numbers and another float width are judged by their values: a prediction
+    written as ``[2, 4]`` is the float gradient ``[2., 4.]``.
+    """
+    expected, got = as_array(expected), as_array(got)
+    if got.dtype.kind == "c" and expected.dtype.kind != "c":
+        observation = f"{what} is complex ({got.dtype}) where a real {expected.dtype} was expected"
+        advice = (
+            "its imaginary parts would be dropped without a word: keep the computation real "
+            "(take .real only where the math says so)"
+        )
+    elif got.dtype.kind not in "iufc":
+        observation = f"{what} has dtype {got.dtype} where {expected.dtype} was expected"
+        advice = "compute it from the floating-point tensors you were given, not from masks"
+    else:
+        return None
+    details = {"expected_dtype": expected.dtype, "got_dtype": got.dtype}
+    return Finding("dtype", what, observation, advice, details=details)
 
 
 def diagnose_shape(
@@ -530,8 +556,8 @@ def uniform_ratio(expected: np.ndarray, got: np.ndarray, rtol=RTOL, atol=ATOL) -
 def nice_fraction(value: float) -> Fraction | None:
     """``value`` as a small fraction (2, ½, ⅓, 3/2...) when it is one, else None."""
     fraction = Fraction(value).limit_denominator(12)
-    if abs(float(fraction) - value) > 1e-6 * max(1.0, abs(value)):
-        return None
+    if fraction == 0 or abs(float(fraction) - value) > 1e-6 * max(1.0, abs(value)):
+        return None  # 0 is no factor: a tiny one (1e-16) is "almost all zeros", not "× 0"
     if abs(fraction.numerator) > 12:
         return None
     return fraction

@@ -27,7 +27,8 @@ from ..autograd.engine import grad as autograd_grad
 from ..autograd.grad_mode import no_grad
 from ..autograd.te import gradient
 from ..tensor import Tensor
-from .diagnose import Finding, as_array, compare, is_close
+from .diagnose import NOT_VALUES, Finding, as_array, compare, is_close
+from .guard import checker
 from .report import ExerciseError, Passed, call_learner, fail
 from .rules import FD_ATOL, FD_EPS, FD_RTOL, central_differences
 
@@ -99,6 +100,7 @@ HVP_ERRORS = {
 }
 
 
+@checker
 def check_hvp(hvp: Callable[[Callable, Tensor, Tensor], Tensor]) -> Passed:
     """Check ``hvp(f, x, v)`` = H(x)·v on three scalar functions (vectors and a matrix x)."""
     rng = np.random.default_rng(0)
@@ -130,6 +132,8 @@ def gradient_change(f: Callable, x: np.ndarray, v: np.ndarray) -> np.ndarray:
 def hvp_advice(finding: Finding, f: Callable, x: np.ndarray, v: np.ndarray, got) -> str | None:
     """Name the usual mistakes: the gradient itself, g + H·v (x.grad kept the first
     gradient), vᵀ·g, H·v with v left out."""
+    if finding.kind in NOT_VALUES:
+        return None  # the observation says it all
     if finding.kind == "shape":
         if as_array(got).size == 1:
             return "that is one number, the directional derivative g·v: differentiate it again"
@@ -175,6 +179,7 @@ JACOBIAN_ERRORS = {
 }
 
 
+@checker
 def check_jacobian(jacobian: Callable[[Callable, Tensor], Tensor]) -> Passed:
     """Check ``jacobian(f, x)``, shaped ``f(x).shape + x.shape``, on three functions."""
     for name, f, x in vector_functions():
@@ -214,6 +219,8 @@ def jacobian_advice(
 ) -> str | None:
     """Name the usual mistakes: the gradient of the sum, x's axes first, another shape of
     the right size, rows that accumulate, every row alike, rows in another order."""
+    if finding.kind in NOT_VALUES:
+        return None  # the observation says it all
     got = as_array(got)
     if finding.kind == "shape":
         return jacobian_shape_advice(expected, got, x_shape, y_shape)

@@ -18,6 +18,7 @@ import numpy as np
 import workbench as wb
 
 from ..tensor import Tensor
+from .guard import checker
 from .predictions import Mistake, check_prediction
 from .report import Passed, call_learner, fail
 
@@ -57,6 +58,7 @@ def fresh_x() -> Tensor:
     return wb.tensor(list(X_VALUES), requires_grad=True, name="x")
 
 
+@checker
 def check_fixed_loss(fixed_loss: Callable[[Tensor], Tensor]) -> Passed:
     """``fixed_loss(x)`` must give ``broken_loss(x)``'s value, and a backward that works."""
     x = fresh_x()

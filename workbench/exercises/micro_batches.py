@@ -30,6 +30,7 @@ from ..autograd.engine import grad as autograd_grad
 from ..nn import CrossEntropyLoss, Module, Parameter
 from ..tensor import Tensor
 from .diagnose import Finding, compare
+from .guard import checker
 from .report import Passed, call_learner, fail
 
 Accumulate = Callable[[Module, Callable, Tensor, Tensor, int], None]
@@ -134,6 +135,7 @@ MISTAKES = (
 )
 
 
+@checker
 def check_accumulated_gradients(accumulate_gradients: Accumulate) -> Passed:
     """Check ``accumulate_gradients(model, loss_fn, X, y, micro_batch)``: each ``p.grad``
     left equal to the gradient of the mean loss over the whole batch."""

@@ -33,6 +33,7 @@ from ..autograd.graph import AccumulateGrad, Node, count_dependencies, edge_of, 
 from ..tensor import Tensor
 from .answers import as_numbers, call_answer
 from .diagnose import Finding, compare, is_close
+from .guard import checker
 from .report import Passed, fail
 
 
@@ -102,6 +103,7 @@ def x_grad_after(step: int):
 ORDER = "order of the backward steps"
 
 
+@checker
 def check_step_order(predicted_order: Callable[[], list]) -> Passed:
     """``predicted_order()`` must name :func:`fan_out`'s nodes in the order backward runs them."""
     loss, *_ = fan_out()
@@ -249,6 +251,7 @@ class Mistake:
     says: str
 
 
+@checker
 def check_x_grad(x_grad_after_step_8: Callable[[], object]) -> Passed:
     """``x_grad_after_step_8()`` must give :func:`fan_out`'s ``x.grad`` after its last step."""
     expected = x_grad_after(8)
@@ -392,6 +395,7 @@ STOP_MISTAKES = (
 )
 
 
+@checker
 def check_stop_gradient(x_grad_of_stopped: Callable[[], object]) -> Passed:
     """``x_grad_of_stopped()`` must give ``x.grad`` after :func:`stopped`'s backward."""
     loss, x = stopped()

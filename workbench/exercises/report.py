@@ -128,6 +128,19 @@ class Passed:
         )
 
 
+class CheckInterrupted(KeyboardInterrupt):
+    """The learner pressed Interrupt during a check: one line says where their code was.
+
+    Still a ``KeyboardInterrupt``, so Run All stops as it would; a notebook shows its
+    one line and no traceback (:func:`notebook_handler`).
+    """
+
+
+class CheckerMisuse(ValueError):
+    """A lesson called a check wrongly (an op with no default inputs, no inputs at all):
+    the author's mistake, not the learner's, so it goes through as a ``ValueError``."""
+
+
 class CheckerStop(Exception):
     """Raised by the checker's own instruments inside the learner's code to stop it."""
 
@@ -287,11 +300,11 @@ def show_in_notebook() -> None:
     shell = running_ipython()
     if shell is None:
         return
-    if shell.custom_exceptions == (ExerciseError,):
+    if shell.custom_exceptions == HANDLED:
         return
     if shell.custom_exceptions:
         return  # another handler is installed: leave it, the usual traceback shows
-    shell.set_custom_exc((ExerciseError,), notebook_handler)
+    shell.set_custom_exc(HANDLED, notebook_handler)
 
 
 def running_ipython():
@@ -302,8 +315,12 @@ def running_ipython():
     return module.get_ipython()
 
 
+HANDLED = (ExerciseError, CheckInterrupted)  # what notebook_handler shows
+
+
 def notebook_handler(shell, etype, value, tb, tb_offset=None):
-    """IPython's handler for ExerciseError: the message and its pictures, then a short error.
+    """IPython's handler for ExerciseError: the message and its pictures, then a short error;
+    for an interrupted check (:class:`CheckInterrupted`) its one line alone.
 
     The message shows as HTML, which wraps at spaces at any width; an error box is
     preformatted text, which a notebook breaks mid-word ("expec ted") once a line is
@@ -312,10 +329,14 @@ def notebook_handler(shell, etype, value, tb, tb_offset=None):
     """
     from IPython.display import display
 
-    display(Shown(value))
+    if isinstance(value, CheckInterrupted):
+        line = f"KeyboardInterrupt: {value}"
+    else:
+        display(Shown(value))
+        line = f"{etype.__name__}: {SEE_ABOVE}"
     show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
     if show is not None:
-        show(etype, value, [f"{etype.__name__}: {SEE_ABOVE}"])
+        show(etype, value, [line])
     else:
         shell.showtraceback((etype, value, tb), exception_only=True)
     return []
@@ -350,8 +371,11 @@ def wrapped(text: str, width: int = WRAP) -> list[str]:
 def call_learner(function: Callable, args: tuple, context: str = "", what: str = ""):
     """The learner's ``function`` on ``args``; an error in it becomes a short message
     (:func:`learner_error`) naming ``what`` it is and, in ``context``, on what it ran."""
+    from .guard import inputs_kept, modes_kept  # guard.py builds on this module
+
     try:
-        return function(*args)
+        with modes_kept(), inputs_kept(function, args):
+            return function(*args)
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:

@@ -27,6 +27,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.graph import NOT_SAVED, OpNode, not_saved_message
 from ..ops import collapse_sum_like, registry
 from ..tensor import Tensor
+from .answers import as_numbers
 from .cases import BINARY, Case, default_cases
 from .diagnose import (
     ATOL,
@@ -44,7 +45,16 @@ from .diagnose import (
     shape_text,
     wrong_values,
 )
-from .report import PASSED_ON, Passed, call_learner, fail, learner_error
+from .guard import checker, modes_kept
+from .report import (
+    PASSED_ON,
+    CheckerMisuse,
+    ExerciseError,
+    Passed,
+    call_learner,
+    fail,
+    learner_error,
+)
 
 FD_EPS = 1e-6  # the step of the central differences, in float64
 FD_RTOL, FD_ATOL = 1e-4, 1e-6  # finite differences are this accurate, at best
@@ -61,6 +71,7 @@ def engine_rule(op_name: str) -> Callable:
 
 
 # ----------------------------------------------------------------- check_rule
+@checker
 def check_rule(
     op_name: str, rule: Rule, shapes: list | None = None, complex_values: bool = False
 ) -> Passed:
@@ -148,7 +159,8 @@ def run_rule(rule: Rule, node: OpNode, grad: Tensor, context: str = "", names: t
     """The learner's rule on one node; an error in it becomes a short message (``names``:
     what the message calls the inputs, where not the op's own names)."""
     try:
-        return rule(node, grad)
+        with modes_kept():
+            return rule(node, grad)
     except PASSED_ON:  # the checker's own stops and messages go through as they are
         raise
     except Exception as err:
@@ -219,7 +231,7 @@ def node_of(out: Tensor, op_name: str) -> OpNode:
     node = out.grad_fn
     if isinstance(node, OpNode) and node.op.name == op_name:
         return node
-    raise ValueError(f"the call does not end in the op '{op_name}' (it ends in {node})")
+    raise CheckerMisuse(f"the call does not end in the op '{op_name}' (it ends in {node})")
 
 
 def input_names(op, count: int, complex_values: bool = False) -> tuple:
@@ -256,7 +268,9 @@ def finite_differences(call: Callable, inputs: list, upstreams: list) -> list:
         with no_grad():
             result = call(*args)
         outputs = result if isinstance(result, tuple) else (result,)
-        return sum(float(np.sum(np.conj(g) * o.numpy()).real) for g, o in zip(upstreams, outputs))
+        return sum(
+            float(np.sum(np.conj(g) * o.detach().numpy()).real) for g, o in zip(upstreams, outputs)
+        )
 
     return [
         central_differences(a, loss) if differentiable(x) else None for a, x in zip(arrays, inputs)
@@ -398,6 +412,7 @@ COLLAPSE_PAIRS = [  # (the shape of g, the shape to sum it back to)
 ]
 
 
+@checker
 def check_collapse_sum(candidate: Callable) -> Passed:
     """Check ``candidate(g, shape)``, ``collapse_sum_like`` written with numpy (lesson 2).
 
@@ -427,12 +442,13 @@ def as_result(got, context: str) -> np.ndarray:
     """The learner's result as a float array (a numpy scalar for a full sum)."""
     if got is None:
         fail(f"{context}, your function returned None. Return the summed array.")
-    if np.iscomplexobj(got):
-        fail(f"{context}, your function returned complex numbers: g is real, and so is its sum.")
     try:
-        return np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
-        fail(f"{context}, your function returned a {type(got).__name__}: return a numpy array.")
+        array = as_numbers(got, "function returned what")
+    except ExerciseError as err:
+        fail(f"{context}, {err.message[0].lower()}{err.message[1:]}")
+    if array.dtype.kind == "c":
+        fail(f"{context}, your function returned complex numbers: g is real, and so is its sum.")
+    return array.astype(np.float64)
 
 
 def collapse_finding(g: np.ndarray, shape: tuple, expected, got: np.ndarray) -> Finding | None:

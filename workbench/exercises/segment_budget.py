@@ -35,7 +35,9 @@ import numpy as np
 from ..autograd.memory import reset_peak_saved_memory, saved_memory
 from ..tensor import Tensor
 from ..utils.checkpoint import checkpoint_sequential
+from .answers import short
 from .diagnose import Finding
+from .guard import checker
 from .report import Passed, call_learner, fail
 
 PEAK_COUNTS = (1, 3, 6, 12, 2)  # segment counts of the 12-layer network, in the order tried
@@ -145,6 +147,7 @@ class Measurement:
         return is_number(self.got) and self.got == self.expected
 
 
+@checker
 def check_peak_measure(peak_saved: Callable[[list, Tensor, int], int]) -> Passed:
     """Check ``peak_saved(layers, x, segments)``: the peak saved bytes of one step.
 
@@ -175,7 +178,9 @@ def check_peak_measure(peak_saved: Callable[[list, Tensor, int], int]) -> Passed
 
 
 def is_whole(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    """A whole number a byte or segment count can be (not True, not 10**400)."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return whole and abs(int(value)) < 2**63
 
 
 def is_number(value) -> bool:
@@ -276,6 +281,7 @@ def forward_alone(run: Measurement, runs: list) -> str | None:
 
 
 # ----------------------------------------------------------- choosing segments
+@checker
 def check_segments(segments_for: Callable[[int, list, Tensor], int | None]) -> Passed:
     """Check ``segments_for(budget, layers, x)``: the fewest segments that fit ``budget``.
 
@@ -296,7 +302,7 @@ def check_segments(segments_for: Callable[[int, list, Tensor], int | None]) -> P
             answers[budget] = call_learner(segments_for, (budget, layers, x), context)
     for budget, got in answers.items():
         expected = fewest_that_fit(peaks, budget)
-        if got != expected or (got is not None and not is_whole(got)):
+        if not (got is None or is_whole(got)) or got != expected:
             advice = segments_advice(got, expected, peaks, budget, answers)
             fail(f"{budget_text(budget, len(layers))}, {advice}.")
     best = min(peaks, key=peaks.get)
@@ -333,10 +339,12 @@ def segments_advice(got, expected: int | None, peaks: dict, budget: int, answers
         least = min(peaks.values())
         return (
             f"no segment count fits (the least peak is {kib(least)}, at "
-            f"{min(peaks, key=peaks.get)} segments), but you returned {got!r}: return None"
+            f"{min(peaks, key=peaks.get)} segments), but you returned {short(got)}: return None"
         )
     if got is not None and (not is_whole(got) or got not in peaks):
-        return f"you returned {got!r}: return a whole number of segments from 1 to {len(peaks)}"
+        return (
+            f"you returned {short(got)}: return a whole number of segments from 1 to {len(peaks)}"
+        )
     if peaks[expected] == budget and strictly_under(peaks, answers):
         return (
             f"with {segments_text(expected)} the peak is {kib(peaks[expected])}, exactly the "

@@ -39,7 +39,7 @@ CHILD_SCRIPT = Path(__file__).with_name("_render_child.py")
 NO_PYGRAPHVIZ = 3  # _render_child.py exits with it when it cannot import pygraphviz
 
 INSTALL_HINT = (
-    "Install the renderer extra: `pip install 'workbench[render]'` (it brings pygraphviz, "
+    "Install the renderer extra: `pip install 'autodiff-workbench[render]'` (it brings pygraphviz, "
     "whose wheels bundle Graphviz, no system package needed), or install Graphviz so that "
     "`dot` is on PATH (`apt install graphviz`, `brew install graphviz`, `conda install "
     "graphviz`). The DOT text is always available as `graph.dot` without a renderer."

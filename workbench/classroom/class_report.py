@@ -1,0 +1,219 @@
+"""The class report: per lesson and exercise, how the class did and what went wrong.
+
+    workbench class-report ~/course                          # a table
+    workbench class-report ~/course --csv class.csv --chart class.png
+
+It reads what ``nbgrader autograde`` left in a course directory: the gradebook
+(``gradebook.db``: the roster, the submissions, each test cell's score) and the
+autograded notebooks (``autograded/<student>/<assignment>/<notebook>.ipynb``: the
+message each failed check printed). For each exercise (an autograded test cell) it
+gives the learners who submitted, how many passed (full points), the most common
+diagnoses, and for each assignment the learners on the roster who have not submitted.
+
+A diagnosis is the check's own message, with its numbers and arrays taken out, so that
+the same misconception met with different values counts once ("Your gradient for x
+has shape (#, #) where (#,) was expected…"). An exercise left as it was handed out
+counts as "not answered".
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NOT_ANSWERED = "not answered (the `raise NotImplementedError()` stub is still there)"
+# What workbench.exercises.grade shows for an exercise still open (its text/plain is 0).
+OPEN_NOTE = "<b>Open.</b>"
+NOTE_PREFIX = "Open: "
+TAG = re.compile(r"<[^>]+>")
+NO_MESSAGE = "no error shown (a partial score, or the cell did not run)"
+TOP = 3  # diagnoses listed per exercise
+NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
+NUMBER_RUN = re.compile(r"#(?:,\s*#)+")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class ExerciseResult:
+    """How the class did on one autograded test cell."""
+
+    assignment: str
+    notebook: str
+    exercise: str  # the test cell's grade id
+    max_score: float
+    submitted: list[str] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)
+    diagnoses: Counter = field(default_factory=Counter)
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed over submitted; None when nobody submitted."""
+        return len(self.passed) / len(self.submitted) if self.submitted else None
+
+    def top_diagnoses(self, n: int = TOP) -> list[tuple[str, int]]:
+        return self.diagnoses.most_common(n)
+
+
+@dataclass
+class ClassReport:
+    students: list[str]
+    exercises: list[ExerciseResult]
+    missing: dict[str, list[str]]  # assignment -> students on the roster who did not submit
+
+
+# ------------------------------------------------------------------ reading
+def class_report(root: Path, assignments: list[str] | None = None) -> ClassReport:
+    """The report of the course directory ``root`` (after ``nbgrader autograde``)."""
+    from nbgrader.api import Gradebook  # the teacher's tool, not a dependency of the core
+
+    database = root / "gradebook.db"
+    if not database.exists():
+        raise FileNotFoundError(f"{database} not found: run nbgrader autograde in {root} first")
+    exercises, missing = [], {}
+    with Gradebook(f"sqlite:///{database}") as gradebook:
+        students = sorted(student.id for student in gradebook.students)
+        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
+            if assignments and assignment.name not in assignments:
+                continue
+            handed_in = sorted({s.student.id for s in assignment.submissions})
+            missing[assignment.name] = [s for s in students if s not in handed_in]
+            for notebook in assignment.notebooks:
+                for cell in sorted(notebook.grade_cells, key=lambda c: c.name):
+                    result = ExerciseResult(
+                        assignment.name, notebook.name, cell.name, cell.max_score
+                    )
+                    for student in handed_in:
+                        grade = gradebook.find_grade(
+                            cell.name, notebook.name, assignment.name, student
+                        )
+                        record(result, student, grade.score, root)
+                    exercises.append(result)
+    return ClassReport(students, sorted(exercises, key=order_key), missing)
+
+
+def order_key(result: ExerciseResult) -> tuple:
+    return (result.assignment, result.notebook, result.exercise)
+
+
+def record(result: ExerciseResult, student: str, score: float | None, root: Path) -> None:
+    result.submitted.append(student)
+    if score is not None and score >= result.max_score:
+        result.passed.append(student)
+        return
+    notebook = root / "autograded" / student / result.assignment / f"{result.notebook}.ipynb"
+    result.diagnoses[diagnosis(failure_message(notebook, result.exercise))] += 1
+
+
+def failure_message(notebook: Path, grade_id: str) -> str | None:
+    """What the test cell ``grade_id`` of an autograded notebook raised, or the note it
+    showed for an open exercise (``grade()``'s *Open.*, scored 0); None if neither."""
+    if not notebook.exists():
+        return None
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") != grade_id:
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+            note = output.get("data", {}).get("text/html", "")
+            note = "".join(note) if isinstance(note, list) else note
+            if OPEN_NOTE in note:
+                text = html.unescape(TAG.sub("", note.split(OPEN_NOTE, 1)[1]))
+                return f"{NOTE_PREFIX}{text.strip()}"
+    return None
+
+
+def diagnosis(message: str | None) -> str:
+    """The misconception a failure message names, its particular values taken out."""
+    if message is None:
+        return NO_MESSAGE
+    if "NotImplementedError" in message:  # an error, or grade()'s note, about the stub
+        return NOT_ANSWERED
+    text = ANSI.sub("", message).strip()
+    text = text.removeprefix("ExerciseError: ")
+    text = NUMBER_RUN.sub("#…", NUMBER.sub("#", text))
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# ------------------------------------------------------------------ writing
+def percent(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.0f}%"
+
+
+def as_table(report: ClassReport) -> str:
+    """The report as plain text: one line per exercise, then who has not submitted."""
+    lines = [f"{len(report.students)} learners on the roster", ""]
+    header = f"{'assignment':<12} {'exercise':<36} {'passed':>9} {'rate':>5}  most common diagnosis"
+    lines += [header, "-" * len(header)]
+    for row in report.exercises:
+        top = row.top_diagnoses(1)
+        common = f"{top[0][1]}× {top[0][0]}" if top else ""
+        count = f"{len(row.passed)}/{len(row.submitted)}"
+        rate = percent(row.pass_rate)
+        lines.append(f"{row.assignment:<12} {row.exercise:<36} {count:>9} {rate:>5}  {common}")
+        for text, n in row.top_diagnoses()[1:]:
+            lines.append(f"{'':<12} {'':<36} {'':>9} {'':>5}  {n}× {text}")
+    lines.append("")
+    for assignment, names in report.missing.items():
+        who = ", ".join(names) if names else "everyone has submitted"
+        lines.append(f"not submitted {assignment}: {who}")
+    return "\n".join(lines)
+
+
+CSV_COLUMNS = ["assignment", "notebook", "exercise", "max_score", "submitted", "passed"]
+CSV_COLUMNS += ["pass_rate"] + [
+    f"{kind}_{k}" for k in range(1, TOP + 1) for kind in ("diagnosis", "count")
+]
+CSV_COLUMNS += ["not_submitted"]
+
+
+def as_csv(report: ClassReport) -> str:
+    """One row per exercise; the learners who have not submitted, joined by ';'."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in report.exercises:
+        top = row.top_diagnoses() + [("", "")] * TOP
+        rate = "" if row.pass_rate is None else f"{row.pass_rate:.3f}"
+        cells = [row.assignment, row.notebook, row.exercise, f"{row.max_score:g}"]
+        cells += [len(row.submitted), len(row.passed), rate]
+        cells += [part for pair in top[:TOP] for part in pair]
+        cells.append(";".join(report.missing.get(row.assignment, [])))
+        writer.writerow(cells)
+    return out.getvalue()
+
+
+def save_chart(report: ClassReport, path: Path) -> None:
+    """A bar per exercise: the share of submissions that passed, with ``passed/submitted``."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # a file, never a window
+    import matplotlib.pyplot as plt
+
+    rows = report.exercises
+    labels = [f"{row.assignment} · {row.exercise}" for row in rows]
+    rates = [100 * (row.pass_rate or 0.0) for row in rows]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.4))
+    bars = ax.barh(labels, rates, color="#4a7fb5")
+    for bar, row in zip(bars, rows):
+        ax.text(
+            bar.get_width() + 1,
+            bar.get_y() + bar.get_height() / 2,
+            f"{len(row.passed)}/{len(row.submitted)}",
+            va="center",
+            fontsize=9,
+        )
+    ax.set_xlim(0, 110)
+    ax.invert_yaxis()  # the first exercise on top
+    ax.set_xlabel("passed (% of submissions)")
+    ax.set_title(f"Class report: {len(report.students)} learners")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
