@@ -1,7 +1,7 @@
 """``wb.cuda``: PyTorch's ``torch.cuda`` questions, answered by the CuPy backend.
 
 ``wb.cuda.is_available()`` is True only when CuPy is installed and sees a CUDA GPU
-(``pip install 'workbench[cuda]'``); then ``x.to("cuda")`` puts a tensor's memory on it.
+(``pip install 'autodiff-workbench[cuda]'``); then ``x.to("cuda")`` puts a tensor's memory on it.
 Random numbers for GPU tensors come from the CPU generator (see ``workbench/random.py``),
 so the seeding functions here only seed that one.
 """
@@ -58,5 +58,5 @@ def _require_gpu(name: str) -> None:
     if not is_available():
         raise RuntimeError(
             f"cuda.{name}(): no GPU is available to the workbench (it needs CuPy and a CUDA "
-            "GPU: pip install 'workbench[cuda]')"
+            "GPU: pip install 'autodiff-workbench[cuda]')"
         )
