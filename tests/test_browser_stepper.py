@@ -248,7 +248,7 @@ def test_play_runs_a_2001_node_pass_in_the_browser_and_the_panel_catches_up(open
     start, started = page.evaluate(SLIDER_STEP), page.evaluate("() => performance.now()")
     page.wait_for_timeout(4_000)
     end, ended = page.evaluate(SLIDER_STEP), page.evaluate("() => performance.now()")
-    page.locator(".widget-play button").nth(1).click()  # pause
+    page.get_by_role("button", name="■ Stop").click()  # stop, and stay at that step
     rate = (end - start) / ((ended - started) / 1000)
     print(f"\nPlay on a 2,001-node pass at 25 ms/step: {rate:.1f} steps a second in the page")
     assert end > start

@@ -277,3 +277,59 @@ def test_d10_79_no_grad_tensors_are_not_inference_tensors():
         y = T([1.0]) * 2
     assert not y.is_inference()
     assert y._version == 0
+
+
+# ---------------------------------------------- modes as PyTorch keeps them (issue 24)
+def _recording_inside_inference_mode(lib) -> list:
+    """What records a graph inside inference_mode: nothing that turns grad mode on."""
+    a = lib.ones(2, requires_grad=True)
+    seen = []
+
+    @lib.enable_grad()
+    def decorated(t):
+        return t * 4
+
+    with lib.inference_mode():
+        with lib.enable_grad():
+            seen.append((lib.is_grad_enabled(), (a * 2).requires_grad, (a * 2).is_inference()))
+        with lib.set_grad_enabled(True):
+            seen.append((lib.is_grad_enabled(), (a * 3).requires_grad))
+        seen.append(decorated(a).requires_grad)
+        with lib.inference_mode(False):
+            seen.append(((a * 5).requires_grad, lib.is_inference_mode_enabled()))
+    return seen
+
+
+def test_inference_mode_wins_over_enable_grad_as_in_torch():
+    torch = pytest.importorskip("torch")
+    ours = _recording_inside_inference_mode(wb)
+    assert ours == _recording_inside_inference_mode(torch)
+    assert ours[0] == (True, False, True)
+
+
+def _grad_mode_after_a_hook_turns_it_off(lib, where: str) -> tuple:
+    """A hook calls set_grad_enabled(False) in a create_graph=True pass: the later nodes
+    still run with grad mode on (each node's mode is the pass's), and so does the caller."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    mid = (x * x).sin()
+
+    def turn_off(*args):
+        lib.set_grad_enabled(False)
+
+    if where == "tensor hook":
+        mid.register_hook(turn_off)
+    elif where == "node pre-hook":
+        mid.grad_fn.register_prehook(turn_off)
+    else:
+        mid.grad_fn.register_hook(turn_off)
+    (g,) = lib.autograd.grad((mid * 3).sum(), x, create_graph=True)
+    after = lib.is_grad_enabled()
+    lib.set_grad_enabled(True)
+    return g.requires_grad, after
+
+
+@pytest.mark.parametrize("where", ["tensor hook", "node pre-hook", "node post-hook"])
+def test_a_hook_turning_grad_mode_off_does_not_leak_into_later_nodes(where):
+    torch = pytest.importorskip("torch")
+    ours = _grad_mode_after_a_hook_turns_it_off(wb, where)
+    assert ours == _grad_mode_after_a_hook_turns_it_off(torch, where) == (True, True)

@@ -90,3 +90,77 @@ def test_d19_146_an_error_in_a_custom_backward_keeps_the_user_frame():
         Broken.apply(x).sum().backward()
     frames = [frame.name for frame in traceback.extract_tb(info.value.__traceback__)]
     assert frames[-1] == "backward"
+
+
+# ------------------------------------- checkpoints and saved-tensor hooks per thread
+def _paused_checkpoint_beside_another_thread(lib, checkpoint):
+    """Thread 0 pauses inside a non-reentrant checkpoint while thread 1 runs a whole
+    forward and backward pass; then thread 0 finishes. Both gradients come back."""
+    paused, other_done = threading.Event(), threading.Event()
+
+    def function(x):
+        h = x.sin()
+        paused.set()
+        assert other_done.wait(10)
+        return (h * x).exp()
+
+    def work(i):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        if i == 0:
+            checkpoint(function, x, use_reentrant=False).sum().backward()
+        else:
+            assert paused.wait(10)
+            (x * x).tanh().sum().backward()
+            other_done.set()
+        return np.asarray(x.grad.tolist())
+
+    return run_threads(2, work)
+
+
+def test_a_paused_checkpoint_keeps_to_its_thread_as_in_torch():
+    checkpoint_module = pytest.importorskip("torch.utils.checkpoint")
+    torch = pytest.importorskip("torch")
+
+    ours = _paused_checkpoint_beside_another_thread(wb, wb.utils.checkpoint.checkpoint)
+    theirs = _paused_checkpoint_beside_another_thread(torch, checkpoint_module.checkpoint)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_marker_stage_tapes_the_ops_of_its_own_thread_only():
+    from workbench.ops.markers import end_checkpoint, start_checkpoint
+
+    started, other_done = threading.Event(), threading.Event()
+
+    def work(i):
+        x = wb.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        if i == 0:
+            h = start_checkpoint(x)
+            stage = wb.autograd.recompute.open_stage()
+            started.set()
+            assert other_done.wait(10)
+            y = end_checkpoint(h.sin() * x)
+            y.sum().backward()
+            return len(stage.tape), x.grad.tolist()
+        assert started.wait(10)
+        assert wb.autograd.recompute.open_stage() is None
+        (x * x).exp().sum().backward()  # no warning of a forgotten stage: none is open here
+        other_done.set()
+        return None, x.grad.tolist()
+
+    (taped, grad0), (_, grad1) = run_threads(2, work)
+    x = np.array([0.5, -1.0, 2.0])
+    assert taped == 2  # sin and mul; not the other thread's mul and exp
+    np.testing.assert_allclose(grad0, x * np.cos(x) + np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(grad1, 2 * x * np.exp(x * x), rtol=1e-6)
+
+
+def test_end_checkpoint_in_another_thread_says_stages_are_per_thread():
+    from workbench.ops.markers import end_checkpoint, start_checkpoint
+
+    h = start_checkpoint(wb.ones(2, requires_grad=True))
+    try:
+        with pytest.raises(RuntimeError, match="a checkpoint stage is per thread"):
+            run_threads(1, lambda i: end_checkpoint(h * 2))
+    finally:
+        end_checkpoint(h * 2)

@@ -284,3 +284,118 @@ def test_network_step_matches_torch(name):
     for a, b in zip(ours[1], theirs[1]):
         assert a.dtype == ours_dtype
         assert_close_as_torch(a, b, name, "parameter after 3 steps")
+
+
+# ------------------------------------------- every reduction and scan, long inputs
+# How each op's answer compares with PyTorch's CPU kernel on 4,096 elements:
+# "same": bit for bit; "rounded": ours is the exact answer correctly rounded, PyTorch's
+# last-dim softmax and log_softmax kernels for these dtypes round a partial result to the
+# dtype (log_softmax is off by up to 3 units in the last place in bfloat16, 17 in float16),
+# so the two agree within assert_close's tolerances; "prod": PyTorch's own answer depends
+# on the CPU's vector width (workbench/dtypes.py), ours is the float32 product rounded
+# once and never further from the exact one.
+ACCUMULATING = {
+    "sum": ("same", lambda v: v.sum(), lambda v: v.sum(0)),
+    "mean": ("same", lambda v: v.mean(), lambda v: v.mean(1)),
+    "var": ("same", lambda v: v.var(), lambda v: v.var(0)),
+    "std": ("same", lambda v: v.std(), lambda v: v.std(1, correction=0)),
+    "norm": ("same", lambda v: v.norm(), lambda v: v.norm(3, 1)),
+    "amax": ("same", lambda v: v.amax(), lambda v: v.amax(0)),
+    "amin": ("same", lambda v: v.amin(), lambda v: v.amin(1)),
+    "max_dim": ("same", lambda v: v.max(0)[0], lambda v: v.max(1)[0]),
+    "argmax": ("same", lambda v: v.argmax(), lambda v: v.argmax(0)),
+    "argmin": ("same", lambda v: v.argmin(), lambda v: v.argmin(1)),
+    "logsumexp": ("same", lambda v: v.logsumexp(0), lambda v: v.logsumexp(1)),
+    "cumsum": ("same", lambda v: v.cumsum(0), lambda v: v.cumsum(1)),
+    "cumprod": ("same", lambda v: v.cumprod(0), lambda v: v.cumprod(1)),
+    "matmul": ("same", lambda v: v @ v, lambda v: v @ v.T),
+    "softmax": ("rounded", lambda v: v.softmax(0), lambda v: v.softmax(1)),
+    "log_softmax": ("rounded", lambda v: v.log_softmax(0), lambda v: v.log_softmax(1)),
+    "prod": ("prod", lambda v: v.prod(), lambda v: v.prod(1)),
+}
+# Registered in the modules of reductions, scans and softmax, yet no reduction a user calls:
+NOT_ACCUMULATING = {"first_extreme_mask", "log_softmax_backward"}
+
+
+def test_every_reduction_and_scan_is_in_the_long_input_table():
+    from workbench.ops.registry import OPS
+
+    modules = {f"workbench.ops.{m}" for m in ("reductions", "scans", "softmax", "linalg")}
+    registered = {n for n, op in OPS.items() if op.forward.__module__ in modules}
+    assert registered - NOT_ACCUMULATING - {"linear"} == set(ACCUMULATING)
+
+
+def _long_input(op: str, shape) -> np.ndarray:
+    """Products near 1 (so 4,096 of them stay in range), everything else N(0, 3²)."""
+    rng = np.random.default_rng(sum(map(ord, op)))
+    if op in ("prod", "cumprod"):
+        return 1 + rng.standard_normal(shape) * 0.01
+    return rng.standard_normal(shape) * 3
+
+
+def _log_softmax_in_float64(data: np.ndarray, dim: int) -> np.ndarray:
+    x = data.astype(np.float64)
+    shifted = x - x.max(axis=dim, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def _in_small_ulps(got: np.ndarray, want: np.ndarray, dtype) -> np.ndarray:
+    """|got − want| in units of the small dtype's last place at ``want``."""
+    info = wb.dtypes.finfo(dtype)
+    magnitude = np.maximum(np.abs(want), float(info.smallest_normal))
+    ulp = float(info.eps) * 2.0 ** np.floor(np.log2(magnitude))
+    return np.abs(got - want) / ulp
+
+
+@pytest.mark.parametrize("shape", [(4096,), (64, 64)], ids=["1-d", "2-d"])
+@pytest.mark.parametrize("op", ACCUMULATING)
+@pytest.mark.parametrize("name", SMALL)
+def test_long_reductions_and_scans_accumulate_as_torch(name, op, shape):
+    ours_dtype, theirs_dtype = SMALL[name]
+    how, whole, along = ACCUMULATING[op]
+    fn = whole if len(shape) == 1 else along
+    if op == "matmul" and len(shape) == 1:
+        fn = lambda v: v @ v  # noqa: E731 - a dot product of 4,096 terms
+    data = _long_input(op, shape).astype(ours_dtype)
+    x = wb.tensor(data)
+    t = torch.tensor(data.astype(np.float32)).to(theirs_dtype)
+    got, want = fn(x), fn(t)
+    assert got.dtype == _dtype_of(want)
+    got, want = got.to(wb.float64).numpy(), want.double().numpy()
+    if how == "same":
+        np.testing.assert_array_equal(got, want, err_msg=f"{op} in {name}")
+    elif how == "rounded":
+        exact = _log_softmax_in_float64(data, dim=len(shape) - 1)
+        exact = np.exp(exact) if op == "softmax" else exact
+        assert _in_small_ulps(got, exact, ours_dtype).max() <= 0.5
+        assert_close_as_torch(fn(x), fn(t), name, op)
+    else:  # prod: PyTorch's error depends on the machine; ours is never the larger
+        exact = np.prod(data.astype(np.float64), axis=-1 if len(shape) == 2 else None)
+        assert np.all(np.abs(got - exact) <= np.abs(want - exact) + 1e-12)
+        as_float32 = np.prod(data.astype(np.float32), axis=-1 if len(shape) == 2 else None)
+        np.testing.assert_array_equal(got, as_float32.astype(ours_dtype).astype(np.float64))
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_cumprod_of_200_times_1_01_accumulates_in_float32(name):
+    """Accumulating in bfloat16 itself gives 4.25; PyTorch gives 4.75; exactly 4.7448."""
+    ours_dtype, theirs_dtype = SMALL[name]
+    got = wb.full((200,), 1.01, dtype=ours_dtype).cumprod(0)[-1].item()
+    want = torch.full((200,), 1.01, dtype=theirs_dtype).cumprod(0)[-1].item()
+    assert got == want
+    if name == "bfloat16":
+        assert got == 4.75
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "cumsum", "cumprod"])
+@pytest.mark.parametrize("name", SMALL)
+def test_an_accumulating_op_given_a_dtype_returns_that_dtype(name, op):
+    """PyTorch converts first, then accumulates as the dtype asked for (float64 here)."""
+    ours_dtype, theirs_dtype = SMALL[name]
+    data = _long_input("prod", (300,)).astype(ours_dtype)
+    x, t = wb.tensor(data), torch.tensor(data.astype(np.float32)).to(theirs_dtype)
+    args = (0,) if op.startswith("cum") else ()
+    got = getattr(x, op)(*args, dtype=wb.float64)
+    want = getattr(t, op)(*args, dtype=torch.float64)
+    assert got.dtype == wb.float64 == _dtype_of(want)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

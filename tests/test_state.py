@@ -1,8 +1,8 @@
 """workbench.state: which pieces of global state are per thread, and what changes them.
 
 Grad mode, inference mode, the anomaly ``check_nan`` setting, the backward depth,
-checkpoint validity and the name scopes are per thread; anomaly mode itself, the
-checkpoint stage recorder and the saved-tensor hooks are one for the whole process.
+checkpoint validity, the name scopes, the checkpoint stage recorder and the saved-tensor
+hooks are per thread, as in PyTorch; anomaly mode itself is one for the whole process.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_backward_depth_and_checkpoint_validity_are_per_thread():
     assert wb.autograd._is_checkpoint_valid is state.is_checkpoint_valid
 
 
-def test_the_stage_recorder_is_for_the_whole_process():
+def test_the_stage_recorder_is_per_thread():
     calls = []
 
     def record(op, inputs, attrs, result):
@@ -79,7 +79,9 @@ def test_the_stage_recorder_is_for_the_whole_process():
     x = wb.ones(2, requires_grad=True)
     state.set_stage_recorder(record)
     try:
-        in_thread(lambda: x * 2)
+        assert in_thread(lambda: state.stage.record) is None
+        in_thread(lambda: x * 2)  # another thread records its own node
+        x * 4
         with state.stage_recorder_paused():
             assert state.stage.record is None
             x * 3
@@ -89,18 +91,24 @@ def test_the_stage_recorder_is_for_the_whole_process():
     assert calls == ["mul"]
 
 
-def test_saved_tensor_hooks_are_for_the_whole_process():
-    packed = []
+def test_saved_tensor_hooks_are_per_thread_as_in_torch():
+    """A thread started inside saved_tensors_hooks saves plainly; so does PyTorch's."""
+    torch = pytest.importorskip("torch")
+    for lib in (wb, torch):
+        packed = []
 
-    def pack(t):
-        packed.append(threading.current_thread().name)
-        return t
+        def pack(t, packed=packed):
+            packed.append(threading.current_thread().name)
+            return t
 
-    x = wb.ones(2, requires_grad=True)
+        x = lib.ones(2, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            in_thread(lambda x=x: x * x)
+            x.exp()
+        assert packed == [threading.current_thread().name], lib.__name__
     with wb.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         assert state.saved_hooks.stack[-1][0] is pack
-        in_thread(lambda: x * x)
-    assert packed and threading.current_thread().name not in packed
+        assert in_thread(lambda: state.saved_hooks.stack) == ()
     assert state.saved_hooks.stack == ()
 
 
@@ -200,3 +208,28 @@ def test_grad_mode_is_set_again_for_each_node():
     y.register_hook(lambda g: seen.append(wb.is_grad_enabled()))
     z.sum().backward()
     assert seen == [False]
+
+
+def test_in_use_counts_the_threads_with_stages_or_hooks_and_returns_to_zero():
+    """Ops read in_use first: it must count exactly, or a thread's hooks would be skipped."""
+    from workbench.ops.markers import end_checkpoint, start_checkpoint
+
+    assert (state.in_use.stages, state.in_use.saved_hooks) == (0, 0)
+    seen = []
+
+    def inside_hooks():
+        with wb.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with wb.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                seen.append(state.in_use.saved_hooks)
+                h = start_checkpoint(wb.ones(2, requires_grad=True))
+                seen.append(state.in_use.stages)
+                with state.stage_recorder_paused():
+                    seen.append(state.in_use.stages)
+                end_checkpoint(h * 2)
+        seen.append((state.in_use.stages, state.in_use.saved_hooks))
+
+    with wb.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        in_thread(inside_hooks)
+        assert state.in_use.saved_hooks == 1
+    assert seen == [2, 1, 0, (0, 1)]
+    assert (state.in_use.stages, state.in_use.saved_hooks) == (0, 0)

@@ -289,3 +289,23 @@ def test_a_control_still_held_does_not_keep_the_closed_widget_alive(build):
     gc.collect()
     assert widget_ref() is None
     assert parts  # still held, all through the check
+
+
+def closing_boxes() -> list[type]:
+    """Every widget class of the workbench built on ClosingBox, found, not listed."""
+    from workbench import widgets as package
+    from workbench.widgets.closing import ClosingBox
+
+    found = {value for value in vars(package).values() if isinstance(value, type)}
+    return sorted((c for c in found if issubclass(c, ClosingBox)), key=lambda c: c.__name__)
+
+
+@pytest.mark.parametrize("widget_class", closing_boxes(), ids=lambda c: c.__name__)
+def test_a_widget_given_a_wrong_argument_raises_only_the_type_error(widget_class, monkeypatch):
+    """ipywidgets' __del__ closes the half-built widget: that close must say nothing."""
+    unraisable = []
+    monkeypatch.setattr("sys.unraisablehook", unraisable.append)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_argument'"):
+        widget_class(no_such_argument=1)
+    gc.collect()
+    assert [str(u.exc_value) for u in unraisable] == []

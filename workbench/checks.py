@@ -27,6 +27,41 @@ def type_name(value) -> str:
     return type(value).__name__
 
 
+# ------------------------------------------------------------------ names, Python ints
+def name_arg(op: str, arg: str, name) -> str:
+    """A name for a tensor or a scope: a string a UTF-8 file can hold, since traces keep it.
+
+    A lone surrogate (``"\\ud800"``, what decoding broken bytes with ``surrogateescape``
+    leaves) is a Python string no UTF-8 text can hold: refused here, where it is given,
+    rather than when a trace that recorded it is saved.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{op}(): argument '{arg}' must be str, not {type_name(name)}")
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(
+                f"{op}(): argument '{arg}' holds the lone surrogate {name[err.start]!r} at "
+                f"position {err.start}, which no UTF-8 text can hold (a trace could not "
+                "save it)"
+            ) from None
+    return name
+
+
+# PyTorch converts a Python int operand to a 64-bit integer, signed or unsigned.
+INT_LOW, INT_HIGH = -(2**63), 2**64 - 1
+
+
+def int_overflow(op: str, arg: str, value: int) -> OverflowError:
+    """The error for a Python int operand outside ``INT_LOW..INT_HIGH`` (PyTorch's type)."""
+    shown = f"{value}" if value.bit_length() <= 128 else f"an int of {value.bit_length()} bits"
+    return OverflowError(
+        f"{op}(): argument '{arg}' is {shown}, too big to convert: Python ints given to an "
+        "op must lie between -2**63 and 2**64 - 1"
+    )
+
+
 # ------------------------------------------------------------------ tensors, numbers
 def tensor_arg(op: str, name: str, value):
     """``value`` itself when it is a Tensor; TypeError otherwise (``exp("a")``)."""
@@ -107,6 +142,21 @@ def shape_arg(op: str, size, name: str = "size") -> tuple:
             f"{op}: Trying to create tensor with negative dimension {min(shape)}: {list(shape)}"
         )
     return shape
+
+
+def storage_fits(op: str, shape: tuple, dtype) -> None:
+    """PyTorch's RuntimeError for a tensor whose size in bytes overflows an int64.
+
+    numpy says "array is too big" (a ValueError) or, for a 64-dim shape, fails in its
+    iterator; PyTorch refuses such a size before allocating, and so do the factories.
+    """
+    nbytes = np.dtype(dtype).itemsize
+    for size in shape:
+        nbytes *= size
+    if nbytes > 2**63 - 1:
+        raise RuntimeError(
+            f"{op}: Storage size calculation overflowed with sizes={[int(s) for s in shape]}"
+        )
 
 
 def int_pair(op: str, name: str, value) -> tuple:

@@ -18,7 +18,7 @@ from .tensor import Tensor, get_default_dtype
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
     t = Tensor._make(backend.to_device(array, backend.normalize_device(device)))
     if name is not None:
-        t.name = name
+        t.name = checks.name_arg("tensor", "name", name)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -40,19 +40,22 @@ def _float_dtype(dtype, op: str):
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    shape = checks.shape_arg("zeros", size)
-    return _leaf(np.zeros(shape, _float_dtype(dtype, "zeros")), requires_grad, name, device)
+    shape, dtype = checks.shape_arg("zeros", size), _float_dtype(dtype, "zeros")
+    checks.storage_fits("zeros", shape, dtype)
+    return _leaf(np.zeros(shape, dtype), requires_grad, name, device)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    shape = checks.shape_arg("ones", size)
-    return _leaf(np.ones(shape, _float_dtype(dtype, "ones")), requires_grad, name, device)
+    shape, dtype = checks.shape_arg("ones", size), _float_dtype(dtype, "ones")
+    checks.storage_fits("ones", shape, dtype)
+    return _leaf(np.ones(shape, dtype), requires_grad, name, device)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
     """Zeros: numpy's uninitialised memory would only make runs differ."""
-    shape = checks.shape_arg("empty", size)
-    return _leaf(np.zeros(shape, _float_dtype(dtype, "empty")), requires_grad, name, device)
+    shape, dtype = checks.shape_arg("empty", size), _float_dtype(dtype, "empty")
+    checks.storage_fits("empty", shape, dtype)
+    return _leaf(np.zeros(shape, dtype), requires_grad, name, device)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
@@ -61,8 +64,9 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
             dtype = np.dtype(bool)
         elif isinstance(fill_value, int):
             dtype = np.dtype("int64")
-    shape = checks.shape_arg("full", (size,))
-    array = np.full(shape, fill_value, _float_dtype(dtype, "full"))
+    shape, dtype = checks.shape_arg("full", (size,)), _float_dtype(dtype, "full")
+    checks.storage_fits("full", shape, dtype)
+    array = np.full(shape, fill_value, dtype)
     return _leaf(array, requires_grad, name, device)
 
 

@@ -44,6 +44,7 @@ def rand(
 ) -> Tensor:
     """Uniform samples in [0, 1)."""
     shape, dtype = checks.shape_arg("rand", size), _float_dtype("rand", dtype)
+    checks.storage_fits("rand", shape, dtype)
     values = generator_arg("rand", generator).uniform(shape, dtype)
     return _leaf(values, requires_grad, device, name)
 
@@ -58,6 +59,7 @@ def randn(
 ) -> Tensor:
     """Standard normal samples."""
     shape, dtype = checks.shape_arg("randn", size), _float_dtype("randn", dtype)
+    checks.storage_fits("randn", shape, dtype)
     values = generator_arg("randn", generator).normal(shape, dtype)
     return _leaf(values, requires_grad, device, name)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from . import state
+from . import checks, state
 
 
 def current_scope() -> tuple[str, ...]:
@@ -27,6 +27,7 @@ def name_scope(name: str) -> Iterator[tuple[str, ...]]:
     """Open a scope called ``name`` for the ops recorded inside the ``with`` block."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"name_scope needs a non-empty string, got {name!r}")
+    checks.name_arg("name_scope", "name", name)
     previous = state.push_name_scope(name)
     try:
         yield state.name_scopes.stack

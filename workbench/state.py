@@ -17,10 +17,11 @@ anomaly ``enabled``    whole process      ``detect_anomaly``, ``set_detect_anoma
 anomaly ``check_nan``  one per thread     (autograd/anomaly.py), via ``set_anomaly``
 backward depth,        one per thread     the engine, around each node it runs
 checkpoint validity                       (``enter_backward`` / ``exit_backward``)
-``stage``              whole process      the checkpoint marker stages
+``stage``              one per thread     the checkpoint marker stages
  (the stage recorder)                     (autograd/recompute.py)
-``saved_hooks``        whole process      ``saved_tensors_hooks`` (autograd/graph.py)
+``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
+``in_use``             whole process      counts of the two above, kept by their setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
 ``default_device``     whole process      ``set_default_device`` (devices.py), via
@@ -30,10 +31,12 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
 =====================  =================  =============================================
 
 "One per thread" is ``threading.local``, as in PyTorch: a thread started inside
-``no_grad`` still records graphs. The pieces read on every op call (``grad_mode``,
-``anomaly``, ``stage``, ``saved_hooks``, ``name_scopes``) are public objects, read
-as plain attributes (``state.grad_mode.enabled``) rather than through a function
-call, which would slow every op down. The rest is read through functions.
+``no_grad`` still records graphs, and one started inside ``saved_tensors_hooks`` or a
+checkpoint saves its tensors as they are, not through the other thread's hooks. The
+pieces read on every op call (``grad_mode``, ``anomaly``, ``stage``, ``saved_hooks``,
+``name_scopes``) are public objects, read as plain attributes
+(``state.grad_mode.enabled``) rather than through a function call, which would slow
+every op down. The rest is read through functions.
 
 This module imports nothing from workbench, so every layer can use it.
 """
@@ -154,11 +157,38 @@ def is_checkpoint_valid() -> bool:
     return _backward.checkpoint_valid
 
 
+# ------------------------------------------- stages and hooks anywhere (whole process)
+
+
+class InUse:
+    """How many threads have a checkpoint marker stage open (``stages``) or saved-tensor
+    hooks in force (``saved_hooks``).
+
+    Every op call reads these plain attributes first and the per-thread ``stage`` or
+    ``saved_hooks`` only when one is non-zero: a ``threading.local`` attribute costs three
+    times a plain one, and almost every program has neither. Changed only below.
+    """
+
+    stages = 0
+    saved_hooks = 0
+
+
+in_use = InUse()
+_in_use_lock = threading.Lock()
+
+
+def _count(piece: str, was_in_use: bool, is_in_use: bool) -> None:
+    if was_in_use != is_in_use:
+        with _in_use_lock:
+            setattr(in_use, piece, getattr(in_use, piece) + (1 if is_in_use else -1))
+
+
 # ------------------------------------------------------ checkpoint marker stage
 
 
-class StageRecorder:
-    """``record(op, inputs, attrs, result)`` of the open checkpoint marker stage, or None.
+class StageRecorder(threading.local):
+    """``record(op, inputs, attrs, result)`` of this thread's open checkpoint marker stage,
+    or None (the class attribute: what every thread starts with).
 
     While a stage is open, the op call hands each node to record to it instead of
     recording the node itself (see ``apply_op`` and ``MarkerStage.record_op``).
@@ -172,6 +202,7 @@ stage = StageRecorder()
 
 def set_stage_recorder(record: Callable | None) -> None:
     """A marker stage opens (``record``) or closes (None)."""
+    _count("stages", stage.record is not None, record is not None)
     stage.record = record
 
 
@@ -179,20 +210,21 @@ def set_stage_recorder(record: Callable | None) -> None:
 def stage_recorder_paused() -> Iterator[None]:
     """Record ops plainly inside the block (the markers themselves, a replay)."""
     recording = stage.record
-    stage.record = None
+    set_stage_recorder(None)
     try:
         yield
     finally:
-        stage.record = recording
+        set_stage_recorder(recording)
 
 
 # ----------------------------------------------------------- saved-tensor hooks
 
 
-class SavedHooks:
-    """``stack``: the ``(pack, unpack)`` pairs in force, innermost last.
+class SavedHooks(threading.local):
+    """``stack``: the ``(pack, unpack)`` pairs in force in this thread, innermost last.
 
-    A tuple, replaced on each change, so that a reader cannot change it by accident.
+    A tuple, replaced on each change, so that a reader cannot change it by accident;
+    every thread starts with the class attribute's empty one.
     """
 
     stack: tuple = ()
@@ -201,22 +233,27 @@ class SavedHooks:
 saved_hooks = SavedHooks()
 
 
+def _set_saved_hooks(stack: tuple) -> None:
+    _count("saved_hooks", bool(saved_hooks.stack), bool(stack))
+    saved_hooks.stack = stack
+
+
 def push_saved_hooks(*pairs: tuple) -> None:
     """Put ``(pack, unpack)`` pairs on top of the stack, the last one innermost."""
-    saved_hooks.stack += pairs
+    _set_saved_hooks(saved_hooks.stack + pairs)
 
 
 def pop_saved_hooks() -> tuple:
     """Take the innermost pair off the stack and return it."""
     *rest, top = saved_hooks.stack
-    saved_hooks.stack = tuple(rest)
+    _set_saved_hooks(tuple(rest))
     return top
 
 
 def cut_saved_hooks(depth: int) -> tuple:
     """Keep the ``depth`` outermost pairs; return the ones taken off, outermost first."""
     above = saved_hooks.stack[depth:]
-    saved_hooks.stack = saved_hooks.stack[:depth]
+    _set_saved_hooks(saved_hooks.stack[:depth])
     return above
 
 

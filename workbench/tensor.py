@@ -132,7 +132,7 @@ class Tensor:
         self._output_nr = 0
         self._version_ref = [0]
         if name is not None:
-            self.name = name
+            self.name = checks.name_arg("tensor", "name", name)
         if state.grad_mode.inference:
             self._is_inference = True
         if requires_grad:

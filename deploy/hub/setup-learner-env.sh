@@ -28,8 +28,9 @@ bin=$(dirname "$python")
 # -I (isolated): the installed package, never a workbench/ in the current folder (a
 # checkout, where the rehearsal runs this) nor one on PYTHONPATH; and only a file
 # inside this Python's own prefix is deleted.
-solutions=$("$python" -I -c 'from workbench import course; print(course.SOLUTIONS)')
-prefix=$("$python" -I -c 'import sys; print(sys.prefix)')
+# (Both paths resolved: the Python may be reached through a symbolic link.)
+solutions=$("$python" -I -c 'import os; from workbench import course; print(os.path.realpath(course.SOLUTIONS))')
+prefix=$("$python" -I -c 'import os, sys; print(os.path.realpath(sys.prefix))')
 case "$solutions" in
     "$prefix"/*) rm -f "$solutions" ;;
     *) echo "setup-learner-env.sh: $solutions is not in $prefix" >&2; exit 1 ;;

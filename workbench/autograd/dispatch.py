@@ -97,6 +97,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             arrays.append(x._data)
             requires_grad = requires_grad or x._requires_grad
         else:
+            if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
+                position = next(i for i, given in enumerate(inputs) if given is x)
+                raise checks.int_overflow(op.name, op.input_names[position], x)
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
@@ -108,7 +111,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
     if requires_grad and recording and op.differentiable:
-        record = state.stage.record or OpNode  # (a checkpoint marker stage tapes it first)
+        # (a checkpoint marker stage tapes it first; in_use: a plain read in most programs)
+        record = (state.in_use.stages and state.stage.record) or OpNode
         node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True

@@ -226,7 +226,7 @@ class SavedTensor:
         self.version_ref = version_ref = tensor._version_ref
         self.version = version_ref[0]
         self.unpack_hook = None
-        if state.saved_hooks.stack:
+        if state.in_use.saved_hooks and state.saved_hooks.stack:
             self._pack(tensor)
             return
         data = tensor._data

@@ -41,6 +41,7 @@ import contextlib
 import itertools
 import os
 import sys
+import threading
 import warnings
 import weakref
 from collections.abc import Callable
@@ -468,18 +469,24 @@ class MarkerStage(CheckpointFrame):
                 results.pop(what, None)
 
 
-class _OpenStage:
+class _OpenStage(threading.local):
+    """The marker stage open in this thread: a stage, like the saved-tensor hooks it
+    pushes, belongs to the thread that called start_checkpoint."""
+
     stage: MarkerStage | None = None
+
+
+_open = _OpenStage()
 
 
 def start_stage(t: Tensor) -> MarkerStage:
     """Mark ``t`` as an input of the open stage, opening one if none is open."""
-    stage = _OpenStage.stage
+    stage = _open.stage
     if stage is None:
         stage = MarkerStage()
         stage.add_input(t)
         stage.open()
-        _OpenStage.stage = stage
+        _open.stage = stage
     else:
         stage.add_input(t)
     return stage
@@ -487,10 +494,14 @@ def start_stage(t: Tensor) -> MarkerStage:
 
 def end_stage() -> MarkerStage:
     """Close the open stage (``end_checkpoint``)."""
-    stage = _OpenStage.stage
+    stage = _open.stage
     if stage is None:
-        raise RuntimeError("end_checkpoint was called without a matching start_checkpoint")
-    _OpenStage.stage = None
+        raise RuntimeError(
+            "end_checkpoint was called without a matching start_checkpoint in this thread "
+            "(a checkpoint stage is per thread: call start_checkpoint and end_checkpoint "
+            "in the same thread)"
+        )
+    _open.stage = None
     stage.close()
     return stage
 
@@ -502,7 +513,7 @@ def stage_paused() -> contextlib.AbstractContextManager[None]:
 
 def open_stage() -> MarkerStage | None:
     """The marker stage open right now, if any (for widgets and tests)."""
-    return _OpenStage.stage
+    return _open.stage
 
 
 def close_forgotten_stage() -> None:
@@ -512,7 +523,7 @@ def close_forgotten_stage() -> None:
     recorded after it, step after step of a training loop, and each step would get
     slower. Its nodes keep working: they replay the tape as a closed stage's do.
     """
-    stage = _OpenStage.stage
+    stage = _open.stage
     if stage is None:
         return
     warnings.warn(
@@ -540,7 +551,7 @@ def abandon_open_stage() -> MarkerStage | None:
 
     Its nodes keep working: what they saved can still be replayed from its tape.
     """
-    stage = _OpenStage.stage
+    stage = _open.stage
     if stage is None:
         return None
     stack = state.saved_hooks.stack

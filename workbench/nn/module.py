@@ -174,6 +174,7 @@ class Module:
     def _check_name(self, name: str, kind: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        wb.checks.name_arg("add_module" if kind == "module" else f"register_{kind}", "name", name)
         if name == "" or "." in name:
             raise KeyError(f'{kind} name can\'t be empty or contain ".", got: {name!r}')
         owners = (self._parameters, self._buffers, self._modules)

@@ -35,6 +35,8 @@ def _as_operand(x, op: str, name: str):
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, (int, float, bool, complex)):
+        if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
+            raise checks.int_overflow(op, name, x)
         return x
     return Tensor(checks.operand(op, name, x))
 
@@ -173,8 +175,11 @@ def _cast(x, dtype: np.dtype):
     """
     if not isinstance(x, Tensor):
         # numpy's rule that an array's dtype decides over a Python number does not reach
-        # bfloat16 (bfloat16 · 2.5 would be float32): the number becomes a bfloat16 scalar.
-        return bfloat16.type(x) if dtype == bfloat16 else x
+        # bfloat16 (bfloat16 · 2.5 would be float32): the number becomes a bfloat16 scalar
+        # (an int through float: ml_dtypes refuses ints over 63 bits, up to 2**64 - 1 fine).
+        if dtype == bfloat16:
+            return bfloat16.type(float(x) if type(x) is int else x)
+        return x
     if x._data.dtype == dtype:
         return x
     if x._data.dtype.kind in "fc" and np.promote_types(x._data.dtype, dtype) == dtype:

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from .arithmetic import where
 from .reductions import sum
 from .registry import OpDef, register_gradient, register_op
-from .shape import astype, getitem, reshape
+from .shape import astype, getitem, reshape, scatter_add
 
 
 class VariadicNames(tuple):
@@ -497,10 +497,10 @@ def _gather_backward(grad, x, index, dim):
     out = xp.zeros(x.shape, dtype=grad.dtype)
     # Each ȳ element goes to its own position, but at index[...] along dim. The positions
     # are an open grid of aranges (as np.indices(shape, sparse=True) gives), made on ȳ's
-    # device: np.add.at needs all of its arrays on one device.
+    # device: scatter_add needs all of its arrays on one device.
     position = list(xp.ix_(*[xp.arange(n) for n in index.shape]))
     position[dim] = index
-    np.add.at(out, tuple(position), grad)
+    scatter_add(out, tuple(position), grad)
     return out
 
 
@@ -566,7 +566,7 @@ def _take_backward(output_grad, x, indices, axis=None):
     if axis is None:
         np.add.at(out.reshape(-1), indices.reshape(-1), output_grad.reshape(-1))
         return out
-    np.add.at(out, (slice(None),) * axis + (indices,), output_grad)
+    scatter_add(out, (slice(None),) * axis + (indices,), output_grad)
     return out
 
 

@@ -89,9 +89,11 @@ def _sum_or_mean_name(node) -> str:
 
 @register_op("sum", node_name=_sum_or_mean_name)
 def _sum(x, dims, keepdim, dtype=None):
+    if dtype is not None:  # as PyTorch: converted first, then summed as that dtype sums
+        x = x.astype(dtype, copy=False)
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_sum.forward, x, dims, keepdim, dtype)
-    return np.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        return in_float32(_sum.forward, x, dims, keepdim)
+    return np.sum(x, axis=dims, keepdims=keepdim)
 
 
 @register_gradient("sum")
@@ -365,7 +367,14 @@ def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor
 # --------------------------------------------------------------------- prod
 @register_op("prod", saves=("x", "out"))
 def _prod(x, dims, keepdim, dtype=None):
-    return backend.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype), like=x)
+    if dtype is not None:  # as sum
+        x = x.astype(dtype, copy=False)
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        # PyTorch's CPU prod multiplies these in their own dtype, in as many running
+        # products as the CPU's vectors have lanes: its answer depends on the machine.
+        # Here every machine gives the float32 product, rounded once (see dtypes.py).
+        return in_float32(_prod.forward, x, dims, keepdim)
+    return backend.asarray(np.prod(x, axis=dims, keepdims=keepdim), like=x)
 
 
 @register_gradient("prod")
@@ -526,16 +535,23 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
 
 
 # ---------------------------------------------------------------- logsumexp
+def sum_in_float32(x, dims):
+    """``x`` summed over ``dims`` (kept), float16/bfloat16 in float32 and rounded once."""
+    if x.dtype.char not in SMALL_FLOAT_CHARS:
+        return np.sum(x, axis=dims, keepdims=True)
+    return np.sum(x, axis=dims, keepdims=True, dtype=np.float32).astype(x.dtype)
+
+
 @register_op("logsumexp", saves=("x", "out"))
 def _logsumexp(x, dims, keepdim):
-    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_logsumexp.forward, x, dims, keepdim)
-    # an empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
+    # float16/bfloat16 as PyTorch's logsumexp, which is made of ops: each step rounds to
+    # the dtype (numpy's and ml_dtypes' loops do), only the sum accumulates in float32.
+    # An empty x has no max to shift by, nor needs one: a sum of nothing is 0, its log −∞
     # (complex x: the real parts' max, as PyTorch, so that the shift leaves the phase alone)
     parts = x.real if x.dtype.kind == "c" else x
     peak = np.max(parts, axis=dims, keepdims=True) if x.size else backend.xp(x).zeros((), x.dtype)
-    peak = np.where(np.isfinite(peak), peak, 0)  # all −∞ (or ∞) rows: no shift
-    out = np.log(np.sum(np.exp(x - peak), axis=dims, keepdims=True)) + peak
+    peak = np.where(np.isfinite(peak), peak, 0).astype(x.dtype)  # all −∞ (or ∞): no shift
+    out = np.log(sum_in_float32(np.exp(x - peak), dims)) + peak
     if keepdim:
         return out
     return out.reshape(()) if dims is None else np.squeeze(out, axis=dims)

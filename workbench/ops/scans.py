@@ -24,9 +24,11 @@ from .shape import reshape, transpose, unsqueeze
 # ----------------------------------------------------------- cumsum, cumprod
 @register_op("cumsum")
 def _cumsum(x, dim, dtype=None):
+    if dtype is not None:  # as PyTorch: converted first, then scanned as that dtype is
+        x = x.astype(dtype, copy=False)
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_cumsum.forward, x, dim, dtype)
-    return np.cumsum(x, axis=dim, dtype=dtype)
+        return in_float32(_cumsum.forward, x, dim)
+    return np.cumsum(x, axis=dim)
 
 
 @register_gradient("cumsum")
@@ -42,7 +44,11 @@ def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
 
 @register_op("cumprod", saves=("x", "out"))
 def _cumprod(x, dim, dtype=None):
-    return np.cumprod(x, axis=dim, dtype=dtype)
+    if dtype is not None:  # as PyTorch: converted first, then scanned as that dtype is
+        x = x.astype(dtype, copy=False)
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_cumprod.forward, x, dim)
+    return np.cumprod(x, axis=dim)
 
 
 @register_gradient("cumprod")

@@ -296,8 +296,29 @@ def _getitem_backward(grad, shape, key):
     if is_basic_key(key):
         out[key] = grad
     else:
-        np.add.at(out, key, grad)
+        scatter_add(out, key, grad)
     return out
+
+
+def scatter_add(out, key, values) -> None:
+    """``np.add.at(out, key, values)``, for arrays and keys of any number of dims.
+
+    ``np.add.at`` walks its arrays with numpy's legacy iterator, which holds 32 dims:
+    given an ``out`` or an index array of 33 dims or more, it writes past its buffers and
+    the process dies. So the sum runs along one dim: each indexed element's flat offset
+    in ``out`` is worked out first, from an open grid of aranges (dim d's coordinate,
+    broadcast over ``out``'s shape without a copy, indexed by ``key``, times d's stride),
+    so no array of ``out``'s size is made.
+    """
+    xp = backend.xp(out)
+    offsets = xp.broadcast_to(xp.zeros((), dtype=np.intp), out.shape)[key]  # the key's shape
+    stride = 1
+    for d in reversed(range(out.ndim)):
+        along = xp.arange(out.shape[d]).reshape((-1,) + (1,) * (out.ndim - 1 - d))
+        offsets = offsets + xp.broadcast_to(along, out.shape)[key] * stride
+        stride *= out.shape[d]
+    values = xp.broadcast_to(values, offsets.shape)
+    np.add.at(out.reshape(-1), offsets.reshape(-1), values.reshape(-1))
 
 
 @register_gradient("getitem_backward")

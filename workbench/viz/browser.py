@@ -20,6 +20,10 @@ classes on those ``<g>`` elements.
   ``"tail->head"`` at the middle of an edge (which also gets the class ``flowing``).
 - ``zoom`` scales the picture from its natural size (1.0: Graphviz's own sizes, so
   text is at least 11 px); the box scrolls, and its buttons zoom in, out and to fit.
+  No zoom makes text smaller than 11 px on screen (``READABLE_PX``): past that, "fit"
+  and "−" stop shrinking and the box scrolls instead.
+- The lit (``active``) node is kept in view: when a step lights a node outside the
+  box's visible part, the box scrolls (only the box, never the page) to centre it.
 """
 
 from __future__ import annotations
@@ -169,11 +173,26 @@ function caption(box, captions) {
 }
 
 // ---- zoom: natural size by default (readable text), buttons to change it
+const READABLE_PX = 11; // no zoom draws text smaller than this on screen
+
 function naturalSize(svg) {
   const w = parseFloat(svg.getAttribute("width"));
   const h = parseFloat(svg.getAttribute("height"));
   const unit = (svg.getAttribute("width") || "").endsWith("pt") ? 4 / 3 : 1;
   return [w * unit, h * unit];
+}
+
+// The smallest zoom at which every text (captions, 11 px in SVG units, included) is
+// READABLE_PX on screen: Graphviz writes font sizes in the SVG's own units.
+function readableZoom(svg) {
+  const units = svg.viewBox.baseVal;
+  const pxPerUnit = units && units.width ? svg.dataset.naturalWidth / units.width : 1;
+  let smallest = READABLE_PX;
+  for (const t of svg.querySelectorAll("text")) {
+    const size = parseFloat(getComputedStyle(t).fontSize);
+    if (size > 0) smallest = Math.min(smallest, size);
+  }
+  return READABLE_PX / (smallest * pxPerUnit);
 }
 
 function applyZoom(box, zoom) {
@@ -183,9 +202,25 @@ function applyZoom(box, zoom) {
     const [w, h] = naturalSize(svg);
     svg.dataset.naturalWidth = w;
     svg.dataset.naturalHeight = h;
+    svg.dataset.readableZoom = readableZoom(svg);
   }
-  svg.style.width = `${svg.dataset.naturalWidth * zoom}px`;
-  svg.style.height = `${svg.dataset.naturalHeight * zoom}px`;
+  const shown = Math.max(zoom, parseFloat(svg.dataset.readableZoom));
+  box.dataset.zoom = shown;
+  svg.style.width = `${svg.dataset.naturalWidth * shown}px`;
+  svg.style.height = `${svg.dataset.naturalHeight * shown}px`;
+}
+
+// ---- follow: the lit node stays in the box's visible part (the box scrolls, not the page)
+function follow(box, g) {
+  if (!g) return;
+  const seen = box.getBoundingClientRect();
+  const lit = (g.querySelector("polygon, ellipse, path") || g).getBoundingClientRect();
+  if (!seen.width || !seen.height) return; // not on the page (a hidden view)
+  const inside = lit.left >= seen.left && lit.right <= seen.right &&
+    lit.top >= seen.top && lit.bottom <= seen.bottom;
+  if (inside) return;
+  box.scrollLeft += lit.left + lit.width / 2 - (seen.left + seen.width / 2);
+  box.scrollTop += lit.top + lit.height / 2 - (seen.top + seen.height / 2);
 }
 
 function zoomBar(model, box) {
@@ -248,6 +283,7 @@ function render({ model, el }) {
       byId[active]?.classList.add("active");
     }
     box.dataset.active = active || "";
+    if (active) follow(box, byId[active]);
   }
 
   function say(text, state) {
@@ -327,7 +363,10 @@ export default { render };
 """.replace("__WORKER_JS__", WORKER_JS)
 
 _CSS = """
-.wb-graph { overflow: auto; max-height: 800px; border: 1px solid #e0e0e0; }
+.wb-graph {
+  overflow: auto; max-height: 800px; max-width: 100%; border: 1px solid #e0e0e0;
+  box-sizing: border-box;
+}
 .wb-graph svg { max-width: none; }
 /* Graphviz sized the labels with Helvetica's widths: Arial and Liberation Sans share them. */
 .wb-graph svg text { font-family: Helvetica, Arial, "Liberation Sans", sans-serif; }
@@ -336,7 +375,7 @@ _CSS = """
 .wb-graph[data-layout="pending"] svg { opacity: 0.5; }
 .wb-zoom button { font-size: 12px; min-width: 2.2em; margin-right: 2px; }
 .wb-graph .wb-caption {
-  font: 10px Helvetica, Arial, sans-serif; fill: #b23c17;
+  font: 11px Helvetica, Arial, sans-serif; fill: #b23c17;
   paint-order: stroke; stroke: #ffffff; stroke-width: 3px;  /* a halo: readable over lines */
 }
 .wb-graph g.edge.flowing path { stroke: #d62728; stroke-width: 2.5px; }

@@ -2,7 +2,10 @@
 
 Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 
-- :class:`BackwardStepper`: scrub through a real ``loss.backward()`` (or a saved Trace).
+- :class:`BackwardStepper`: scrub through a real ``loss.backward()`` (or a saved Trace);
+  ``predict=True`` asks the learner each step's result before showing it.
+- :class:`CompareStepper`: two backward passes in lockstep, side by side, and the first
+  node where they part (your Function against the built-in, the workbench against PyTorch).
 - :class:`LiveGraph`: the forward graph growing as cells run.
 - :class:`SigmoidExplorer`, :class:`BroadcastExplorer`: the lessons' explorers.
 - :class:`CheckpointExplorer`: segments of ``checkpoint_sequential`` vs memory and recompute.
@@ -19,21 +22,26 @@ widget keeps no loss, graph or event subscription alive (see ``closing.py``).
 """
 
 from .checkpoint_explorer import CheckpointExplorer
+from .compare import CompareStepper, Difference
 from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
 from .graphview import GraphView
 from .live import LiveGraph
 from .stepper import BackwardStepper
 from .training import TrainingMonitor
+from .verdicts import Verdict
 
 __all__ = [
     "BackwardStepper",
     "BroadcastExplorer",
     "CheckpointExplorer",
+    "CompareStepper",
     "ConnectionNote",
+    "Difference",
     "GraphView",
     "LiveGraph",
     "SigmoidExplorer",
     "TrainingMonitor",
+    "Verdict",
     "connection_note",
 ]

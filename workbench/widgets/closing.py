@@ -76,12 +76,27 @@ class ClosingBox(widgets.VBox):
     :class:`~.connection.ConnectionNote` (``self.connection_note``) back in front each time.
     """
 
+    _undo: list[Callable[[], None]]
+    _kept: list[widgets.Widget]
+
+    def __new__(cls, *args, **kwargs):
+        """Every box is born with nothing to undo, before any ``__init__`` runs.
+
+        ipywidgets' ``__del__`` calls ``close()`` on every widget, also one whose
+        constructor failed (a wrong argument raises before ``ClosingBox.__init__`` runs):
+        what ``close()`` reads must exist from birth, not from construction, and a box
+        whose constructor raised before ``ClosingBox.__init__`` computed nothing to let go.
+        """
+        box = super().__new__(cls, *args, **kwargs)
+        box._undo = []
+        box._kept = []
+        box._started = False  # True once ClosingBox.__init__ runs: before, nothing to let go
+        return box
+
     def __init__(self, **kwargs) -> None:
-        # Set before VBox.__init__, so that close() works even if construction fails,
-        # and so that the children's validator below finds the note.
-        self._undo: list[Callable[[], None]] = []
-        self._kept: list[widgets.Widget] = []
+        # Set before VBox.__init__, so that the children's validator below finds the note.
         self.connection_note = ConnectionNote()
+        self._started = True
         super().__init__(**kwargs)
 
     @traitlets.validate("children")
@@ -114,5 +129,6 @@ class ClosingBox(widgets.VBox):
             self._undo.pop()()
         close_held(self, *self._kept)
         self._kept.clear()
-        self._let_go()
+        if self._started:
+            self._let_go()
         super().close()

@@ -49,10 +49,16 @@ def _row(label: str, body: str) -> str:
     return f"<tr><th>{label}</th><td>{body}</td></tr>"
 
 
-def _flow_row(i: int, flow: GradFlow, collapses: tuple[CollapseInfo, ...]) -> str:
+HIDDEN = "<i>? predict it, or press Show me</i>"
+
+
+def _flow_row(i: int, flow: GradFlow, collapses: tuple[CollapseInfo, ...], hidden: bool) -> str:
+    label = f"→ input {i}: {html.escape(flow.label)}"
+    if hidden:
+        return _row(label, HIDDEN)
     summed = [c for c in collapses if c.input_index == i]
     note = "".join(f"<div class='wb-collapse'>{collapse_text(c)}</div>" for c in summed)
-    return _row(f"→ input {i}: {html.escape(flow.label)}", _code(flow.value) + note)
+    return _row(label, _code(flow.value) + note)
 
 
 def collapse_text(c: CollapseInfo) -> str:
@@ -60,10 +66,12 @@ def collapse_text(c: CollapseInfo) -> str:
     return f"collapse-sum {c.from_shape} → {c.to_shape}: summed axes {c.axes}"
 
 
-def step_html(record: StepRecord, total: int, note: str = "") -> str:
+def step_html(record: StepRecord, total: int, note: str = "", hidden: bool = False) -> str:
     """The panel of the active step: op, rule, gradient in, gradients out, leaf update.
 
     Steps are counted from 1: "Step 1 of 7" is the root's, "Step 7 of 7" the last.
+    ``hidden``: the step's result is still to be predicted (what it sends, a leaf's
+    ``.grad`` after it); the node and the gradient that reached it are shown.
     """
     title = f"Step {record.step} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
@@ -75,9 +83,9 @@ def step_html(record: StepRecord, total: int, note: str = "") -> str:
         label = f"incoming gradient {symbol}" if len(record.grads_in) == 1 else f"incoming ȳ[{nr}]"
         rows.append(_row(label, _code(grad)))
     for i, flow in enumerate(record.grads_out):
-        rows.append(_flow_row(i, flow, record.collapses))
+        rows.append(_flow_row(i, flow, record.collapses, hidden))
     for c in record.collapses:
-        if c.input_index is None:
+        if c.input_index is None and not hidden:
             rows.append(_row("collapse-sum", collapse_text(c)))
     if record.recomputed:
         nodes = ", ".join(record.recomputed)
@@ -86,7 +94,8 @@ def step_html(record: StepRecord, total: int, note: str = "") -> str:
     if record.leaf is not None:
         leaf = record.leaf
         rows.append(_row(f"{html.escape(leaf.name)}.grad before", _code(leaf.before)))
-        rows.append(_row(f"{html.escape(leaf.name)}.grad after", _code(leaf.after)))
+        after = HIDDEN if hidden else _code(leaf.after)
+        rows.append(_row(f"{html.escape(leaf.name)}.grad after", after))
     message = f"<div class='wb-note'>{html.escape(note)}</div>" if note else ""
     return (
         f"<div class='wb-step' data-node='{record.node}'><div class='wb-title'>{title}</div>"
@@ -134,5 +143,9 @@ STYLE = """
 .wb-collapse { color: #8a4b00; font-size: 12px; }
 .wb-note { color: #555; font-style: italic; }
 .wb-message { border: 1px solid #d9a400; background: #fff7d6; padding: 8px; }
+/* Play's own ■ jumps back to step 1: the stepper's "■ Stop" stays where Play stopped */
+.wb-play button:nth-of-type(2) { display: none; }
+.wb-question { font-weight: 500; margin: 4px 0; }
+.wb-verdict { margin: 4px 0; }
 </style>
 """

@@ -30,6 +30,7 @@ and while stepping the forward op whose gradient is being computed is lit (see
 
 from __future__ import annotations
 
+import html
 import time
 
 import ipywidgets as widgets
@@ -43,10 +44,23 @@ from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
+from .verdicts import (
+    Verdict,
+    check_gradient,
+    check_node,
+    gradient_question,
+    live_graph,
+    node_question,
+    read_text,
+    score_text,
+    unreadable,
+)
 
 PICKER_SIZE = 40  # the node picker lists at most this many nodes; the filter finds the rest
 FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
 PLAYING_PANEL_S = 0.25  # while Play runs, the panel is redrawn at most this often
+
+PREDICT_KINDS = {False: "", True: "gradient", "gradient": "gradient", "node": "node"}
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -113,6 +127,12 @@ class BackwardStepper(ClosingBox):
     panel's "Step k of N", the slider's k, ``stepper.go(k)``, and ``wb.viz.draw(loss,
     step=k)`` lights the same node. Step 1 is the root's node, shown as soon as the
     stepper is made.
+
+    ``predict=True`` asks before it shows: each step's node and the gradient that reached
+    it are shown, and what it sends on (a leaf's ``.grad`` after it) stays hidden until
+    :meth:`predict` checks a guess, or :meth:`show_me` gives up on one.
+    ``predict="node"`` asks instead which node runs next. No move skips a question:
+    Next, the slider and Play stop at the step to predict. ``score`` is ``(right, asked)``.
     """
 
     def __init__(
@@ -123,8 +143,17 @@ class BackwardStepper(ClosingBox):
         retain_graph: bool = False,
         interval_ms: int = 800,
         view: str = "backward",
+        predict: bool | str = False,
     ) -> None:
         super().__init__()
+        if predict not in PREDICT_KINDS:
+            raise ValueError(
+                f"BackwardStepper: predict must be True (the gradients), 'node' (the next "
+                f"node) or False, not {predict!r}."
+            )
+        self.predicting = PREDICT_KINDS[predict]
+        self.revealed = 0 if self.predicting == "gradient" else 1  # steps shown in full
+        self.right = self.asked = 0
         self.retain_graph = retain_graph
         self.cursor: StepCursor | None = None
         self.picture: Picture | None = None
@@ -142,12 +171,16 @@ class BackwardStepper(ClosingBox):
         self._syncing = False
         self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
-        self.graph = GraphView(layout=widgets.Layout(width="58%"))
+        self.graph = GraphView(layout=widgets.Layout(width="58%", min_width="0"))
         self.graph.add_class("wb-backward-graph")
         self.forward_graph: GraphView | None = None  # made the first time it is shown
-        self.panel = widgets.HTML(layout=widgets.Layout(width="42%"))
+        # a wide array scrolls inside the panel, never over the picture beside it
+        panel_layout = widgets.Layout(width="42%", min_width="0", overflow="auto")
+        self.panel = widgets.HTML(layout=panel_layout)
+        self.panel.add_class("wb-panel")
         self.graph_row = widgets.HBox([self.graph, self.panel])
         self.inspector = widgets.HTML()
+        self.verdict: Verdict | None = None  # the last prediction's
         self._build_controls(interval_ms, view)
         try:
             source = source_for(target, retain_graph, gradient)
@@ -179,6 +212,10 @@ class BackwardStepper(ClosingBox):
             description="Step over ⤼", tooltip="run every step inside the lit folded box"
         )
         self.play = widgets.Play(min=1, max=1, interval=interval_ms, description="play")
+        self.play.add_class("wb-play")  # its own ■ (back to step 1) is hidden: see STYLE
+        self.stop_button = widgets.Button(
+            description="■ Stop", tooltip="stop playing and stay at this step"
+        )
         self.speed = widgets.IntSlider(
             value=max(interval_ms, FASTEST_MS),
             min=FASTEST_MS,
@@ -209,6 +246,7 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.next_button, lambda _: self.next())
         self._on_click(self.reset_button, lambda _: self.reset())
         self._on_click(self.over_button, lambda _: self.step_over())
+        self._on_click(self.stop_button, lambda _: self.stop())
         self._on_click(self.fold_button, lambda _: self.close_box(self._selected_node()))
         self._on_click(self.run_to_button, lambda _: self.run_to(self.node_picker.value))
         self._on_click(
@@ -217,18 +255,37 @@ class BackwardStepper(ClosingBox):
         self._on_click(self.continue_button, lambda _: self.continue_())
         self._observe(self.slider, self._on_slider)
         row1 = [self.prev_button, self.next_button, self.over_button, self.reset_button]
-        row1 += [self.play, self.slider, self.speed]
+        row1 += [self.play, self.stop_button, self.slider, self.speed]
         row2 = [self.node_filter, self.node_picker, self.run_to_button, self.breakpoint_button]
         row2 += [self.fold_button]
         self.children = [
             widgets.HTML(STYLE),
             self.message,
+            *self._build_quiz(),
             _wrapping_row(row1),
             _wrapping_row([*row2, self.continue_button]),
             self.view_switch,
             self.graph_row,
             self.inspector,
         ]
+
+    def _build_quiz(self) -> list:
+        """The question box of predict mode: the question, an answer, Check and Show me."""
+        if not self.predicting:
+            return []
+        self.question_text = widgets.HTML()
+        self.answer_box = widgets.Text(placeholder="e.g. 0.5, [1, 2], [[1, 2], None]")
+        if self.predicting == "node":
+            self.answer_box.placeholder = "a node's name or id, e.g. MulBackward0 or n4"
+        self.check_button = widgets.Button(description="Check", button_style="primary")
+        self.show_me_button = widgets.Button(description="Show me")
+        self.verdict_text = widgets.HTML()
+        self._on_click(self.check_button, lambda _: self.predict(read_text(self.answer_box.value)))
+        self._on_click(self.show_me_button, lambda _: self.show_me())
+        answer_row = _wrapping_row([self.answer_box, self.check_button, self.show_me_button])
+        box = widgets.VBox([self.question_text, answer_row, self.verdict_text])
+        box.add_class("wb-quiz")
+        return [box]
 
     def _predicted_order(self) -> list:
         """Node ids in the order their steps run: as the picture predicts it, then any others."""
@@ -261,12 +318,14 @@ class BackwardStepper(ClosingBox):
             control.disabled = True
 
     def _controls(self) -> list:
-        return [
+        quiz = [self.answer_box, self.check_button, self.show_me_button] if self.predicting else []
+        return quiz + [
             self.prev_button,
             self.next_button,
             self.reset_button,
             self.over_button,
             self.play,
+            self.stop_button,
             self.slider,
             self.speed,
             self.node_filter,
@@ -305,6 +364,140 @@ class BackwardStepper(ClosingBox):
         """The id of the node that ran at the step on show (its vertex is lit ``active``)."""
         return self.cursor.record.node if self.cursor else ""
 
+    # ----------------------------------------------------------- predict mode
+    @property
+    def reachable(self) -> int:
+        """The furthest step a move may show: in predict mode, the step asked about."""
+        if self.predicting == "gradient":
+            return self.revealed + 1
+        return self.revealed if self.predicting else self.total
+
+    @property
+    def hidden(self) -> bool:
+        """Whether the step on show still hides its result (predict mode)."""
+        return self.predicting == "gradient" and self.step > self.revealed
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """``(right, asked)``: a Show me counts as asked, and not right."""
+        return self.right, self.asked
+
+    @property
+    def question(self) -> str:
+        """What the stepper asks now ("" when it asks nothing, or the pass is all shown)."""
+        if not self.predicting or self.cursor is None or self.revealed >= self.total:
+            return ""
+        if self.predicting == "node":
+            return node_question(self.cursor.source.records[self.revealed - 1])
+        record = self._record_at(self.revealed + 1)
+        return gradient_question(record) if record is not None else ""
+
+    def predict(self, answer) -> Verdict:
+        """Check a guess about the step asked; reveal that step when the guess could be read.
+
+        ``answer``: the gradient sent to each input (a number, an array or a Tensor; a
+        list of them, one per input, for a node with several) or, with
+        ``predict="node"``, the next node's name, id, Node or Tensor.
+        """
+        record = self._asked_record()
+        if isinstance(record, Verdict):
+            return self._say(record)
+        step = self.revealed + 1
+        if self.predicting == "gradient":
+            verdict = check_gradient(record, answer)
+        else:
+            verdict = self._check_node(answer, step)
+        if verdict.counted:
+            self.asked += 1
+            self.right += verdict.right
+            self._reveal(step)
+        return self._say(verdict)
+
+    def show_me(self) -> Verdict:
+        """Reveal the step asked without a guess (counted as asked, not right)."""
+        record = self._asked_record()
+        if isinstance(record, Verdict):
+            return self._say(record)
+        self.asked += 1
+        self._reveal(self.revealed + 1)
+        return self._say(Verdict(False, f"Shown: step {record.step} is in the panel."))
+
+    def _asked_record(self) -> StepRecord | Verdict:
+        """The record of the step asked about, or a verdict saying why there is none."""
+        if not self.predicting:
+            return unreadable("This stepper asks nothing: make it with predict=True.")
+        if self.cursor is None:
+            return unreadable(self.error or "This stepper is closed.")
+        record = self._record_at(self.revealed + 1)
+        if record is None:
+            return unreadable("The backward pass is done: every step is shown.")
+        return record
+
+    def _record_at(self, step: int) -> StepRecord | None:
+        """Step ``step``'s record, running the engine to it if need be (what is shown stays)."""
+        source = self.cursor.source
+        loaded = source.load(step - 1)
+        source.show(self._grads_at)  # loading ran ahead: .grad back to the step on show
+        return source.records[step - 1] if loaded else None
+
+    def _check_node(self, guess, step: int) -> Verdict:
+        if isinstance(guess, (Node, Tensor)):
+            try:
+                guess = self.node_id(guess)
+            except ValueError as err:
+                return unreadable(f"{err}.")
+        source = self.cursor.source
+        source.load_all()  # the whole order, to say which rule a wrong guess breaks
+        source.show(self._grads_at)
+        graph = live_graph(source.task.root_nodes) if isinstance(source, LiveSteps) else None
+        return check_node(guess, source.records, step, graph)
+
+    def _reveal(self, step: int) -> None:
+        self.revealed = max(self.revealed, step)
+        self.cursor.go(step - 1)
+        self.cursor.note = ""
+
+    def _say(self, verdict: Verdict) -> Verdict:
+        self.verdict = verdict
+        if self.cursor is not None:
+            self._show()
+        return verdict
+
+    @property
+    def _grads_at(self) -> int:
+        """The step index whose ``.grad`` values the tensors hold: a hidden step's result
+        is not shown in ``x.grad`` either, so they hold the step before it."""
+        return self.cursor.position - 1 if self.hidden else self.cursor.position
+
+    def _stop_at_question(self) -> None:
+        """A move went past the step asked about: stay there, and say why."""
+        self.cursor.go(self.reachable - 1)
+        self.cursor.note = f"Step {self.revealed + 1} first: predict it, or press Show me."
+
+    def _unrevealed(self, captions: dict) -> dict:
+        """The picture's captions less what the hidden step sent (its edges, a leaf's .grad)."""
+        record = self.cursor.record
+        tail = self.picture.vertex_of(record.node)
+        sent = (f"{tail}->", f"{record.node}.sum")
+        kept = {key: text for key, text in captions.items() if not key.startswith(sent)}
+        if record.leaf is not None:
+            kept.pop(record.node, None)
+        return kept
+
+    def _show_question(self) -> None:
+        if not self.predicting:
+            return
+        question = self.question or "Every step is shown."
+        self.question_text.value = f"<div class='wb-question'>❓ {html.escape(question)}</div>"
+        said = self.verdict.message if self.verdict else ""
+        mark = "" if self.verdict is None else ("✔ " if self.verdict.right else "✘ ")
+        self.verdict_text.value = (
+            f"<div class='wb-verdict'>{mark}{html.escape(said)} "
+            f"<i>({score_text(*self.score)})</i></div>"
+        )
+        waiting = bool(self.question)
+        self.check_button.disabled = self.show_me_button.disabled = not waiting
+
     # ----------------------------------------------------------- moves
     def next(self) -> bool:
         """Run (or show again) the next node; False at the end of the pass."""
@@ -317,6 +510,10 @@ class BackwardStepper(ClosingBox):
     def reset(self) -> None:
         """Show the first step again; every ``.grad`` goes back to its value then."""
         self._move(lambda c: c.reset())
+
+    def stop(self) -> None:
+        """Stop Play and stay at the step it reached (ipywidgets' own ■ goes back to step 1)."""
+        self.play.playing = False
 
     def step_over(self) -> bool:
         """Run every step inside the folded box that is lit; stop at the first step after it.
@@ -362,6 +559,9 @@ class BackwardStepper(ClosingBox):
             self.message.value = message_html(f"{type(err).__name__}: {err}")
             self.cursor.source.finished = True
             return False
+        if self.step > self.reachable:
+            self._stop_at_question()
+            result = False
         self._show()
         return bool(result) if result is not None else True
 
@@ -370,6 +570,8 @@ class BackwardStepper(ClosingBox):
             return
         if not self.cursor.go(change["new"] - 1):
             self.cursor.note = "The backward pass ended before that step."
+        if self.step > self.reachable:
+            self._stop_at_question()
         if self.play.playing and time.monotonic() - self._shown_at < PLAYING_PANEL_S:
             return  # .grad is rewound; the panel follows a few times a second while playing
         # The browser already moved the pictures (jslink): setting their step here too
@@ -411,12 +613,14 @@ class BackwardStepper(ClosingBox):
         self._shown_at = time.monotonic()
         cursor = self.cursor
         source = cursor.source
+        if self.hidden:
+            source.show(self._grads_at)
         total = source.expected_steps
         records = source.records
         self._check_order()
         self._syncing = True
         try:
-            self.slider.max = self.play.max = total
+            self.slider.max = self.play.max = min(total, self.reachable)
             self.slider.value = cursor.position + 1
             if pictures:
                 self.graph.step = cursor.position + 1
@@ -424,7 +628,8 @@ class BackwardStepper(ClosingBox):
             if self.linked:
                 classes = with_class(classes, self.links.in_backward(self.linked), "linked")
             self.graph.classes = classes
-            self.graph.captions = self.marks.captions(records, cursor.position)
+            captions = self.marks.captions(records, cursor.position)
+            self.graph.captions = self._unrevealed(captions) if self.hidden else captions
             if self.forward_graph is not None:
                 lit = self.links.in_forward(self.linked) if self.linked else []
                 self.forward_graph.classes = with_class({}, lit, "linked")
@@ -432,8 +637,10 @@ class BackwardStepper(ClosingBox):
                     self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
-        self.panel.value = step_html(cursor.record, total, cursor.note)
+        self.panel.value = step_html(cursor.record, total, cursor.note, hidden=self.hidden)
         self.next_button.disabled = source.finished and cursor.position == len(records) - 1
+        self.next_button.disabled |= self.step >= self.reachable and self.revealed < total
+        self._show_question()
         self.prev_button.disabled = cursor.position == 0
         if self.inspected:
             self.inspect(self.inspected)  # its gradient and saved tensors at this step
@@ -572,7 +779,8 @@ class BackwardStepper(ClosingBox):
     def _forward_view(self) -> GraphView:
         """The forward picture's view, made (and linked to the slider) the first time."""
         if self.forward_graph is None:
-            view = GraphView(dot=self.forward_picture.dot, layout=widgets.Layout(width="29%"))
+            layout = widgets.Layout(width="29%", min_width="0")
+            view = GraphView(dot=self.forward_picture.dot, layout=layout)
             view.add_class("wb-forward-graph")
             self._keep(widgets.jslink((self.slider, "value"), (view, "step")))
             self._observe(view, self._on_forward_select, names="selected")

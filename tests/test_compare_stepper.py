@@ -1,0 +1,194 @@
+"""CompareStepper: two backward passes in lockstep, and the first node where they part.
+
+Real cases: a custom Function with a wrong factor (or sign) against the built-in op,
+and a workbench pass against PyTorch's own (a torch loss, or its ``wb.from_torch``
+trace), whose gradients the test checks against ``torch.autograd`` directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from workbench.widgets import CompareStepper
+
+X = [0.5, -1.0, 2.0]
+
+
+def exp_function(scale: float):
+    """A learner's Exp whose backward is ``scale`` times the right one (1: right)."""
+
+    class Exp(wb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return scale * grad * y
+
+    return Exp
+
+
+def leaf():
+    return wb.tensor(X, requires_grad=True, dtype=wb.float64, name="x")
+
+
+def built_in_and_custom(scale: float) -> CompareStepper:
+    x = leaf()
+    custom = exp_function(scale)
+    return CompareStepper((x.exp() * 3).sum(), (custom.apply(x) * 3).sum())
+
+
+def test_a_wrong_factor_in_a_custom_function_is_found_at_its_node():
+    compared = built_in_and_custom(2.0)
+    difference = compared.first_difference
+    assert difference is not None and difference.step == 3
+    assert difference.node == "ExpBackward0" and difference.node_b == "ExpBackward"
+    assert "b's gradient for x is 2 times a's" in difference.diagnosis
+    assert difference.finding.kind == "factor" and difference.finding.details["factor"] == 2
+    assert compared.step == 1 and "first difference is ahead, at step 3" in compared.message.value
+    assert compared.run_to_difference() and compared.step == 3
+    assert [side.step for side in compared.sides] == [3, 3]
+    assert [side.record.name for side in compared.sides] == ["ExpBackward0", "ExpBackward"]
+    assert "2 times a&#x27;s" in compared.message.value
+    compared.close()
+
+
+def test_a_sign_is_said_with_a_as_the_reference():
+    compared = built_in_and_custom(-1.0)
+    assert compared.first_difference.step == 3
+    assert "b's gradient for x is minus a's" in compared.first_difference.diagnosis
+    compared.close()
+
+
+def test_a_right_custom_function_agrees_with_the_built_in():
+    compared = built_in_and_custom(1.0)
+    assert compared.first_difference is None
+    assert not compared.run_to_difference() and compared.step == 1
+    assert "agree at every step" in compared.message.value
+    compared.close()
+
+
+def torch_program(lib, x, w):
+    return (lib.tanh(x) * w).sigmoid().sum()
+
+
+def test_the_workbench_agrees_with_pytorch_node_by_node():
+    x = wb.tensor(X, requires_grad=True, name="x")
+    w = wb.tensor([[1.5], [-0.5]], requires_grad=True, name="w")
+    tx = torch.tensor(X, requires_grad=True)
+    tw = torch.tensor([[1.5], [-0.5]], requires_grad=True)
+    compared = CompareStepper(torch_program(wb, x, w), torch_program(torch, tx, tw))
+    assert compared.first_difference is None, compared.first_difference
+    assert compared.total == 6
+    expected = torch.autograd.grad(torch_program(torch, tx, tw), (tx, tw))
+    leaves = {r.leaf.name: r.leaf.after for r in compared.sides[0].cursor.source.records if r.leaf}
+    np.testing.assert_allclose(leaves["x"], expected[0].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(leaves["w"], expected[1].numpy(), rtol=1e-6)
+    for k in range(1, 7):
+        assert compared.go(k)
+        a, b = (side.record for side in compared.sides)
+        assert a.name == b.name and a.step == b.step == k
+    compared.close()
+
+
+def test_a_from_torch_trace_with_another_op_is_a_difference_in_the_graph():
+    x = wb.tensor(X, requires_grad=True, name="x")
+    tx = torch.tensor(X, requires_grad=True)
+    trace = wb.from_torch(torch.tanh(tx).mean())
+    compared = CompareStepper(wb.tanh(x).sum(), trace)
+    difference = compared.first_difference
+    assert difference.step == 1 and difference.node == "SumBackward0"
+    assert difference.node_b == "MeanBackward0" and difference.finding is None
+    assert "the two graphs differ here" in difference.diagnosis
+    compared.close()
+
+
+def test_a_broadcast_gradient_left_unsummed_is_a_shape_difference():
+    a = wb.tensor(np.ones((2, 3)), requires_grad=True, name="a")
+    b = wb.tensor([1.0, 2.0, 3.0], requires_grad=True, name="b")
+
+    class UnsummedMul(wb.autograd.Function):
+        """Its backward forgets to sum b's gradient back (the engine's check catches it
+        unless the shapes are made to agree: here b enters already broadcast)."""
+
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad * b, grad * a * 2
+
+    bb = b.expand(2, 3)
+    compared = CompareStepper((a * bb).sum(), UnsummedMul.apply(a, bb).sum())
+    difference = compared.first_difference
+    assert difference.step == 2 and "b's gradient for input 1" in difference.diagnosis
+    assert "2 times a's" in difference.diagnosis
+    compared.close()
+
+
+def test_lockstep_moves_and_a_shorter_pass():
+    x = leaf()
+    compared = CompareStepper((x.exp() * 3).sum(), x.exp().sum())
+    assert compared.total == 4
+    assert compared.first_difference.step == 2  # a's MulBackward0 where b has ExpBackward0
+    assert compared.next() and compared.step == 2
+    assert compared.prev() and compared.step == 1 and not compared.prev()
+    assert compared.go(4) and [side.step for side in compared.sides] == [4, 3]
+    compared.slider.value = 2
+    assert [side.step for side in compared.sides] == [2, 2]
+    compared.close()
+
+
+@pytest.mark.parametrize("a, words", [(3.0, "needs a loss Tensor or a saved Trace")])
+def test_bad_input_shows_a_message_not_a_traceback(a, words):
+    compared = CompareStepper(a, (leaf() * 2).sum())
+    assert compared.error is not None and words in compared.message.value
+    assert compared.next_button.disabled and compared.step == 0
+    compared.close()
+
+
+def test_close_lets_go_of_both_passes():
+    compared = built_in_and_custom(2.0)
+    sides = list(compared.sides)
+    compared.close()
+    assert compared.sides == [] and all(side.cursor is None for side in sides)
+
+
+def test_a_big_pytorch_gradient_is_compared_in_full():
+    values = np.linspace(-1.0, 1.0, 200).reshape(20, 10)
+    x = wb.tensor(values, requires_grad=True, name="x")
+    tx = torch.tensor(values, requires_grad=True)
+    agree = CompareStepper(wb.tanh(x).sum(), torch.tanh(tx).sum())
+    assert agree.first_difference is None
+    agree.close()
+    tx = torch.tensor(values, requires_grad=True)
+    differ = CompareStepper(wb.tanh(x).sum(), torch.sin(tx).sum())  # another op, same shape
+    assert differ.first_difference.step == 2
+    assert "the two graphs differ here" in differ.first_difference.diagnosis
+    differ.close()
+    tx = torch.tensor(values, requires_grad=True)
+    scaled = CompareStepper(wb.tanh(x * 3).sum(), torch.tanh(tx * 3.01).sum())
+    assert scaled.first_difference is not None  # 200 values, past a trace's 64 kept in full
+    scaled.close()
+
+
+def test_a_trace_that_kept_only_summaries_says_it_cannot_compare():
+    values = np.linspace(-1.0, 1.0, 200).reshape(20, 10)
+    with wb.trace() as kept_little:  # arrays over 64 elements: statistics only
+        x = wb.tensor(values, requires_grad=True, name="x")
+        wb.tanh(x).sum().backward()
+    again = wb.tensor(values, requires_grad=True, name="x")
+    compared = CompareStepper(wb.tanh(again).sum(), kept_little)
+    assert compared.first_difference is not None
+    assert "kept only a summary" in compared.first_difference.diagnosis
+    compared.close()
