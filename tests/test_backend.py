@@ -22,10 +22,10 @@ needs_gpu = pytest.mark.skipif(
 # ------------------------------------------------------------------------ CPU
 def test_tensors_start_on_the_cpu():
     x = wb.tensor([1.0, 2.0])
-    assert x.device == "cpu"
-    assert wb.zeros(2, device="cpu").device == "cpu"
-    assert wb.tensor([1.0], device="cpu").device == "cpu"
-    assert (x * 2).device == "cpu"
+    assert x.device.type == "cpu"
+    assert wb.zeros(2, device="cpu").device.type == "cpu"
+    assert wb.tensor([1.0], device="cpu").device.type == "cpu"
+    assert (x * 2).device.type == "cpu"
     assert backend.xp(x._data) is np
 
 
@@ -77,7 +77,7 @@ def test_mixing_devices_names_the_op_and_the_devices(fake_second_device):
     on_cpu = wb.ones(3, dtype=wb.float64)
     with pytest.raises(RuntimeError, match=r"mul: .*same device.*cuda and cpu"):
         on_gpu * on_cpu
-    assert (on_cpu * 2.0).device == "cpu"  # Python numbers go anywhere
+    assert (on_cpu * 2.0).device.type == "cpu"  # Python numbers go anywhere
     assert (on_gpu + on_gpu).shape == (3,)
 
 
@@ -91,7 +91,7 @@ def _pair(shape, low=-1.0, high=1.0, seed=0):
 
 
 def _same(gpu_tensor, cpu_tensor, atol=1e-8):
-    assert gpu_tensor.device == "cuda"
+    assert gpu_tensor.device.type == "cuda"
     np.testing.assert_allclose(
         backend.to_numpy(gpu_tensor.detach()._data), cpu_tensor.detach().numpy(), atol=atol
     )
@@ -144,9 +144,9 @@ def test_mixing_real_devices_is_refused():
 def test_to_is_differentiable_across_devices():
     x = wb.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x.to("cuda") ** 2).sum()
-    assert y.device == "cuda" and "device='cuda'" in repr(y.detach())
+    assert y.device.type == "cuda" and "device='cuda:0'" in repr(y.detach())
     y.backward()
-    assert x.grad.device == "cpu"
+    assert x.grad.device.type == "cpu"
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
 
 

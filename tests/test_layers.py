@@ -23,6 +23,8 @@ TENSOR_METHODS = {
     ("workbench.tensor", "workbench.ops"),
     ("workbench.tensor", "workbench._inplace"),
     ("workbench.tensor", "workbench.checks"),
+    ("workbench.tensor", "workbench.factories"),  # x.new_zeros(), x.new_tensor()...
+    ("workbench.tensor", "workbench.sampling"),  # x.uniform_(), x.normal_(), x.multinomial()
 }
 
 

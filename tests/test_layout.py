@@ -36,11 +36,22 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"autograd/grad_mode.py", "ops/grad.py"}): (
         "PyTorch's torch.autograd.grad_mode and TVM's tvm.relax.op.grad"
     ),
+    frozenset({"backend.py", "backends.py"}): (
+        "backend.py picks numpy or CuPy; backends.py is PyTorch's torch.backends (cudnn, mps "
+        "switches a PyTorch program sets), a path PyTorch programs import"
+    ),
+    frozenset({"nn/utils.py", "utils/"}): (
+        "PyTorch's paths: torch.nn.utils (gradient clipping) and torch.utils (data, checkpoint)"
+    ),
     frozenset({"autograd/graph.py", "viz/graph.py"}): (
         "torch.autograd.graph (nodes, saved-tensor hooks) and the drawing of a graph"
     ),
     frozenset({"autograd/memory.py", "viz/memory.py"}): (
         "saved-tensor memory: counted in autograd/, plotted in viz/"
+    ),
+    frozenset({"nn/losses.py", "ops/losses.py"}): (
+        "the loss ops PyTorch records as one node (mse_loss, binary cross entropy: kernels "
+        "and rules) and, in nn/, the loss modules that call them (torch.nn.MSELoss...)"
     ),
     frozenset({"nn/", "ops/nn.py"}): (
         "the kernels and rules of the nn ops (conv2d, pools, losses) and, in nn/, the "

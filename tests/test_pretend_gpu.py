@@ -146,8 +146,26 @@ def test_layers_optimizers_and_in_place_ops_run_on_the_pretend_gpu(case):
 
 def test_the_pretend_gpu_refuses_cpu_arrays():
     x = wb.ones(3, device="cuda")
-    assert x.device == "cuda" and isinstance(x._data, FakeGpuArray)
+    assert x.device.type == "cuda" and isinstance(x._data, FakeGpuArray)
     with pytest.raises(MixedDevices, match="np.add"):
         np.add(x._data, np.ones(3, dtype=np.float32))
     with pytest.raises(RuntimeError, match="mul: .*same device"):
         x * wb.ones(3)
+
+
+def test_a_pytorch_programs_device_lines_pick_the_gpu_when_there_is_one():
+    """torch.cuda.is_available() is True with the CuPy backend's GPU (here the pretend one),
+    so the usual device line, .to(device) and set_default_device put tensors there."""
+    assert wb.cuda.is_available() and wb.accelerator.is_available()
+    assert wb.accelerator.current_accelerator() == wb.device("cuda")
+    device = "cuda" if wb.cuda.is_available() else "cpu"
+    model = nn.Linear(3, 2).to(device)
+    assert model.weight.is_cuda and model.weight.device == wb.device("cuda", 0)
+    assert model(wb.randn(4, 3, device=device)).device.type == "cuda"
+    try:
+        wb.set_default_device("cuda")
+        made = wb.zeros(2)
+        assert isinstance(made._data, FakeGpuArray) and made.device.type == "cuda"
+    finally:
+        wb.set_default_device(None)
+    assert wb.zeros(2).device.type == "cpu"

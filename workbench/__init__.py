@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as _np
+
 from . import (
+    accelerator,
     autograd,
+    backends,
+    cuda,
     events,
     trace,  # callable: wb.trace() records; light (json and numpy only)
 )
@@ -28,32 +33,62 @@ from .autograd import (
     set_grad_enabled,
 )
 from .autograd.te import gradient
+from .devices import device, get_default_device, set_default_device
+from .dtypes import finfo, iinfo
 from .factories import (
     arange,
     as_tensor,
     empty,
     empty_like,
     eye,
+    from_numpy,
     full,
     full_like,
-    get_rng_state,
+    is_floating_point,
+    is_tensor,
     linspace,
-    manual_seed,
+    numel,
     ones,
     ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    set_rng_state,
     tensor,
     zeros,
     zeros_like,
 )
 from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
-from .ops import abs, max, min, pow, sum  # noqa: F401  (shadow builtins on purpose, as torch)
+from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' names, as torch)
+from .ops.reductions import histogram
+from .ops.shape import meshgrid
+from .random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from .runtime import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_num_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from .sampling import (
+    bernoulli,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+)
 from .scope import current_scope, name_scope
+from .serialization import load, save
+from .size import Size
 from .tensor import (
     Tensor,
     bfloat16,
@@ -67,8 +102,10 @@ from .tensor import (
     int32,
     int64,
     set_default_dtype,
+    set_printoptions,
     uint8,
 )
+from .torch_alias import as_torch
 from .torch_replay import from_torch
 from .trace import Trace, TraceReplay
 
@@ -79,6 +116,9 @@ half = float16
 cfloat = complex64
 cdouble = complex128
 long = int64
+int = int32  # noqa: A001
+int8, int16 = _np.dtype("int8"), _np.dtype("int16")
+short = int16
 
 __version__ = "0.1.0"
 
@@ -91,4 +131,6 @@ def __getattr__(name: str):
         module = importlib.import_module(f".{name}", __name__)
         globals()[name] = module
         return module
-    raise AttributeError(f"module 'workbench' has no attribute '{name}'")
+    from .torch_alias import not_here
+
+    raise AttributeError(not_here("workbench", name))

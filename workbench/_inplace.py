@@ -131,7 +131,11 @@ PUT_BACK = {
     "getitem": _put_back_getitem,
     "reshape": _put_back_reshape,
     "view": _put_back_reshape,
+    "unsqueeze": _put_back_reshape,
+    "squeeze": _put_back_reshape,
     "permute": _put_back_permute,
+    "transpose": _put_back_permute,
+    "t": _put_back_permute,
 }
 
 

@@ -19,6 +19,8 @@ import threading
 
 import numpy as np
 
+from . import state
+
 _cupy = None
 _cupy_checked = False
 gpu_in_use = False  # becomes True when a GPU is first used; apply_op then checks devices
@@ -94,9 +96,10 @@ def device_of(array) -> str:
 
 
 def normalize_device(device) -> str:
-    """``'cpu'``, ``'cuda'`` or ``'cuda:0'`` → ``'cpu'`` or ``'cuda'``; a clear error otherwise."""
+    """``'cpu'``, ``'cuda'``, ``'cuda:0'`` or a ``wb.device`` → ``'cpu'`` or ``'cuda'``; None →
+    the default device; a clear error otherwise."""
     if device is None:
-        return "cpu"
+        return state.default_device.name
     name = str(getattr(device, "type", device))
     if name == "cpu":
         return "cpu"

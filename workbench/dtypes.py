@@ -58,8 +58,11 @@ def from_name(name: str) -> np.dtype:
     return np.dtype(name)
 
 
-def finfo(dtype: np.dtype):
-    """``np.finfo`` for any float dtype, bfloat16 included (numpy's refuses it)."""
+def finfo(dtype: np.dtype | None = None):
+    """``np.finfo`` for any float dtype, bfloat16 included (numpy's refuses it); the
+    default dtype (float32) when none is given, as ``torch.finfo()``."""
+    if dtype is None:
+        dtype = float32
     if dtype == bfloat16:
         return ml_dtypes.finfo(bfloat16)
     return np.finfo(dtype)
@@ -85,3 +88,39 @@ def in_float32(kernel, *args, **attrs):
 def _is_small_array(a) -> bool:
     # An array, not the shape-and-dtype stand-in a rule gets for an input nobody saved.
     return isinstance(a, np.ndarray) and a.dtype.char in SMALL_FLOAT_CHARS
+
+
+# PyTorch's legacy type names, which ``x.type()`` prints and ``x.type(name)`` accepts.
+LEGACY_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
+}
+
+
+def legacy_type_name(dtype: np.dtype, on_gpu: bool = False) -> str:
+    """``float32`` → ``'torch.FloatTensor'`` (``'torch.cuda.FloatTensor'`` on a GPU)."""
+    return ("torch.cuda." if on_gpu else "torch.") + LEGACY_TYPE_NAMES[dtype.name]
+
+
+def dtype_of_type_name(name: str) -> np.dtype:
+    """``'torch.LongTensor'`` (or ``'torch.cuda.LongTensor'``) → int64."""
+    short = name.rsplit(".", 1)[-1]
+    for dtype_name, type_name in LEGACY_TYPE_NAMES.items():
+        if type_name == short:
+            return from_name(dtype_name)
+    raise ValueError(f"invalid type: '{name}'")
+
+
+def iinfo(dtype: np.dtype):
+    """The range of an integer dtype (``.min``, ``.max``, ``.bits``), as ``torch.iinfo``."""
+    return np.iinfo(dtype)

@@ -1,7 +1,8 @@
-"""Tensor factories: ``tensor``, ``zeros``, ``ones``, ``arange``, ``randn``... and the seed.
+"""Tensor factories: ``tensor``, ``zeros``, ``ones``, ``arange``, ``eye``, ``from_numpy``...
 
 Factories make leaves. Given ``requires_grad=True`` they require grad even inside
-``no_grad`` (PyTorch's factory exception).
+``no_grad`` (PyTorch's factory exception). Random ones (``rand``, ``randn``...) are in
+``workbench/sampling.py``.
 """
 
 from __future__ import annotations
@@ -12,26 +13,6 @@ import numpy as np
 
 from . import backend, checks
 from .tensor import Tensor, get_default_dtype
-
-_generator = [np.random.default_rng()]
-
-
-def manual_seed(seed: int) -> np.random.Generator:
-    """Seed the generator behind rand, randn, dropout and friends."""
-    _generator[0] = np.random.default_rng(seed)
-    return _generator[0]
-
-
-def generator() -> np.random.Generator:
-    return _generator[0]
-
-
-def get_rng_state() -> dict:
-    return _generator[0].bit_generator.state
-
-
-def set_rng_state(state: dict) -> None:
-    _generator[0].bit_generator.state = state
 
 
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
@@ -155,42 +136,20 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=No
     return _leaf(np.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad, None, device)
 
 
-def rand(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    """Uniform samples in [0, 1) from the seeded generator."""
-    shape, dtype = checks.shape_arg("rand", size), _float_dtype(dtype, "rand")
-    checks.storage_fits("rand", shape, np.float64)  # drawn as float64, then cast
-    array = _generator[0].random(shape, dtype=np.float64).astype(dtype)
-    return _leaf(array, requires_grad, name, device)
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor that shares ``ndarray``'s memory (a change to one shows in the other)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {checks.type_name(ndarray)})")
+    return Tensor._make(ndarray)
 
 
-def randn(*size, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
-    """Standard normal samples from the seeded generator."""
-    shape, dtype = checks.shape_arg("randn", size), _float_dtype(dtype, "randn")
-    checks.storage_fits("randn", shape, np.float64)  # drawn as float64, then cast
-    array = _generator[0].standard_normal(shape).astype(dtype)
-    return _leaf(array, requires_grad, name, device)
+def numel(input: Tensor) -> int:
+    return checks.tensor_arg("numel", "input", input).numel()
 
 
-def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
-    if high is None:
-        low, high = 0, low
-    if low >= high:
-        raise RuntimeError(
-            f"randint: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-        )
-    shape = checks.shape_arg("randint", (size,))
-    dtype = np.int64 if dtype is None else checks.dtype_arg("randint", dtype)
-    array = _generator[0].integers(low, high, size=shape).astype(dtype)
-    return _leaf(array, False, None, device)
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
 
 
-def rand_like(input: Tensor, dtype=None, requires_grad=False) -> Tensor:
-    return rand(
-        *input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=input.device
-    )
-
-
-def randn_like(input: Tensor, dtype=None, requires_grad=False) -> Tensor:
-    return randn(
-        *input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=input.device
-    )
+def is_floating_point(input: Tensor) -> bool:
+    return checks.tensor_arg("is_floating_point", "input", input).is_floating_point()

@@ -24,6 +24,10 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
 ``in_use``             whole process      counts of the two above, kept by their setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
+``default_device``     whole process      ``set_default_device`` (devices.py), via
+                                          ``set_default_device_name``
+``print_options``      whole process      ``set_printoptions`` (tensor.py), via
+                                          ``set_print_options``
 =====================  =================  =============================================
 
 "One per thread" is ``threading.local``, as in PyTorch: a thread started inside
@@ -276,3 +280,44 @@ def push_name_scope(name: str) -> tuple[str, ...]:
 def restore_name_scopes(previous: tuple[str, ...]) -> None:
     """Close the scopes opened since ``previous`` was the stack."""
     name_scopes.stack = previous
+
+
+# ------------------------------------------------------------ default device
+class DefaultDevice:
+    """Where factories put a tensor given no ``device=``: ``"cpu"`` or ``"cuda"``."""
+
+    name = "cpu"
+
+
+default_device = DefaultDevice()
+
+
+def set_default_device_name(name: str) -> None:
+    default_device.name = name
+
+
+# ------------------------------------------------------------- print options
+class PrintOptions:
+    """How a tensor prints (``set_printoptions``): PyTorch's defaults."""
+
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None  # None: let the values decide
+
+
+print_options = PrintOptions()
+
+
+def set_print_options(**values) -> None:
+    """Change the named print options (``precision=2``...); ``None`` values are left alone."""
+    for name, value in values.items():
+        if value is not None:
+            setattr(print_options, name, value)
+
+
+def reset_print_options() -> None:
+    for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode"):
+        if name in vars(print_options):
+            delattr(print_options, name)

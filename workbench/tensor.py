@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, events, state
+from . import backend, devices, dtypes, events, state
+from .argnames import numpy_style
 from .dtypes import bfloat16
+from .size import Size
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -155,12 +157,12 @@ class Tensor:
 
     # ----------------------------------------------------------------- metadata
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Size | int:
         shape = self._data.shape
-        return shape if dim is None else shape[checks.dim_in_range("size", dim, len(shape))]
+        return Size(shape) if dim is None else shape[checks.dim_in_range("size", dim, len(shape))]
 
     @property
     def dtype(self) -> np.dtype:
@@ -176,9 +178,22 @@ class Tensor:
     def numel(self) -> int:
         return int(self._data.size)
 
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.dtype.itemsize
+
     @property
-    def device(self) -> str:
-        return backend.device_of(self._data)
+    def device(self) -> devices.device:
+        return devices.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return backend.device_of(self._data) == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f" or self._data.dtype == bfloat16
 
     @property
     def uid(self) -> str:
@@ -393,6 +408,12 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __index__(self) -> int:
+        """An integer tensor of one element as an index: ``names[label]``, ``range(n)``."""
+        if self._data.size != 1 or self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
@@ -443,16 +464,29 @@ class Tensor:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         for arg in args:
-            if isinstance(arg, str):
+            if isinstance(arg, Tensor):  # x.to(other): other's dtype and device
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, (str, devices.device)):
                 device = arg
             else:
                 dtype = arg
         out = self
         if dtype is not None and checks.dtype_arg("to", dtype) != self.dtype:
             out = _ops.astype(out, dtype)
-        if device is not None and backend.normalize_device(device) != self.device:
-            out = _ops.to_device(out, backend.normalize_device(device))
+        if device is not None:
+            where = backend.normalize_device(device)
+            if where != backend.device_of(self._data):
+                out = _ops.to_device(out, where)
         return out
+
+    def type(self, dtype=None, non_blocking: bool = False) -> str | Tensor:
+        """``x.type()`` names the type (``'torch.FloatTensor'``); ``x.type(wb.float32)``
+        or ``x.type('torch.LongTensor')`` converts, as ``x.to(dtype)``."""
+        if dtype is None:
+            return dtypes.legacy_type_name(self._data.dtype, self.is_cuda)
+        if isinstance(dtype, str):
+            dtype = dtypes.dtype_of_type_name(dtype)
+        return self.to(dtype)
 
     def float(self) -> Tensor:
         return self.to(float32)
@@ -484,11 +518,34 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def cuda(self) -> Tensor:
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
         return self.to("cuda")
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
+
+    # New tensors with this one's dtype and device (unless told otherwise), as PyTorch's.
+    def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.tensor, (data,), dtype, device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.zeros, size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.ones, size, dtype, device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return self._new(_factories.empty, size, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+        made = _factories.full(
+            size, fill_value, dtype=dtype or self.dtype, device=device or self.device
+        )
+        return made.requires_grad_(requires_grad) if requires_grad else made
+
+    def _new(self, factory, args, dtype, device, requires_grad: bool) -> Tensor:
+        made = factory(*args, dtype=dtype or self.dtype, device=device or self.device)
+        return made.requires_grad_(True) if requires_grad else made
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:
@@ -498,7 +555,7 @@ class Tensor:
             self._data.size == 0 and self._data.dtype != _default_float[0]
         ):
             extras.append(f"dtype={self._data.dtype}")
-        if self.device != "cpu":
+        if self.is_cuda:
             extras.append(f"device='{self.device}'")
         if self._grad_fn is not None:
             extras.append(f"grad_fn=<{self._grad_fn.name()}>")
@@ -645,6 +702,31 @@ class Tensor:
     def copy_(self, src) -> Tensor:
         return _inplace.copy(self, src)
 
+    def masked_fill_(self, mask, value) -> Tensor:
+        return _inplace.apply(self, _ops.masked_fill, mask, value)
+
+    # ------------------------------- random fills (workbench/sampling.py, PyTorch's numbers)
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+        return _sampling.uniform_(self, from_, to, generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        return _sampling.normal_(self, mean, std, generator)
+
+    def random_(self, from_: int = 0, to: int | None = None, *, generator=None) -> Tensor:
+        return _sampling.random_(self, from_, to, generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+        return _sampling.exponential_(self, lambd, generator)
+
+    def bernoulli_(self, p: float = 0.5, *, generator=None) -> Tensor:
+        return _sampling.bernoulli_(self, p, generator)
+
+    def bernoulli(self, *, generator=None) -> Tensor:
+        return _sampling.bernoulli(self, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+        return _sampling.multinomial(self, num_samples, replacement, generator=generator)
+
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
@@ -710,6 +792,18 @@ class Tensor:
     def matmul(self, other: Tensor) -> Tensor:
         return _ops.matmul(self, other)
 
+    def mm(self, mat2: Tensor) -> Tensor:
+        return _ops.mm(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return _ops.mv(self, vec)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return _ops.bmm(self, mat2)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return _ops.outer(self, vec2)
+
     def dot(self, other: Tensor) -> Tensor:
         return _ops.dot(self, other)
 
@@ -741,6 +835,15 @@ class Tensor:
     def logical_or(self, other) -> Tensor:
         return _ops.logical_or(self, other)
 
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+        return _ops.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return _ops.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other) -> bool:
+        return _ops.equal(self, other)
+
     # --------------------------------------------------------- elementwise math
     def exp(self) -> Tensor:
         return _ops.exp(self)
@@ -753,6 +856,12 @@ class Tensor:
 
     def log1p(self) -> Tensor:
         return _ops.log1p(self)
+
+    def log10(self) -> Tensor:
+        return _ops.log10(self)
+
+    def log2(self) -> Tensor:
+        return _ops.log2(self)
 
     def sqrt(self) -> Tensor:
         return _ops.sqrt(self)
@@ -800,43 +909,85 @@ class Tensor:
         return _ops.trunc(self)
 
     # --------------------------------------------------------------- reductions
-    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
         return _ops.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
         return _ops.mean(self, dim, keepdim, dtype=dtype)
 
-    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def prod(
+        self, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
         return _ops.prod(self, dim, keepdim, dtype=dtype)
 
-    def max(self, dim=None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    def max(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor | tuple[Tensor, Tensor]:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
         return _ops.max(self, dim, keepdim)
 
-    def min(self, dim=None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    def min(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor | tuple[Tensor, Tensor]:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
         return _ops.min(self, dim, keepdim)
 
-    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+    def amax(self, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
         return _ops.amax(self, dim, keepdim)
 
-    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+    def amin(self, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
         return _ops.amin(self, dim, keepdim)
 
-    def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
+    def all(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
+        return _ops.all(self, dim, keepdim)
+
+    def any(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
+        return _ops.any(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
         return _ops.argmax(self, dim, keepdim)
 
-    def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
+    def argmin(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
         return _ops.argmin(self, dim, keepdim)
 
-    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    def var(
+        self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, **numpy_names
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("var", dim, keepdim, numpy_names)
         return _ops.var(self, dim, unbiased, keepdim, correction=correction)
 
-    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    def std(
+        self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, **numpy_names
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("std", dim, keepdim, numpy_names)
         return _ops.std(self, dim, unbiased, keepdim, correction=correction)
 
-    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
         return _ops.norm(self, p, dim, keepdim, dtype)
 
-    def logsumexp(self, dim=None, keepdim: bool = False) -> Tensor:
+    def logsumexp(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style("logsumexp", dim, keepdim, numpy_names)
         return _ops.logsumexp(self, dim, keepdim)
 
     def softmax(self, dim=None, dtype=None) -> Tensor:
@@ -845,11 +996,11 @@ class Tensor:
     def log_softmax(self, dim=None, dtype=None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype)
 
-    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
-        return _ops.cumsum(self, dim, dtype=dtype)
+    def cumsum(self, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
+        return _ops.cumsum(self, dim, dtype=dtype, **numpy_names)
 
-    def cumprod(self, dim: int, *, dtype=None) -> Tensor:
-        return _ops.cumprod(self, dim, dtype=dtype)
+    def cumprod(self, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
+        return _ops.cumprod(self, dim, dtype=dtype, **numpy_names)
 
     # -------------------------------------------------------------------- shape
     @property
@@ -865,6 +1016,12 @@ class Tensor:
 
     def view(self, *shape) -> Tensor:
         return _ops.view(self, *shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return _ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return _ops.reshape(self, other.shape)
 
     def permute(self, *dims) -> Tensor:
         return _ops.permute(self, *dims)
@@ -892,6 +1049,10 @@ class Tensor:
 
     def contiguous(self) -> Tensor:
         return _ops.contiguous(self)
+
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in memory row after row (a transposed view's do not)."""
+        return bool(self._data.flags.c_contiguous)
 
     def clone(self) -> Tensor:
         return _ops.clone(self)
@@ -933,14 +1094,42 @@ def _format_values(array: np.ndarray) -> str:
     if array.dtype.kind == "f":
         finite = array[np.isfinite(array)]
         fixed = bool(np.any(finite != np.round(finite)))
+    options = state.print_options
     return np.array2string(
         array,
         separator=", ",
         prefix="tensor(",
-        precision=4,
+        precision=options.precision,
         floatmode="fixed" if fixed else "maxprec",
-        threshold=1000,
-        edgeitems=3,
+        threshold=options.threshold,
+        edgeitems=options.edgeitems,
+        max_line_width=options.linewidth,
+        suppress_small=options.sci_mode is False,
+    )
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: int | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """How tensors print, as ``torch.set_printoptions``: digits after the point, how many
+    elements before ``...`` abbreviates, line width; ``profile="default"`` resets."""
+    if profile == "default":
+        state.reset_print_options()
+    elif profile == "short":
+        state.set_print_options(precision=2, threshold=1000, edgeitems=2, linewidth=80)
+    elif profile == "full":
+        state.set_print_options(precision=4, threshold=2**62, edgeitems=3, linewidth=80)
+    state.set_print_options(
+        precision=precision,
+        threshold=threshold,
+        edgeitems=edgeitems,
+        linewidth=linewidth,
+        sci_mode=sci_mode,
     )
 
 
@@ -970,7 +1159,7 @@ def _to_array(data: Any, dtype, device):
         _refuse_data(data)
     if array is data and isinstance(data, np.ndarray):
         array = array.copy()  # wb.tensor(array) copies, as torch.tensor does
-    if device is not None:
+    if device is not None or state.default_device.name != "cpu":
         array = backend.to_device(array, backend.normalize_device(device))
     return array
 
@@ -1009,4 +1198,6 @@ def _first_non_number(data):
 # Imported last, because these modules import Tensor from here. The methods above
 # only look ``_ops`` up when called, so a half-loaded op package is fine here.
 from . import _inplace, checks  # noqa: E402
+from . import factories as _factories  # noqa: E402
 from . import ops as _ops  # noqa: E402
+from . import sampling as _sampling  # noqa: E402

@@ -106,6 +106,16 @@ def from_torch(
 
 
 def _import_torch():
+    from .torch_alias import is_active
+
+    if is_active():
+        raise RuntimeError(
+            "wb.from_torch needs the real PyTorch, but workbench.as_torch() has put the "
+            "workbench under the name torch in this process: a program run that way is "
+            "already on the workbench (step through its loss with BackwardStepper(loss)). "
+            "Run the PyTorch program in a process without as_torch() to replay PyTorch's "
+            "own backward."
+        )
     try:
         import torch
     except ImportError as err:  # also when sys.modules["torch"] is None

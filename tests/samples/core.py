@@ -279,7 +279,7 @@ REDUCTIONS = [
         lambda x: x.mean(1, keepdim=True),
     ),
     sample("amax_all", "amax", lambda x: x.amax(), [distinct(3, 4)], lambda x: x.amax()),
-    sample("max_all", "amax", lambda x: x.max(), [distinct(3, 4)], lambda x: x.max()),
+    sample("max_all", "max", lambda x: x.max(), [distinct(3, 4)], lambda x: x.max()),
     sample("amax_dim", "amax", lambda x: x.amax(1), [distinct(3, 4)], lambda x: x.amax(1)),
     sample(
         "amin_dims_keepdim",
@@ -288,7 +288,7 @@ REDUCTIONS = [
         [distinct(2, 3, 4)],
         lambda x: x.amin((0, 2), keepdim=True),
     ),
-    sample("min_all", "amin", lambda x: x.min(), [distinct(3, 4)], lambda x: x.min()),
+    sample("min_all", "min", lambda x: x.min(), [distinct(3, 4)], lambda x: x.min()),
     sample(
         "max_dim",
         ("max_dim", "first_extreme_mask"),
@@ -356,7 +356,7 @@ SHAPES = [
     ),
     sample(
         "transpose",
-        "permute",
+        "transpose",
         lambda x: x.transpose(0, -1),
         [(2, 3, 4)],
         lambda x: x.transpose(0, -1),

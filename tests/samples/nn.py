@@ -82,7 +82,7 @@ SAMPLES = [
     _conv("same", (1, 2, 5, 5), (2, 2, 2, 2), padding="same"),
     Sample(
         "conv2d:bias",
-        ("conv2d", "add"),
+        ("conv2d",),
         lambda x, w, b: F.conv2d(x, w, b, padding=1),
         ((2, 2, 4, 4), (3, 2, 3, 3), (3,)),
         lambda x, w, b: TF.conv2d(x, w, b, padding=1),
@@ -207,7 +207,9 @@ SAMPLES = [
         ("dropout",),
         lambda x: (wb.manual_seed(3), F.dropout(x, 0.4))[1],
         ((3, 4),),
-        note="the mask is random; the seed inside fn keeps it fixed across gradcheck's calls",
+        None if torch is None else lambda x: (torch.manual_seed(3), TF.dropout(x, 0.4))[1],
+        note="the mask is random; the seed inside fn keeps it fixed across gradcheck's calls "
+        "(and equal to PyTorch's: the same generator, the same draws)",
     ),
     Sample(
         "no_grad",

@@ -481,7 +481,8 @@ class OpNode(Node):
             collector.freeze_recorded_graph(seq)
 
     def name(self) -> str:
-        return self.op.node_name
+        names = self.op.names  # PyTorch's name when it depends on the call (sum over a dim)
+        return self.op.node_name if names is None else names(self)
 
     @property
     def formula(self) -> str:

@@ -47,7 +47,7 @@ import weakref
 from collections.abc import Callable
 
 from .. import events, state
-from ..factories import get_rng_state, set_rng_state
+from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
 from . import dispatch, grad_mode, graph, memory
 

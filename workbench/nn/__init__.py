@@ -5,23 +5,30 @@
 call those functions.
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .containers import ModuleList, Sequential
 from .layers import (
+    ELU,
     GELU,
     AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
     Conv2d,
     Dropout,
     Embedding,
     Flatten,
     Identity,
     LayerNorm,
+    LazyLinear,
+    LeakyReLU,
     Linear,
     LogSoftmax,
     MaxPool2d,
     ReLU,
     Sigmoid,
+    SiLU,
     Softmax,
+    Softplus,
     Tanh,
 )
 from .losses import (
@@ -34,3 +41,9 @@ from .losses import (
 )
 from .module import Module
 from .parameter import Parameter
+
+
+def __getattr__(name: str):
+    from ..torch_alias import not_here
+
+    raise AttributeError(not_here("workbench.nn", name))

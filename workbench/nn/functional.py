@@ -8,7 +8,6 @@ really computes: ``nll_loss(log_softmax(x))``.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -16,13 +15,16 @@ import numpy as np
 from .. import _inplace, checks, ops
 from ..autograd import grad_mode
 from ..dtypes import is_floating
-from ..ops import avg_pool2d, conv2d, layer_norm, max_pool2d, nll_loss, pad
+from ..ops import avg_pool2d, batch_norm, conv2d, layer_norm, max_pool2d, nll_loss, pad
 from ..ops.complex_numbers import refuse_complex
-from ..ops.nn import binary_cross_entropy_op
+from ..ops.indexing import embedding_rows
+from ..ops.losses import bce_with_logits_op, binary_cross_entropy_op, mse_loss_op
+from ..ops.nn import one_hot
 from ..tensor import Tensor
 
 __all__ = [
     "avg_pool2d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "conv2d",
@@ -39,6 +41,7 @@ __all__ = [
     "max_pool2d",
     "mse_loss",
     "nll_loss",
+    "one_hot",
     "pad",
     "relu",
     "sigmoid",
@@ -137,7 +140,7 @@ def embedding(
         )
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    out = ops.take(weight, input, axis=0)
+    out = embedding_rows(weight, input)
     if padding_idx is None:
         return out
     if padding_idx < 0:
@@ -180,11 +183,10 @@ def _warn_if_broadcast(op: str, input: Tensor, target: Tensor) -> None:
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error ``(x − t)²``."""
+    """Mean squared error ``(x − t)²``: one op, ``MseLossBackward0``, as in PyTorch."""
     refuse_complex("mse_loss", input, target)
     _warn_if_broadcast("mse_loss", input, target)
-    diff = input - target
-    return _reduce(diff * diff, reduction, "mse_loss")
+    return mse_loss_op(input, target, checks.reduction("mse_loss", reduction))
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -207,10 +209,8 @@ def binary_cross_entropy(
     values = input._data
     if values.size and (values.min() < 0 or values.max() > 1):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    losses = binary_cross_entropy_op(input, target)
-    if weight is not None:
-        losses = losses * weight
-    return _reduce(losses, reduction, "binary_cross_entropy")
+    reduction = checks.reduction("binary_cross_entropy", reduction)
+    return binary_cross_entropy_op(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(
@@ -230,14 +230,8 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be "
             f"the same as input size ({tuple(input.shape)})"
         )
-    positive = target if pos_weight is None else pos_weight * target
-    no_threshold = math.inf
-    losses = positive * ops.softplus(-input, 1.0, no_threshold) + (1 - target) * ops.softplus(
-        input, 1.0, no_threshold
-    )
-    if weight is not None:
-        losses = losses * weight
-    return _reduce(losses, reduction, "binary_cross_entropy_with_logits")
+    reduction = checks.reduction("binary_cross_entropy_with_logits", reduction)
+    return bce_with_logits_op(input, target, weight, pos_weight, reduction)
 
 
 def cross_entropy(
@@ -305,3 +299,9 @@ def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class
     if reduction == "mean":
         return ops.sum(losses) / float(log_p.numel() // classes)
     return _reduce(losses, reduction, "cross_entropy")
+
+
+def __getattr__(name: str):
+    from ..torch_alias import not_here
+
+    raise AttributeError(not_here(__name__, name))

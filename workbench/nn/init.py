@@ -1,8 +1,9 @@
 """Weight initialisation, as ``torch.nn.init``: fill a tensor in place, without history.
 
-Every draw comes from the generator that ``wb.manual_seed`` seeds, so a seeded
-script builds the same network every time. (The numbers differ from PyTorch's:
-the generators differ; the distributions are the same.)
+Every draw comes from the generator that ``wb.manual_seed`` seeds (or the one passed
+as ``generator=``), and the draws are PyTorch's, in PyTorch's order: after the same
+``manual_seed``, ``nn.Linear(3, 2)`` starts with the weights it has in PyTorch. The
+bounds are computed with PyTorch's formulas (``√3 · std``), to the last bit.
 
 Why the scales: a layer's output variance grows with its fan-in (the number of
 inputs each output sums). Kaiming (He) init draws weights with variance
@@ -64,22 +65,16 @@ def _no_op_on_empty(tensor: Tensor, op: str) -> Tensor:
     return tensor
 
 
-def _fill_from(tensor: Tensor, values: Tensor) -> Tensor:
-    with wb.no_grad():
-        tensor.copy_(values)
-    return tensor
-
-
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples from U(a, b)."""
-    draws = wb.rand(*tensor.shape, dtype=wb.float64, device=tensor.device)
-    return _fill_from(tensor, draws * (b - a) + a)
+    with wb.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples from N(mean, std²)."""
-    draws = wb.randn(*tensor.shape, dtype=wb.float64, device=tensor.device)
-    return _fill_from(tensor, draws * std + mean)
+    with wb.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -97,37 +92,47 @@ def ones_(tensor: Tensor) -> Tensor:
 
 
 def kaiming_uniform_(
-    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
 ) -> Tensor:
-    """U(−bound, bound) with ``bound = gain · √(3 / fan)``: He et al., 2015.
+    """U(−bound, bound) with ``bound = √3 · gain / √fan``: He et al., 2015.
 
     ``Linear`` and ``Conv2d`` call this with ``a=√5``, which works out to
     ``bound = 1 / √fan_in``, PyTorch's default.
     """
     if tensor.numel() == 0:
         return _no_op_on_empty(tensor, "kaiming_uniform_")
-    gain = calculate_gain(nonlinearity, a)
-    bound = gain * math.sqrt(3.0 / _fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(
-    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
 ) -> Tensor:
     """N(0, std²) with ``std = gain / √fan``."""
     if tensor.numel() == 0:
         return _no_op_on_empty(tensor, "kaiming_normal_")
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
-    """U(−bound, bound) with ``bound = gain · √(6 / (fan_in + fan_out))``: Glorot & Bengio."""
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """U(−bound, bound) with ``bound = √3 · gain · √(2 / (fan_in + fan_out))``: Glorot & Bengio."""
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)

@@ -11,6 +11,7 @@ import math
 
 import workbench as wb
 from workbench import Tensor, checks
+from workbench.ops.linalg import linear_in_steps
 
 from . import functional as F
 from . import init
@@ -73,7 +74,8 @@ class Linear(Module):
         reset_like_torch(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
+        # PyTorch's steps (TBackward0, AddmmBackward0), so the graph reads as PyTorch's
+        return linear_in_steps(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (
@@ -244,6 +246,62 @@ class GELU(Module):
         return f"approximate='{self.approximate}'"
 
 
+class LeakyReLU(Module):
+    """``x`` where positive, ``negative_slope · x`` elsewhere."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """``x`` where positive, ``α · (eˣ − 1)`` elsewhere."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SiLU(Module):
+    """``x · σ(x)`` (also called swish)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, self.inplace)
+
+
+class Softplus(Module):
+    """``log(1 + e^(β·x)) / β``, a smooth ReLU (linear above ``threshold``)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
 class Softmax(Module):
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
@@ -372,3 +430,123 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class _BatchNorm(Module):
+    """Normalize each channel with the batch's statistics while training, and with their
+    running averages in eval mode (``model.eval()``); then scale and shift per channel."""
+
+    expected_dims: tuple = ()
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.has_bias = affine and bias
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(wb.ones(num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(wb.zeros(num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", wb.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", wb.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", wb.tensor(0))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in self.expected_dims:
+            raise ValueError(
+                f"expected {' or '.join(f'{d}D' for d in self.expected_dims)} input (got "
+                f"{input.ndim}D input)"
+            )
+        use_batch_stats = self.training or self.running_mean is None
+        momentum = self.momentum
+        if self.training and self.num_batches_tracked is not None:
+            with wb.no_grad():
+                self.num_batches_tracked.add_(1)
+            if momentum is None:  # PyTorch's cumulative average: batch k weighs 1/k
+                momentum = 1.0 / float(self.num_batches_tracked.item())
+        return F.batch_norm(
+            input,
+            self.running_mean if self.training or self.track_running_stats else None,
+            self.running_var if self.training or self.track_running_stats else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            momentum,
+            self.eps,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.has_bias}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm of ``(N, C)`` or ``(N, C, L)`` inputs."""
+
+    expected_dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm of ``(N, C, H, W)`` images."""
+
+    expected_dims = (4,)
+
+
+class LazyLinear(Linear):
+    """A ``Linear`` whose ``in_features`` is read from the first input it sees.
+
+    Its weight starts as an empty Parameter and is filled in (the same Parameter
+    object, so an optimizer made before the first call still holds it) and
+    initialised, as ``Linear``'s, on the first ``forward``.
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = out_features
+        self._factory = {"dtype": dtype, "device": device}
+        self.weight = Parameter(wb.empty(0, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(wb.empty(0, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.in_features == 0:
+            self._materialize(input.shape[-1])
+        return super().forward(input)
+
+    def _materialize(self, in_features: int) -> None:
+        self.in_features = in_features
+        shaped = wb.empty(self.out_features, in_features, **self._factory)
+        self.weight._data = shaped._data
+        if self.bias is not None:
+            self.bias._data = wb.empty(self.out_features, **self._factory)._data
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in_features:
+            super().reset_parameters()

@@ -22,6 +22,7 @@ from .arithmetic import (
     abs,
     absolute,
     add,
+    allclose,
     clamp,
     clamp_max,
     clamp_min,
@@ -29,10 +30,12 @@ from .arithmetic import (
     div,
     divide,
     eq,
+    equal,
     ge,
     greater,
     greater_equal,
     gt,
+    isclose,
     le,
     less,
     less_equal,
@@ -89,11 +92,13 @@ from .indexing import (
     triu,
     unbind,
 )
-from .linalg import dot, linear, matmul, mm
-from .nn import avg_pool2d, conv2d, dropout, layer_norm, max_pool2d, nll_loss
+from .linalg import addmm, bmm, dot, linear, matmul, mm, mv, outer
+from .nn import avg_pool2d, batch_norm, conv2d, dropout, layer_norm, max_pool2d, nll_loss
 from .reductions import (
+    all,
     amax,
     amin,
+    any,
     argmax,
     argmin,
     logsumexp,
@@ -135,6 +140,8 @@ from .unary import (
     floor,
     log,
     log1p,
+    log2,
+    log10,
     reciprocal,
     round,
     rsqrt,

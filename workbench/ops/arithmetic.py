@@ -249,7 +249,12 @@ def add_grad(orig, grad):
     return [collapse_sum_like(grad, a), collapse_sum_like(grad, b)]
 
 
-_sub = register_op("sub", inputs=("a", "b"))(np.subtract)
+# ``1 - x`` (a number first) is PyTorch's "reversed subtraction", RsubBackward1.
+_sub = register_op(
+    "sub",
+    inputs=("a", "b"),
+    node_name=lambda node: "RsubBackward1" if node.input_meta[0] is None else "SubBackward0",
+)(np.subtract)
 
 
 @register_gradient("sub")
@@ -321,7 +326,20 @@ def neg_grad(orig, grad):
     return [-grad]
 
 
-@register_op("pow", inputs=("x", "p"), saves={"x": ("x", "p"), "p": ("x", "p"), "out": "p"})
+def _pow_name(node) -> str:
+    """PyTorch's three pows: ``x ** 2`` (0), ``x ** y`` of tensors (1), ``2 ** x`` (2)."""
+    base, exponent = node.input_meta
+    if base is None:
+        return "PowBackward2"
+    return "PowBackward0" if exponent is None else "PowBackward1"
+
+
+@register_op(
+    "pow",
+    inputs=("x", "p"),
+    saves={"x": ("x", "p"), "p": ("x", "p"), "out": "p"},
+    node_name=_pow_name,
+)
 def _pow(x, p):
     return x**p
 
@@ -651,3 +669,34 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 less, less_equal, greater, greater_equal, equal_elementwise, not_equal = lt, le, gt, ge, eq, ne
+
+
+# ------------------------------------------------------- closeness, equality
+@register_op("isclose", inputs=("a", "b"), differentiable=False)
+def _isclose(a, b, rtol, atol, equal_nan):
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """Elementwise ``|input − other| ≤ atol + rtol · |other|``: a bool tensor."""
+    checks.tensor_arg("isclose", "input", input)
+    checks.tensor_arg("isclose", "other", other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"isclose: {input.dtype} did not match {other.dtype} (both must have one dtype)"
+        )
+    a, b = promote(input, other, "isclose")
+    attrs = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
+    return apply_op(_isclose, (a, b), attrs)
+
+
+def allclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether every element of ``input`` is close to ``other``'s (see :func:`isclose`)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both have the same shape and the same values."""
+    checks.tensor_arg("equal", "input", input)
+    checks.tensor_arg("equal", "other", other)
+    return input.shape == other.shape and bool(eq(input, other)._data.all())

@@ -455,6 +455,25 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
     return apply_op(_take, (input, index), {"axis": axis})
 
 
+# ----------------------------------------------------------------- embedding
+@register_op("embedding", inputs=("weight", "indices"), saves=("indices",))
+def _embedding(weight, indices):
+    return np.take(weight, indices, axis=0)
+
+
+@register_gradient("embedding")
+def embedding_grad(orig, grad):
+    """Forward: y = weight[indices]   (one row per index)
+    Backward: weight̄ = take_backward(ȳ, weight, indices, 0)   (rows picked twice add up)"""
+    weight, indices = orig.args
+    return [take_backward(grad, weight, indices, 0), None]
+
+
+def embedding_rows(weight: Tensor, indices) -> Tensor:
+    """The rows of ``weight`` at ``indices`` (checked by ``F.embedding``): EmbeddingBackward0."""
+    return apply_op(_embedding, (weight, _index_tensor(indices, weight, "embedding")))
+
+
 # -------------------------------------------------------------------- gather
 @register_op("gather", inputs=("x", "index"), saves=("index",))
 def _gather(x, index, dim):

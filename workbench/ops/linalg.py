@@ -11,10 +11,19 @@ from ..tensor import Tensor
 from .broadcasting import sum_to
 from .complex_numbers import conj, refuse_mixed_complex
 from .registry import register_gradient, register_op
-from .shape import reshape, transpose, unsqueeze
+from .shape import reshape, t, transpose, unsqueeze
 
 
-@register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"})
+def _matmul_name(node) -> str:
+    """PyTorch names a product by its operands' ranks: matrix·matrix MmBackward0,
+    matrix·vector MvBackward0, vector·vector DotBackward0; other ranks keep ours."""
+    ranks = tuple(len(meta[0]) for meta in node.input_meta)
+    return {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}.get(
+        ranks, "MatmulBackward0"
+    )
+
+
+@register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"}, node_name=_matmul_name)
 def _matmul(a, b):
     if a.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_matmul.forward, a, b)
@@ -88,7 +97,58 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return apply_op(_matmul, (a, b))
 
 
-mm = matmul
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Matrix times matrix, both 2-D (no broadcasting, unlike :func:`matmul`)."""
+    for name, value in (("self", input), ("mat2", mat2)):
+        checks.tensor_arg("mm", name, value)
+        if value.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix (mm: got a {value.ndim}-D tensor)")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    return matmul(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix times vector: ``(n, m) @ (m,) → (n,)``."""
+    checks.tensor_arg("mv", "input", input)
+    checks.tensor_arg("mv", "vec", vec)
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim} (mv: a 2-D matrix "
+            "and a 1-D vector)"
+        )
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
+            f"{input.shape[1]}), vec ({vec.shape[0]})"
+        )
+    return matmul(input, vec)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """A batch of matrix products: ``(b, n, m) @ (b, m, p) → (b, n, p)``, same b."""
+    for name, value in (("batch1", input), ("batch2", mat2)):
+        checks.tensor_arg("bmm", name, value)
+        if value.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor (bmm: got {value.ndim}-D)")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(
+            f"bmm: batch1 and batch2 must have the same batch size, got {input.shape[0]} and "
+            f"{mat2.shape[0]}"
+        )
+    return matmul(input, mat2)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """``outer(a, b)[i, j] = a[i] · b[j]`` for 1-D a and b."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(
+            f"outer: expected 1-D vectors, got {input.ndim}-D and {vec2.ndim}-D tensors"
+        )
+    return unsqueeze(input, 1) * unsqueeze(vec2, 0)
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
@@ -140,6 +200,11 @@ def _mm(a: Tensor, b: Tensor) -> Tensor:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y = x Wᵀ + b`` with W of shape (out_features, in_features), as ``F.linear``."""
+    _check_linear(input, weight, bias)
+    return apply_op(_linear, (input, weight, bias))
+
+
+def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     if weight.ndim != 2 or input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"linear: input with last dim {input.shape[-1:]} cannot be multiplied by a weight "
@@ -152,4 +217,79 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: bias of shape {tuple(bias.shape)} does not match out_features "
             f"{weight.shape[0]}"
         )
-    return apply_op(_linear, (input, weight, bias))
+
+
+# -------------------------------------------------------------------- addmm
+# mat2 is kept for W̄ too: its layout (a transposed view or not) decides how W̄ is made.
+@register_op(
+    "addmm", inputs=("input", "mat1", "mat2"), saves={"mat1": "mat2", "mat2": ("mat1", "mat2")}
+)
+def _addmm(input, mat1, mat2):
+    if mat1.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_addmm.forward, input, mat1, mat2)
+    out = np.matmul(mat1, mat2)
+    out += input  # out is fresh: adding in place saves a temporary
+    return out
+
+
+@register_gradient("addmm")
+def addmm_grad(orig, grad):
+    """Forward: Y = b + X @ W   (b broadcast over the rows)
+    Backward: b̄ = Σ Ȳ over the rows,  X̄ = Ȳ @ Wᵀ,  W̄ = Xᵀ @ Ȳ
+    Complex: X̄ = Ȳ @ Wᴴ,  W̄ = Xᴴ @ Ȳ
+
+    When W is a transposed view (nn.Linear's Wᵀ), W̄ is made as (Ȳᵀ @ X)ᵀ, as PyTorch
+    does: the weight's own gradient then comes out in the weight's layout."""
+    bias, mat1, mat2 = orig.args
+    need_b, need_1, need_2 = orig.needs_input_grad
+    grad_b = grad_1 = grad_2 = None
+    if need_b:
+        grad_b = sum_to(grad, bias.shape)
+    if need_1:
+        grad_1 = _mm(grad, _mT(conj(mat2)))
+    if need_2:
+        if _is_transposed(mat2):
+            grad_2 = _mT(_mm(_mT(grad), conj(mat1)))
+        else:
+            grad_2 = _mm(_mT(conj(mat1)), grad)
+    return [grad_b, grad_1, grad_2]
+
+
+def _is_transposed(t: Tensor) -> bool:
+    flags = t._data.flags
+    return bool(flags.f_contiguous and not flags.c_contiguous)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``input + mat1 @ mat2`` for matrices (``input`` broadcast to the product's shape)."""
+    if beta != 1 or alpha != 1:
+        return beta * input + alpha * mm(mat1, mat2)
+    for name, value in (("mat1", mat1), ("mat2", mat2)):
+        checks.tensor_arg("addmm", name, value)
+        if value.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {value.ndim}-D tensor (addmm)")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    return apply_op(_addmm, (input, mat1, mat2))
+
+
+def linear_in_steps(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y = x Wᵀ + b`` recorded in PyTorch's steps, for ``nn.Linear``: ``Wᵀ`` (TBackward0),
+    then ``addmm(b, x, Wᵀ)`` (AddmmBackward0; ``mm``, MmBackward0, without a bias). An
+    input that is not a batch of rows is viewed as one, and the result viewed back
+    (ViewBackward0). So a Linear's graph reads as in PyTorch: AddmmBackward0, its bias's
+    AccumulateGrad, the input, TBackward0 → the weight's AccumulateGrad.
+
+    ``F.linear`` computes the same as one node, LinearBackward0 (the op the rule
+    exercises check).
+    """
+    _check_linear(input, weight, bias)
+    rows = input if input.ndim == 2 else reshape(input, (-1, input.shape[-1]))
+    weight_t = t(weight)
+    out = mm(rows, weight_t) if bias is None else addmm(bias, rows, weight_t)
+    if input.ndim == 2:
+        return out
+    return reshape(out, tuple(input.shape[:-1]) + (weight.shape[0],))

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, checks, factories
+from .. import backend, checks, random
 from ..autograd.dispatch import apply_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
 from . import im2col
-from .arithmetic import clamp_min
-from .broadcasting import collapse_sum_like
+from .broadcasting import collapse_sum_like, sum_to
 from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
 from .registry import register_gradient, register_op
 from .shape import reshape, squeeze, unsqueeze
-from .unary import log, log1p, rsqrt
+from .unary import rsqrt
 
 
 # ------------------------------------------------------------------ conv2d
@@ -42,30 +41,40 @@ def _conv_attrs(attrs: dict) -> dict:
     return {k: attrs[k] for k in ("stride", "padding", "dilation", "groups")}
 
 
-@register_op("conv2d", inputs=("x", "weight"), saves={"x": "weight", "weight": "x"})
-def _conv2d(x, weight, stride, padding, dilation, groups):
+# The bias is added inside, as PyTorch's one ConvolutionBackward0 node does it.
+@register_op(
+    "conv2d",
+    inputs=("x", "weight", "bias"),
+    saves={"x": "weight", "weight": "x"},
+    node_name="ConvolutionBackward0",
+)
+def _conv2d(x, weight, bias, stride, padding, dilation, groups):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_conv2d.forward, x, weight, stride, padding, dilation, groups)
+        return in_float32(_conv2d.forward, x, weight, bias, stride, padding, dilation, groups)
     geometry = im2col.conv_geometry(x.shape[-2:], weight.shape[-2:], stride, padding, dilation)
     cols = im2col.im2col(x, geometry, groups)  # (N, G, Cg·kh·kw, OH·OW)
     out = np.matmul(im2col.grouped_weight(weight, groups), cols)  # (N, G, O/G, OH·OW)
-    return out.reshape((x.shape[0], weight.shape[0]) + geometry.out_size)
+    out = out.reshape((x.shape[0], weight.shape[0]) + geometry.out_size)
+    if bias is not None:
+        out += bias.reshape(1, -1, 1, 1)  # out is fresh: adding in place saves a temporary
+    return out
 
 
 @register_gradient("conv2d")
 def conv2d_grad(orig, grad):
-    """Forward: y = x ⋆ w   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d])
-    Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ)
+    """Forward: y = x ⋆ w + b   (y[n,o,i,j] = Σ_c,a,b w[o,c,a,b] · x[n,c,i·s+a·d,j·s+b·d] + b[o])
+    Backward: x̄ = conv2d_input_grad(ȳ, w), w̄ = conv2d_weight_grad(x, ȳ), b̄[o] = Σ_n,i,j ȳ[n,o,i,j]
     Complex: x̄ = conv2d_input_grad(ȳ, conj(w)), w̄ = conv2d_weight_grad(conj(x), ȳ)
 
     conv2d_input_grad is a transposed convolution (TVM writes it conv2d_transpose). The
     three conv ops are linear in each input, so every complex rule is its real rule with
     the other input conjugated, as for mul."""
-    x, weight = orig.args
-    need_x, need_w = orig.needs_input_grad
+    x, weight, _ = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
     return [
         conv2d_input_grad(grad, conj(weight), x.shape, orig.attrs) if need_x else None,
         conv2d_weight_grad(conj(x), grad, weight.shape, orig.attrs) if need_w else None,
+        reshape(sum_to(grad, (1, grad.shape[1], 1, 1)), (-1,)) if need_b else None,
     ]
 
 
@@ -122,7 +131,7 @@ def conv2d_weight_grad_grad(orig, grad):
 
 
 def conv2d_op(x: Tensor, weight: Tensor, attrs: dict) -> Tensor:
-    return apply_op(_conv2d, (x, weight), _conv_attrs(attrs))
+    return apply_op(_conv2d, (x, weight, None), _conv_attrs(attrs))
 
 
 def conv2d_input_grad(grad: Tensor, weight, input_shape: tuple, attrs: dict) -> Tensor:
@@ -223,14 +232,11 @@ def conv2d(
         "groups": checks.positive("conv2d", "groups", int(groups)),
     }
     _check_conv(input, weight, bias, attrs)
-    out = apply_op(_conv2d, (input, weight), attrs)
-    if bias is not None:
-        out = out + reshape(bias, (1, -1, 1, 1))
-    return out
+    return apply_op(_conv2d, (input, weight, bias), attrs)
 
 
 # ------------------------------------------------------------------- pooling
-@register_op("max_pool2d", saves=("x",))
+@register_op("max_pool2d", saves=("x",), node_name="MaxPool2DWithIndicesBackward0")
 def _max_pool2d(x, **attrs):
     geometry = geometry_of(x.shape, attrs)
     padded = im2col.pad_image(x, geometry.applied_pads, value=-np.inf)
@@ -245,7 +251,7 @@ def max_pool2d_grad(orig, grad):
     return [max_pool2d_backward(grad, x, **orig.attrs)]
 
 
-@register_op("avg_pool2d")
+@register_op("avg_pool2d", node_name="AvgPool2DBackward0")
 def _avg_pool2d(x, divisor_override=None, **attrs):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_avg_pool2d.forward, x, divisor_override, **attrs)
@@ -497,42 +503,13 @@ def nll_loss(
     return nll_loss_op(input, target, weight, reduction, ignore_index)
 
 
-# ------------------------------------------------------- binary_cross_entropy
-# PyTorch's floor under x (1 − x) in x̄: 10⁻¹² as a float32, so float64 gradients match too.
-_BCE_EPSILON = float(np.float32(1e-12))
-
-
-@register_op("binary_cross_entropy", inputs=("x", "target"), saves=("x", "target"))
-def _binary_cross_entropy(x, target):
-    with np.errstate(divide="ignore"):  # log 0 = −∞, clamped to −100 next
-        log_x = np.maximum(np.log(x), -100)
-        log_not_x = np.maximum(np.log1p(-x), -100)
-    return (target - 1) * log_not_x - target * log_x
-
-
-@register_gradient("binary_cross_entropy")
-def binary_cross_entropy_grad(orig, grad):
-    """Forward: ℓ = −(t · max(ln x, −100) + (1 − t) · max(ln(1 − x), −100))
-    Backward: x̄ = ℓ̄ · (x − t) / max(x (1 − x), 10⁻¹²),  t̄ = ℓ̄ · (ln(1 − x) − ln x)
-
-    PyTorch's formulas. The clamp of the logs does not reach x̄: at x = 0 or 1 the
-    gradient is large, not 0, so a saturated prediction still learns.
-    """
-    x, target = orig.args
-    need_x, need_t = orig.needs_input_grad
-    return [
-        grad * (x - target) / clamp_min(x * (1 - x), _BCE_EPSILON) if need_x else None,
-        grad * (log1p(-x) - log(x)) if need_t else None,
-    ]
-
-
-def binary_cross_entropy_op(input: Tensor, target: Tensor) -> Tensor:
-    """The loss of each element, not reduced (``binary_cross_entropy`` weighs and reduces)."""
-    return apply_op(_binary_cross_entropy, (input, target))
-
-
 # ---------------------------------------------------------------- layer_norm
-@register_op("layer_norm", inputs=("x", "weight", "bias"), saves={"x": None, "weight": "x"})
+@register_op(
+    "layer_norm",
+    inputs=("x", "weight", "bias"),
+    saves={"x": None, "weight": "x"},
+    node_name="NativeLayerNormBackward0",
+)
 def _layer_norm(x, weight, bias, dims, eps):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_layer_norm.forward, x, weight, bias, dims, eps)
@@ -594,8 +571,113 @@ def layer_norm(
     return apply_op(_layer_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
 
 
+# ---------------------------------------------------------------- batch_norm
+def _per_channel(t, ndim: int):
+    """A (C,) tensor or array shaped to broadcast along dim 1 of an ndim-D input."""
+    return t.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+@register_op(
+    "batch_norm",
+    inputs=("x", "weight", "bias"),
+    saves={"x": None, "weight": "x"},
+    node_name="NativeBatchNormBackward0",
+)
+def _batch_norm(x, weight, bias, dims, eps):
+    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
+        return in_float32(_batch_norm.forward, x, weight, bias, dims, eps)
+    mu = x.mean(axis=dims, keepdims=True)
+    var = x.var(axis=dims, keepdims=True)
+    out = (x - mu) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * _per_channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, x.ndim)
+    return out.astype(x.dtype, copy=False)
+
+
+@register_gradient("batch_norm")
+def batch_norm_grad(orig, grad):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (μ, σ² of each channel over the batch)
+    Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ
+
+    Layer norm's rule, with the means over the batch (and spatial) dims instead."""
+    x, weight, bias = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
+    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
+    centered = x - mean(x, dims, keepdim=True)
+    inv_std = rsqrt(mean(centered * centered, dims, keepdim=True) + eps)
+    x_hat = centered * inv_std
+    g_hat = grad * _per_channel(weight, x.ndim) if weight is not None else grad
+    grad_x = grad_w = grad_b = None
+    if need_x:
+        spread = g_hat - mean(g_hat, dims, keepdim=True)
+        grad_x = inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
+    channels = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if need_w:
+        grad_w = reshape(sum_to(grad * x_hat, channels), (-1,))
+    if need_b:
+        grad_b = reshape(sum_to(grad, channels), (-1,))
+    return [grad_x, grad_w, grad_b]
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (dim 1) by its mean and variance over the batch (training),
+    or by the running estimates (eval), then scale by ``weight`` and shift by ``bias``.
+
+    In training the running estimates move towards the batch's, in place:
+    ``running ← (1 − momentum) · running + momentum · batch`` (the variance unbiased)."""
+    refuse_complex("batch_norm", input, weight, bias)
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
+    dims = (0,) + tuple(range(2, input.ndim))
+    count = input.numel() // input.shape[1]
+    if training and count <= 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size "
+            f"{list(input.shape)}"
+        )
+    if not training and running_mean is not None:
+        return _normalize_with(input, running_mean, running_var, weight, bias, eps)
+    if training and running_mean is not None:
+        _update_running(running_mean, running_var, input._data, dims, momentum, count)
+    return apply_op(_batch_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
+
+
+def _update_running(running_mean, running_var, x, dims: tuple, momentum: float, count: int):
+    """Move the running estimates towards this batch's mean and unbiased variance."""
+    batch_mean = x.mean(axis=dims)
+    batch_var = x.var(axis=dims) * (count / (count - 1))
+    for running, batch in ((running_mean, batch_mean), (running_var, batch_var)):
+        running._data *= 1 - momentum
+        running._data += momentum * batch.astype(running.dtype)
+        running._bump_version()
+
+
+def _normalize_with(input, running_mean, running_var, weight, bias, eps) -> Tensor:
+    """Eval mode: the statistics are constants, so the ops are plain arithmetic."""
+    out = (input - _per_channel(running_mean, input.ndim)) * rsqrt(
+        _per_channel(running_var, input.ndim) + eps
+    )
+    if weight is not None:
+        out = out * _per_channel(weight, input.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, input.ndim)
+    return out
+
+
 # ------------------------------------------------------------------- dropout
-@register_op("dropout", inputs=("x", "mask"), saves=("mask",))
+# PyTorch's dropout multiplies by the mask: its node is a MulBackward0.
+@register_op("dropout", inputs=("x", "mask"), saves=("mask",), node_name="MulBackward0")
 def _dropout(x, mask):
     return x * mask
 
@@ -611,18 +693,21 @@ def dropout_grad(orig, grad):
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1 − p).
 
-    The mask comes from the generator that ``wb.manual_seed`` seeds, so a seeded run
-    drops the same elements every time.
+    The mask is PyTorch's: ``bernoulli(1 − p)`` from the default generator (the one
+    ``wb.manual_seed`` seeds), divided by ``1 − p`` in the input's dtype; so a seeded run
+    drops the elements PyTorch drops.
     """
     refuse_complex("dropout", input)
     checks.probability("dropout", p)
     if not training or p == 0.0:
         return input
-    keep = factories.generator().random(input.shape) >= p
-    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    # numpy's generator draws on the CPU (so a seed gives the same mask on every device);
-    # the mask then moves to the input's device, where the multiply runs.
-    mask = Tensor._make(backend.to_device((keep * scale).astype(input.dtype), input.device))
+    if p == 1.0:  # everything dropped; PyTorch draws nothing for it
+        return apply_op(_dropout, (input, Tensor._make(np.zeros_like(input._data))))
+    keep = random.default_generator.bernoulli(input.shape, 1.0 - p)
+    mask = keep.astype(input.dtype) / input.dtype.type(1.0 - p)
+    # Drawn on the CPU (a seed gives the same mask on every device), then moved to the
+    # input's device, where the multiply runs.
+    mask = Tensor._make(backend.to_device(mask, backend.device_of(input._data)))
     return apply_op(_dropout, (input, mask))
 
 
@@ -815,3 +900,27 @@ def avg_pool2d_backward(
     if divisor_override:
         attrs["divisor_override"] = int(divisor_override)
     return apply_op(_avg_pool2d_backward, (output_grad, data), attrs)
+
+
+# -------------------------------------------------------------------- one_hot
+@register_op("one_hot", inputs=("indices",), differentiable=False)
+def _one_hot(indices, num_classes):
+    xp = backend.xp(indices)
+    return (indices[..., None] == xp.arange(num_classes)).astype(np.int64)
+
+
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
+    """Class indices → rows of 0s with a 1 at the index (int64, one more dim of size C)."""
+    checks.tensor_arg("one_hot", "input", input)
+    if input.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    values = input._data
+    if values.size and values.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if not values.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(values.max()) + 1
+    elif values.size and values.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return apply_op(_one_hot, (input,), {"num_classes": int(num_classes)})

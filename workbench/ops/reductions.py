@@ -21,6 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import backend, checks
+from ..argnames import numpy_style
 from ..autograd.dispatch import apply_op, float_input
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
@@ -80,7 +81,13 @@ def int_to_int64(input: Tensor, dtype):
 
 
 # ---------------------------------------------------------------------- sum
-@register_op("sum")
+def _sum_or_mean_name(node) -> str:
+    """PyTorch's names: over everything ``SumBackward0``, over dims ``SumBackward1``."""
+    base = "SumBackward" if node.op.name == "sum" else "MeanBackward"
+    return base + ("0" if node.attrs["dims"] is None else "1")
+
+
+@register_op("sum", node_name=_sum_or_mean_name)
 def _sum(x, dims, keepdim, dtype=None):
     if dtype is not None:  # as PyTorch: converted first, then summed as that dtype sums
         x = x.astype(dtype, copy=False)
@@ -97,7 +104,9 @@ def sum_grad(orig, grad):
     return [unreduce(grad, x.shape, orig.attrs["dims"])]
 
 
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input._data.ndim, "sum")
     attrs = {"dims": dims, "keepdim": keepdim}
     if dtype is not None:
@@ -108,7 +117,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 
 
 # --------------------------------------------------------------------- mean
-@register_op("mean")
+@register_op("mean", node_name=_sum_or_mean_name)
 def _mean(x, dims, keepdim):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_mean.forward, x, dims, keepdim)
@@ -139,7 +148,9 @@ def _count(shape: tuple, dims: tuple | None) -> int:
     return math.prod(shape[d] for d in dims)
 
 
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
     if dtype is not None:
         input = input.to(dtype)
     if not is_differentiable_dtype(input.dtype):
@@ -185,24 +196,58 @@ def amin_grad(orig, grad):
     return _extreme_grad(orig, grad)
 
 
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
     refuse_complex("amax", input)
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
     checks.non_empty_reduction("amax", input.shape, dims)
     return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
     refuse_complex("amin", input)
     dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
     checks.non_empty_reduction("amin", input.shape, dims)
     return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
 
 
+# x.max() and x.min(): amax's and amin's kernels and rule, as ops of their own for
+# PyTorch's names (MaxBackward1: its name for a max over everything).
+@register_op("max", saves=("x", "out"), node_name="MaxBackward1")
+def _max_all(x, dims, keepdim):
+    return np.max(x, axis=dims, keepdims=keepdim)
+
+
+@register_op("min", saves=("x", "out"), node_name="MinBackward1")
+def _min_all(x, dims, keepdim):
+    return np.min(x, axis=dims, keepdims=keepdim)
+
+
+@register_gradient("max")
+def max_grad(orig, grad):
+    """Forward: y = max x   (over every element)
+    Backward: x̄ = ȳ shared evenly among the elements equal to the max"""
+    return _extreme_grad(orig, grad)
+
+
+@register_gradient("min")
+def min_grad(orig, grad):
+    """Forward: y = min x   (over every element)
+    Backward: x̄ = ȳ shared evenly among the elements equal to the min"""
+    return _extreme_grad(orig, grad)
+
+
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
 
 
-@register_op("max_dim", saves=("x",))
+@register_op(
+    "max_dim",
+    saves=("x",),
+    node_name=lambda node: "MaxBackward0" if node.attrs["largest"] else "MinBackward0",
+)
 def _max_dim(x, dim, keepdim, largest):
     index = (np.argmax if largest else np.argmin)(x, axis=dim, keepdims=True)
     values = np.take_along_axis(x, index, axis=dim)
@@ -231,7 +276,9 @@ def max_dim_grad(orig, grad):
 def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
     if dim is None:
         checks.non_empty_reduction(name, input.shape, None)
-        return (amax if largest else amin)(input)
+        return apply_op(
+            _max_all if largest else _min_all, (input,), {"dims": None, "keepdim": False}
+        )
     if isinstance(dim, Tensor):
         return (maximum if largest else minimum)(input, dim)
     d = dim_in_range(name, dim, input.ndim) if input.ndim else None
@@ -245,14 +292,18 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
     return MaxResult(values, indices)
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False):
+def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
     refuse_complex("max", input)
     return _max_or_min(input, dim, keepdim, True, "max")
 
 
-def min(input: Tensor, dim=None, keepdim: bool = False):
+def min(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
     refuse_complex("min", input)
     return _max_or_min(input, dim, keepdim, False, "min")
 
@@ -268,18 +319,49 @@ def _argmin(x, dim, keepdim):
     return np.argmin(x, axis=dim, keepdims=keepdim).astype(np.int64)
 
 
-def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
     refuse_complex("argmax", input, error=RuntimeError)
     d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
     checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
 
 
-def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
     refuse_complex("argmin", input, error=RuntimeError)
     d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
     checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
     return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+
+
+# ----------------------------------------------------------------- all, any
+@register_op("all", differentiable=False)
+def _all(x, dims, keepdim):
+    return backend.asarray(np.all(x, axis=dims, keepdims=keepdim), like=x)
+
+
+@register_op("any", differentiable=False)
+def _any(x, dims, keepdim):
+    return backend.asarray(np.any(x, axis=dims, keepdims=keepdim), like=x)
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    """Whether every element (along ``dim``) is nonzero: a bool tensor."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
+    dims = reduced_dims(dim, input.ndim, "all")
+    return apply_op(_all, (input,), {"dims": dims, "keepdim": keepdim})
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    """Whether some element (along ``dim``) is nonzero: a bool tensor."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
+    dims = reduced_dims(dim, input.ndim, "any")
+    return apply_op(_any, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 # --------------------------------------------------------------------- prod
@@ -331,8 +413,12 @@ def _product_of_others(x: Tensor, dim: int) -> Tensor:
     return before * after
 
 
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def prod(
+    input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
+) -> Tensor:
     """The product of all elements, or along ``dim``."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
     attrs = {"dims": dims, "keepdim": keepdim}
     wanted = int_to_int64(input, dtype)
@@ -400,16 +486,32 @@ def _correction(unbiased, correction, name: str) -> float:
 
 
 def var(
-    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+    input: Tensor,
+    dim=None,
+    unbiased=None,
+    keepdim: bool = False,
+    *,
+    correction=None,
+    **numpy_names,
 ) -> Tensor:
     """Variance; by default unbiased (divide by N − 1), as PyTorch. ``correction=0``: by N."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("var", dim, keepdim, numpy_names)
     return apply_op(_var, (input,), _var_attrs(input, dim, unbiased, keepdim, correction, "var"))
 
 
 def std(
-    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+    input: Tensor,
+    dim=None,
+    unbiased=None,
+    keepdim: bool = False,
+    *,
+    correction=None,
+    **numpy_names,
 ) -> Tensor:
     """Standard deviation: √var, with the same ``correction`` rules."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("std", dim, keepdim, numpy_names)
     return apply_op(_std, (input,), _var_attrs(input, dim, unbiased, keepdim, correction, "std"))
 
 
@@ -466,15 +568,17 @@ def logsumexp_grad(orig, grad):
     return [unreduce(grad, x.shape, dims) * conj(exp(x - y))]
 
 
-def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """``log(sum(exp(x)))`` without overflow."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("logsumexp", dim, keepdim, numpy_names)
     input = float_input(input, "logsumexp")
     dims = None if dim is None else reduced_dims(dim, input.ndim, "logsumexp")
     return apply_op(_logsumexp, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 # --------------------------------------------------------------------- norm
-@register_op("norm", saves=("x", "out"))
+@register_op("norm", saves=("x", "out"), node_name="LinalgVectorNormBackward0")
 def _norm(x, p, dims, keepdim):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_norm.forward, x, p, dims, keepdim)
@@ -512,8 +616,12 @@ def norm_grad(orig, grad):
     return [spread * sgn(x) * abs(x) ** (p - 1) / safe_y ** (p - 1)]
 
 
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+def norm(
+    input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names
+) -> Tensor:
     """The p-norm of all elements, or along ``dim`` (``'fro'`` means p = 2)."""
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
     if dtype is not None:
         input = astype(input, dtype)
     if p == "nuc":
@@ -524,4 +632,25 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
     return apply_op(
         _norm, (float_input(input, "norm"),), {"p": p, "dims": dims, "keepdim": keepdim}
+    )
+
+
+# ---------------------------------------------------------------- histogram
+HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def histogram(input: Tensor, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
+    """Counts of ``input``'s values in ``bins`` equal bins (or at the given edges):
+    ``(hist, bin_edges)``, as ``torch.histogram``. Not an op: it has no gradient."""
+    checks.tensor_arg("histogram", "input", input)
+    if not input.is_floating_point():
+        raise RuntimeError(
+            f"histogram: expected a floating point input (the bins are floats), got {input.dtype}"
+        )
+    values = backend.to_numpy(input.detach()._data).ravel()
+    edges = bins if isinstance(bins, builtins.int) else backend.to_numpy(bins._data)
+    weights = None if weight is None else backend.to_numpy(weight._data).ravel()
+    hist, bin_edges = np.histogram(values, edges, range=range, weights=weights, density=density)
+    return HistogramResult(
+        Tensor._make(hist.astype(input.dtype)), Tensor._make(bin_edges.astype(input.dtype))
     )

@@ -22,6 +22,12 @@ differentiable tensor ops only, so gradients of gradients come for free.
 dict form ``{"a": ("b",)}`` saves ``a`` only when input ``b`` needs a gradient (mul
 needs ``a`` only to differentiate w.r.t. ``b``), so memory and in-place checks stay
 as tight as PyTorch's.
+
+A node is named after its op, ``mul`` → ``MulBackward0``. ``node_name=`` gives PyTorch's
+name where it differs (``layer_norm`` → ``NativeLayerNormBackward0``), or a function of
+the node where PyTorch's name depends on the call (``sum`` over everything is
+``SumBackward0``, over a dim ``SumBackward1``): a learner comparing a graph with
+PyTorch's then reads the same names.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class OpDef:
     gradient: Callable | None = None
     formula: str = ""
     node_name: str = ""
+    names: Callable | None = None  # node → PyTorch's name for this call, when it varies
     extra: dict = field(default_factory=dict)
     save_plans: dict = field(init=False)  # what_to_save's answer by needs: see SavePlans
 
@@ -100,8 +107,13 @@ def register_op(
     saves=(),
     view: bool = False,
     differentiable: bool = True,
+    node_name: str | Callable | None = None,
 ) -> Callable[[Callable], OpDef]:
-    """Register a forward kernel under ``name``; returns the op's :class:`OpDef`."""
+    """Register a forward kernel under ``name``; returns the op's :class:`OpDef`.
+
+    ``node_name``: PyTorch's name for the op's node (a string), or a function of the node
+    that gives it (see the module docstring); by default ``name`` in CamelCase + Backward0.
+    """
 
     def decorate(forward: Callable) -> OpDef:
         if name in OPS:
@@ -125,7 +137,8 @@ def register_op(
             save_out=save_out,
             view=view,
             differentiable=differentiable,
-            node_name=_node_name(name),
+            node_name=node_name if isinstance(node_name, str) else _node_name(name),
+            names=node_name if callable(node_name) else None,
         )
         OPS[name] = op
         return op

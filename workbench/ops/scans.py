@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..argnames import numpy_style
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
@@ -92,11 +93,22 @@ def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
     return apply_op(kernel, (input,), attrs)
 
 
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running sums along ``dim``."""
+def cumsum(input: Tensor, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
+    """Running sums along ``dim`` (``axis=``, numpy's name, works too, as in PyTorch)."""
+    dim = _scan_dim("cumsum", dim, numpy_names)
     return _scan(_cumsum, input, dim, dtype, "cumsum")
 
 
-def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """Running products along ``dim``."""
+def cumprod(input: Tensor, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
+    """Running products along ``dim`` (``axis=``, numpy's name, works too, as in PyTorch)."""
+    dim = _scan_dim("cumprod", dim, numpy_names)
     return _scan(_cumprod, input, dim, dtype, "cumprod")
+
+
+def _scan_dim(op: str, dim, numpy_names: dict) -> int:
+    """The dim to scan along, given as ``dim`` or as numpy's ``axis=``; required."""
+    if numpy_names:
+        dim, _ = numpy_style(op, dim, False, numpy_names)
+    if dim is None:
+        raise TypeError(f"{op}() missing 1 required positional argument: 'dim'")
+    return dim

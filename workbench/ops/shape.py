@@ -16,12 +16,13 @@ from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
-from .broadcasting import shape_arg
+from .broadcasting import expand, shape_arg
 from .registry import register_gradient, register_op
 
 
 # ------------------------------------------------------------------- views
-@register_op("reshape", view=True)
+# PyTorch records a reshape (or flatten) of a contiguous tensor as a view: ViewBackward0.
+@register_op("reshape", view=True, node_name="ViewBackward0")
 def _reshape(x, shape):
     return np.reshape(x, shape)
 
@@ -113,6 +114,32 @@ def permute(input: Tensor, *dims) -> Tensor:
     return apply_op(_permute, (input,), {"dims": dims})
 
 
+# transpose and t swap two dims: permute's kernel, as ops of their own so that their
+# nodes carry PyTorch's names (TransposeBackward0, TBackward0). Swapping is its own inverse.
+@register_op("transpose", view=True)
+def _transpose(x, dims):
+    return np.transpose(x, dims)
+
+
+@register_gradient("transpose")
+def transpose_grad(orig, grad):
+    """Forward: y = x with dims i and j swapped
+    Backward: x̄ = ȳ with dims i and j swapped back"""
+    return [apply_op(_transpose, (grad,), orig.attrs)]
+
+
+@register_op("t", view=True)
+def _t(x, dims):
+    return np.transpose(x, dims)
+
+
+@register_gradient("t")
+def t_grad(orig, grad):
+    """Forward: y = xᵀ
+    Backward: x̄ = ȳᵀ"""
+    return [apply_op(_t, (grad,), orig.attrs)]
+
+
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.ndim
     if ndim == 0:
@@ -120,7 +147,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     dim0, dim1 = dim_in_range("transpose", dim0, ndim), dim_in_range("transpose", dim1, ndim)
     dims = list(range(ndim))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
-    return apply_op(_permute, (input,), {"dims": tuple(dims)})
+    return apply_op(_transpose, (input,), {"dims": tuple(dims)})
 
 
 swapaxes = transpose
@@ -130,13 +157,45 @@ def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (a 0-d or 1-d tensor is returned as is)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return input if input.ndim < 2 else transpose(input, 0, 1)
+    return input if input.ndim < 2 else apply_op(_t, (input,), {"dims": (1, 0)})
+
+
+# unsqueeze and squeeze only change the shape: reshape's kernel and rule, as ops of their
+# own for PyTorch's node names (squeeze of chosen dims is PyTorch's SqueezeBackward1).
+@register_op("unsqueeze", view=True)
+def _unsqueeze(x, shape):
+    return np.reshape(x, shape)
+
+
+@register_op(
+    "squeeze",
+    view=True,
+    node_name=lambda node: "SqueezeBackward0" if node.attrs["dim"] is None else "SqueezeBackward1",
+)
+def _squeeze(x, shape, dim):
+    return np.reshape(x, shape)
+
+
+@register_gradient("unsqueeze")
+def unsqueeze_grad(orig, grad):
+    """Forward: y = x with a dim of size 1 put in
+    Backward: x̄ = reshape(ȳ, x.shape)"""
+    (x,) = orig.args
+    return [reshape(grad, x.shape)]
+
+
+@register_gradient("squeeze")
+def squeeze_grad(orig, grad):
+    """Forward: y = x without its dims of size 1
+    Backward: x̄ = reshape(ȳ, x.shape)"""
+    (x,) = orig.args
+    return [reshape(grad, x.shape)]
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     dim = dim_in_range("unsqueeze", dim, input.ndim + 1)
     shape = input.shape[:dim] + (1,) + input.shape[dim:]
-    return apply_op(_reshape, (input,), {"shape": shape})
+    return apply_op(_unsqueeze, (input,), {"shape": shape})
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
@@ -148,7 +207,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = {dim_in_range("squeeze", d, input.ndim) for d in dims_in}
         dims = {d for d in dims if shape[d] == 1}
     new_shape = tuple(s for i, s in enumerate(shape) if i not in dims)
-    return apply_op(_reshape, (input,), {"shape": new_shape})
+    return apply_op(_squeeze, (input,), {"shape": new_shape, "dim": dim})
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -190,7 +249,22 @@ def is_basic_key(key) -> bool:
     return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis for k in parts)
 
 
-@register_op("getitem", view=True)
+def _getitem_name(node) -> str:
+    """PyTorch's name for ``x[key]``: the last thing the key does (an int selects, a slice
+    slices, None unsqueezes); ``x[:, 0]`` is a select, as ``x[:]`` does nothing."""
+    parts = node.attrs["key"] if isinstance(node.attrs["key"], tuple) else (node.attrs["key"],)
+    name = "AliasBackward0"
+    for part in parts:
+        if part is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(part, slice) and part != slice(None):
+            name = "SliceBackward0"
+        elif isinstance(part, (int, np.integer)):
+            name = "SelectBackward0"
+    return name
+
+
+@register_op("getitem", view=True, node_name=_getitem_name)
 def _getitem_view(x, key):
     return x[key]
 
@@ -362,7 +436,7 @@ def contiguous(input: Tensor) -> Tensor:
     return clone(input)
 
 
-@register_op("astype")
+@register_op("astype", node_name="ToCopyBackward0")
 def _astype(x, dtype):
     if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, not numpy's
         warnings.warn("Casting complex values to real discards the imaginary part", stacklevel=2)
@@ -405,4 +479,44 @@ def to_device_grad(orig, grad):
 
 
 def to_device(input: Tensor, device: str) -> Tensor:
-    return apply_op(_to_device, (input,), {"device": device, "source": input.device})
+    return apply_op(
+        _to_device, (input,), {"device": device, "source": backend.device_of(input._data)}
+    )
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-D tensors: output k holds ``tensors[k]`` along its own dim.
+
+    Each output is an ``expand`` of its input (a view, differentiable). ``indexing="ij"``
+    puts input k on dim k (PyTorch's default, with a warning when not given); ``"xy"``
+    swaps the first two dims, as numpy's default does.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D"
+            )
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    shape = tuple(tensors[k].numel() for k in order)
+    grids = []
+    for k, t in enumerate(tensors):
+        axis = order.index(k)
+        placed = tuple(-1 if d == axis else 1 for d in range(len(tensors)))
+        grids.append(expand(reshape(t, placed), shape))
+    return tuple(grids)

@@ -112,6 +112,55 @@ def cos(input) -> Tensor:
     return apply_op(_cos, (float_input(input, "cos"),))
 
 
+# ------------------------------------------------------------- log10, log2
+LN_10 = math.log(10.0)
+LN_2 = math.log(2.0)
+
+
+def _rounded_once(ufunc, x):
+    """numpy's float32 log10 and log2 may be 1 ulp off (log10(1000) = 3.0000002); computed
+    in float64 and rounded once, they are PyTorch's."""
+    if x.dtype == np.float32:
+        return ufunc(x.astype(np.float64)).astype(np.float32)
+    return ufunc(x)
+
+
+@register_op("log10", saves=("x",))
+def _log10(x):
+    return _rounded_once(np.log10, x)
+
+
+@register_gradient("log10")
+def log10_grad(orig, grad):
+    """Forward: y = log₁₀ x
+    Backward: x̄ = ȳ / (x · ln 10)
+    Complex x: x̄ = ȳ / (conj(x) · ln 10)"""
+    (x,) = orig.args
+    return [grad / (conj(x) * LN_10)]
+
+
+def log10(input) -> Tensor:
+    return apply_op(_log10, (float_input(input, "log10"),))
+
+
+@register_op("log2", saves=("x",))
+def _log2(x):
+    return _rounded_once(np.log2, x)
+
+
+@register_gradient("log2")
+def log2_grad(orig, grad):
+    """Forward: y = log₂ x
+    Backward: x̄ = ȳ / (x · ln 2)
+    Complex x: x̄ = ȳ / (conj(x) · ln 2)"""
+    (x,) = orig.args
+    return [grad / (conj(x) * LN_2)]
+
+
+def log2(input) -> Tensor:
+    return apply_op(_log2, (float_input(input, "log2"),))
+
+
 # ----------------------------------------------------------- log1p, expm1
 @register_op("log1p", saves=("x",))
 def _log1p(x):
@@ -179,7 +228,7 @@ def rsqrt_grad(orig, grad):
     return [-0.5 * grad * y * y * y]
 
 
-@register_op("square", saves=("x",))
+@register_op("square", saves=("x",), node_name="PowBackward0")  # PyTorch squares with pow
 def _square(x):
     return x * x
 

@@ -81,6 +81,7 @@ class Optimizer:
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """Update every parameter that has a gradient; ``closure`` re-evaluates the loss."""
         loss = None
+        self._opt_called = True  # a scheduler's step() checks that this step came first
         if closure is not None:
             with wb.enable_grad():
                 loss = closure()

@@ -28,7 +28,7 @@ from .. import state
 from ..autograd import engine, grad_mode
 from ..autograd.function import Function
 from ..autograd.recompute import FunctionFrame, detached, rng_state
-from ..factories import get_rng_state
+from ..random import get_rng_state
 from ..tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction"]

@@ -1,0 +1,353 @@
+"""Random sampling with PyTorch's names, arguments and numbers: rand, randn, randint,
+randperm, normal, bernoulli, multinomial, and the in-place fills (``x.uniform_()``...).
+
+Every function takes ``generator=`` (a :class:`workbench.Generator`) and otherwise draws
+from the default generator that ``wb.manual_seed`` seeds. The numbers are PyTorch's CPU
+numbers (``workbench/random.py`` says how), so a seeded PyTorch program draws the same
+values here. New tensors are leaves; they go to the default device unless ``device=``
+says otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, checks
+from .random import Generator, generator_arg
+from .tensor import Tensor, get_default_dtype, int64
+
+
+def _leaf(array, requires_grad: bool, device, name=None) -> Tensor:
+    array = backend.to_device(array, backend.normalize_device(device))
+    t = Tensor._make(array)
+    if name is not None:
+        t.name = name
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _float_dtype(op: str, dtype) -> np.dtype:
+    dtype = get_default_dtype() if dtype is None else checks.dtype_arg(op, dtype)
+    if dtype.kind != "f" and dtype.name != "bfloat16":
+        raise RuntimeError(f"{op}: expected a floating point dtype, got {dtype}")
+    return dtype
+
+
+def rand(
+    *size,
+    generator: Generator | None = None,
+    dtype=None,
+    requires_grad: bool = False,
+    device=None,
+    name: str | None = None,
+) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    shape, dtype = checks.shape_arg("rand", size), _float_dtype("rand", dtype)
+    checks.storage_fits("rand", shape, dtype)
+    values = generator_arg("rand", generator).uniform(shape, dtype)
+    return _leaf(values, requires_grad, device, name)
+
+
+def randn(
+    *size,
+    generator: Generator | None = None,
+    dtype=None,
+    requires_grad: bool = False,
+    device=None,
+    name: str | None = None,
+) -> Tensor:
+    """Standard normal samples."""
+    shape, dtype = checks.shape_arg("randn", size), _float_dtype("randn", dtype)
+    checks.storage_fits("randn", shape, dtype)
+    values = generator_arg("randn", generator).normal(shape, dtype)
+    return _leaf(values, requires_grad, device, name)
+
+
+def randint(
+    *args,
+    low: int | None = None,
+    high: int | None = None,
+    size=None,
+    generator: Generator | None = None,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    low, high, size = _randint_args(args, low, high, size)
+    if low >= high:
+        raise RuntimeError(
+            f"randint: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    shape = checks.shape_arg("randint", (size,))
+    dtype = int64 if dtype is None else checks.dtype_arg("randint", dtype)
+    values = generator_arg("randint", generator).integers(low, high, shape).astype(dtype)
+    return _leaf(values, requires_grad, device)
+
+
+def _randint_args(args: tuple, low, high, size) -> tuple:
+    """PyTorch's two forms: (high, size) and (low, high, size), positional or named."""
+    given = list(args)
+    if size is None and given and isinstance(given[-1], (tuple, list)):
+        size = given.pop()
+    if len(given) == 2 and low is None and high is None:
+        low, high = given
+    elif len(given) == 1:
+        if high is None:
+            high = given[0]
+        else:
+            low = given[0]
+    elif given:
+        raise TypeError(f"randint() takes (high, size) or (low, high, size), got {args!r}")
+    if high is None or size is None:
+        raise TypeError("randint() missing its 'high' or 'size' argument: randint(low, high, size)")
+    return (0 if low is None else int(low)), int(high), size
+
+
+def randperm(
+    n: int,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A random permutation of 0, …, n − 1."""
+    if n < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    dtype = int64 if dtype is None else checks.dtype_arg("randperm", dtype)
+    values = generator_arg("randperm", generator).permutation(int(n)).astype(dtype)
+    return _leaf(values, requires_grad, device)
+
+
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Samples of N(mean, std²): numbers and a ``size``, or tensors of means and stds."""
+    gen = generator_arg("normal", generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        return _normal_of_tensors(mean, std, gen)
+    if size is None:
+        raise TypeError("normal() with a number mean and std needs a size: normal(0, 1, (2, 3))")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    shape, dtype = checks.shape_arg("normal", (size,)), _float_dtype("normal", dtype)
+    return _leaf(gen.normal(shape, dtype, float(mean), float(std)), requires_grad, device)
+
+
+def _normal_of_tensors(mean, std, gen: Generator) -> Tensor:
+    """PyTorch draws standard normals of the broadcast shape, then scales: ``z · std + mean``."""
+    like = mean if isinstance(mean, Tensor) else std
+    shape = np.broadcast_shapes(np.shape(_data(mean)), np.shape(_data(std)))
+    z = Tensor._make(backend.to_device(gen.normal(shape, like.dtype), like.device.type))
+    return z * std + mean
+
+
+def _data(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None):
+    """1 with probability ``input`` (elementwise; or ``p`` for every element), else 0."""
+    gen = generator_arg("bernoulli", generator)
+    probabilities = input._data if p is None else p
+    if p is None:
+        _check_probabilities("bernoulli", probabilities)
+        draws = _uniform_like_probabilities(gen, probabilities)
+    else:
+        checks.probability("bernoulli", p)
+        draws = gen.unit_uniform(input.numel(), np.float64).reshape(input.shape)
+    values = backend.to_numpy(draws) < backend.to_numpy(probabilities)
+    return Tensor._make(backend.to_device(values.astype(input.dtype), input.device.type))
+
+
+def _uniform_like_probabilities(gen: Generator, probabilities) -> np.ndarray:
+    """A uniform per element, of the probabilities' precision (float32: 24 bits, 1 word)."""
+    dtype = probabilities.dtype if probabilities.dtype == np.float64 else np.float32
+    return gen.unit_uniform(probabilities.size, dtype).reshape(probabilities.shape)
+
+
+def _check_probabilities(op: str, probabilities) -> None:
+    array = backend.to_numpy(probabilities)
+    if array.size and (array.min() < 0 or array.max() > 1):
+        raise RuntimeError(f"{op}: Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+
+
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Draw ``num_samples`` category indices from each row of (unnormalised) probabilities.
+
+    PyTorch's two algorithms: without replacement, or for one sample, the index of the
+    largest ``p / e`` with ``e`` exponential draws (the Gumbel trick); with replacement,
+    a float64 uniform per sample looked up in the row's normalised cumulative sum.
+    """
+    probabilities = _multinomial_input(input, num_samples, replacement)
+    gen = generator_arg("multinomial", generator)
+    rows = probabilities.reshape(-1, probabilities.shape[-1])
+    if not replacement or num_samples == 1:
+        noise = gen.exponential(rows.shape, rows.dtype)
+        scores = rows / noise
+        picks = np.argsort(-scores, axis=-1, kind="stable")[:, :num_samples]
+    else:
+        picks = np.stack([_draw_from_cumulative(row, num_samples, gen) for row in rows])
+    picks = picks.reshape(probabilities.shape[:-1] + (num_samples,)).astype(np.int64)
+    return Tensor._make(backend.to_device(picks, input.device.type))
+
+
+def _multinomial_input(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
+    """PyTorch's checks, in its words; the probabilities as a CPU array."""
+    checks.tensor_arg("multinomial", "input", input)
+    if input.ndim not in (1, 2):
+        raise RuntimeError("multinomial: prob_dist must be 1 or 2 dim")
+    if input.dtype.kind != "f":
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got {input.dtype}"
+        )
+    if num_samples <= 0:
+        raise RuntimeError("multinomial: cannot sample n_sample <= 0 samples")
+    categories = input.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError(
+            "multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    probabilities = backend.to_numpy(input._data)
+    if not np.all(np.isfinite(probabilities)) or probabilities.min() < 0:
+        raise RuntimeError(
+            "multinomial: probability tensor contains either `inf`, `nan` or element < 0"
+        )
+    if np.any(probabilities.reshape(-1, categories).sum(axis=1) == 0):
+        raise RuntimeError(
+            "multinomial: invalid multinomial distribution (sum of probabilities <= 0)"
+        )
+    return probabilities
+
+
+def _draw_from_cumulative(row: np.ndarray, num_samples: int, gen: Generator) -> np.ndarray:
+    """Samples with replacement: the first bucket whose cumulative share reaches u."""
+    cumulative = np.cumsum(row, dtype=row.dtype)
+    cumulative /= cumulative[-1]
+    cumulative[-1] = 1
+    u = gen.unit_uniform(num_samples, np.float64)
+    return np.searchsorted(cumulative, u, side="left")
+
+
+def rand_like(
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+    requires_grad: bool = False,
+    device=None,
+) -> Tensor:
+    """``rand`` of ``input``'s shape, dtype and device (unless told otherwise)."""
+    return rand(
+        *input.shape,
+        generator=generator,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+        device=device or input.device,
+    )
+
+
+def randn_like(
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+    requires_grad: bool = False,
+    device=None,
+) -> Tensor:
+    """``randn`` of ``input``'s shape, dtype and device (unless told otherwise)."""
+    return randn(
+        *input.shape,
+        generator=generator,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+        device=device or input.device,
+    )
+
+
+def randint_like(
+    input: Tensor,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    generator: Generator | None = None,
+    dtype=None,
+) -> Tensor:
+    """``randint`` of ``input``'s shape, dtype and device; ``randint_like(x, high)`` or
+    ``randint_like(x, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    return randint(
+        low,
+        high,
+        tuple(input.shape),
+        generator=generator,
+        dtype=dtype or input.dtype,
+        device=input.device,
+    )
+
+
+# ------------------------------------------------------------ in-place fills
+def fill_with(tensor: Tensor, values: np.ndarray) -> Tensor:
+    """Write drawn ``values`` into ``tensor`` in place, as an in-place op does (version
+    bump; refused on a leaf that requires grad, outside ``no_grad``)."""
+    from . import _inplace
+
+    drawn = Tensor._make(backend.to_device(values.astype(tensor.dtype), tensor.device.type))
+    return _inplace.fill(tensor, drawn)
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    values = generator_arg("uniform_", generator).uniform(tensor.shape, tensor.dtype, a, b)
+    return fill_with(tensor, values)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    if std < 0:
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
+    values = generator_arg("normal_", generator).normal(tensor.shape, tensor.dtype, mean, std)
+    return fill_with(tensor, values)
+
+
+def random_(tensor: Tensor, low: int = 0, high: int | None = None, generator=None) -> Tensor:
+    """Integers in [low, high); without ``high``, up to the largest the dtype holds exactly."""
+    if high is None:
+        low, high = 0, _random_top(tensor.dtype) if low == 0 else low
+    values = generator_arg("random_", generator).integers(low, high, tensor.shape)
+    return fill_with(tensor, values)
+
+
+def _random_top(dtype) -> int:
+    """PyTorch's default upper end of ``random_()``: 2^mantissa + 1 for floats, max + 1 for ints."""
+    if dtype.kind == "f":
+        return 2 ** (np.finfo(dtype).nmant + 1) + 1
+    if dtype.kind == "b":
+        return 2
+    return int(np.iinfo(dtype).max) + 1
+
+
+def exponential_(tensor: Tensor, lambd: float = 1.0, generator=None) -> Tensor:
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    values = generator_arg("exponential_", generator).exponential(tensor.shape, tensor.dtype, lambd)
+    return fill_with(tensor, values)
+
+
+def bernoulli_(tensor: Tensor, p: float = 0.5, generator=None) -> Tensor:
+    checks.probability("bernoulli_", p)
+    return fill_with(tensor, generator_arg("bernoulli_", generator).bernoulli(tensor.shape, p))
