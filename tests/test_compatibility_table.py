@@ -32,7 +32,7 @@ def rows() -> list[tuple[str, str]]:
 def lookup(name: str):
     """What ``torch.a.b`` (on the workbench) or ``Tensor.m`` names; raises if nothing."""
     first, *rest = name.split(".")
-    value = wb.Tensor if first == "Tensor" else wb
+    value = wb.zeros(2) if first == "Tensor" else wb  # a tensor's methods, as a program asks
     for part in rest:
         value = getattr(value, part)
     return value

@@ -421,6 +421,13 @@ class Tensor:
             )
         return bool(self.item())
 
+    def __getattr__(self, name: str):
+        """Runs only for a name a Tensor lacks: PyTorch's AttributeError, with the reason
+        where the workbench refuses a method PyTorch has (docs/pytorch_compatibility.md)."""
+        from .torch_alias import missing_tensor_attribute
+
+        raise AttributeError(missing_tensor_attribute(name))
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

@@ -95,7 +95,8 @@ class _RefuseOtherTorchModules(importlib.abc.MetaPathFinder):
 
 
 # What PyTorch has and the workbench does not, with the reason a learner is told
-# (``torch.X`` for a name of the torch module, ``torch.nn.X`` for one of torch.nn).
+# (``torch.X`` for a name of the torch module, ``torch.nn.X`` for one of torch.nn,
+# ``Tensor.m`` for a tensor's method).
 REFUSED = {
     "torch.distributions": "probability distributions are not part of the workbench; draw "
     "samples with randn, rand, normal, bernoulli or multinomial",
@@ -129,9 +130,20 @@ REFUSED = {
     "torch.nn.ConvTranspose2d": "transposed convolution layers are not part of the workbench",
     "torch.topk": "sorting (topk, sort, argsort) is not part of the workbench yet",
     "torch.sort": "sorting (topk, sort, argsort) is not part of the workbench yet",
+    "torch.argsort": "sorting (topk, sort, argsort) is not part of the workbench yet",
+    "Tensor.topk": "sorting (topk, sort, argsort) is not part of the workbench yet",
+    "Tensor.sort": "sorting (topk, sort, argsort) is not part of the workbench yet",
+    "Tensor.argsort": "sorting (topk, sort, argsort) is not part of the workbench yet",
     "torch.optim.lr_scheduler.OneCycleLR": "OneCycleLR is not part of the workbench yet; "
     "LambdaLR can make any schedule",
 }
+
+
+def missing_tensor_attribute(name: str) -> str:
+    """The AttributeError message for ``tensor.name``, which the workbench's Tensor lacks."""
+    text = f"'Tensor' object has no attribute '{name}'"
+    reason = REFUSED.get(f"Tensor.{name}")
+    return text if reason is None else f"{text}: {reason} (PyTorch's torch.Tensor.{name})"
 
 
 def not_here(module: str, name: str) -> str:
