@@ -504,6 +504,27 @@ def nll_loss(
 
 
 # ---------------------------------------------------------------- layer_norm
+# Layer norm and batch norm standardize x over some dims, x̂ = (x − μ) / σ, and differ only
+# in those dims and in how γ and β broadcast; the standardizing is written once.
+def _standardized(x, dims: tuple, eps: float):
+    """x̂ = (x − μ) / √(σ² + ε), μ and σ² over ``dims`` (numpy, in the forward)."""
+    mu = x.mean(axis=dims, keepdims=True)
+    var = x.var(axis=dims, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps)
+
+
+def _standardized_grad(x, g_hat, dims: tuple, eps: float, need_x: bool):
+    """x̂ and x̄ (None unless ``need_x``) for ĝ = ȳ · γ, as recordable ops:
+    x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)), the means over ``dims``."""
+    centered = x - mean(x, dims, keepdim=True)
+    inv_std = rsqrt(mean(centered * centered, dims, keepdim=True) + eps)
+    x_hat = centered * inv_std
+    if not need_x:
+        return x_hat, None
+    spread = g_hat - mean(g_hat, dims, keepdim=True)
+    return x_hat, inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
+
+
 @register_op(
     "layer_norm",
     inputs=("x", "weight", "bias"),
@@ -513,9 +534,7 @@ def nll_loss(
 def _layer_norm(x, weight, bias, dims, eps):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_layer_norm.forward, x, weight, bias, dims, eps)
-    mu = x.mean(axis=dims, keepdims=True)
-    var = x.var(axis=dims, keepdims=True)
-    out = (x - mu) / np.sqrt(var + eps)
+    out = _standardized(x, dims, eps)
     if weight is not None:
         out = out * weight
     if bias is not None:
@@ -529,15 +548,9 @@ def layer_norm_grad(orig, grad):
     Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ"""
     x, weight, bias = orig.args
     need_x, need_w, need_b = orig.needs_input_grad
-    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
-    centered = x - mean(x, dims, keepdim=True)
-    inv_std = rsqrt(mean(centered * centered, dims, keepdim=True) + eps)
-    x_hat = centered * inv_std
     g_hat = grad * weight if weight is not None else grad
-    grad_x = grad_w = grad_b = None
-    if need_x:
-        spread = g_hat - mean(g_hat, dims, keepdim=True)
-        grad_x = inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
+    x_hat, grad_x = _standardized_grad(x, g_hat, orig.attrs["dims"], orig.attrs["eps"], need_x)
+    grad_w = grad_b = None
     if need_w:
         grad_w = collapse_sum_like(grad * x_hat, weight)
     if need_b:
@@ -586,9 +599,7 @@ def _per_channel(t, ndim: int):
 def _batch_norm(x, weight, bias, dims, eps):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_batch_norm.forward, x, weight, bias, dims, eps)
-    mu = x.mean(axis=dims, keepdims=True)
-    var = x.var(axis=dims, keepdims=True)
-    out = (x - mu) / np.sqrt(var + eps)
+    out = _standardized(x, dims, eps)
     if weight is not None:
         out = out * _per_channel(weight, x.ndim)
     if bias is not None:
@@ -604,15 +615,9 @@ def batch_norm_grad(orig, grad):
     Layer norm's rule, with the means over the batch (and spatial) dims instead."""
     x, weight, bias = orig.args
     need_x, need_w, need_b = orig.needs_input_grad
-    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
-    centered = x - mean(x, dims, keepdim=True)
-    inv_std = rsqrt(mean(centered * centered, dims, keepdim=True) + eps)
-    x_hat = centered * inv_std
     g_hat = grad * _per_channel(weight, x.ndim) if weight is not None else grad
-    grad_x = grad_w = grad_b = None
-    if need_x:
-        spread = g_hat - mean(g_hat, dims, keepdim=True)
-        grad_x = inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
+    x_hat, grad_x = _standardized_grad(x, g_hat, orig.attrs["dims"], orig.attrs["eps"], need_x)
+    grad_w = grad_b = None
     channels = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if need_w:
         grad_w = reshape(sum_to(grad * x_hat, channels), (-1,))
