@@ -5,13 +5,10 @@ it; a right answer shows what it proved; other errors keep their usual traceback
 from __future__ import annotations
 
 import html
-import os
 import re
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from kernel_run import run_in_kernel
 
 CELLS = [
     "import workbench as wb\nfrom workbench.exercises import check_rule",
@@ -32,28 +29,7 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    tmp = tmp_path_factory.mktemp("kernel")
-    env = {
-        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-    }
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-    try:
-        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-        client = nbclient.NotebookClient(
-            notebook, timeout=120, kernel_name="python3", allow_errors=True
-        )
-        client.execute()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    return [cell.outputs for cell in notebook.cells]
+    return run_in_kernel(CELLS, tmp_path_factory.mktemp("kernel"))
 
 
 def test_a_wrong_answer_is_its_message_and_heat_map_then_a_one_line_error(outputs):

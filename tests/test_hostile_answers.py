@@ -35,6 +35,7 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 import torch
+from kernel_run import run_in_kernel
 
 import workbench as wb
 import workbench.exercises as exercises
@@ -575,33 +576,7 @@ KERNEL_CELLS = [
 
 @pytest.fixture(scope="module")
 def kernel_outputs(tmp_path_factory):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    import os
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    tmp = tmp_path_factory.mktemp("kernel")
-    env = {
-        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-        "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])]),
-    }
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-    try:
-        cells = [nbformat.v4.new_code_cell(c) for c in KERNEL_CELLS]
-        notebook = nbformat.v4.new_notebook(cells=cells)
-        client = nbclient.NotebookClient(
-            notebook, timeout=120, kernel_name="python3", allow_errors=True
-        )
-        client.execute()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    return [cell.outputs for cell in notebook.cells]
+    return run_in_kernel(KERNEL_CELLS, tmp_path_factory.mktemp("kernel"))
 
 
 def error_of(outputs) -> dict:
