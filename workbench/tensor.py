@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from . import backend, devices, dtypes, events, state
-from .argnames import numpy_style
 from .dtypes import bfloat16
 from .size import Size
 
@@ -917,85 +916,55 @@ class Tensor:
 
     # --------------------------------------------------------------- reductions
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
-        return _ops.sum(self, dim, keepdim, dtype=dtype)
+        return _ops.sum(self, dim, keepdim, dtype=dtype, **numpy_names)
 
     def mean(self, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
-        return _ops.mean(self, dim, keepdim, dtype=dtype)
+        return _ops.mean(self, dim, keepdim, dtype=dtype, **numpy_names)
 
     def prod(
         self, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
     ) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
-        return _ops.prod(self, dim, keepdim, dtype=dtype)
+        return _ops.prod(self, dim, keepdim, dtype=dtype, **numpy_names)
 
     def max(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor | tuple[Tensor, Tensor]:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
-        return _ops.max(self, dim, keepdim)
+        return _ops.max(self, dim, keepdim, **numpy_names)
 
     def min(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor | tuple[Tensor, Tensor]:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
-        return _ops.min(self, dim, keepdim)
+        return _ops.min(self, dim, keepdim, **numpy_names)
 
     def amax(self, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
-        return _ops.amax(self, dim, keepdim)
+        return _ops.amax(self, dim, keepdim, **numpy_names)
 
     def amin(self, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
-        return _ops.amin(self, dim, keepdim)
+        return _ops.amin(self, dim, keepdim, **numpy_names)
 
     def all(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
-        return _ops.all(self, dim, keepdim)
+        return _ops.all(self, dim, keepdim, **numpy_names)
 
     def any(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
-        return _ops.any(self, dim, keepdim)
+        return _ops.any(self, dim, keepdim, **numpy_names)
 
     def argmax(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
-        return _ops.argmax(self, dim, keepdim)
+        return _ops.argmax(self, dim, keepdim, **numpy_names)
 
     def argmin(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
-        return _ops.argmin(self, dim, keepdim)
+        return _ops.argmin(self, dim, keepdim, **numpy_names)
 
     def var(
         self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, **numpy_names
     ) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("var", dim, keepdim, numpy_names)
-        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+        return _ops.var(self, dim, unbiased, keepdim, correction=correction, **numpy_names)
 
     def std(
         self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, **numpy_names
     ) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("std", dim, keepdim, numpy_names)
-        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+        return _ops.std(self, dim, unbiased, keepdim, correction=correction, **numpy_names)
 
     def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
-        return _ops.norm(self, p, dim, keepdim, dtype)
+        return _ops.norm(self, p, dim, keepdim, dtype, **numpy_names)
 
     def logsumexp(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-            dim, keepdim = numpy_style("logsumexp", dim, keepdim, numpy_names)
-        return _ops.logsumexp(self, dim, keepdim)
+        return _ops.logsumexp(self, dim, keepdim, **numpy_names)
 
     def softmax(self, dim=None, dtype=None) -> Tensor:
         return _ops.softmax(self, dim, dtype)
