@@ -134,8 +134,23 @@ def _autograd_tools(device) -> list:
     return [custom, jacobian, full, headed]
 
 
+def _gpu_kernels(device) -> list:
+    """Kernels that take another road on a GPU (a select where the CPU multiplies by a mask;
+    no question the GPU would have to stop and answer): the same values as on the CPU."""
+    x = wb.tensor([-1.0, 0.0, 2.0, float("nan")], device=device, requires_grad=True)
+    relu_grad = wb.tensor([float("inf"), float("-inf"), float("inf"), 1.0], device=device)
+    (through_relu,) = wb.autograd.grad(x.relu(), x, relu_grad)
+    logits = wb.tensor([[0.5, 1.0, -1.0], [2.0, 0.0, 1.0]], device=device, requires_grad=True)
+    targets = wb.tensor([2, -100], device=device)
+    loss = F.cross_entropy(logits, targets)
+    loss.backward()
+    return [through_relu, loss, logits.grad]
+
+
 @pytest.mark.parametrize(
-    "case", [_training_step, _in_place, _indices, _autograd_tools], ids=lambda f: f.__name__
+    "case",
+    [_training_step, _in_place, _indices, _autograd_tools, _gpu_kernels],
+    ids=lambda f: f.__name__,
 )
 def test_layers_optimizers_and_in_place_ops_run_on_the_pretend_gpu(case):
     wb.manual_seed(0)
@@ -169,3 +184,29 @@ def test_a_pytorch_programs_device_lines_pick_the_gpu_when_there_is_one():
     finally:
         wb.set_default_device(None)
     assert wb.zeros(2).device.type == "cpu"
+
+
+def test_a_training_step_asks_the_gpu_one_question(monkeypatch):
+    """Reading a GPU value on the host (``bool``, ``float``, ``.item()``, ``.get()``) makes
+    the CPU wait for every queued kernel, so a step's host reads are counted: one, the
+    check that every target is a class."""
+    asked = []
+    for name in ("__bool__", "__float__", "__int__", "__index__", "item", "get", "tolist"):
+        read = getattr(FakeGpuArray, name)
+
+        def counted(self, *args, _read=read, _name=name, **kwargs):
+            asked.append(_name)
+            return _read(self, *args, **kwargs)
+
+        monkeypatch.setattr(FakeGpuArray, name, counted)
+    wb.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)).to("cuda")
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = wb.randn(5, 6).to("cuda")
+    y = wb.tensor([0, 1, 2, 1, 0], device="cuda")
+    for _ in range(2):
+        asked.clear()
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        assert asked == ["__bool__"]

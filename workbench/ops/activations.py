@@ -144,11 +144,14 @@ def relu(input) -> Tensor:
 # PyTorch's threshold_backward(grad, y, 0), TVM's relu gradient.
 @register_op("relu_backward", inputs=("grad", "y"), saves=("y",))
 def _relu_backward(grad, y):
-    # ȳ · [y > 0] as a multiply by the mask: several times faster than np.where on a
-    # random mask. Not y > 0 but ~(y ≤ 0): at y = NaN the gradient passes, as in PyTorch.
+    # ȳ · [y > 0]. Not y > 0 but ~(y ≤ 0): at y = NaN the gradient passes, as in PyTorch.
     mask = ~(y <= 0)
+    if backend.xp(grad) is not np:  # a GPU selects at full speed (and asking it whether
+        return backend.xp(grad).where(mask, grad, 0)  # ȳ is finite would make it wait)
+    # On the CPU a multiply by the mask is several times faster than np.where on a random
+    # mask; ±inf · 0 is NaN, so where ȳ is not finite the masked-off entries are set to 0.
     result = grad * mask
-    if not np.isfinite(grad).all():  # ±inf · 0 is NaN: where the mask is off, x̄ is 0
+    if not np.isfinite(grad).all():
         result[~mask] = 0
     return result
 

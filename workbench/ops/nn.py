@@ -382,8 +382,8 @@ def targets_and_weights(target, weights, ignore_index: int, dtype) -> tuple:
     0 where t is ignore_index. The weights are None when they would all be 1 (the common
     case: no class weights, nothing ignored), which saves computing with a vector of ones."""
     ignored = target == ignore_index
-    if weights is None and not ignored.any():
-        return target, None
+    if weights is None and backend.xp(target) is np and not ignored.any():
+        return target, None  # (on a GPU, asking would wait for it: the weighted road is taken)
     safe = np.where(ignored, 0, target)  # any valid class will do: its weight is 0
     w = np.ones_like(safe, dtype=dtype) if weights is None else weights[safe].astype(dtype)
     return safe, np.where(ignored, 0, w).astype(dtype, copy=False)
@@ -476,13 +476,12 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
     pred_ndim = predictions.ndim
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
     t = targets._data
-    if t.size and (t.min() < 0 or t.max() >= classes):  # two quick passes rule out the rest
-        bad = (t != ignore_index) & ((t < 0) | (t >= classes))
-        if bad.any():
-            raise IndexError(
-                f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
-                f"{classes} classes {_shapes(predictions, targets)}"
-            )
+    bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
+    if bad.any():  # one question to a GPU, which waits for it to answer
+        raise IndexError(
+            f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
+            f"{classes} classes {_shapes(predictions, targets)}"
+        )
     if weights is not None and tuple(weights.shape) != (classes,):
         raise RuntimeError(
             f"{op}: weight tensor should be defined either for all {classes} classes or no "
