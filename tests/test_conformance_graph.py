@@ -157,6 +157,51 @@ def test_d2_13_each_leaf_gets_a_grad_of_its_own_dtype():
     assert values(x.grad) == [3.0, 4.0]
 
 
+def _memory(t) -> np.ndarray:
+    return t.detach().numpy()
+
+
+def test_d2_13b_no_two_grads_share_memory_and_none_is_the_callers():
+    """A first gradient is kept without a copy only when nothing else holds its memory: an
+    in-place update of one ``.grad`` never changes another, nor the caller's gradient."""
+    a = T([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = T([[5.0, 6.0], [7.0, 8.0]], requires_grad=True)
+    scale = T([1.0, 2.0, 3.0, 4.0])
+    ((a.reshape(4) + b.reshape(4)) * scale).sum().backward()  # both: views of one ȳ·scale
+    assert not np.shares_memory(_memory(a.grad), _memory(b.grad))
+    a.grad.add_(10)
+    assert values(b.grad) == [[1.0, 2.0], [3.0, 4.0]]
+
+    c = T([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    given = T([1.0, 1.0, 1.0, 1.0])
+    c.reshape(4).backward(given)  # c's gradient: a view of the caller's own tensor
+    c.grad.add_(1)
+    assert values(given) == [1.0] * 4
+
+    d, e = T([1.0, 2.0], requires_grad=True), T([3.0], requires_grad=True)
+    (wb.cat([d, e]) * T([2.0, 3.0, 4.0])).sum().backward()  # slices of one array
+    assert _memory(d.grad).base is None and _memory(e.grad).base is None  # (each its own)
+
+    f = T([1.0, 2.0], requires_grad=True)
+    f.sum().backward()  # ȳ broadcast: a read-only view, so .grad is a copy
+    f.grad.add_(1)
+    assert values(f.grad) == [2.0, 2.0]
+
+
+def test_d2_13c_a_linear_layers_weight_gradient_has_the_weights_layout():
+    """nn.Linear's W̄ comes out of two transposes (addmm's, then t's): kept as it is, it is
+    laid out as W, and a second pass adds into it."""
+    wb.manual_seed(0)
+    layer = wb.nn.Linear(3, 2).double()
+    x = T([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    layer(x).sum().backward()
+    first = values(layer.weight.grad)
+    assert _memory(layer.weight.grad).flags.c_contiguous
+    layer(x).sum().backward()
+    assert values(layer.weight.grad) == [[2 * v for v in row] for row in first]
+    assert first == [[5.0, 7.0, 9.0], [5.0, 7.0, 9.0]]
+
+
 def test_d2_14_assigning_grad_checks_type_shape_and_self():
     """test_grad_assignment"""
     x = T([1.0, 2.0], requires_grad=True)

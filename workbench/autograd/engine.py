@@ -62,9 +62,9 @@ class GraphTask:
         self.accumulate = True  # into .grad; grad() keeps them in ``captured`` instead
         self.stepping = False  # the loop yields each node's Step (steps())
         self.buffers: dict[Node, list] = {}  # node -> the gradients that reached it so far
-        self.owned = {id(grad._data) for grad in grads}  # arrays .grad may not keep as is
-        self.root_nodes = []
+        self.owned, self.root_nodes = set(), []  # owned: memory of the caller's grads, each .grad
         for root, grad in zip(roots, grads):
+            self.owned.add(id(grad._data if grad._data.base is None else grad._data.base))
             node, nr = edge_of(root)
             self.root_nodes.append(node)
             self.receive(node, nr, grad)
@@ -274,8 +274,8 @@ class GraphTask:
     # ---------------------------------------------------------- accumulation
     def add_to_grad(self, tensor: Tensor, grad: Tensor) -> None:
         """``tensor.grad += grad``: a leaf's, or a non-leaf's that retains its gradient. A
-        first gradient is kept as it is unless another ``.grad`` (or the caller) holds its
-        array: an in-place update of one ``.grad`` must never change another."""
+        first gradient is kept as it is unless another ``.grad`` or the caller holds its
+        memory (an in-place update of one must never change another), else copied."""
         listening = events.listening and tensor._grad is not None
         before = tensor._grad._data.copy() if listening else None
         with _accumulate_lock:
@@ -283,9 +283,11 @@ class GraphTask:
             if old is None and not self.create_graph:
                 if array.dtype != tensor._data.dtype:
                     array = array.astype(tensor._data.dtype)
-                elif array.base is not None or id(array) in self.owned:
+                elif id(array) in self.owned or (
+                    array.base is not None and not self.view_may_stay(array, tensor._data)
+                ):
                     array = array.copy()
-                self.owned.add(id(array))
+                self.owned.add(id(array if array.base is None else array.base))
                 tensor._grad = Tensor._make(array)
             elif old is None:
                 tensor._grad = grad  # create_graph: the gradient's own graph comes along
@@ -300,6 +302,18 @@ class GraphTask:
             publish_accumulated(tensor, before, grad)
         if tensor._post_acc_hooks:  # (only a leaf has them)
             hooks.call_post_accumulate_hooks(tensor)
+
+    def view_may_stay(self, array, data) -> bool:
+        """Whether ``.grad`` may keep a view (nn.Linear's W̄, out of two transposes) rather
+        than a copy: its memory is held by no other ``.grad`` nor the caller, and it is
+        writeable, all of that memory, and laid out as ``data``."""
+        base = array.base
+        return (
+            id(base) not in self.owned
+            and backend.is_writeable(array)
+            and getattr(base, "nbytes", None) == array.nbytes
+            and array.strides == data.strides
+        )
 
 
 # ------------------------------------------------------ checks of gradients
