@@ -28,7 +28,7 @@ import weakref
 from collections import namedtuple
 from typing import NamedTuple
 
-from .. import backend
+from .. import backend, state
 
 LEVEL: DualLevel | None = None  # the dual level in use; apply_op reads it once per op
 
@@ -147,6 +147,13 @@ def tangent_of(t: Tensor) -> Tensor | None:
     return held[1]
 
 
+def make_tangent(t: Tensor, tangent: Tensor) -> None:
+    """Give ``t`` the tangent another tensor of the same value has (the engine's copies:
+    a checkpoint's recomputed values, a saved output rebuilt for backward)."""
+    if LEVEL is not None:
+        _attach(t, tangent)
+
+
 def _attach(t: Tensor, tangent: Tensor) -> None:
     t._forward_grad = (LEVEL, tangent)
     LEVEL.duals.append(weakref.ref(t))
@@ -193,15 +200,37 @@ def same_op(orig: JvpCall, tangents: list, moving: tuple | None = None) -> Tenso
 
 class suspended:
     """No tangents while a JVP rule runs: the rule's own ops compute ẏ from ẋ, and their
-    results are plain tensors (tangents of tangents would be a second level)."""
+    results are plain tensors (tangents of tangents would be a second level).
+
+    Nor is the rule's work part of a checkpoint: its ops are not taped by a marker stage
+    and what they save is not packed by saved-tensor hooks (a checkpoint's recomputation
+    must save what its forward pass saved, dual level or not).
+    """
 
     def __enter__(self) -> None:
         global LEVEL
         self.level, LEVEL = LEVEL, None
+        self.hooks, self.recorder = state.saved_hooks.stack, state.stage.record
+        if self.hooks:
+            state.push_saved_hooks((_keep_tensor, _same_tensor))
+        if self.recorder is not None:
+            state.set_stage_recorder(None)
 
     def __exit__(self, *exc) -> None:
         global LEVEL
         LEVEL = self.level
+        if self.hooks:
+            state.pop_saved_hooks()
+        if self.recorder is not None:
+            state.set_stage_recorder(self.recorder)
+
+
+def _keep_tensor(t: Tensor) -> Tensor:
+    return t
+
+
+def _same_tensor(t: Tensor) -> Tensor:
+    return t
 
 
 def push_tangent(op, inputs: tuple, attrs, result: Tensor, node) -> None:

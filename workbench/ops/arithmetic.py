@@ -400,14 +400,33 @@ def pow_grad(orig, grad):
 def pow_jvp(orig, tangents):
     """Forward: y = x ** p
     JVP: ẏ = ẋ · p · x ** (p − 1) + ṗ · y · ln x   (the first term 0 where p = 0, the second
-    where x = 0 and p ≥ 0)
-
-    Complex: the same formula (x ** p is holomorphic in each): the gradient rule's
-    terms without their conjugates, which is what conj(rule(conj(ṫ))) gives."""
+    where x = 0 and Re p ≥ 0; complex too: no conjugates in forward mode)"""
     (x, p), (dx, dp) = orig.args, tangents
-    from_x = None if dx is None else conj(_pow_base_grad(conj(dx), x, p))
-    from_p = None if dp is None else conj(_pow_exponent_grad(conj(dp), x, p, orig.out))
+    y = orig.out
+    from_x = from_p = None
+    if dx is not None:
+        slope = p * x ** (p - 1)
+        from_x = where(p == 0, 0.0, dx * slope) if isinstance(p, Tensor) else dx * slope
+        if not isinstance(p, Tensor) and p == 0:
+            from_x = zeros_like_grad(y)
+    if dp is not None:
+        from_p = _pow_exponent_jvp(dp, x, p, y)
     return sum_of_terms([from_x, from_p])
+
+
+def _pow_exponent_jvp(dp, x, p, y):
+    """ṗ · y · ln x, flat where x = 0 and Re p ≥ 0 (as the gradient rule's PyTorch choice)."""
+    from .unary import log
+
+    if isinstance(x, Tensor):
+        x = astype(x, y.dtype)
+        flat = (x == 0) & (real(p) >= 0)
+        return dp * y * log(where(flat, 1.0, x))
+    if x == 0:
+        return dp * y * where(real(p) >= 0, 0.0, -math.inf)
+    with np.errstate(invalid="ignore"):
+        ln_x = np.log(x)
+    return dp * y * (complex(ln_x) if isinstance(x, complex) else float(ln_x))
 
 
 def _pow_base_grad(grad, x, p):
