@@ -440,3 +440,31 @@ def test_gradcheck_catches_a_wrong_jvp_rule(monkeypatch):
     ):
         wb.autograd.gradcheck(wb.mul, (a, b), check_forward_ad=True)
     assert not wb.autograd.gradcheck(wb.mul, (a, b), check_forward_ad=True, raise_exception=False)
+
+
+# -------------------------------------------------------------- in-place ops
+def _in_place_program(F, make):
+    """In-place ops on duals, on plain tensors given a dual value, and through views."""
+    with F.dual_level():
+        x = F.make_dual(make([1.0, 2.0, 3.0]), make([1.0, 0.5, 2.0]))
+        y = x * 1.0
+        y.mul_(x)
+        y.add_(2.0)
+        y[1:].mul_(3.0)
+        y.t().sub_(x)
+        copied = make([0.0, 0.0, 0.0])
+        copied.copy_(y)
+        written = make([1.0, 1.0, 1.0])
+        written[0] = x[2]
+        written[1:] = 5.0
+        zeroed, clamped = x * 2, x * 2
+        zeroed.zero_()
+        clamped.clamp_(0, 3)
+        return [F.unpack_dual(t).tangent for t in (y, copied, written, zeroed, clamped)]
+
+
+def test_in_place_ops_carry_tangents_as_torch():
+    ours = _in_place_program(fw, lambda v: wb.tensor(v, dtype=wb.float64))
+    theirs = _in_place_program(tfw, lambda v: torch.tensor(v, dtype=torch.float64))
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), err_msg=f"tensor {k}")

@@ -145,6 +145,8 @@ def replay_view(view: Tensor) -> None:
     node = fresh._grad_fn
     view._grad_fn, view._output_nr, view._requires_grad = node, 0, fresh._requires_grad
     view._view_version = view._version_ref[0]
+    if forward_ad.LEVEL is not None:
+        forward_ad.take_tangent(view, fresh)
     if node is None:
         return
     node._output_ref = weakref.ref(view)

@@ -154,6 +154,15 @@ def make_tangent(t: Tensor, tangent: Tensor) -> None:
         _attach(t, tangent)
 
 
+def take_tangent(t: Tensor, source: Tensor) -> None:
+    """``t`` now holds ``source``'s values (an in-place op wrote them): its tangent too."""
+    tangent = tangent_of(source)
+    if tangent is not None:
+        _attach(t, tangent)
+    elif tangent_of(t) is not None:
+        del t._forward_grad
+
+
 def _attach(t: Tensor, tangent: Tensor) -> None:
     t._forward_grad = (LEVEL, tangent)
     LEVEL.duals.append(weakref.ref(t))
