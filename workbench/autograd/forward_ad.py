@@ -105,7 +105,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             raise TypeError(
                 f"make_dual(): argument '{name}' must be Tensor, not {type(value).__name__}"
             )
-        if value.dtype.kind not in "fc":
+        if not is_differentiable_dtype(value._data.dtype):
             raise ValueError(
                 f"Expected {name} to be floating point or complex, but got: {_torch_name(value)}"
             )
@@ -221,7 +221,7 @@ class suspended:
         self.level, LEVEL = LEVEL, None
         self.hooks, self.recorder = state.saved_hooks.stack, state.stage.record
         if self.hooks:
-            state.push_saved_hooks((_keep_tensor, _same_tensor))
+            state.push_saved_hooks((_unchanged, _unchanged))  # innermost: the user's skip
         if self.recorder is not None:
             state.set_stage_recorder(None)
 
@@ -234,11 +234,8 @@ class suspended:
             state.set_stage_recorder(self.recorder)
 
 
-def _keep_tensor(t: Tensor) -> Tensor:
-    return t
-
-
-def _same_tensor(t: Tensor) -> Tensor:
+def _unchanged(t: Tensor) -> Tensor:
+    """A pack and unpack hook that keeps the tensor as it is."""
     return t
 
 
