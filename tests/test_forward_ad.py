@@ -80,9 +80,7 @@ def _assert_tangents_match(ours, theirs, what: str) -> None:
 
 @pytest.mark.parametrize("sample", TORCH_SAMPLES, ids=lambda s: s.name)
 def test_jvp_matches_torch(sample):
-    tangents = _tangents(sample)
-    if all(t is None for t in tangents):
-        pytest.skip("no input is differentiable") if False else None
+    tangents = _tangents(sample)  # (none for a sample of an op without a derivative)
     with fw.dual_level(), tfw.dual_level():
         _, ours_in = _ours(sample, tangents)
         _, theirs_in = _theirs(sample, tangents)
