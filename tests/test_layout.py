@@ -30,6 +30,10 @@ ENDINGS = ("tions", "tion", "ions", "ion", "ings", "ing", "es", "s", "e")
 
 # {pair of modules (paths relative to workbench/): why both names stay}
 ALLOWED: dict[frozenset, str] = {
+    frozenset({"autograd/forward_ad.py", "func/forward.py"}): (
+        "PyTorch's paths: torch.autograd.forward_ad (dual tensors) and torch.func's "
+        "forward-mode transforms (jvp, jacfwd, hessian, linearize)"
+    ),
     frozenset({"autograd/functional.py", "nn/functional.py"}): (
         "PyTorch's paths: torch.autograd.functional and torch.nn.functional"
     ),

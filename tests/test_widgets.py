@@ -62,6 +62,7 @@ def test_first_step_is_the_root_and_next_moves_the_highlight_and_panel():
     assert stepper.panel.value != first_panel
     assert "SigmoidBackward0" in stepper.panel.value
     assert "Backward: x̄ = ȳ · y · (1 − y)" in stepper.panel.value
+    assert "<th>forward mode</th><td>JVP: ẏ = ẋ · y · (1 − y)" in stepper.panel.value
 
 
 def test_prev_at_step_one_stays():

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks, state
-from .autograd import grad_mode
+from .autograd import forward_ad, grad_mode
 from .tensor import Tensor
 
 
@@ -48,6 +48,8 @@ def alias(t: Tensor) -> Tensor:
     t._refresh_view()
     a = Tensor._make(t._data, t._requires_grad, t._grad_fn, t._output_nr)
     a._version_ref = t._version_ref
+    if forward_ad.LEVEL is not None:
+        forward_ad.take_tangent(a, t)
     return a
 
 
@@ -59,7 +61,10 @@ def snapshot(t: Tensor) -> Tensor:
     PyTorch does the same by saving a clone of the original ``self``.
     """
     t._refresh_view()
-    return Tensor._make(t._data.copy(), t._requires_grad, t._grad_fn, t._output_nr)
+    copy = Tensor._make(t._data.copy(), t._requires_grad, t._grad_fn, t._output_nr)
+    if forward_ad.LEVEL is not None:  # the op computes t's new tangent from its old one
+        forward_ad.take_tangent(copy, t)
+    return copy
 
 
 def _recording(t: Tensor, others) -> bool:
@@ -75,6 +80,8 @@ def _write(t: Tensor, result: Tensor, op_name: str) -> None:
     except ValueError as err:
         raise RuntimeError(f"{op_name}: cannot write into this tensor in place: {err}") from err
     t._bump_version()
+    if forward_ad.LEVEL is not None:  # inside a dual level the tangent is written too
+        forward_ad.take_tangent(t, result)
 
 
 def _check_result(t: Tensor, result: Tensor, op_name: str) -> None:
@@ -168,6 +175,8 @@ def apply(t: Tensor, fn, *args, **kwargs) -> Tensor:
     """``t.op_(*args)``: run ``fn(t, *args)`` and write the result into ``t``."""
     name = getattr(fn, "__name__", "op") + "_"
     check_inplace(t)
+    if t._view_of is not None and forward_ad.LEVEL is not None:  # the base's tangent changes
+        return _through_view(t, fn(snapshot(t), *args, **kwargs), name)
     if not _recording(t, args):
         with grad_mode.no_grad():
             result = fn(t, *args, **kwargs)
@@ -192,6 +201,7 @@ def add_scaled(t: Tensor, other, alpha, fn, ufunc) -> Tensor:
     check_inplace(t)
     direct = (
         not _recording(t, (other,))
+        and forward_ad.LEVEL is None
         and isinstance(other, Tensor)
         and type(t._data) is np.ndarray
         and type(other._data) is np.ndarray
@@ -214,7 +224,7 @@ def setitem(t: Tensor, key, value) -> None:
 
     check_inplace(t, writes_through_view=True)
     checks.operand("setitem", "value", value)
-    if not _recording(t, (value,)):
+    if not _recording(t, (value,)) and forward_ad.LEVEL is None:  # (tangents: index_put)
         array = value._data if isinstance(value, Tensor) else value
         index = ops.shape.index_key(key, t._data, "setitem")
         try:

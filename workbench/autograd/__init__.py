@@ -14,6 +14,7 @@ checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 """
 
 from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
+from . import forward_ad as forward_ad
 from . import functional as functional
 from . import graph as graph
 from . import recompute as recompute
@@ -46,6 +47,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "functional",
     "grad",
     "gradcheck",

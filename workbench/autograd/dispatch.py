@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend, checks, events, state
 from ..tensor import Tensor, get_default_dtype, is_differentiable_dtype
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .graph import Node, OpNode, SavedMemory, SavedTensor
 
 
@@ -118,6 +118,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._is_inference = True
     if op.view:
         _link_view(result, op, inputs, attrs, recording)
+    if forward_ad.LEVEL is not None:  # inside a dual level: the output's tangent
+        forward_ad.push_tangent(op, inputs, attrs, result, node)
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
@@ -143,6 +145,8 @@ def replay_view(view: Tensor) -> None:
     node = fresh._grad_fn
     view._grad_fn, view._output_nr, view._requires_grad = node, 0, fresh._requires_grad
     view._view_version = view._version_ref[0]
+    if forward_ad.LEVEL is not None:
+        forward_ad.take_tangent(view, fresh)
     if node is None:
         return
     node._output_ref = weakref.ref(view)

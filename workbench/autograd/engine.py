@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import backend, events, state
 from ..tensor import Tensor
-from . import collector, hooks, recompute
+from . import collector, forward_ad, hooks, recompute
 from .graph import AccumulateGrad, Node, OpNode, backward_order, count_dependencies, edge_of
 
 _accumulate_lock = threading.Lock()
@@ -226,8 +226,8 @@ class GraphTask:
 
     def sum(self, a: Tensor, b: Tensor) -> Tensor:
         """Two gradients that meet: the add op when the sum must be on the recorded graph
-        (``create_graph``), numpy's add otherwise."""
-        if self.create_graph:
+        (``create_graph``) or carry tangents (inside a dual level), numpy's add otherwise."""
+        if self.create_graph or forward_ad.LEVEL is not None:
             return a + b
         total = backend.quiet.run(np.add, a._data, b._data)
         return Tensor._make(np.asarray(total) if isinstance(total, np.generic) else total)

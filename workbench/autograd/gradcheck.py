@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tensor import Tensor, is_differentiable_dtype
-from . import engine
+from . import engine, forward_ad
 
 DOUBLE = (np.dtype("float64"), np.dtype("complex128"))
 
@@ -137,15 +137,58 @@ def _analytical_jacobians(func, inputs, outputs, zero_grad_check: bool) -> tuple
     return jacobians, reentrant
 
 
+def _forward_jacobians(func, inputs, outputs) -> list:
+    """The Jacobians again, column by column in forward mode: one pass per input element,
+    that input made dual with a unit tangent at the element, the outputs' tangents read.
+
+    A complex input element is moved along 1 and along i, and its entry is
+    ẏ(1) + i · ẏ(i), the layout of the numerical Jacobian (∂s/∂x + i · ∂s/∂y).
+    """
+    jacobians = []
+    for j, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            jacobians.append(None)
+            continue
+        columns = [np.zeros((x.numel(), o.numel()), dtype=_jacobian_dtype(x)) for o in outputs]
+        directions = (1, 1j) if x._data.dtype.kind == "c" else (1,)
+        for k in range(x.numel()):
+            for direction in directions:
+                unit = np.zeros(x.shape, dtype=x._data.dtype)
+                unit.reshape(-1)[k] = direction
+                for i, tangent in enumerate(_output_tangents(func, inputs, j, unit, len(outputs))):
+                    columns[i][k] += tangent if direction == 1 else 1j * tangent
+        jacobians.append(columns)
+    return jacobians
+
+
+def _output_tangents(func, inputs, j: int, unit: np.ndarray, expected: int) -> list:
+    """The outputs' tangents (flattened; zeros for an output without one) when input ``j``
+    carries the tangent ``unit``."""
+    with forward_ad.dual_level():
+        args = list(inputs)
+        args[j] = forward_ad.make_dual(inputs[j], Tensor._make(unit))
+        outputs = _differentiable_outputs(func, tuple(args))
+        if len(outputs) != expected:
+            raise AssertionError("gradcheck: the function returned other outputs in forward mode")
+        tangents = []
+        for out in outputs:
+            tangent = forward_ad.unpack_dual(out).tangent
+            values = np.zeros(out.shape) if tangent is None else tangent._data
+            tangents.append(np.asarray(values).reshape(-1))
+    return tangents
+
+
 def _jacobian_dtype(x):
     return x._data.dtype if x._data.dtype.kind == "c" else np.float64
 
 
-def _mismatch_message(i: int, j: int, numerical, analytical, atol, rtol, prefix="") -> str:
+def _mismatch_message(
+    i: int, j: int, numerical, analytical, atol, rtol, prefix="", what="Jacobian mismatch"
+) -> str:
     bad = ~np.isclose(analytical, numerical, rtol=rtol, atol=atol)
     where = [tuple(int(v) for v in idx) for idx in np.argwhere(bad)[:10]]
     return (
-        f"{prefix}Jacobian mismatch for output {i} with respect to input {j},\n"
+        f"{prefix}{what} for output {i} with respect to input {j},\n"
         f"numerical:{numerical}\nanalytical:{analytical}\n"
         f"elements that differ (input element, output element): {where}"
     )
@@ -162,9 +205,19 @@ def gradcheck(
     nondet_tol: float = 0.0,
     check_undefined_grad: bool = True,
     fast_mode: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
     **_ignored,
 ) -> bool:
-    """Check ``func``'s gradients at ``inputs`` against central finite differences."""
+    """Check ``func``'s gradients at ``inputs`` against central finite differences.
+
+    ``check_forward_ad``: check the forward-mode Jacobian (JVP rules, through
+    ``forward_ad``) too; ``check_backward_ad=False`` checks forward mode alone.
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     inputs = _as_tuple(inputs)
     if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
@@ -181,7 +234,11 @@ def gradcheck(
         for part, part_func, complex_outputs in _real_and_imag_parts(func, inputs):
             settings = (eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
             prefix = f"While considering the {part} part of complex outputs only, "
-            _check(part_func, inputs, *settings, {i: prefix for i in complex_outputs})
+            prefixes = {i: prefix for i in complex_outputs}
+            if check_backward_ad:
+                _check(part_func, inputs, *settings, prefixes)
+            if check_forward_ad:
+                _check_forward(part_func, inputs, eps, atol, rtol, prefixes)
     except GradcheckError:
         if raise_exception:
             raise
@@ -242,6 +299,22 @@ def _check(
             if not np.allclose(ana, num, rtol=rtol, atol=atol):
                 prefix = prefixes.get(i, "")
                 raise GradcheckError(_mismatch_message(i, j, num, ana, atol, rtol, prefix))
+
+
+def _check_forward(func, inputs, eps, atol, rtol, prefixes) -> None:
+    """Compare the forward-mode Jacobians with the numerical ones (PyTorch's message)."""
+    outputs = _differentiable_outputs(func, inputs)
+    forward = _forward_jacobians(func, inputs, outputs)
+    numerical = _numerical_jacobians(func, inputs, eps, outputs)
+    for j, (num_j, fwd_j) in enumerate(zip(numerical, forward)):
+        if num_j is None:
+            continue
+        for i, (num, fwd) in enumerate(zip(num_j, fwd_j)):
+            if not np.allclose(fwd, num, rtol=rtol, atol=atol):
+                what = "Jacobian computed with forward mode mismatch"
+                raise GradcheckError(
+                    _mismatch_message(i, j, num, fwd, atol, rtol, prefixes.get(i, ""), what)
+                )
 
 
 def _compare_fast(analytical, numerical, atol, rtol, prefixes) -> None:

@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from .. import events, state
 from ..tensor import RemovableHandle, Tensor, add_hook
-from . import collector, memory
+from . import collector, forward_ad, memory
 
 node_sequence = itertools.count()  # each new node takes the next number: its creation order
 SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
@@ -213,6 +213,7 @@ class SavedTensor:
         "output_nr",
         "held",
         "added",
+        "tangent_kept",  # forward mode: a saved output's tangent (set by keep_tangent only)
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
@@ -278,7 +279,13 @@ class SavedTensor:
             return self.tensor
         out = Tensor._make(self.array, node is not None, node, self.output_nr)  # an output
         out._version_ref = self.version_ref
+        if forward_ad.LEVEL is not None:  # forward over reverse: the output's tangent too
+            forward_ad.restore_tangent(self, out)
         return out
+
+    def keep_tangent(self, tangent: Tensor) -> None:
+        """Keep a saved output's tangent (the rebuilt output gets it back in a dual level)."""
+        self.tangent_kept = (forward_ad.LEVEL, tangent)
 
     def _unpack_hooked(self, node: Node) -> Tensor:
         value = self.unpack_hook(self.packed)

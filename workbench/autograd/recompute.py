@@ -49,7 +49,7 @@ from collections.abc import Callable
 from .. import events, state
 from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
-from . import dispatch, grad_mode, graph, memory
+from . import dispatch, forward_ad, grad_mode, graph, memory
 
 _segment_ids = itertools.count(1)
 
@@ -72,6 +72,7 @@ class Handle:
         "output_nr",
         "version_ref",
         "version",
+        "tangent",
         "__weakref__",
     )
 
@@ -83,16 +84,19 @@ class Handle:
         node = tensor._grad_fn
         self.grad_fn = None if node is None else weakref.ref(node)
         self.array = None
+        self.tangent = None  # forward over reverse: the recomputed value's tangent
         self.kept = tensor if keep else None
         self.held = tensor._data if keep else None
         if keep:
             memory.hold(self.held)
 
-    def fill(self, array) -> int:
-        """Take the recomputed array; returns the bytes that this added to saved memory."""
+    def fill(self, array, tangent: Tensor | None = None) -> int:
+        """Take the recomputed array (and its tangent, when recomputed inside a dual level);
+        returns the bytes that this added to saved memory."""
         if self.kept is not None or self.array is not None:
             return 0
         self.array = array
+        self.tangent = tangent
         self.held = array
         return memory.hold(array)
 
@@ -108,7 +112,10 @@ class Handle:
                 "recomputed (the recomputation saved fewer tensors)"
             )
         node = None if self.grad_fn is None else self.grad_fn()
-        return Tensor._make(self.array, node is not None, node, self.output_nr)
+        out = Tensor._make(self.array, node is not None, node, self.output_nr)
+        if self.tangent is not None and forward_ad.LEVEL is not None:
+            forward_ad.make_tangent(out, self.tangent)
+        return out
 
     def _check_version(self) -> None:
         now = self.version_ref[0]
@@ -169,8 +176,13 @@ def rng_state(state):
 
 
 def detached(t: Tensor) -> Tensor:
-    """The same array as a fresh leaf with the same requires_grad (the rerun's input)."""
-    return Tensor._make(t._data, t._requires_grad)
+    """The same array as a fresh leaf with the same requires_grad (the rerun's input), and
+    the same tangent inside a dual level (so the rerun carries tangents too)."""
+    out = Tensor._make(t._data, t._requires_grad)
+    tangent = forward_ad.tangent_of(t)
+    if tangent is not None:
+        forward_ad.make_tangent(out, tangent)
+    return out
 
 
 class CheckpointFrame:
@@ -256,7 +268,7 @@ class CheckpointFrame:
             return None
         handle = self.handles[k]()
         if handle is not None:
-            self._filled += handle.fill(tensor._data)
+            self._filled += handle.fill(tensor._data, forward_ad.tangent_of(tensor))
         return None
 
     def _check_rerun(self) -> None:

@@ -19,7 +19,7 @@ from ..dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
 from ..tensor import Tensor
 from .arithmetic import where, zeros_like_grad
 from .complex_numbers import conj, refuse_complex
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .unary import erf, erf_array, exp
 
 SQRT_2 = math.sqrt(2.0)
@@ -44,6 +44,14 @@ def sigmoid_grad(orig, grad):
     Backward: x̄ = ȳ · y · (1 − y)
     Complex x: x̄ = ȳ · conj(y · (1 − y))"""
     return [sigmoid_backward(grad, orig.out)]
+
+
+@register_jvp("sigmoid")
+def sigmoid_jvp(orig, tangents):
+    """Forward: y = σ(x) = 1 / (1 + e⁻ˣ)
+    JVP: ẏ = ẋ · y · (1 − y)   (complex too: σ is holomorphic, no conjugate)"""
+    y = orig.out
+    return tangents[0] * y * (1 - y)
 
 
 def sigmoid(input) -> Tensor:
@@ -71,6 +79,14 @@ def sigmoid_backward_grad(orig, grad):
     ]
 
 
+@register_jvp("sigmoid_backward")
+def sigmoid_backward_jvp(orig, tangents):
+    """Forward: x̄ = sigmoid_backward(ȳ, y) = ȳ · y · (1 − y)   (complex: ȳ · conj(y · (1 − y)))
+    JVP: ẋ̄ = sigmoid_backward(ȳ̇, y) + ȳ · conj(ẏ · (1 − 2y))"""
+    (g, y), (dg, dy) = orig.args, tangents
+    return sigmoid_backward(dg, y) + g * conj(dy * (1 - 2 * y))
+
+
 def sigmoid_backward(grad: Tensor, y: Tensor) -> Tensor:
     """σ's gradient from its output: ``grad · y · (1 − y)``."""
     return apply_op(_sigmoid_backward, (grad, y))
@@ -86,6 +102,14 @@ def tanh_grad(orig, grad):
     Backward: x̄ = ȳ · (1 − y²)
     Complex x: x̄ = ȳ · conj(1 − y²)"""
     return [tanh_backward(grad, orig.out)]
+
+
+@register_jvp("tanh")
+def tanh_jvp(orig, tangents):
+    """Forward: y = tanh x
+    JVP: ẏ = ẋ · (1 − y²)"""
+    y = orig.out
+    return tangents[0] * (1 - y * y)
 
 
 def tanh(input) -> Tensor:
@@ -111,6 +135,14 @@ def tanh_backward_grad(orig, grad):
     ]
 
 
+@register_jvp("tanh_backward")
+def tanh_backward_jvp(orig, tangents):
+    """Forward: x̄ = tanh_backward(ȳ, y) = ȳ · (1 − y²)   (complex: ȳ · conj(1 − y²))
+    JVP: ẋ̄ = tanh_backward(ȳ̇, y) − 2 · ȳ · conj(y · ẏ)"""
+    (g, y), (dg, dy) = orig.args, tangents
+    return tanh_backward(dg, y) - 2 * g * conj(y * dy)
+
+
 def tanh_backward(grad: Tensor, y: Tensor) -> Tensor:
     """tanh's gradient from its output: ``grad · (1 − y²)``."""
     return apply_op(_tanh_backward, (grad, y))
@@ -134,6 +166,13 @@ def relu_grad(orig, grad):
     Backward: x̄ = ȳ · [y > 0]   (0 where y ≤ 0, also for an infinite ȳ; at x = 0 too, as
     PyTorch)"""
     return [relu_backward(grad, orig.out)]
+
+
+@register_jvp("relu")
+def relu_jvp(orig, tangents):
+    """Forward: y = max(x, 0)
+    JVP: ẏ = ẋ · [y > 0]   (0 at x = 0, as PyTorch)"""
+    return relu_backward(tangents[0], orig.out)
 
 
 def relu(input) -> Tensor:
@@ -168,6 +207,13 @@ def relu_backward_grad(orig, grad):
     ]
 
 
+@register_jvp("relu_backward")
+def relu_backward_jvp(orig, tangents):
+    """Forward: x̄ = relu_backward(ȳ, y) = ȳ · [y > 0]
+    JVP: ẋ̄ = relu_backward(ȳ̇, y)   (the mask is flat in y)"""
+    return relu_backward(tangents[0], orig.args[1])
+
+
 def relu_backward(grad: Tensor, out: Tensor) -> Tensor:
     """ReLU's gradient: ``grad`` where the forward output was positive, else 0."""
     return apply_op(_relu_backward, (grad, out))
@@ -188,6 +234,13 @@ def leaky_relu_grad(orig, grad):
     return [where(x > 0, grad, grad * slope)]
 
 
+@register_jvp("leaky_relu")
+def leaky_relu_jvp(orig, tangents):
+    """Forward: y = x if x > 0 else slope · x
+    JVP: ẏ = ẋ if x > 0 else slope · ẋ   (a real elementwise op: the gradient rule's formula)"""
+    return leaky_relu_grad(orig, tangents[0])[0]
+
+
 def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     refuse_complex("leaky_relu", input)
     attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
@@ -206,6 +259,13 @@ def elu_grad(orig, grad):
     (x,) = orig.args
     alpha = orig.attrs.get("alpha", 1.0)
     return [where(x > 0, grad, grad * alpha * exp(x))]
+
+
+@register_jvp("elu")
+def elu_jvp(orig, tangents):
+    """Forward: y = x if x > 0 else α · (eˣ − 1)
+    JVP: ẏ = ẋ if x > 0 else ẋ · α · eˣ"""
+    return elu_grad(orig, tangents[0])[0]
 
 
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -239,6 +299,13 @@ def gelu_grad(orig, grad):
     return [grad * (cdf + x * density)]
 
 
+@register_jvp("gelu")
+def gelu_jvp(orig, tangents):
+    """Forward: y = x · Φ(x)
+    JVP: ẏ = ẋ · (Φ(x) + x · φ(x))   (or the tanh approximation's slope)"""
+    return gelu_grad(orig, tangents[0])[0]
+
+
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
     refuse_complex("gelu", input)
@@ -260,6 +327,13 @@ def silu_grad(orig, grad):
     (x,) = orig.args
     s = sigmoid(x)
     return [grad * s * (1 + x * (1 - s))]
+
+
+@register_jvp("silu")
+def silu_jvp(orig, tangents):
+    """Forward: y = x · σ(x)
+    JVP: ẏ = ẋ · σ(x) · (1 + x · (1 − σ(x)))"""
+    return silu_grad(orig, tangents[0])[0]
 
 
 def silu(input: Tensor) -> Tensor:
@@ -286,6 +360,13 @@ def softplus_grad(orig, grad):
     threshold = orig.attrs.get("threshold", 20.0)
     bx = x * beta
     return [where(bx > threshold, grad, grad * sigmoid(bx))]
+
+
+@register_jvp("softplus")
+def softplus_jvp(orig, tangents):
+    """Forward: y = log(1 + e^(βx)) / β   (y = x where βx > threshold)
+    JVP: ẏ = ẋ · σ(βx)   (ẋ where βx > threshold)"""
+    return softplus_grad(orig, tangents[0])[0]
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -19,11 +19,12 @@ import numpy as np
 
 from .. import checks
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import sum_of_terms
 from ..dtypes import bfloat16
 from ..tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .shape import astype
 
 
@@ -249,6 +250,13 @@ def add_grad(orig, grad):
     return [collapse_sum_like(grad, a), collapse_sum_like(grad, b)]
 
 
+@register_jvp("add")
+def add_jvp(orig, tangents):
+    """Forward: y = a + b
+    JVP: ẏ = ȧ + ḃ"""
+    return sum_of_terms(tangents)
+
+
 # ``1 - x`` (a number first) is PyTorch's "reversed subtraction", RsubBackward1.
 _sub = register_op(
     "sub",
@@ -269,6 +277,14 @@ def sub_grad(orig, grad):
     ]
 
 
+@register_jvp("sub")
+def sub_jvp(orig, tangents):
+    """Forward: y = a − b
+    JVP: ẏ = ȧ − ḃ"""
+    da, db = tangents
+    return sum_of_terms([da, None if db is None else -db])
+
+
 _mul = register_op("mul", inputs=("a", "b"), saves={"a": "b", "b": "a"})(np.multiply)
 
 
@@ -285,6 +301,14 @@ def mul_grad(orig, grad):
         collapse_sum_like(grad * b, a) if need_a else None,
         collapse_sum_like(grad * a, b) if need_b else None,
     ]
+
+
+@register_jvp("mul")
+def mul_jvp(orig, tangents):
+    """Forward: y = a · b
+    JVP: ẏ = ȧ · b + a · ḃ   (the product rule)"""
+    (a, b), (da, db) = orig.args, tangents
+    return sum_of_terms([None if da is None else da * b, None if db is None else a * db])
 
 
 def _conj(x):
@@ -316,6 +340,14 @@ def div_grad(orig, grad):
     ]
 
 
+@register_jvp("div")
+def div_jvp(orig, tangents):
+    """Forward: y = a / b
+    JVP: ẏ = (ȧ − y · ḃ) / b"""
+    (_, b), (da, db) = orig.args, tangents
+    return sum_of_terms([da, None if db is None else -orig.out * db]) / b
+
+
 _neg = register_op("neg")(np.negative)
 
 
@@ -324,6 +356,13 @@ def neg_grad(orig, grad):
     """Forward: y = −x
     Backward: x̄ = −ȳ"""
     return [-grad]
+
+
+@register_jvp("neg")
+def neg_jvp(orig, tangents):
+    """Forward: y = −x
+    JVP: ẏ = −ẋ"""
+    return -tangents[0]
 
 
 def _pow_name(node) -> str:
@@ -355,6 +394,39 @@ def pow_grad(orig, grad):
         _pow_base_grad(grad, x, p) if need_x else None,
         _pow_exponent_grad(grad, x, p, orig.out) if need_p else None,
     ]
+
+
+@register_jvp("pow")
+def pow_jvp(orig, tangents):
+    """Forward: y = x ** p
+    JVP: ẏ = ẋ · p · x ** (p − 1) + ṗ · y · ln x   (the first term 0 where p = 0, the second
+    where x = 0 and Re p ≥ 0; complex too: no conjugates in forward mode)"""
+    (x, p), (dx, dp) = orig.args, tangents
+    y = orig.out
+    from_x = from_p = None
+    if dx is not None:
+        slope = p * x ** (p - 1)
+        from_x = where(p == 0, 0.0, dx * slope) if isinstance(p, Tensor) else dx * slope
+        if not isinstance(p, Tensor) and p == 0:
+            from_x = zeros_like_grad(y)
+    if dp is not None:
+        from_p = _pow_exponent_jvp(dp, x, p, y)
+    return sum_of_terms([from_x, from_p])
+
+
+def _pow_exponent_jvp(dp, x, p, y):
+    """ṗ · y · ln x, flat where x = 0 and Re p ≥ 0 (as the gradient rule's PyTorch choice)."""
+    from .unary import log
+
+    if isinstance(x, Tensor):
+        x = astype(x, y.dtype)
+        flat = (x == 0) & (real(p) >= 0)
+        return dp * y * log(where(flat, 1.0, x))
+    if x == 0:
+        return dp * y * where(real(p) >= 0, 0.0, -math.inf)
+    with np.errstate(invalid="ignore"):
+        ln_x = np.log(x)
+    return dp * y * (complex(ln_x) if isinstance(x, complex) else float(ln_x))
 
 
 def _pow_base_grad(grad, x, p):
@@ -465,6 +537,13 @@ def sign_grad(orig, grad):
     return [zeros_like_grad(grad)]
 
 
+@register_jvp("sign")
+def sign_jvp(orig, tangents):
+    """Forward: y = sign(x)
+    JVP: ẏ = 0"""
+    return zeros_like_grad(orig.out)
+
+
 def sign(input) -> Tensor:
     refuse_complex("sign", input)
     return apply_op(_sign, (input,))
@@ -485,6 +564,16 @@ def abs_grad(orig, grad):
     size = abs(x)
     safe = where(size == 0, 1.0, size)  # no 0/0 in the branch that `where` drops
     return [where(size == 0, 0.0, grad * x / safe)]
+
+
+@register_jvp("abs")
+def abs_jvp(orig, tangents):
+    """Forward: y = |x|
+    JVP: ẏ = ẋ · sign(x)   (complex x: Re(conj(sgn x) · ẋ); 0 at x = 0)"""
+    (x,), (dx,) = orig.args, tangents
+    if x._data.dtype.kind != "c":
+        return dx * sign(x)
+    return real(conj(sgn(x)) * dx)
 
 
 def abs(input) -> Tensor:
@@ -512,6 +601,19 @@ def sgn_grad(orig, grad):
     return [where(size == 0, 0.0, (grad - y * y * conj(grad)) / (2 * safe))]
 
 
+@register_jvp("sgn")
+def sgn_jvp(orig, tangents):
+    """Forward: y = sgn(z) = z / |z|
+    JVP: ẏ = (ż − y · Re(conj(y) · ż)) / |z|   (0 at z = 0; 0 for real x)"""
+    (x,), (dx,) = orig.args, tangents
+    if x._data.dtype.kind != "c":
+        return zeros_like_grad(orig.out)
+    y = orig.out
+    size = abs(x)
+    safe = where(size == 0, 1.0, size)
+    return where(size == 0, 0.0, (dx - y * real(conj(y) * dx)) / safe)
+
+
 def sgn(input) -> Tensor:
     """``z / |z|`` for complex z (0 at 0), ``sign`` for real tensors: ``torch.sgn``."""
     return apply_op(_sgn, (input,))
@@ -537,6 +639,16 @@ def maximum_grad(orig, grad):
     ]
 
 
+@register_jvp("maximum")
+def maximum_jvp(orig, tangents):
+    """Forward: y = max(a, b)
+    JVP: ẏ = ȧ · ([a > b] + ½[a = b]) + ḃ · ([b > a] + ½[a = b])"""
+    (a, b), (da, db) = orig.args, tangents
+    return da * where(a > b, 1.0, where(a == b, 0.5, 0.0)) + db * where(
+        b > a, 1.0, where(a == b, 0.5, 0.0)
+    )
+
+
 @register_op("minimum", inputs=("a", "b"), saves=("a", "b"))
 def _minimum(a, b):
     return np.minimum(a, b)
@@ -551,6 +663,16 @@ def minimum_grad(orig, grad):
         collapse_sum_like(grad * where(a < b, 1.0, where(a == b, 0.5, 0.0)), a),
         collapse_sum_like(grad * where(b < a, 1.0, where(a == b, 0.5, 0.0)), b),
     ]
+
+
+@register_jvp("minimum")
+def minimum_jvp(orig, tangents):
+    """Forward: y = min(a, b)
+    JVP: ẏ = ȧ · ([a < b] + ½[a = b]) + ḃ · ([b < a] + ½[a = b])"""
+    (a, b), (da, db) = orig.args, tangents
+    return da * where(a < b, 1.0, where(a == b, 0.5, 0.0)) + db * where(
+        b < a, 1.0, where(a == b, 0.5, 0.0)
+    )
 
 
 @register_op("where", inputs=("condition", "a", "b"), saves=("condition",))
@@ -574,6 +696,15 @@ def where_grad(orig, grad):
         collapse_sum_like(where(condition, grad, 0.0), a) if need_a else None,
         collapse_sum_like(where(condition, 0.0, grad), b) if need_b else None,
     ]
+
+
+@register_jvp("where")
+def where_jvp(orig, tangents):
+    """Forward: y = where(c, a, b)
+    JVP: ẏ = where(c, ȧ, ḃ)   (ȧ or ḃ 0 for a number)"""
+    condition = orig.args[0]
+    _, da, db = tangents
+    return where(condition, 0.0 if da is None else da, 0.0 if db is None else db)
 
 
 def maximum(input, other) -> Tensor:

@@ -13,9 +13,10 @@ import numpy as np
 
 from .. import events
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import same_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 
 
 def shape_arg(sizes: tuple) -> tuple:
@@ -37,6 +38,13 @@ def expand_grad(orig, grad):
     Backward: x̄ = collapse_sum_like(ȳ, x)"""
     (x,) = orig.args
     return [collapse_sum_like(grad, x)]
+
+
+@register_jvp("expand")
+def expand_jvp(orig, tangents):
+    """Forward: y = broadcast_to(x, shape)
+    JVP: ẏ = broadcast_to(ẋ, shape)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
@@ -94,6 +102,13 @@ def collapse_sum_grad(orig, grad):
     Backward: x̄ = broadcast_to(ȳ, x.shape)"""
     (x,) = orig.args
     return [expand(grad, x.shape)]
+
+
+@register_jvp("collapse_sum_like")
+def collapse_sum_jvp(orig, tangents):
+    """Forward: y = collapse_sum_like(x, like)
+    JVP: ẏ = collapse_sum_like(ẋ, like)   (linear)"""
+    return same_op(orig, tangents)
 
 
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:

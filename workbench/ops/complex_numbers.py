@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import same_op
 from ..tensor import Tensor, is_differentiable_dtype
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 
 _COMPLEX_OF = {
     np.dtype("float32"): np.dtype("complex64"),
@@ -36,6 +37,13 @@ def conj_grad(orig, grad):
     """Forward: y = conj(z)   (x − iy for z = x + iy)
     Backward: z̄ = conj(ȳ)"""
     return [conj(grad)]
+
+
+@register_jvp("conj")
+def conj_jvp(orig, tangents):
+    """Forward: y = conj(z)
+    JVP: ẏ = conj(ż)   (conj is ℝ-linear, not holomorphic: the tangent is conjugated too)"""
+    return same_op(orig, tangents)
 
 
 def conj(input: Tensor) -> Tensor:
@@ -63,6 +71,13 @@ def real_grad(orig, grad):
     return [grad.to(z.dtype)]
 
 
+@register_jvp("real")
+def real_jvp(orig, tangents):
+    """Forward: y = Re z
+    JVP: ẏ = Re ż"""
+    return same_op(orig, tangents)
+
+
 @register_op("imag")
 def _imag(z):
     return z.imag.copy()
@@ -73,6 +88,13 @@ def imag_grad(orig, grad):
     """Forward: y = Im z
     Backward: z̄ = ȳ · i"""
     return [grad * 1j]
+
+
+@register_jvp("imag")
+def imag_jvp(orig, tangents):
+    """Forward: y = Im z
+    JVP: ẏ = Im ż"""
+    return same_op(orig, tangents)
 
 
 def real(input: Tensor) -> Tensor:
@@ -116,6 +138,20 @@ def angle_grad(orig, grad):
     return [where(squared == 0, 0.0, grad * 1j * z / safe)]
 
 
+@register_jvp("angle")
+def angle_jvp(orig, tangents):
+    """Forward: y = angle(z) = atan2(Im z, Re z)
+    JVP: ẏ = Im(conj(z) · ż) / |z|²   (0 at z = 0 and for real z)"""
+    from .arithmetic import where, zeros_like_grad
+
+    (z,), (dz,) = orig.args, tangents
+    if not is_complex(z):
+        return zeros_like_grad(orig.out)
+    squared = real(z * conj(z))
+    safe = where(squared == 0, 1.0, squared)  # as the gradient rule: no 0/0 anywhere
+    return where(squared == 0, 0.0, imag(conj(z) * dz) / safe)
+
+
 def angle(input: Tensor) -> Tensor:
     """The argument of each element, in (−π, π]; π for negative reals, 0 for the rest."""
     if not is_differentiable_dtype(input._data.dtype):
@@ -141,6 +177,13 @@ def complex_grad(orig, grad):
         collapse_sum_like(real(grad), re) if need_re else None,
         collapse_sum_like(imag(grad), im) if need_im else None,
     ]
+
+
+@register_jvp("complex")
+def complex_jvp(orig, tangents):
+    """Forward: z = re + i · im
+    JVP: ż = r̊e + i · i̊m   (linear: the op on the tangents)"""
+    return same_op(orig, tangents)
 
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 
 
 # ------------------------------------------------------------------ no_grad
@@ -41,6 +41,13 @@ def no_grad_grad(orig, grad):
     """Forward: y = x   (TVM's no_grad marker)
     Backward: x̄ = none   (the gradient stops here)"""
     return [None]
+
+
+@register_jvp("no_grad")
+def no_grad_jvp(orig, tangents):
+    """Forward: y = x   (TVM's no_grad marker)
+    JVP: ẏ = none   (the tangent stops here, as at PyTorch's detach)"""
+    return None
 
 
 def no_grad(input: Tensor) -> Tensor:

@@ -14,11 +14,12 @@ import numpy as np
 
 from .. import backend, checks
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import same_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
 from .arithmetic import where
 from .reductions import sum
-from .registry import OpDef, register_gradient, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_op
 from .shape import astype, getitem, reshape, scatter_add
 
 
@@ -93,6 +94,13 @@ def cat_grad(orig, grad):
     return grads
 
 
+@register_jvp("cat")
+def cat_jvp(orig, tangents):
+    """Forward: y = cat([x₀, x₁, ...], dim)
+    JVP: ẏ = cat([ẋ₀, ẋ₁, ...], dim)   (linear)"""
+    return same_op(orig, tangents)
+
+
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension; all other sizes must agree."""
     tensors = _tensor_list(tensors, "cat", empty_error=ValueError)
@@ -141,6 +149,13 @@ def stack_grad(orig, grad):
         getitem(grad, _along(dim, i)) if needed else None
         for i, needed in enumerate(orig.needs_input_grad)
     ]
+
+
+@register_jvp("stack")
+def stack_jvp(orig, tangents):
+    """Forward: y = stack([x₀, x₁, ...], dim)
+    JVP: ẏ = stack([ẋ₀, ẋ₁, ...], dim)   (linear)"""
+    return same_op(orig, tangents)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
@@ -218,6 +233,13 @@ def flip_grad(orig, grad):
     return [flip(grad, orig.attrs["dims"])]
 
 
+@register_jvp("flip")
+def flip_jvp(orig, tangents):
+    """Forward: y = flip(x, dims)
+    JVP: ẏ = flip(ẋ, dims)   (linear)"""
+    return same_op(orig, tangents)
+
+
 def flip(input: Tensor, dims) -> Tensor:
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = tuple(dim_in_range("flip", d, input.ndim) for d in dims)
@@ -236,6 +258,13 @@ def roll_grad(orig, grad):
     shifts, dims = orig.attrs["shifts"], orig.attrs["dims"]
     back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
     return [apply_op(_roll, (grad,), {"shifts": back, "dims": dims})]
+
+
+@register_jvp("roll")
+def roll_jvp(orig, tangents):
+    """Forward: y = roll(x, shifts, dims)
+    JVP: ẏ = roll(ẋ, shifts, dims)   (linear)"""
+    return same_op(orig, tangents)
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
@@ -271,6 +300,13 @@ def pad_grad(orig, grad):
     Backward: x̄ = pad(ȳ, −widths, 0)   (cropping and zero-padding undo each other)"""
     back = tuple((-b, -a) for b, a in orig.attrs["widths"])
     return [apply_op(_pad, (grad,), {"widths": back})]
+
+
+@register_jvp("pad")
+def pad_jvp(orig, tangents):
+    """Forward: y = pad(x, widths, value)
+    JVP: ẏ = pad(ẋ, widths, 0)   (the padding is a constant: its tangent is 0)"""
+    return apply_op(_pad, (tangents[0],), {"widths": orig.attrs["widths"]})
 
 
 _NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -346,11 +382,25 @@ def tril_grad(orig, grad):
     return [tril(grad, orig.attrs["diagonal"])]
 
 
+@register_jvp("tril")
+def tril_jvp(orig, tangents):
+    """Forward: y = tril(x, k)
+    JVP: ẏ = tril(ẋ, k)   (linear)"""
+    return same_op(orig, tangents)
+
+
 @register_gradient("triu")
 def triu_grad(orig, grad):
     """Forward: y = triu(x, k)   (zero below the k-th diagonal)
     Backward: x̄ = triu(ȳ, k)"""
     return [triu(grad, orig.attrs["diagonal"])]
+
+
+@register_jvp("triu")
+def triu_jvp(orig, tangents):
+    """Forward: y = triu(x, k)
+    JVP: ẏ = triu(ẋ, k)   (linear)"""
+    return same_op(orig, tangents)
 
 
 def _check_matrix(input: Tensor, op: str) -> None:
@@ -386,6 +436,13 @@ def repeat_grad(orig, grad):
     return [reshape(sum(reshape(grad, interleaved), dim=copies), x.shape)]
 
 
+@register_jvp("repeat")
+def repeat_jvp(orig, tangents):
+    """Forward: y = x.repeat(r₀, r₁, ...)
+    JVP: ẏ = ẋ.repeat(r₀, r₁, ...)   (linear)"""
+    return same_op(orig, tangents)
+
+
 def repeat(input: Tensor, *sizes) -> Tensor:
     """``x.repeat(2, 3)``: tile ``x`` 2 times along dim 0 and 3 times along dim 1."""
     repeats = checks.shape_arg("repeat", sizes)
@@ -416,6 +473,13 @@ def take_grad(orig, grad):
     Backward: x̄ = take_backward(ȳ, x, indices, axis)   (scatter-add: repeats accumulate)"""
     x, indices = orig.args
     return [take_backward(grad, x, indices, orig.attrs.get("axis")), None]
+
+
+@register_jvp("take")
+def take_jvp(orig, tangents):
+    """Forward: y = take(x, indices, axis)
+    JVP: ẏ = take(ẋ, indices, axis)   (linear)"""
+    return same_op(orig, tangents, (0,))
 
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
@@ -469,6 +533,13 @@ def embedding_grad(orig, grad):
     return [take_backward(grad, weight, indices, 0), None]
 
 
+@register_jvp("embedding")
+def embedding_jvp(orig, tangents):
+    """Forward: y = weight[indices]
+    JVP: ẏ = ẇeight[indices]   (linear)"""
+    return same_op(orig, tangents, (0,))
+
+
 def embedding_rows(weight: Tensor, indices) -> Tensor:
     """The rows of ``weight`` at ``indices`` (checked by ``F.embedding``): EmbeddingBackward0."""
     return apply_op(_embedding, (weight, _index_tensor(indices, weight, "embedding")))
@@ -488,6 +559,13 @@ def gather_grad(orig, grad):
     Backward: x̄ = zeros(x.shape).scatter_add(dim, index, ȳ)"""
     x, index = orig.args
     return [gather_backward(grad, x, orig.attrs["dim"], index), None]
+
+
+@register_jvp("gather")
+def gather_jvp(orig, tangents):
+    """Forward: y = gather(x, dim, index)
+    JVP: ẏ = gather(ẋ, dim, index)   (linear)"""
+    return same_op(orig, tangents, (0,))
 
 
 @register_op("gather_backward", inputs=("grad", "x", "index"), saves=("index",))
@@ -510,6 +588,13 @@ def gather_backward_grad(orig, grad):
     Backward: ḡ̄ = gather(ȳ, dim, index)   (x gives only its shape)"""
     _, _, index = orig.args
     return [apply_op(_gather, (grad, index), {"dim": orig.attrs["dim"]}), None, None]
+
+
+@register_jvp("gather_backward")
+def gather_backward_jvp(orig, tangents):
+    """Forward: y = zeros(x.shape).scatter_add(dim, index, g)
+    JVP: ẏ = zeros(x.shape).scatter_add(dim, index, ġ)   (linear; x gives only its shape)"""
+    return same_op(orig, tangents, (0,))
 
 
 def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
@@ -576,6 +661,13 @@ def take_backward_grad(orig, grad):
     Backward: ḡ̄ = take(ȳ, i, axis); x and i: none"""
     _, _, indices = orig.args
     return [take(grad, indices, orig.attrs.get("axis")), None, None]
+
+
+@register_jvp("take_backward")
+def take_backward_jvp(orig, tangents):
+    """Forward: y = take_backward(g, x, i, axis)
+    JVP: ẏ = take_backward(ġ, x, i, axis)   (linear; x gives only its shape)"""
+    return same_op(orig, tangents, (0,))
 
 
 def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = None) -> Tensor:

@@ -6,11 +6,12 @@ import numpy as np
 
 from .. import checks
 from ..autograd.dispatch import apply_op, broadcast_mismatch
+from ..autograd.forward_ad import same_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .broadcasting import sum_to
 from .complex_numbers import conj, refuse_mixed_complex
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .shape import reshape, t, transpose, unsqueeze
 
 
@@ -57,6 +58,13 @@ def matmul_grad(orig, grad):
     if need_b:
         grad_b = _fit(_mT(conj(a)) @ grad, b_shape, left=False)
     return [grad_a, grad_b]
+
+
+@register_jvp("matmul")
+def matmul_jvp(orig, tangents):
+    """Forward: Y = A @ B
+    JVP: Ẏ = Ȧ @ B + A @ Ḃ"""
+    return same_op(orig, tangents, (0,)) + same_op(orig, tangents, (1,))
 
 
 def _fit(grad: Tensor, shape: tuple, left: bool) -> Tensor:
@@ -192,6 +200,14 @@ def linear_grad(orig, grad):
     return [grad_x, grad_w, grad_b]
 
 
+@register_jvp("linear")
+def linear_jvp(orig, tangents):
+    """Forward: y = x Wᵀ + b
+    JVP: ẏ = ẋ Wᵀ + x Ẇᵀ + ḃ"""
+    (x, weight, _), (dx, dw, db) = orig.args, tangents
+    return apply_op(_linear, (dx, weight, None)) + apply_op(_linear, (x, dw, db))
+
+
 def _mm(a: Tensor, b: Tensor) -> Tensor:
     """``a @ b`` where the forward already checked that the shapes fit: the matmul op
     itself, without ``matmul``'s argument checks."""
@@ -253,6 +269,14 @@ def addmm_grad(orig, grad):
         else:
             grad_2 = _mm(_mT(conj(mat1)), grad)
     return [grad_b, grad_1, grad_2]
+
+
+@register_jvp("addmm")
+def addmm_jvp(orig, tangents):
+    """Forward: Y = b + X @ W
+    JVP: Ẏ = ḃ + Ẋ @ W + X @ Ẇ"""
+    (_, mat1, mat2), (db, d1, d2) = orig.args, tangents
+    return apply_op(_addmm, (db, d1, mat2)) + apply_op(_matmul, (mat1, d2))
 
 
 def _is_transposed(t: Tensor) -> bool:

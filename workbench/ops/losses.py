@@ -18,12 +18,13 @@ import numpy as np
 
 from .. import backend
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import sum_of_terms
 from ..dtypes import SMALL_FLOAT_CHARS, SMALL_FLOATS, in_float32
 from ..tensor import Tensor
 from .activations import sigmoid, softplus
 from .arithmetic import clamp_min
 from .broadcasting import collapse_sum_like
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .unary import log, log1p
 
 
@@ -39,6 +40,16 @@ def reduce_losses(losses, reduction: str):
 def per_element(grad: Tensor, reduction: str, count: int) -> Tensor:
     """ȳ for each element's loss: ``ȳ / N`` for a mean, ``ȳ`` for a sum or per element."""
     return grad / count if reduction == "mean" else grad
+
+
+def _loss_jvp(orig, tangents: list, rule) -> Tensor:
+    """L̇ = Σ (∂L/∂xᵢ · ẋᵢ + ∂L/∂tᵢ · ṫᵢ): the gradient rule at L̄ = 1 gives each element's
+    slopes (a real loss: its JVP and its gradient share them); per element for 'none'."""
+    ones = Tensor._make(backend.xp(orig.out._data).ones_like(orig.out._data))
+    slopes = rule(orig, ones)
+    terms = [s * d for s, d in zip(slopes, tangents) if s is not None and d is not None]
+    per_element = sum_of_terms(terms)
+    return per_element if orig.attrs["reduction"] == "none" else per_element.sum()
 
 
 # ----------------------------------------------------------------- mse_loss
@@ -62,6 +73,13 @@ def mse_loss_grad(orig, grad):
         collapse_sum_like(shared, x) if need_x else None,
         collapse_sum_like(-shared, target) if need_t else None,
     ]
+
+
+@register_jvp("mse_loss")
+def mse_loss_jvp(orig, tangents):
+    """Forward: L = mean((x − t)²)
+    JVP: L̇ = mean(2 (x − t) · (ẋ − ṫ))"""
+    return _loss_jvp(orig, tangents, mse_loss_grad)
 
 
 def mse_loss_op(input: Tensor, target: Tensor, reduction: str) -> Tensor:
@@ -105,6 +123,13 @@ def binary_cross_entropy_grad(orig, grad):
         g * (log1p(-x) - log(x)) if need_t else None,
         None,
     ]
+
+
+@register_jvp("binary_cross_entropy")
+def binary_cross_entropy_jvp(orig, tangents):
+    """Forward: L = mean(−w · (t · ln x + (1 − t) · ln(1 − x)))
+    JVP: L̇ = mean(w · ((x − t) / max(x (1 − x), 10⁻¹²) · ẋ + (ln(1 − x) − ln x) · ṫ))"""
+    return _loss_jvp(orig, tangents, binary_cross_entropy_grad)
 
 
 def binary_cross_entropy_op(input, target, weight, reduction: str) -> Tensor:
@@ -151,6 +176,13 @@ def bce_with_logits_grad(orig, grad):
     if need_t:  # p · softplus(−x) − softplus(x) = (p − 1) · softplus(−x) − x: no cancellation
         grad_t = g * ((p - 1) * softplus(-x, 1.0, math.inf) - x)
     return [_cast(grad_x, dtype), _cast(grad_t, dtype), None, None]
+
+
+@register_jvp("binary_cross_entropy_with_logits")
+def bce_with_logits_jvp(orig, tangents):
+    """Forward: L = mean(w · (p · t · softplus(−x) + (1 − t) · softplus(x)))
+    JVP: L̇ = mean(w · ((σ(x) · (1 − t + p · t) − p · t) · ẋ + ((p − 1) · softplus(−x) − x) · ṫ))"""
+    return _loss_jvp(orig, tangents, bce_with_logits_grad)
 
 
 def _cast(t: Tensor | None, dtype) -> Tensor | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..autograd import recompute
 from ..autograd.dispatch import apply_op
 from ..tensor import Tensor
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 
 __all__ = ["start_checkpoint", "end_checkpoint"]
 
@@ -43,6 +43,13 @@ def start_checkpoint_grad(orig, grad):
     return [grad]
 
 
+@register_jvp("start_checkpoint")
+def start_checkpoint_jvp(orig, tangents):
+    """Forward: y = start_checkpoint(x)   (identity)
+    JVP: ẏ = ẋ"""
+    return tangents[0]
+
+
 @register_op("end_checkpoint", view=True)
 def _end_checkpoint(x):
     return x
@@ -53,6 +60,13 @@ def end_checkpoint_grad(orig, grad):
     """Forward: y = end_checkpoint(x)   (identity; marks the output of a checkpoint stage)
     Backward: x̄ = ȳ"""
     return [grad]
+
+
+@register_jvp("end_checkpoint")
+def end_checkpoint_jvp(orig, tangents):
+    """Forward: y = end_checkpoint(x)   (identity)
+    JVP: ẏ = ẋ"""
+    return tangents[0]
 
 
 def _check_tensor(x, marker: str) -> None:

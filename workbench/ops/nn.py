@@ -18,13 +18,14 @@ import numpy as np
 
 from .. import backend, checks, random
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import same_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..tensor import Tensor
 from . import im2col
 from .broadcasting import collapse_sum_like, sum_to
 from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .shape import reshape, squeeze, unsqueeze
 from .unary import rsqrt
 
@@ -78,6 +79,16 @@ def conv2d_grad(orig, grad):
     ]
 
 
+@register_jvp("conv2d")
+def conv2d_jvp(orig, tangents):
+    """Forward: y = x ⋆ w + b
+    JVP: ẏ = ẋ ⋆ w + x ⋆ ẇ + ḃ   (bilinear: the product rule)"""
+    (x, weight, _), (dx, dw, db) = orig.args, tangents
+    return apply_op(_conv2d, (dx, weight, None), orig.attrs) + apply_op(
+        _conv2d, (x, dw, db), orig.attrs
+    )
+
+
 @register_op(
     "conv2d_input_grad", inputs=("grad", "weight"), saves={"grad": "weight", "weight": "grad"}
 )
@@ -105,6 +116,13 @@ def conv2d_input_grad_grad(orig, grad):
     ]
 
 
+@register_jvp("conv2d_input_grad")
+def conv2d_input_grad_jvp(orig, tangents):
+    """Forward: x̄ = conv2d_input_grad(ḡ, w)
+    JVP: ẋ̄ = conv2d_input_grad(ḡ̇, w) + conv2d_input_grad(ḡ, ẇ)   (bilinear)"""
+    return same_op(orig, tangents, (0,)) + same_op(orig, tangents, (1,))
+
+
 @register_op("conv2d_weight_grad", inputs=("x", "grad"), saves={"x": "grad", "grad": "x"})
 def _conv2d_weight_grad(x, grad, weight_shape, stride, padding, dilation, groups):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
@@ -128,6 +146,13 @@ def conv2d_weight_grad_grad(orig, grad):
         conv2d_input_grad(conj(g), grad, x.shape, attrs) if need_x else None,
         conv2d_op(conj(x), grad, attrs) if need_g else None,
     ]
+
+
+@register_jvp("conv2d_weight_grad")
+def conv2d_weight_grad_jvp(orig, tangents):
+    """Forward: w̄ = conv2d_weight_grad(x, ḡ)
+    JVP: ẇ̄ = conv2d_weight_grad(ẋ, ḡ) + conv2d_weight_grad(x, ḡ̇)   (bilinear)"""
+    return same_op(orig, tangents, (0,)) + same_op(orig, tangents, (1,))
 
 
 def conv2d_op(x: Tensor, weight: Tensor, attrs: dict) -> Tensor:
@@ -251,6 +276,14 @@ def max_pool2d_grad(orig, grad):
     return [max_pool2d_backward(grad, x, **orig.attrs)]
 
 
+@register_jvp("max_pool2d")
+def max_pool2d_jvp(orig, tangents):
+    """Forward: y[n,c,i,j] = max of window (i, j) of x
+    JVP: ẏ = ẋ read at the first max of each window"""
+    (x,) = orig.args
+    return max_pool2d_gather(tangents[0], x, orig.attrs)
+
+
 @register_op("avg_pool2d", node_name="AvgPool2DBackward0")
 def _avg_pool2d(x, divisor_override=None, **attrs):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
@@ -268,6 +301,13 @@ def avg_pool2d_grad(orig, grad):
     Backward: x̄ = avg_pool2d_backward(ȳ, x)   (ȳ / divisor spread over each window)"""
     (x,) = orig.args
     return [avg_pool2d_backward(grad, x, **orig.attrs)]
+
+
+@register_jvp("avg_pool2d")
+def avg_pool2d_jvp(orig, tangents):
+    """Forward: y[n,c,i,j] = mean of window (i, j) of x
+    JVP: ẏ = avg_pool2d(ẋ)   (linear)"""
+    return same_op(orig, tangents)
 
 
 def avg_pool2d_op(x: Tensor, attrs: dict) -> Tensor:
@@ -433,6 +473,13 @@ def nll_loss_grad(orig, grad):
     ]
 
 
+@register_jvp("nll_loss")
+def nll_loss_jvp(orig, tangents):
+    """Forward: ℓₙ = −w[tₙ] · p[n, tₙ]; mean: Σℓₙ / Σ w[tₙ]
+    JVP: ℓ̇ = nll_loss(ṗ, t, w)   (linear in p; t and w carry no tangent)"""
+    return same_op(orig, tangents, (0,))
+
+
 def nll_loss_op(predictions, targets, weights, reduction: str, ignore_index: int) -> Tensor:
     attrs = {"reduction": reduction, "ignore_index": int(ignore_index)}
     return apply_op(_nll_loss, (predictions, targets, weights), attrs)
@@ -557,6 +604,19 @@ def layer_norm_grad(orig, grad):
     return [grad_x, grad_w, grad_b]
 
 
+@register_jvp("layer_norm")
+def layer_norm_jvp(orig, tangents):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ
+    JVP: ẏ = γ · ẋ̂ + γ̇ · x̂ + β̇,  ẋ̂ = (1/σ)(ẋ − mean(ẋ) − x̂ · mean(ẋ · x̂))
+
+    ẋ̂ is the gradient rule's x̄ with ĝ = ẋ: the Jacobian of x ↦ x̂ is symmetric."""
+    (x, weight, bias), (dx, dw, db) = orig.args, tangents
+    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
+    x_hat, dx_hat = _standardized_grad(x, dx, dims, eps, True)
+    out = dx_hat if weight is None else dx_hat * weight + x_hat * dw
+    return out if bias is None else out + db
+
+
 def layer_norm(
     input: Tensor,
     normalized_shape,
@@ -623,6 +683,20 @@ def batch_norm_grad(orig, grad):
     if need_b:
         grad_b = reshape(sum_to(grad, channels), (-1,))
     return [grad_x, grad_w, grad_b]
+
+
+@register_jvp("batch_norm")
+def batch_norm_jvp(orig, tangents):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (per channel, over the batch)
+    JVP: ẏ = γ · ẋ̂ + γ̇ · x̂ + β̇,  ẋ̂ = (1/σ)(ẋ − mean(ẋ) − x̂ · mean(ẋ · x̂))"""
+    (x, weight, bias), (dx, dw, db) = orig.args, tangents
+    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
+    x_hat, dx_hat = _standardized_grad(x, dx, dims, eps, True)
+    if weight is None:
+        out = dx_hat
+    else:
+        out = dx_hat * _per_channel(weight, x.ndim) + x_hat * _per_channel(dw, x.ndim)
+    return out if bias is None else out + _per_channel(db, x.ndim)
 
 
 def batch_norm(
@@ -694,6 +768,13 @@ def dropout_grad(orig, grad):
     return [grad * mask, None]
 
 
+@register_jvp("dropout")
+def dropout_jvp(orig, tangents):
+    """Forward: y = x · m
+    JVP: ẏ = ẋ · m   (linear; the mask m is drawn once)"""
+    return same_op(orig, tangents, (0,))
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1 − p).
 
@@ -746,6 +827,13 @@ def nll_loss_backward_grad(orig, grad):
     attrs = orig.attrs
     again = nll_loss_op(grad, targets, weights, attrs["reduction"], attrs["ignore_index"])
     return [again, None, None, None]
+
+
+@register_jvp("nll_loss_backward")
+def nll_loss_backward_jvp(orig, tangents):
+    """Forward: y = nll_loss_backward(ḡ, p, t, w)
+    JVP: ẏ = nll_loss_backward(ḡ̇, p, t, w)   (linear in ḡ)"""
+    return same_op(orig, tangents, (0,))
 
 
 def nll_loss_backward(
@@ -823,6 +911,13 @@ def max_pool2d_backward_grad(orig, grad):
     return [max_pool2d_gather(grad, data, orig.attrs), None]
 
 
+@register_jvp("max_pool2d_backward")
+def max_pool2d_backward_jvp(orig, tangents):
+    """Forward: y = max_pool2d_backward(ḡ, x)
+    JVP: ẏ = max_pool2d_backward(ḡ̇, x)   (linear in ḡ; the choice of window max is flat in x)"""
+    return same_op(orig, tangents, (0,))
+
+
 @register_op("max_pool2d_gather", inputs=("values", "data"), saves=("data",))
 def _max_pool2d_gather(values, data, **attrs):
     geometry = geometry_of(data.shape, attrs)
@@ -836,6 +931,13 @@ def max_pool2d_gather_grad(orig, grad):
     Backward: v̄ = max_pool2d_backward(ȳ, x); x: 0   (the choice of window max is flat)"""
     _, data = orig.args
     return [apply_op(_max_pool2d_backward, (grad, data), orig.attrs), None]
+
+
+@register_jvp("max_pool2d_gather")
+def max_pool2d_gather_jvp(orig, tangents):
+    """Forward: y = v at the first max of each window of x
+    JVP: ẏ = v̇ at the same places   (linear in v; flat in x)"""
+    return same_op(orig, tangents, (0,))
 
 
 def max_pool2d_gather(values: Tensor, data: Tensor, attrs: dict) -> Tensor:
@@ -883,6 +985,13 @@ def avg_pool2d_backward_grad(orig, grad):
     """Forward: x̄ = avg_pool2d_backward(ḡ, x)   (ḡ / divisor spread over each window)
     Backward: ḡ̄ = avg_pool2d(ȳ)   (a linear map's adjoint's adjoint is itself); x: 0"""
     return [avg_pool2d_op(grad, orig.attrs), None]
+
+
+@register_jvp("avg_pool2d_backward")
+def avg_pool2d_backward_jvp(orig, tangents):
+    """Forward: y = avg_pool2d_backward(ḡ, x)
+    JVP: ẏ = avg_pool2d_backward(ḡ̇, x)   (linear; x gives only its shape)"""
+    return same_op(orig, tangents, (0,))
 
 
 def avg_pool2d_backward(

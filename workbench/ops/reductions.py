@@ -23,13 +23,14 @@ import numpy as np
 from .. import backend, checks
 from ..argnames import numpy_style
 from ..autograd.dispatch import apply_op, float_input
+from ..autograd.forward_ad import same_op
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor, is_differentiable_dtype
 from .arithmetic import abs, maximum, minimum, sgn, where
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .shape import astype, getitem, reshape
 from .unary import exp
 
@@ -104,6 +105,13 @@ def sum_grad(orig, grad):
     return [unreduce(grad, x.shape, orig.attrs["dims"])]
 
 
+@register_jvp("sum")
+def sum_jvp(orig, tangents):
+    """Forward: y = Σ x   (over dim)
+    JVP: ẏ = Σ ẋ   (linear)"""
+    return same_op(orig, tangents)
+
+
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
@@ -140,6 +148,13 @@ def mean_grad(orig, grad):
     dims = orig.attrs["dims"]
     count = _count(x.shape, dims)
     return [unreduce(grad / count, x.shape, dims)]
+
+
+@register_jvp("mean")
+def mean_jvp(orig, tangents):
+    """Forward: y = (1/N) Σ x   (over dim)
+    JVP: ẏ = (1/N) Σ ẋ   (linear)"""
+    return same_op(orig, tangents)
 
 
 def _count(shape: tuple, dims: tuple | None) -> int:
@@ -182,6 +197,19 @@ def _extreme_grad(orig, grad):
     return [unreduce(grad, x.shape, dims) * share]
 
 
+def _weighted_sum_jvp(orig, dx: Tensor, rule, dims) -> Tensor:
+    """ẏ = Σ conj(w) · ẋ over ``dims``, where w = ``rule`` at ȳ = 1: each element's slope
+    ∂y/∂xᵢ (for complex x the gradient rule gives its conjugate; a real y keeps Re ẏ).
+
+    A reduction's gradient rule spreads ȳ over the elements with these weights; its JVP
+    gathers ẋ back with the same weights: the Jacobian read by rows instead of columns.
+    """
+    ones = Tensor._make(backend.xp(orig.out._data).ones_like(orig.out._data))
+    (weights,) = rule(orig, ones)
+    keepdim = orig.attrs["keepdim"]
+    return apply_op(_sum, (conj(weights) * dx,), {"dims": dims, "keepdim": keepdim})
+
+
 @register_gradient("amax")
 def amax_grad(orig, grad):
     """Forward: y = max x   (over dim)
@@ -189,11 +217,25 @@ def amax_grad(orig, grad):
     return _extreme_grad(orig, grad)
 
 
+@register_jvp("amax")
+def amax_jvp(orig, tangents):
+    """Forward: y = max x   (over dim)
+    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the maxima)"""
+    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
+
+
 @register_gradient("amin")
 def amin_grad(orig, grad):
     """Forward: y = min x   (over dim)
     Backward: x̄ = ȳ shared evenly among the elements equal to the min"""
     return _extreme_grad(orig, grad)
+
+
+@register_jvp("amin")
+def amin_jvp(orig, tangents):
+    """Forward: y = min x   (over dim)
+    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the minima)"""
+    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
@@ -233,11 +275,25 @@ def max_grad(orig, grad):
     return _extreme_grad(orig, grad)
 
 
+@register_jvp("max")
+def max_jvp(orig, tangents):
+    """Forward: y = max x   (over every element)
+    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]"""
+    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
+
+
 @register_gradient("min")
 def min_grad(orig, grad):
     """Forward: y = min x   (over every element)
     Backward: x̄ = ȳ shared evenly among the elements equal to the min"""
     return _extreme_grad(orig, grad)
+
+
+@register_jvp("min")
+def min_jvp(orig, tangents):
+    """Forward: y = min x   (over every element)
+    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]"""
+    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
 
 
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
@@ -271,6 +327,13 @@ def max_dim_grad(orig, grad):
     dim, largest = orig.attrs["dim"], orig.attrs["largest"]
     mask = apply_op(_first_extreme_mask, (x,), {"dim": dim, "largest": largest})
     return [unreduce(grad, x.shape, (dim,)) * mask]
+
+
+@register_jvp("max_dim")
+def max_dim_jvp(orig, tangents):
+    """Forward: values = max(x, dim)   (with indices)
+    JVP: ẏ = ẋ at the first index of each max"""
+    return _weighted_sum_jvp(orig, tangents[0], max_dim_grad, (orig.attrs["dim"],))
 
 
 def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
@@ -394,6 +457,13 @@ def prod_grad(orig, grad):
     return [spread * _product_of_others(x, dims[0])]
 
 
+@register_jvp("prod")
+def prod_jvp(orig, tangents):
+    """Forward: y = Π x   (over dim)
+    JVP: ẏ = Σᵢ ẋᵢ · Π_{j≠i} xⱼ"""
+    return _weighted_sum_jvp(orig, tangents[0], prod_grad, orig.attrs["dims"])
+
+
 def _product_of_others(x: Tensor, dim: int) -> Tensor:
     """Π_{j≠i} xⱼ along ``dim`` without dividing (so zeros are fine).
 
@@ -447,6 +517,13 @@ def var_grad(orig, grad):
     return [_var_backward(grad, x, orig.attrs["dims"], orig.attrs["correction"])]
 
 
+@register_jvp("var")
+def var_jvp(orig, tangents):
+    """Forward: y = Σ |x − mean x|² / (N − correction)
+    JVP: ẏ = Σ 2 Re(conj(x − mean x) · ẋ) / (N − correction)"""
+    return _weighted_sum_jvp(orig, tangents[0], var_grad, orig.attrs["dims"])
+
+
 def _var_backward(grad: Tensor, x: Tensor, dims, correction) -> Tensor:
     centered = x - mean(x, dims, keepdim=True)
     denominator = float(builtins.max(_count(x.shape, dims) - correction, 0))
@@ -472,6 +549,13 @@ def std_grad(orig, grad):
     flat = y == 0
     half = where(flat, 0.0, grad / where(flat, 1.0, 2 * y))  # no ∞ even in double backward
     return [_var_backward(half, x, orig.attrs["dims"], orig.attrs["correction"])]
+
+
+@register_jvp("std")
+def std_jvp(orig, tangents):
+    """Forward: y = √var(x)
+    JVP: ẏ = var's ẏ / 2y   (0 where y = 0)"""
+    return _weighted_sum_jvp(orig, tangents[0], std_grad, orig.attrs["dims"])
 
 
 def _correction(unbiased, correction, name: str) -> float:
@@ -568,6 +652,13 @@ def logsumexp_grad(orig, grad):
     return [unreduce(grad, x.shape, dims) * conj(exp(x - y))]
 
 
+@register_jvp("logsumexp")
+def logsumexp_jvp(orig, tangents):
+    """Forward: y = log Σ exp(x)   (over dim)
+    JVP: ẏ = Σ ẋ · exp(x − y)   (the softmax-weighted mean of ẋ)"""
+    return _weighted_sum_jvp(orig, tangents[0], logsumexp_grad, orig.attrs["dims"])
+
+
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """``log(sum(exp(x)))`` without overflow."""
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
@@ -614,6 +705,13 @@ def norm_grad(orig, grad):
     if p == 2:
         return [spread * x / safe_y]
     return [spread * sgn(x) * abs(x) ** (p - 1) / safe_y ** (p - 1)]
+
+
+@register_jvp("norm")
+def norm_jvp(orig, tangents):
+    """Forward: y = (Σ |x|ᵖ)^(1/p)
+    JVP: ẏ = Σ Re(conj(sgn x) · ẋ) · |x|^(p−1) / y^(p−1)   (p = 2: Σ Re(conj(x) · ẋ) / y)"""
+    return _weighted_sum_jvp(orig, tangents[0], norm_grad, orig.attrs["dims"])
 
 
 def norm(

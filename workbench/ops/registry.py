@@ -50,6 +50,8 @@ class OpDef:
     differentiable: bool = True
     gradient: Callable | None = None
     formula: str = ""
+    jvp: Callable | None = None  # forward mode: the tangent rule (see register_jvp)
+    jvp_formula: str = ""
     node_name: str = ""
     names: Callable | None = None  # node → PyTorch's name for this call, when it varies
     extra: dict = field(default_factory=dict)
@@ -160,11 +162,35 @@ def register_gradient(name: str) -> Callable[[Callable], Callable]:
     return decorate
 
 
-def formula_of(rule: Callable) -> str:
-    """The 'Forward: ... / Backward: ...' lines of a rule's docstring, tidied."""
+def register_jvp(name: str) -> Callable[[Callable], Callable]:
+    """Attach a forward-mode rule ``rule(orig, tangents) -> Tensor | None`` to the op ``name``.
+
+    ``orig`` is the call (``orig.args``, ``orig.out``, ``orig.attrs``); ``tangents`` holds
+    one tangent per input: ẋ for a float or complex tensor (zeros where it has none),
+    ``None`` for a Python number or an integer tensor. The rule returns ẏ, the output's
+    tangent, built from differentiable tensor ops (so that forward over reverse works),
+    or ``None`` where the output has no tangent. Its docstring's ``Forward:`` and ``JVP:``
+    lines are the formula the stepper shows.
+    """
+
+    def decorate(rule: Callable) -> Callable:
+        op = OPS[name]
+        if op.jvp is not None:
+            raise ValueError(f"op '{name}' already has a JVP rule")
+        op.jvp = rule
+        op.jvp_formula = formula_of(rule, ("Forward", "JVP"))
+        return rule
+
+    return decorate
+
+
+def formula_of(rule: Callable, kinds: tuple = ("Forward", "Backward")) -> str:
+    """The 'Forward: ... / Backward: ...' lines of a rule's docstring (``kinds`` names
+    the lines to keep: a JVP rule's are 'Forward' and 'JVP'), tidied."""
     doc = rule.__doc__ or ""
     lines = [ln.strip() for ln in doc.strip().splitlines()]
-    keep = [ln for ln in lines if re.match(r"(Forward|Backward)\b", ln)]
+    pattern = "(" + "|".join(kinds) + r")\b"
+    keep = [ln for ln in lines if re.match(pattern, ln)]
     return "\n".join(keep)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .. import backend
 from ..argnames import numpy_style
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import same_op
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
@@ -17,7 +18,7 @@ from .arithmetic import where
 from .complex_numbers import conj
 from .indexing import flip
 from .reductions import has_zeros, int_to_int64, sum
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .shape import reshape, transpose, unsqueeze
 
 
@@ -36,6 +37,13 @@ def cumsum_grad(orig, grad):
     """Forward: yᵢ = Σ_{j≤i} xⱼ   (along dim)
     Backward: x̄ₖ = Σ_{i≥k} ȳᵢ   (a reversed cumsum: flip, cumsum, flip)"""
     return [_reverse_cumsum(grad, orig.attrs["dim"])]
+
+
+@register_jvp("cumsum")
+def cumsum_jvp(orig, tangents):
+    """Forward: yᵢ = Σ_{j≤i} xⱼ
+    JVP: ẏᵢ = Σ_{j≤i} ẋⱼ   (linear)"""
+    return same_op(orig, tangents)
 
 
 def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
@@ -63,6 +71,17 @@ def cumprod_grad(orig, grad):
     return [_cumprod_grad_with_zeros(conj(x), grad, dim)]
 
 
+@register_jvp("cumprod")
+def cumprod_jvp(orig, tangents):
+    """Forward: yᵢ = Π_{j≤i} xⱼ   (along dim)
+    JVP: ẏᵢ = Σ_{k≤i} ẋₖ · Π_{j≤i, j≠k} xⱼ   (= yᵢ · Σ_{k≤i} ẋₖ / xₖ when no x is 0)"""
+    (x,), (dx,) = orig.args, tangents
+    dim = orig.attrs["dim"]
+    if not has_zeros(x):
+        return orig.out * cumsum(dx / x, dim)
+    return _cumprod_jvp_with_zeros(x, dx, dim)
+
+
 def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
     """The cumprod gradient without dividing by x, as an n × n table along ``dim``.
 
@@ -78,6 +97,20 @@ def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
     table = cumprod(where(diagonal, 1.0, unsqueeze(xs, -2)), -1)
     later = Tensor._make(np.triu(xp.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
     out = sum(where(later, unsqueeze(gs, -2) * table, 0.0), -1)
+    return out if dim == last else transpose(out, dim, -1)
+
+
+def _cumprod_jvp_with_zeros(x: Tensor, dx: Tensor, dim: int) -> Tensor:
+    """ẏᵢ = Σ_{k≤i} ẋₖ · Π_{j≤i, j≠k} xⱼ from the gradient rule's n × n table (row k: the
+    cumprod of x with xₖ replaced by 1), summed down the columns instead of along the rows."""
+    last = x.ndim - 1
+    xs, ds = (x, dx) if dim == last else (transpose(x, dim, -1), transpose(dx, dim, -1))
+    n = xs.shape[-1]
+    xp = backend.xp(x._data)
+    diagonal = Tensor._make(xp.eye(n, dtype=bool))
+    table = cumprod(where(diagonal, 1.0, unsqueeze(xs, -2)), -1)  # [..., k, i]
+    later = Tensor._make(np.triu(xp.ones((n, n), dtype=bool)))  # [k, i] = i ≥ k
+    out = sum(where(later, unsqueeze(ds, -1) * table, 0.0), -2)
     return out if dim == last else transpose(out, dim, -1)
 
 

@@ -14,10 +14,11 @@ import numpy as np
 
 from .. import backend, checks
 from ..autograd.dispatch import apply_op
+from ..autograd.forward_ad import same_op
 from ..checks import dim_in_range
 from ..tensor import Tensor
 from .broadcasting import expand, shape_arg
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 
 
 # ------------------------------------------------------------------- views
@@ -35,6 +36,13 @@ def reshape_grad(orig, grad):
     return [reshape(grad, x.shape)]
 
 
+@register_jvp("reshape")
+def reshape_jvp(orig, tangents):
+    """Forward: y = reshape(x, shape)
+    JVP: ẏ = reshape(ẋ, shape)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
+
+
 @register_op("view", view=True)
 def _view(x, shape):
     return backend.reshape_view(x, shape)
@@ -46,6 +54,13 @@ def view_grad(orig, grad):
     Backward: x̄ = ȳ.reshape(x.shape)"""
     (x,) = orig.args
     return [reshape(grad, x.shape)]
+
+
+@register_jvp("view")
+def view_jvp(orig, tangents):
+    """Forward: y = x.view(shape)
+    JVP: ẏ = ẋ.view(shape)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
@@ -100,6 +115,13 @@ def permute_grad(orig, grad):
     return [permute(grad, inverse)]
 
 
+@register_jvp("permute")
+def permute_jvp(orig, tangents):
+    """Forward: y = permute(x, dims)
+    JVP: ẏ = permute(ẋ, dims)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
+
+
 def permute(input: Tensor, *dims) -> Tensor:
     dims = shape_arg(dims)
     ndim = input.ndim
@@ -128,6 +150,13 @@ def transpose_grad(orig, grad):
     return [apply_op(_transpose, (grad,), orig.attrs)]
 
 
+@register_jvp("transpose")
+def transpose_jvp(orig, tangents):
+    """Forward: y = transpose(x, i, j)
+    JVP: ẏ = transpose(ẋ, i, j)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
+
+
 @register_op("t", view=True)
 def _t(x, dims):
     return np.transpose(x, dims)
@@ -138,6 +167,13 @@ def t_grad(orig, grad):
     """Forward: y = xᵀ
     Backward: x̄ = ȳᵀ"""
     return [apply_op(_t, (grad,), orig.attrs)]
+
+
+@register_jvp("t")
+def t_jvp(orig, tangents):
+    """Forward: y = xᵀ
+    JVP: ẏ = ẋᵀ   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -184,12 +220,26 @@ def unsqueeze_grad(orig, grad):
     return [reshape(grad, x.shape)]
 
 
+@register_jvp("unsqueeze")
+def unsqueeze_jvp(orig, tangents):
+    """Forward: y = unsqueeze(x, dim)
+    JVP: ẏ = unsqueeze(ẋ, dim)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
+
+
 @register_gradient("squeeze")
 def squeeze_grad(orig, grad):
     """Forward: y = x without its dims of size 1
     Backward: x̄ = reshape(ȳ, x.shape)"""
     (x,) = orig.args
     return [reshape(grad, x.shape)]
+
+
+@register_jvp("squeeze")
+def squeeze_jvp(orig, tangents):
+    """Forward: y = squeeze(x)
+    JVP: ẏ = squeeze(ẋ)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -282,12 +332,26 @@ def getitem_grad(orig, grad):
     return [getitem_backward(grad, x.shape, orig.attrs["key"])]
 
 
+@register_jvp("getitem")
+def getitem_jvp(orig, tangents):
+    """Forward: y = x[key]   (a view)
+    JVP: ẏ = ẋ[key]   (a view)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
+
+
 @register_gradient("index")
 def index_grad(orig, grad):
     """Forward: y = x[indices]   (gather; indices may repeat)
     Backward: x̄ = scatter-add of ȳ into zeros(x.shape): repeated indices accumulate"""
     (x,) = orig.args
     return [getitem_backward(grad, x.shape, orig.attrs["key"])]
+
+
+@register_jvp("index")
+def index_jvp(orig, tangents):
+    """Forward: y = x[indices]
+    JVP: ẏ = ẋ[indices]   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 @register_op("getitem_backward", inputs=("grad",))
@@ -326,6 +390,13 @@ def getitem_backward_grad(orig, grad):
     """Forward: y = scatter_add(zeros(shape), key, x)
     Backward: x̄ = ȳ[key]"""
     return [getitem(grad, orig.attrs["key"], keep_raw=True)]
+
+
+@register_jvp("getitem_backward")
+def getitem_backward_jvp(orig, tangents):
+    """Forward: y = scatter_add(zeros(shape), key, g)
+    JVP: ẏ = scatter_add(zeros(shape), key, ġ)   (linear)"""
+    return same_op(orig, tangents)
 
 
 def getitem_backward(grad: Tensor, shape: tuple, key) -> Tensor:
@@ -402,6 +473,14 @@ def index_put_grad(orig, grad):
     return [grad_x, grad_v]
 
 
+@register_jvp("index_put")
+def index_put_jvp(orig, tangents):
+    """Forward: y = x, then y[key] = v
+    JVP: ẏ = ẋ, then ẏ[key] = v̇   (v̇ = 0 for a number v)"""
+    dx, dv = tangents
+    return apply_op(_index_put, (dx, 0.0 if dv is None else dv), orig.attrs)
+
+
 def index_put(input: Tensor, key, values) -> Tensor:
     """Out-of-place ``input[key] = values``: a new tensor."""
     from .arithmetic import promote
@@ -424,6 +503,13 @@ def clone_grad(orig, grad):
     """Forward: y = x (a copy)
     Backward: x̄ = ȳ"""
     return [grad]
+
+
+@register_jvp("clone")
+def clone_jvp(orig, tangents):
+    """Forward: y = x (a copy)
+    JVP: ẏ = ẋ (a copy)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 def clone(input: Tensor) -> Tensor:
@@ -454,6 +540,16 @@ def astype_grad(orig, grad):
     return [astype(grad, x.dtype)]
 
 
+@register_jvp("astype")
+def astype_jvp(orig, tangents):
+    """Forward: y = x.to(dtype)
+    JVP: ẏ = ẋ.to(dtype)   (Re ẋ when a complex x becomes real)"""
+    (dx,) = tangents
+    if dx.dtype.kind == "c" and orig.attrs["dtype"].kind != "c":
+        dx = dx.real
+    return apply_op(_astype, (dx,), orig.attrs)
+
+
 def astype(input: Tensor, dtype) -> Tensor:
     dtype = checks.dtype_arg("astype", dtype)
     if input.dtype == dtype:
@@ -476,6 +572,13 @@ def to_device_grad(orig, grad):
 
     source = orig.attrs["source"]
     return [grad if device_of(grad._data) == source else to_device(grad, source)]
+
+
+@register_jvp("to_device")
+def to_device_jvp(orig, tangents):
+    """Forward: y = x.to(device)
+    JVP: ẏ = ẋ.to(device)   (linear: the op on the tangent)"""
+    return same_op(orig, tangents)
 
 
 def to_device(input: Tensor, device: str) -> Tensor:

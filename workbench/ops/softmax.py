@@ -16,7 +16,7 @@ from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor
 from .complex_numbers import refuse_complex
 from .reductions import sum
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 from .shape import astype, reshape
 from .unary import exp
 
@@ -47,6 +47,14 @@ def softmax_grad(orig, grad):
     return [(grad - sum(grad * y, orig.attrs["dim"], keepdim=True)) * y]
 
 
+@register_jvp("softmax")
+def softmax_jvp(orig, tangents):
+    """Forward: yᵢ = exp(xᵢ) / Σⱼ exp(xⱼ)   (along dim)
+    JVP: ẏ = y · (ẋ − Σ ẋ · y)"""
+    y, dx = orig.out, tangents[0]
+    return y * (dx - sum(dx * y, orig.attrs["dim"], keepdim=True))
+
+
 @register_op("log_softmax", saves=("out",))
 def _log_softmax(x, dim):
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
@@ -64,6 +72,14 @@ def log_softmax_grad(orig, grad):
     """Forward: yᵢ = xᵢ − log Σⱼ exp(xⱼ)   (along dim)
     Backward: x̄ = ȳ − exp(y) · Σ ȳ   (Σ along dim; exp(y) is softmax(x))"""
     return [log_softmax_backward(grad, orig.out, orig.attrs["dim"])]
+
+
+@register_jvp("log_softmax")
+def log_softmax_jvp(orig, tangents):
+    """Forward: yᵢ = xᵢ − log Σⱼ exp(xⱼ)   (along dim)
+    JVP: ẏ = ẋ − Σ ẋ · exp(y)   (the softmax-weighted mean of ẋ, taken off)"""
+    dx = tangents[0]
+    return dx - sum(dx * exp(orig.out), orig.attrs["dim"], keepdim=True)
 
 
 # The rule's formula as one op (PyTorch's _log_softmax_backward_data).
@@ -89,6 +105,15 @@ def log_softmax_backward_grad(orig, grad):
         grad - sum(grad * p, dim, keepdim=True) if need_g else None,
         -grad * sum(g, dim, keepdim=True) * p if need_y else None,
     ]
+
+
+@register_jvp("log_softmax_backward")
+def log_softmax_backward_jvp(orig, tangents):
+    """Forward: x̄ = log_softmax_backward(ȳ, y) = ȳ − (Σ ȳ) · exp(y)
+    JVP: ẋ̄ = log_softmax_backward(ȳ̇, y) − (Σ ȳ) · exp(y) · ẏ"""
+    (g, y), (dg, dy) = orig.args, tangents
+    dim = orig.attrs["dim"]
+    return log_softmax_backward(dg, y, dim) - sum(g, dim, keepdim=True) * exp(y) * dy
 
 
 def log_softmax_backward(grad: Tensor, y: Tensor, dim: int) -> Tensor:

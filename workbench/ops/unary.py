@@ -17,7 +17,7 @@ from ..autograd.dispatch import apply_op, float_input
 from ..tensor import Tensor
 from .arithmetic import zeros_like_grad
 from .complex_numbers import conj, refuse_complex
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_jvp, register_op
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -34,6 +34,13 @@ def exp_grad(orig, grad):
     Backward: x̄ = ȳ · y
     Complex x: x̄ = ȳ · conj(y)"""
     return [grad * conj(orig.out)]
+
+
+@register_jvp("exp")
+def exp_jvp(orig, tangents):
+    """Forward: y = exp(x)
+    JVP: ẏ = ẋ · y"""
+    return tangents[0] * orig.out
 
 
 def exp(input) -> Tensor:
@@ -54,6 +61,13 @@ def log_grad(orig, grad):
     return [grad / conj(x)]
 
 
+@register_jvp("log")
+def log_jvp(orig, tangents):
+    """Forward: y = ln x
+    JVP: ẏ = ẋ / x"""
+    return tangents[0] / orig.args[0]
+
+
 def log(input) -> Tensor:
     return apply_op(_log, (float_input(input, "log"),))
 
@@ -69,6 +83,13 @@ def sqrt_grad(orig, grad):
     Backward: x̄ = ȳ / (2 · y)
     Complex x: x̄ = ȳ / (2 · conj(y))"""
     return [grad / (2 * conj(orig.out))]
+
+
+@register_jvp("sqrt")
+def sqrt_jvp(orig, tangents):
+    """Forward: y = √x
+    JVP: ẏ = ẋ / (2 · y)"""
+    return tangents[0] / (2 * orig.out)
 
 
 def sqrt(input) -> Tensor:
@@ -90,6 +111,13 @@ def sin_grad(orig, grad):
     return [grad * conj(cos(x))]
 
 
+@register_jvp("sin")
+def sin_jvp(orig, tangents):
+    """Forward: y = sin x
+    JVP: ẏ = ẋ · cos x"""
+    return tangents[0] * cos(orig.args[0])
+
+
 def sin(input) -> Tensor:
     return apply_op(_sin, (float_input(input, "sin"),))
 
@@ -106,6 +134,13 @@ def cos_grad(orig, grad):
     Complex x: x̄ = −ȳ · conj(sin x)"""
     (x,) = orig.args
     return [-grad * conj(sin(x))]
+
+
+@register_jvp("cos")
+def cos_jvp(orig, tangents):
+    """Forward: y = cos x
+    JVP: ẏ = −ẋ · sin x"""
+    return -tangents[0] * sin(orig.args[0])
 
 
 def cos(input) -> Tensor:
@@ -139,6 +174,13 @@ def log10_grad(orig, grad):
     return [grad / (conj(x) * LN_10)]
 
 
+@register_jvp("log10")
+def log10_jvp(orig, tangents):
+    """Forward: y = log₁₀ x
+    JVP: ẏ = ẋ / (x · ln 10)"""
+    return tangents[0] / (orig.args[0] * LN_10)
+
+
 def log10(input) -> Tensor:
     return apply_op(_log10, (float_input(input, "log10"),))
 
@@ -155,6 +197,13 @@ def log2_grad(orig, grad):
     Complex x: x̄ = ȳ / (conj(x) · ln 2)"""
     (x,) = orig.args
     return [grad / (conj(x) * LN_2)]
+
+
+@register_jvp("log2")
+def log2_jvp(orig, tangents):
+    """Forward: y = log₂ x
+    JVP: ẏ = ẋ / (x · ln 2)"""
+    return tangents[0] / (orig.args[0] * LN_2)
 
 
 def log2(input) -> Tensor:
@@ -176,6 +225,13 @@ def log1p_grad(orig, grad):
     return [grad / conj(1 + x)]
 
 
+@register_jvp("log1p")
+def log1p_jvp(orig, tangents):
+    """Forward: y = ln(1 + x)
+    JVP: ẏ = ẋ / (1 + x)"""
+    return tangents[0] / (1 + orig.args[0])
+
+
 @register_op("expm1", saves=("out",))
 def _expm1(x):
     return np.expm1(x)
@@ -187,6 +243,13 @@ def expm1_grad(orig, grad):
     Backward: x̄ = ȳ · (y + 1)
     Complex x: x̄ = ȳ · (conj(y) + 1)"""
     return [grad * (conj(orig.out) + 1)]
+
+
+@register_jvp("expm1")
+def expm1_jvp(orig, tangents):
+    """Forward: y = eˣ − 1
+    JVP: ẏ = ẋ · (y + 1)"""
+    return tangents[0] * (orig.out + 1)
 
 
 def log1p(input) -> Tensor:
@@ -214,6 +277,14 @@ def reciprocal_grad(orig, grad):
     return [-grad * y * y]
 
 
+@register_jvp("reciprocal")
+def reciprocal_jvp(orig, tangents):
+    """Forward: y = 1 / x
+    JVP: ẏ = −ẋ · y²"""
+    y = orig.out
+    return -tangents[0] * y * y
+
+
 @register_op("rsqrt", saves=("out",))
 def _rsqrt(x):
     return 1 / np.sqrt(x)
@@ -228,6 +299,14 @@ def rsqrt_grad(orig, grad):
     return [-0.5 * grad * y * y * y]
 
 
+@register_jvp("rsqrt")
+def rsqrt_jvp(orig, tangents):
+    """Forward: y = 1 / √x
+    JVP: ẏ = −½ · ẋ · y³"""
+    y = orig.out
+    return -0.5 * tangents[0] * y * y * y
+
+
 @register_op("square", saves=("x",), node_name="PowBackward0")  # PyTorch squares with pow
 def _square(x):
     return x * x
@@ -240,6 +319,13 @@ def square_grad(orig, grad):
     Complex x: x̄ = 2 · conj(x) · ȳ"""
     (x,) = orig.args
     return [2 * conj(x) * grad]
+
+
+@register_jvp("square")
+def square_jvp(orig, tangents):
+    """Forward: y = x²
+    JVP: ẏ = 2 · x · ẋ"""
+    return 2 * orig.args[0] * tangents[0]
 
 
 def reciprocal(input) -> Tensor:
@@ -289,11 +375,25 @@ def floor_grad(orig, grad):
     return _zero_grad(orig, grad)
 
 
+@register_jvp("floor")
+def floor_jvp(orig, tangents):
+    """Forward: y = ⌊x⌋
+    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
+    return zeros_like_grad(orig.out)
+
+
 @register_gradient("ceil")
 def ceil_grad(orig, grad):
     """Forward: y = ⌈x⌉
     Backward: x̄ = 0"""
     return _zero_grad(orig, grad)
+
+
+@register_jvp("ceil")
+def ceil_jvp(orig, tangents):
+    """Forward: y = ⌈x⌉
+    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
+    return zeros_like_grad(orig.out)
 
 
 @register_gradient("trunc")
@@ -303,11 +403,25 @@ def trunc_grad(orig, grad):
     return _zero_grad(orig, grad)
 
 
+@register_jvp("trunc")
+def trunc_jvp(orig, tangents):
+    """Forward: y = trunc(x)
+    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
+    return zeros_like_grad(orig.out)
+
+
 @register_gradient("round")
 def round_grad(orig, grad):
     """Forward: y = round(x)   (halves to even)
     Backward: x̄ = 0"""
     return _zero_grad(orig, grad)
+
+
+@register_jvp("round")
+def round_jvp(orig, tangents):
+    """Forward: y = round(x)
+    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
+    return zeros_like_grad(orig.out)
 
 
 def floor(input: Tensor) -> Tensor:
@@ -344,6 +458,14 @@ def tan_grad(orig, grad):
     Complex x: x̄ = ȳ · (1 + conj(y)²)"""
     y = conj(orig.out)
     return [grad * (1 + y * y)]
+
+
+@register_jvp("tan")
+def tan_jvp(orig, tangents):
+    """Forward: y = tan x
+    JVP: ẏ = ẋ · (1 + y²)"""
+    y = orig.out
+    return tangents[0] * (1 + y * y)
 
 
 def tan(input) -> Tensor:
@@ -393,6 +515,14 @@ def erf_grad(orig, grad):
     Backward: x̄ = ȳ · 2/√π · e^(−x²)"""
     (x,) = orig.args
     return [grad * TWO_OVER_SQRT_PI * exp(-(x * x))]
+
+
+@register_jvp("erf")
+def erf_jvp(orig, tangents):
+    """Forward: y = erf(x)
+    JVP: ẏ = ẋ · 2/√π · e^(−x²)"""
+    (x,) = orig.args
+    return tangents[0] * TWO_OVER_SQRT_PI * exp(-(x * x))
 
 
 def erf(input) -> Tensor:

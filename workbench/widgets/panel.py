@@ -10,6 +10,7 @@ import html
 
 import numpy as np
 
+from ..ops.registry import OPS
 from ..viz.model import array_text
 from .steps import CollapseInfo, GradFlow, NodeInfo, StepRecord
 
@@ -45,6 +46,15 @@ def _formula(text: str) -> str:
     return "<br>".join(html.escape(line) for line in lines)
 
 
+def _jvp_line(op_name: str | None) -> str:
+    """The op's JVP formula (``ẏ = ...``), beside the gradient rule: the same op, the
+    tangent pushed forward instead of the gradient pulled back."""
+    op = OPS.get(op_name) if op_name else None
+    if op is None:
+        return ""
+    return "\n".join(ln for ln in op.jvp_formula.splitlines() if ln.startswith("JVP"))
+
+
 def _row(label: str, body: str) -> str:
     return f"<tr><th>{label}</th><td>{body}</td></tr>"
 
@@ -76,6 +86,9 @@ def step_html(record: StepRecord, total: int, note: str = "", hidden: bool = Fal
     title = f"Step {record.step} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
+    forward_mode = _jvp_line(record.op)
+    if forward_mode:
+        rows.append(_row("forward mode", _formula(forward_mode)))
     # ȳ reaches an op's node (the gradient at its output y); a leaf's node gets x̄, the
     # gradient of the leaf itself, as its rule "x.grad += x̄" says.
     symbol = "x̄" if record.leaf is not None else "ȳ"

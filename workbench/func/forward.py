@@ -1,0 +1,201 @@
+"""torch.func's forward-mode transforms: ``jvp``, ``jacfwd``, ``hessian``, ``linearize``.
+
+Each is a few lines over ``wb.autograd.forward_ad``: make the inputs dual, run the
+function once, read the outputs' tangents. ``jacfwd`` builds a Jacobian column by
+column, one forward pass per input element; ``hessian`` is ``jacfwd`` of a reverse-mode
+Jacobian (forward over reverse: the backward passes run inside the dual level, so the
+gradients carry tangents).
+
+One dual level at a time, as in ``forward_ad``: forward over forward (``jacfwd(jacfwd(f))``)
+is refused with PyTorch's "Nested forward mode AD is not supported" error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..autograd import engine, forward_ad
+from ..tensor import Tensor
+
+__all__ = ["hessian", "jacfwd", "jvp", "linearize"]
+
+
+def jvp(
+    func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False
+):
+    """``(func(*primals), J · tangents)``: the outputs and their tangents, one forward pass."""
+    _check_jvp_arguments(primals, tangents)
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
+        result = func(*duals)
+        outputs, aux = (result[0], result[1]) if has_aux else (result, None)
+        values, directions = _unpacked(outputs)
+    return (values, directions, aux) if has_aux else (values, directions)
+
+
+def linearize(func: Callable, *primals) -> tuple:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is J · tangents at ``primals``.
+
+    (PyTorch traces the function once; here each call runs it again with dual inputs:
+    the same answers, one forward pass per call.)
+    """
+    output = jvp(func, primals, tuple(_zeros_like(p) for p in primals))[0]
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian of ``func`` with respect to argument(s) ``argnums``, by forward mode:
+    one pass per input element, each giving one column, shaped ``output.shape + input.shape``."""
+    _check_argnums(argnums)
+
+    def jacobian(*args):
+        per_argument, aux = [], None
+        for i in _positions(argnums, len(args)):
+            columns = []
+            for unit in _unit_tangents(args[i]):
+                answer = jvp(_only_argument(func, args, i), (args[i],), (unit,), has_aux=has_aux)
+                aux = answer[2] if has_aux else None
+                columns.append(answer[1])
+            per_argument.append(_assemble(columns, args[i]))
+        jac = _per_output(per_argument, argnums)
+        return (jac, aux) if has_aux else jac
+
+    return jacobian
+
+
+def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
+    """``jacfwd(jacrev(func, argnums), argnums)``: forward over reverse, as torch.func's."""
+    return jacfwd(_jacrev(func, argnums), argnums)
+
+
+# ---------------------------------------------------------------- helpers
+def _jacrev(func: Callable, argnums: int | tuple) -> Callable:
+    """The reverse-mode Jacobian (one backward pass per output element) of a function with
+    one tensor output. Inside a dual level its inputs keep their tangents, and so do the
+    gradients: hessian's forward over reverse."""
+
+    def jacobian(*args):
+        positions = _positions(argnums, len(args))
+        args = list(args)
+        leaves = {}
+        for i in positions:
+            primal, tangent = forward_ad.unpack_dual(args[i])
+            leaf = primal.detach().requires_grad_(True)
+            leaves[i] = leaf
+            args[i] = leaf if tangent is None else forward_ad.make_dual(leaf, tangent)
+        output = func(*args)
+        rows = []
+        for k in range(output.numel()):
+            unit = np.zeros(output.shape, dtype=output.dtype)
+            unit.reshape(-1)[k] = 1
+            grads = engine.grad(
+                output, [leaves[i] for i in positions], Tensor._make(unit), retain_graph=True
+            )
+            rows.append(grads)
+        per_argument = [
+            _stack_rows([row[n] for row in rows], output, args[i]) for n, i in enumerate(positions)
+        ]
+        return per_argument[0] if isinstance(argnums, int) else tuple(per_argument)
+
+    return jacobian
+
+
+def _only_argument(func: Callable, args: tuple, i: int) -> Callable:
+    """``func`` as a function of its argument ``i`` alone, the others held at ``args``."""
+
+    def of_one(x):
+        return func(*args[:i], x, *args[i + 1 :])
+
+    return of_one
+
+
+def _check_jvp_arguments(primals, tangents) -> None:
+    where = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{where}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    if not isinstance(tangents, tuple) or len(tangents) != len(primals):
+        raise RuntimeError(
+            f"{where}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be."
+        )
+    if not primals:
+        raise RuntimeError(f"{where}: Expected primals to contain at least one Tensor.")
+    for p in primals:
+        if not isinstance(p, Tensor):
+            raise RuntimeError(f"{where}: Expected primals to only contain Tensors, got {type(p)}")
+
+
+def _unpacked(outputs):
+    """Primal values and tangents (zeros where an output has none) of the outputs."""
+    if isinstance(outputs, Tensor):
+        primal, tangent = forward_ad.unpack_dual(outputs)
+        return primal, tangent if tangent is not None else _zeros_like(primal)
+    if isinstance(outputs, (tuple, list)):
+        pairs = [_unpacked(o) for o in outputs]
+        return tuple(p for p, _ in pairs), tuple(t for _, t in pairs)
+    raise RuntimeError(
+        "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+        f"unsupported type {type(outputs)}"
+    )
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    return Tensor._make(np.zeros_like(t._data))
+
+
+def _unit_tangents(x: Tensor):
+    """The tangents e₀, e₁, ...: one per element of ``x`` (one forward pass each)."""
+    for k in range(x.numel()):
+        unit = np.zeros(x.shape, dtype=x._data.dtype)
+        unit.reshape(-1)[k] = 1
+        yield Tensor._make(unit)
+
+
+def _assemble(columns: list, x: Tensor):
+    """The columns J eₖ, one per element of x, as a Jacobian ``output.shape + x.shape``."""
+    from .. import ops
+
+    if isinstance(columns[0], tuple):
+        return tuple(_assemble([c[n] for c in columns], x) for n in range(len(columns[0])))
+    stacked = ops.stack(columns, dim=-1)  # output.shape + (x.numel(),)
+    return ops.reshape(stacked, tuple(columns[0].shape) + tuple(x.shape))
+
+
+def _stack_rows(rows: list, output: Tensor, x: Tensor):
+    """The rows x̄ for each output element, as a Jacobian ``output.shape + x.shape``."""
+    from .. import ops
+
+    return ops.reshape(ops.stack(rows, dim=0), tuple(output.shape) + tuple(x.shape))
+
+
+def _per_output(per_argument: list, argnums):
+    """torch.func's nesting: outputs outside, arguments inside."""
+    if isinstance(argnums, int):
+        return per_argument[0]
+    if isinstance(per_argument[0], tuple):  # several outputs
+        return tuple(tuple(arg[n] for arg in per_argument) for n in range(len(per_argument[0])))
+    return tuple(per_argument)
+
+
+def _check_argnums(argnums) -> None:
+    ok = isinstance(argnums, int) or (
+        isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums)
+    )
+    if not ok:
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+
+def _positions(argnums, count: int) -> list:
+    positions = [argnums] if isinstance(argnums, int) else list(argnums)
+    for a in positions:
+        if not -count <= a < count:
+            raise RuntimeError(f"Got argnum={a}, but only {count} positional inputs")
+    return [a % count for a in positions]
