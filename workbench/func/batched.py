@@ -12,8 +12,11 @@ its batching rule (``batching.py``), and the rule runs the op on the physical ar
 
 The stand-in holds no values: numpy functions and ufuncs on it raise, so a path that
 reads a tensor's numbers without going through an op fails loudly instead of quietly
-computing on the wrong data. ``np.ones_like`` and ``np.zeros_like`` are the exception:
-the engine seeds ``ȳ = 1`` with them, and a constant is the same for every example.
+computing on the wrong data. Two exceptions: ``np.ones_like`` and ``np.zeros_like``
+(the engine seeds ``ȳ = 1`` with them, and a constant is the same for every example),
+and min, max, any and all over the whole array, which the ops' argument checks use
+("is every index in range?"): they read the whole batch, so a bad value in any
+example raises the op's error.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ class BatchedArray(np.ndarray):
         self.level = 0
 
     def __array_function__(self, func, types, args, kwargs):
+        if func in _WHOLE_BATCH and kwargs.get("axis") is None and len(args) == 1:
+            return func(self.physical, **kwargs)
         if func in (np.ones_like, np.zeros_like):
             shape = kwargs.get("shape") or self.shape
             dtype = kwargs.get("dtype") or self.dtype
@@ -43,6 +48,9 @@ class BatchedArray(np.ndarray):
         raise _raw_numpy(func.__name__)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "reduce" and ufunc in _WHOLE_BATCH_UFUNCS and kwargs.get("axis") is None:
+            (array,) = inputs
+            return getattr(ufunc, method)(array.physical, **kwargs)
         raise _raw_numpy(ufunc.__name__)
 
     def item(self, *args):
@@ -65,6 +73,10 @@ class BatchedArray(np.ndarray):
     __float__ = __int__ = __index__ = item
 
 
+_WHOLE_BATCH = (np.min, np.max, np.amin, np.amax, np.any, np.all)
+_WHOLE_BATCH_UFUNCS = (np.minimum, np.maximum, np.logical_or, np.logical_and)
+
+
 def _raw_numpy(name: str) -> RuntimeError:
     return RuntimeError(
         f"vmap: numpy's {name} was called on a batched tensor's data outside an op; only "
@@ -72,9 +84,26 @@ def _raw_numpy(name: str) -> RuntimeError:
     )
 
 
+class NoValues(np.ndarray):
+    """The one-element buffer behind every stand-in: ``np.asarray(stand_in)`` drops the
+    BatchedArray type but keeps this one as its ``.base``, so :func:`read_from_batch`
+    still sees where such an array came from."""
+
+
+def read_from_batch(array) -> bool:
+    """Whether ``array`` is a stand-in, or an array numpy made from one (its numbers
+    would be placeholders: an op given one as an argument must refuse it)."""
+    while isinstance(array, np.ndarray):
+        if isinstance(array, (BatchedArray, NoValues)):
+            return True
+        array = array.base
+    return False
+
+
 def batched(physical: np.ndarray, level: int) -> BatchedArray:
     """The stand-in for a batch ``physical`` (batch dimension first) at vmap ``level``."""
-    stand_in = np.broadcast_to(np.zeros((), physical.dtype), physical.shape[1:])
+    buffer = np.zeros((), physical.dtype).view(NoValues)
+    stand_in = np.broadcast_to(buffer, physical.shape[1:], subok=True)
     stand_in = stand_in.view(BatchedArray)
     stand_in.physical = physical
     stand_in.level = level

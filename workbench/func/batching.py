@@ -52,6 +52,12 @@ class Call:
 
 def batched_call(op, inputs: tuple, attrs: dict | None):
     """``op`` run by its batching rule when an input is batched; None when none is."""
+    if attrs and any(B.read_from_batch(v) for v in _attr_values(attrs)):
+        raise RuntimeError(
+            "vmap: an argument computed from a batched tensor's values (an index or a mask "
+            f"that differs from example to example) has no batching rule; batching is not "
+            f"supported for {op.name}"
+        )
     level = max(B.level_of(x) for x in inputs)
     if level == 0:
         return None
@@ -67,6 +73,14 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
     result = B.wrap(out, level)
     _record(op, inputs, attrs, result)
     return result
+
+
+def _attr_values(attrs: dict):
+    for value in attrs.values():
+        if isinstance(value, (tuple, list)):
+            yield from value
+        else:
+            yield value
 
 
 def _record(op, inputs: tuple, attrs, result: Tensor) -> None:
@@ -178,6 +192,28 @@ def _batch_perm(dims, call: Call) -> tuple:
     return (0, *shifted(dims))
 
 
+def roll(call: Call) -> Tensor:
+    """Shift dims by one; a roll of the flattened tensor rolls each flattened example."""
+    (x,) = call.args
+    dims = call.attrs["dims"]
+    if dims is not None:
+        return apply_op(call.op, (x,), {**call.attrs, "dims": shifted(dims)})
+    flat = run("reshape", [x], {"shape": (call.size, -1)})
+    rolled = apply_op(call.op, (flat,), {**call.attrs, "dims": (1,)})
+    return run("reshape", [rolled], {"shape": tuple(x.shape)})
+
+
+def elementwise_loss(call: Call) -> Tensor:
+    """mse_loss and the binary cross-entropies: the per-element losses of every example
+    (reduction='none' is elementwise), then each example's own sum or mean."""
+    losses = apply_op(call.op, tuple(aligned(call)), {**call.attrs, "reduction": "none"})
+    reduction = call.attrs["reduction"]
+    if reduction == "none":
+        return losses
+    name = "mean" if reduction == "mean" else "sum"
+    return run(name, [losses], {"dims": tuple(range(1, losses.ndim)), "keepdim": False})
+
+
 def _batch_key(key, call: Call):
     """An index key for the physical array: a full slice over the batch dim first. Two
     array indices with a slice between them would move their dims to the front, in
@@ -233,7 +269,9 @@ def repeat(call: Call) -> Tensor:
 def take(call: Call) -> Tensor:
     x, indices = call.args
     if call.batched[1]:
-        raise RuntimeError("vmap: batched indices have no batching rule for take")
+        raise RuntimeError(
+            "vmap: batched indices have no batching rule; batching is not supported for take"
+        )
     axis = call.attrs.get("axis")
     if axis is None:
         x, axis = run("reshape", [x], {"shape": (x.shape[0], -1)}), 0
@@ -359,17 +397,44 @@ def conv2d_input_grad(call: Call) -> Tensor:
     return split(apply_op(call.op, (merged(grad), weight), attrs), call.size)
 
 
+class _Shape:
+    """The shape and dtype of predictions the rule did not keep (nll_loss_backward
+    reads only those), merged over the batch as the predictions would be."""
+
+    def __init__(self, shape: tuple, dtype) -> None:
+        self.shape, self.dtype = shape, dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
 def _nll_merged(call: Call):
-    """Predictions and targets of every example as one (B·N, C) and (B·N,) batch."""
-    predictions, targets, weights = all_batched(call)[:2] + [call.args[2]]
+    """Predictions and targets of every example as one (B·N, C) and (B·N,) batch;
+    N = 1 for examples of one sample each."""
+    predictions, targets, weights = call.args[:3]
     if call.batched[2]:
-        raise RuntimeError("vmap: batched class weights have no batching rule; batching "
-                           "is not supported for " + call.op.name)
-    if predictions.ndim - 1 == 1:  # one sample per example: the batch is N
-        return predictions, targets, weights, 1
-    if predictions.ndim - 1 != 2:
-        raise RuntimeError(f"vmap: {call.op.name} of images has no batching rule")
-    return merged(predictions), merged(targets), weights, predictions.shape[1]
+        raise RuntimeError(
+            "vmap: batched class weights have no batching rule; batching is not supported "
+            f"for {call.op.name}"
+        )
+    ndim = predictions.ndim - (1 if call.batched[0] else 0)
+    if ndim not in (1, 2):
+        raise RuntimeError(
+            "vmap: predictions of more than 2 dims have no batching rule; batching is not "
+            f"supported for {call.op.name}"
+        )
+    if not call.batched[1]:
+        targets = with_batch(targets, call.size)
+    n = 1 if ndim == 1 else targets.shape[1]
+    if isinstance(predictions, Tensor):
+        if not call.batched[0]:
+            predictions = with_batch(predictions, call.size)
+        if ndim == 2:
+            predictions = merged(predictions)
+    else:  # the shape alone: an unbatched TensorMeta of one example's predictions
+        predictions = _Shape((call.size * n, predictions.shape[-1]), predictions.dtype)
+    return predictions, (merged(targets) if ndim == 2 else targets), weights, n
 
 
 def _counted(call: Call, targets: Tensor, n: int) -> Tensor:
@@ -392,8 +457,8 @@ def nll_loss(call: Call) -> Tensor:
     losses = run("reshape", [apply_op(call.op, (predictions, targets, weights), attrs)],
                  {"shape": (call.size, n)})
     if call.attrs["reduction"] == "none":
-        return losses if n > 1 or call.args[0].ndim - 1 == 2 else run(
-            "reshape", [losses], {"shape": (call.size,)})
+        one_each = call.args[0].ndim - call.batched[0] == 1
+        return run("reshape", [losses], {"shape": (call.size,)}) if one_each else losses
     total = run("sum", [losses], {"dims": (1,), "keepdim": False})
     count = _counted(call, targets, n)
     return total if count is None else run("div", [total, count])
@@ -415,7 +480,8 @@ def nll_loss_backward(call: Call) -> Tensor:
                          {"shape": (call.size * n,)})
     attrs = {**call.attrs, "reduction": "none"}
     out = apply_op(call.op, (per_sample, predictions, targets, weights), attrs)
-    return out if call.args[1].ndim - (1 if call.batched[1] else 0) == 1 else split(out, call.size)
+    one_each = call.args[1].ndim - call.batched[1] == 1
+    return out if one_each else split(out, call.size)
 
 
 # ------------------------------------------------------------------ the tables
@@ -446,7 +512,7 @@ RULES.update(
         "transpose": with_attr("dims", _batch_perm),
         "t": with_attr("dims", _batch_perm),
         "flip": with_attr("dims", lambda dims, call: shifted(dims)),
-        "roll": with_attr("dims", lambda dims, call: shifted(dims)),
+        "roll": roll,
         "getitem": with_attr("key", _batch_key),
         "index": with_attr("key", _batch_key),
         "expand": expand,
@@ -471,6 +537,10 @@ RULES.update(
         "conv2d_input_grad": conv2d_input_grad,
         "nll_loss": nll_loss,
         "nll_loss_backward": nll_loss_backward,
+        # registered when workbench.nn is first used (workbench/ops/losses.py)
+        "mse_loss": elementwise_loss,
+        "binary_cross_entropy": elementwise_loss,
+        "binary_cross_entropy_with_logits": elementwise_loss,
     }
 )
 

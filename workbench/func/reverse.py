@@ -97,6 +97,8 @@ def _released(value):
         return value.detach()
     if isinstance(value, (tuple, list)):
         return type(value)(_released(v) for v in value)
+    if isinstance(value, dict):
+        return {key: _released(v) for key, v in value.items()}
     return value
 
 
