@@ -269,11 +269,15 @@ def test_nested_vmap_matches_torch():
     x, tx = pair(2, 3, 4)
     w, tw = pair(4, 5)
     f = lambda row, w: (row @ w).relu().sum()  # noqa: E731
-    same(vmap(vmap(f, in_dims=(0, None)), in_dims=(0, None))(x, w),
-         tf.vmap(tf.vmap(f, in_dims=(0, None)), in_dims=(0, None))(tx, tw))
+    same(
+        vmap(vmap(f, in_dims=(0, None)), in_dims=(0, None))(x, w),
+        tf.vmap(tf.vmap(f, in_dims=(0, None)), in_dims=(0, None))(tx, tw),
+    )
     # the inner vmap over the other dim
-    same(vmap(vmap(lambda v: v.cumsum(0), in_dims=1, out_dims=1))(x),
-         tf.vmap(tf.vmap(lambda v: v.cumsum(0), in_dims=1, out_dims=1))(tx))
+    same(
+        vmap(vmap(lambda v: v.cumsum(0), in_dims=1, out_dims=1))(x),
+        tf.vmap(tf.vmap(lambda v: v.cumsum(0), in_dims=1, out_dims=1))(tx),
+    )
 
 
 def test_per_sample_gradients_of_an_mlp_match_torch_func():
@@ -339,3 +343,23 @@ def test_vmap_refuses_what_it_cannot_batch_and_never_reads_placeholders():
     # a raw numpy call on a batched tensor's data fails instead of reading placeholders
     with pytest.raises(RuntimeError, match="vmap: numpy's"):
         vmap(lambda r: wb.tensor(np.exp(r._data)))(x)
+
+
+def test_differentiating_through_vmap_is_refused_not_silently_zero():
+    x = wb.randn(3, 4, requires_grad=True)
+    w = wb.randn(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="vmap: an input requires grad"):
+        vmap(lambda r: r.sum())(x)
+    with pytest.raises(RuntimeError, match="vmap: an output requires grad"):
+        vmap(lambda r: (r * w).sum())(x.detach())
+    with pytest.raises(RuntimeError, match="differentiating through vmap"):
+        grad(lambda x: vmap(lambda r: r.exp().sum())(x).sum())(x.detach())
+    with wb.no_grad():  # a forward pass alone is fine
+        same(
+            vmap(lambda r: (r * w).sum())(x),
+            torch.tensor((x.detach().numpy() * w.detach().numpy()).sum(1)),
+        )
+    # an output that does not depend on the batch keeps its history, as it should
+    out = vmap(lambda r: w * 2)(x.detach())
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full(4, 6.0))

@@ -22,6 +22,7 @@ from . import (
     backends,
     cuda,
     events,
+    func,  # wb.func: grad, vjp, jacrev, vmap (torch.func's transforms)
     trace,  # callable: wb.trace() records; light (json and numpy only)
 )
 from .autograd import (
@@ -58,7 +59,6 @@ from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' names, as torch)
 from .ops.reductions import histogram
 from .ops.shape import meshgrid
-from . import func  # wb.func: grad, vjp, jacrev, vmap (torch.func's transforms)
 from .random import (
     Generator,
     default_generator,

@@ -280,8 +280,9 @@ def take(call: Call) -> Tensor:
 
 def embedding(call: Call) -> Tensor:
     if call.batched[0]:
-        raise RuntimeError("vmap: a batched weight has no batching rule; batching is not "
-                           "supported for embedding")
+        raise RuntimeError(
+            "vmap: a batched weight has no batching rule; batching is not supported for embedding"
+        )
     return apply_op(call.op, tuple(call.args), call.attrs or None)
 
 
@@ -357,8 +358,10 @@ def addmm(call: Call) -> Tensor:
 
 def layer_norm(call: Call) -> Tensor:
     if call.batched[1] or call.batched[2]:
-        raise RuntimeError("vmap: a batched weight or bias has no batching rule; batching "
-                           "is not supported for layer_norm")
+        raise RuntimeError(
+            "vmap: a batched weight or bias has no batching rule; batching "
+            "is not supported for layer_norm"
+        )
     attrs = {**call.attrs, "dims": shifted(call.attrs["dims"])}
     return apply_op(call.op, tuple(call.args), attrs)
 
@@ -377,8 +380,10 @@ def over_examples(call: Call) -> Tensor:
 def conv2d(call: Call) -> Tensor:
     x, weight, bias = call.args
     if call.batched[1] or call.batched[2]:
-        raise RuntimeError("vmap: a batched weight or bias has no batching rule; batching "
-                           "is not supported for conv2d")
+        raise RuntimeError(
+            "vmap: a batched weight or bias has no batching rule; batching "
+            "is not supported for conv2d"
+        )
     if x.ndim - 1 == 3:
         return apply_op(call.op, (x, weight, bias), call.attrs)
     return split(apply_op(call.op, (merged(x), weight, bias), call.attrs), call.size)
@@ -387,8 +392,10 @@ def conv2d(call: Call) -> Tensor:
 def conv2d_input_grad(call: Call) -> Tensor:
     grad, weight = call.args
     if call.batched[1]:
-        raise RuntimeError("vmap: a batched weight has no batching rule; batching is not "
-                           "supported for conv2d_input_grad")
+        raise RuntimeError(
+            "vmap: a batched weight has no batching rule; batching is not "
+            "supported for conv2d_input_grad"
+        )
     shape = tuple(call.attrs["input_shape"])
     if len(shape) == 3:
         attrs = {**call.attrs, "input_shape": (call.size, *shape)}
@@ -442,20 +449,25 @@ def _counted(call: Call, targets: Tensor, n: int) -> Tensor:
     if call.attrs["reduction"] != "mean":
         return None
     if call.args[2] is not None:
-        raise RuntimeError("vmap: nll_loss with class weights and reduction='mean' has no "
-                           "batching rule")
+        raise RuntimeError(
+            "vmap: nll_loss with class weights and reduction='mean' has no batching rule"
+        )
     kept = run("ne", [targets, call.attrs["ignore_index"]])
     kept = run("astype", [kept], {"dtype": call.args[0].dtype})
-    return run("sum", [run("reshape", [kept], {"shape": (call.size, n)})],
-               {"dims": (1,), "keepdim": False})
+    return run(
+        "sum", [run("reshape", [kept], {"shape": (call.size, n)})], {"dims": (1,), "keepdim": False}
+    )
 
 
 def nll_loss(call: Call) -> Tensor:
     """The per-sample losses of every example in one call, then each example's reduction."""
     predictions, targets, weights, n = _nll_merged(call)
     attrs = {**call.attrs, "reduction": "none"}
-    losses = run("reshape", [apply_op(call.op, (predictions, targets, weights), attrs)],
-                 {"shape": (call.size, n)})
+    losses = run(
+        "reshape",
+        [apply_op(call.op, (predictions, targets, weights), attrs)],
+        {"shape": (call.size, n)},
+    )
     if call.attrs["reduction"] == "none":
         one_each = call.args[0].ndim - call.batched[0] == 1
         return run("reshape", [losses], {"shape": (call.size,)}) if one_each else losses
@@ -476,8 +488,11 @@ def nll_loss_backward(call: Call) -> Tensor:
         count = _counted(rest, targets, n)
         scale = output_grad if count is None else run("div", [output_grad, count])
         column = run("reshape", [scale], {"shape": (call.size, 1)})
-        per_sample = run("reshape", [run("expand", [column], {"shape": (call.size, n)})],
-                         {"shape": (call.size * n,)})
+        per_sample = run(
+            "reshape",
+            [run("expand", [column], {"shape": (call.size, n)})],
+            {"shape": (call.size * n,)},
+        )
     attrs = {**call.attrs, "reduction": "none"}
     out = apply_op(call.op, (per_sample, predictions, targets, weights), attrs)
     one_each = call.args[1].ndim - call.batched[1] == 1

@@ -185,6 +185,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                     f"{api}: expected f(*primals) to return only tensors, got unsupported "
                     f"type {type(o)}"
                 )
+
     def vjp_fn(cotangents):
         cotangents = _flat(cotangents)
         if len(cotangents) != len(outputs):

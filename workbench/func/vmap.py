@@ -4,6 +4,11 @@
 example each; every op inside runs its batching rule (``batching.py``) on the whole
 batch. There is no loop over the examples anywhere: an op without a rule stops vmap
 with an error naming it.
+
+Gradients flow *inside* vmap (``vmap(grad(loss))``), not through it: the batched
+tensors hand their results back without history, so a vmap whose inputs or outputs
+require grad under grad mode stops with an error that says so, rather than let an
+outer ``grad`` or ``backward`` see a function that does not depend on its inputs.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ def vmap(
         name = getattr(func, "__name__", repr(func))
         dims = _in_dims(in_dims, args, name)
         size = _batch_size(args, dims, name)
+        _no_history("an input", [x for x, d in _leaves(args, dims) if d is not None])
         level = _levels[-1] + 1
         inputs = _map(lambda x, d: x if d is None else _batched(x, d, level), args, dims)
         _levels.append(level)
@@ -48,9 +54,26 @@ def vmap(
             _levels.pop()
             if len(_levels) == 1:
                 dispatch.vmap_rule = None
+        batched_outputs = [o for o, _ in _leaves(outputs, outputs) if B.level_of(o) == level]
+        _no_history("an output", batched_outputs)
         return _unbatched_outputs(outputs, out_dims, level, size, name)
 
     return batched_func
+
+
+def _no_history(what: str, tensors) -> None:
+    """Refuse to differentiate through vmap (see the module docstring)."""
+    from .. import state
+
+    if not state.grad_mode.records:
+        return
+    for x in tensors:
+        if isinstance(x, Tensor) and x.requires_grad:
+            raise RuntimeError(
+                f"vmap: {what} requires grad, and differentiating through vmap is not "
+                "supported: put the transform inside it (vmap(grad(f))), or call vmap under "
+                "wb.no_grad()"
+            )
 
 
 # ---------------------------------------------------------------- inputs
@@ -173,8 +196,7 @@ def _unbatched(out: Tensor, out_dim, level: int, size: int, name: str) -> Tensor
     if out_dim is None:
         if is_batched:
             raise ValueError(
-                f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim "
-                "is None"
+                f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
             )
         return out
     full = B.physical(out) if is_batched else run("expand", [out], {"shape": (size, *out.shape)})
