@@ -84,15 +84,14 @@ def float_input(x: Tensor, op: str) -> Tensor:
     return x
 
 
-vmap_rule = None  # set by workbench.func.vmap while it runs: batched calls go to their rule
-
-
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
     with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
     node when grad mode records and an input requires grad; an event if someone listens."""
-    if vmap_rule is not None:  # inside wb.func.vmap: an op on a batched tensor
-        batched = vmap_rule(op, inputs, attrs)
+    if state.in_use.vmaps:  # a wb.func.vmap runs: a batched input goes to its batching rule
+        from ..func.batching import batched_call
+
+        batched = batched_call(op, inputs, attrs)
         if batched is not None:
             return batched
     recording = state.grad_mode.records

@@ -13,15 +13,14 @@ tensors with no history, as ``torch.func`` does.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 
-from .. import ops
+from .. import ops, state
 from ..autograd import engine, grad_mode
 from ..factories import zeros_like
 from ..tensor import Tensor
-
-_depth = [0]  # transforms running now: the outermost one detaches what it returns
 
 
 # ---------------------------------------------------------------- argnums
@@ -91,7 +90,7 @@ def _gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
 
 def _released(value):
     """What the outermost transform returns: the same tensors with no history."""
-    if _depth[0] > 0:
+    if state.in_grad_transform():
         return value
     if isinstance(value, Tensor):
         return value.detach()
@@ -102,17 +101,11 @@ def _released(value):
     return value
 
 
-class _Transform:
-    """``with _Transform():`` counts an active transform, with grad mode on inside it."""
-
-    def __enter__(self):
-        _depth[0] += 1
-        self.grad = grad_mode.enable_grad()
-        self.grad.__enter__()
-
-    def __exit__(self, *exc):
-        self.grad.__exit__(*exc)
-        _depth[0] -= 1
+@contextlib.contextmanager
+def _transform():
+    """Inside: one more grad transform running (see ``state.grad_transform``), grad mode on."""
+    with state.grad_transform(), grad_mode.enable_grad():
+        yield
 
 
 def _split_aux(output, has_aux: bool, api: str):
@@ -134,7 +127,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
     def wrapper(*args, **kwargs):
         api = "grad_and_value(f)(*args)"
         positions = _positions(argnums, len(args))
-        with _Transform():
+        with _transform():
             args = list(args)
             for p in positions:
                 args[p] = _watched(args[p])
@@ -175,7 +168,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)``, plus ``aux`` with ``has_aux``: ``vjp_fn(v)`` is
     vᵀ·J, one tensor per primal, for a ``v`` shaped like the output."""
     api = "vjp(f, *primals)"
-    with _Transform():
+    with _transform():
         watched = [_watched(p) for p in primals]
         output, aux = _split_aux(func(*watched), has_aux, api)
         outputs = _flat(output)
@@ -202,7 +195,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                     f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(c.shape)} "
                     f"and output[{i}] has a shape of {tuple(o.shape)}."
                 )
-        with _Transform():
+        with _transform():
             flat = _gradients(outputs, _flat(watched), cotangents)
         return _released(tuple(_shaped(flat, watched)))
 
@@ -217,7 +210,7 @@ def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         positions = _positions(argnums, len(args))
-        with _Transform():
+        with _transform():
             args = list(args)
             for p in positions:
                 args[p] = _watched(args[p])

@@ -16,12 +16,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ..autograd import dispatch
+from .. import state
 from ..tensor import Tensor
 from . import batched as B
-from .batching import batched_call, run
-
-_levels = [0]  # the vmaps running now, innermost last (0: none)
+from .batching import run
 
 
 def vmap(
@@ -44,16 +42,9 @@ def vmap(
         dims = _in_dims(in_dims, args, name)
         size = _batch_size(args, dims, name)
         _no_history("an input", [x for x, d in _leaves(args, dims) if d is not None])
-        level = _levels[-1] + 1
-        inputs = _map(lambda x, d: x if d is None else _batched(x, d, level), args, dims)
-        _levels.append(level)
-        dispatch.vmap_rule = batched_call
-        try:
+        with state.vmap_level() as level:
+            inputs = _map(lambda x, d: x if d is None else _batched(x, d, level), args, dims)
             outputs = func(*inputs, **kwargs)
-        finally:
-            _levels.pop()
-            if len(_levels) == 1:
-                dispatch.vmap_rule = None
         batched_outputs = [o for o, _ in _leaves(outputs, outputs) if B.level_of(o) == level]
         _no_history("an output", batched_outputs)
         return _unbatched_outputs(outputs, out_dims, level, size, name)
@@ -63,8 +54,6 @@ def vmap(
 
 def _no_history(what: str, tensors) -> None:
     """Refuse to differentiate through vmap (see the module docstring)."""
-    from .. import state
-
     if not state.grad_mode.records:
         return
     for x in tensors:
