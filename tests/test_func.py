@@ -280,6 +280,12 @@ def test_nested_vmap_matches_torch():
     )
 
 
+def test_per_example_hessians_vmap_of_jacrev_of_grad():
+    x, tx = pair(3, 4)
+    f = lambda v: (v.sin() * v).sum() + (v @ v) ** 2  # noqa: E731
+    same(vmap(jacrev(grad(f)))(x), tf.vmap(tf.hessian(f))(tx), atol=1e-8)
+
+
 def test_per_sample_gradients_of_an_mlp_match_torch_func():
     ours, theirs = mlp_loss(wb), mlp_loss(torch)
     w1, tw1 = pair(8, 6)
@@ -340,6 +346,9 @@ def test_vmap_refuses_what_it_cannot_batch_and_never_reads_placeholders():
         vmap(lambda r: F.dropout(r, 0.5))(x)
     with pytest.raises(RuntimeError, match="vmap: .*batch_norm"):
         vmap(lambda r: F.batch_norm(r.reshape(2, 2), None, None, training=True))(x)
+    # in place: the batched tensor's data is a placeholder that cannot be written
+    with pytest.raises(RuntimeError, match="vmap: numpy's copyto"):
+        vmap(lambda r: r.add_(1))(x)
     # a raw numpy call on a batched tensor's data fails instead of reading placeholders
     with pytest.raises(RuntimeError, match="vmap: numpy's"):
         vmap(lambda r: wb.tensor(np.exp(r._data)))(x)
