@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import state
 from ..autograd import grad_mode
 from ..autograd.dispatch import apply_op
 from ..autograd.graph import OpNode
@@ -85,9 +86,7 @@ def _attr_values(attrs: dict):
 
 def _record(op, inputs: tuple, attrs, result: Tensor) -> None:
     """The autograd node of the batched call, as apply_op records one."""
-    from .. import state
-
-    needs_grad = any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    needs_grad = any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
     if needs_grad and state.grad_mode.records and op.differentiable:
         record = (state.in_use.stages and state.stage.record) or OpNode
         record(op, inputs, attrs, result)
