@@ -16,6 +16,7 @@ import torch.func as tf
 
 import workbench as wb
 import workbench.nn.functional as F
+from tests.fake_gpu import pretend_gpu  # noqa: F401  (a fixture)
 from tests.samples import all_samples
 from workbench.func import grad, grad_and_value, jacrev, vjp, vmap
 from workbench.func.batching import REFUSED, RULES
@@ -372,3 +373,14 @@ def test_differentiating_through_vmap_is_refused_not_silently_zero():
     out = vmap(lambda r: w * 2)(x.detach())
     out.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), np.full(4, 6.0))
+
+
+@pytest.mark.usefixtures("pretend_gpu")
+def test_on_a_gpu_the_reverse_transforms_work_and_vmap_refuses():
+    x = wb.randn(4, 3, device="cuda")
+    g = grad(lambda r: (r.tanh() * r).sum())(x)
+    assert g.device.type == "cuda"
+    expected = grad(lambda r: (r.tanh() * r).sum())(x.cpu())
+    np.testing.assert_allclose(g.cpu().numpy(), expected.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="vmap runs on the CPU only"):
+        vmap(lambda r: r.sum())(x)

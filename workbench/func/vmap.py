@@ -133,6 +133,12 @@ def _batch_size(args: tuple, dims: tuple, name: str) -> int:
                 f"but that input is a Tensor of dimensionality {x.ndim} so expected in_dim to "
                 f"satisfy {-x.ndim} <= in_dim < {x.ndim}."
             )
+        if x.device.type != "cpu":
+            raise RuntimeError(
+                f"vmap({name}, ...)(<inputs>): an input is on {x.device}; vmap runs on the "
+                "CPU only (a batched tensor's stand-in is a numpy array): move the inputs "
+                "with .cpu() first"
+            )
         sizes.append(x.shape[d])
     if not sizes:
         raise ValueError(
