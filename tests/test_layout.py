@@ -47,6 +47,9 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"nn/utils.py", "utils/"}): (
         "PyTorch's paths: torch.nn.utils (gradient clipping) and torch.utils (data, checkpoint)"
     ),
+    frozenset({"autograd/function.py", "func/"}): (
+        "PyTorch's paths: torch.autograd.function (Function) and torch.func (the transforms)"
+    ),
     frozenset({"autograd/graph.py", "viz/graph.py"}): (
         "torch.autograd.graph (nodes, saved-tensor hooks) and the drawing of a graph"
     ),

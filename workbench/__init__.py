@@ -22,6 +22,7 @@ from . import (
     backends,
     cuda,
     events,
+    func,  # wb.func: grad, vjp, jacrev, vmap (torch.func's transforms)
     trace,  # callable: wb.trace() records; light (json and numpy only)
 )
 from .autograd import (

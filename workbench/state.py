@@ -21,7 +21,12 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
  (the stage recorder)                     (autograd/recompute.py)
 ``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
-``in_use``             whole process      counts of the two above, kept by their setters
+``transforms``         one per thread     ``wb.func``: the vmap levels running
+ (vmap levels, grad                       (``vmap_level``, func/vmap.py) and the
+ transform depth)                         grad transforms (``grad_transform``,
+                                          func/reverse.py)
+``in_use``             whole process      counts of the three above, kept by their
+                                          setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
 ``default_device``     whole process      ``set_default_device`` (devices.py), via
@@ -171,6 +176,7 @@ class InUse:
 
     stages = 0
     saved_hooks = 0
+    vmaps = 0  # threads inside a wb.func.vmap: apply_op asks the batching rules
 
 
 in_use = InUse()
@@ -215,6 +221,49 @@ def stage_recorder_paused() -> Iterator[None]:
         yield
     finally:
         set_stage_recorder(recording)
+
+
+# ----------------------------------------------------------- function transforms
+
+
+class Transforms(threading.local):
+    """This thread's ``wb.func`` transforms: ``levels``, the vmap levels running
+    (innermost last, numbered from 1), and ``grad_depth``, how many grad transforms
+    are running (the outermost one hands back tensors with no history)."""
+
+    levels: tuple = ()
+    grad_depth = 0
+
+
+transforms = Transforms()
+
+
+@contextlib.contextmanager
+def vmap_level() -> Iterator[int]:
+    """A vmap runs inside the block; yields its level."""
+    outer = transforms.levels
+    level = len(outer) + 1
+    _count("vmaps", bool(outer), True)
+    transforms.levels = (*outer, level)
+    try:
+        yield level
+    finally:
+        transforms.levels = outer
+        _count("vmaps", True, bool(outer))
+
+
+@contextlib.contextmanager
+def grad_transform() -> Iterator[None]:
+    """A grad transform runs inside the block."""
+    transforms.grad_depth += 1
+    try:
+        yield
+    finally:
+        transforms.grad_depth -= 1
+
+
+def in_grad_transform() -> bool:
+    return transforms.grad_depth > 0
 
 
 # ----------------------------------------------------------- saved-tensor hooks

@@ -41,6 +41,7 @@ MODULES = {
     "torch.utils.checkpoint": "workbench.utils.checkpoint",
     "torch.autograd": "workbench.autograd",
     "torch.autograd.functional": "workbench.autograd.functional",
+    "torch.func": "workbench.func",
     "torch.cuda": "workbench.cuda",
     "torch.accelerator": "workbench.accelerator",
     "torch.backends": "workbench.backends",
@@ -116,8 +117,6 @@ REFUSED = {
     "with .half() or .bfloat16() by hand",
     "torch.autocast": "mixed precision (autocast, GradScaler) is not part of the workbench",
     "torch.profiler": "the profiler is not part of the workbench",
-    "torch.func": "torch.func's transforms (vmap, grad, jacrev) are not part of this workbench; "
-    "torch.autograd.functional has jacobian, hessian, vjp, jvp, hvp",
     "torch.nn.RNN": "recurrent layers (RNN, LSTM, GRU) are not part of the workbench",
     "torch.nn.LSTM": "recurrent layers (RNN, LSTM, GRU) are not part of the workbench",
     "torch.nn.GRU": "recurrent layers (RNN, LSTM, GRU) are not part of the workbench",

@@ -88,6 +88,12 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
     with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
     node when grad mode records and an input requires grad; an event if someone listens."""
+    if state.in_use.vmaps:  # a wb.func.vmap runs: a batched input goes to its batching rule
+        from ..func.batching import batched_call
+
+        batched = batched_call(op, inputs, attrs)
+        if batched is not None:
+            return batched
     recording = state.grad_mode.records
     arrays, requires_grad = [], False
     for x in inputs:

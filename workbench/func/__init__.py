@@ -1,0 +1,12 @@
+"""``workbench.func``: function transforms with ``torch.func``'s names and semantics.
+
+``grad``, ``grad_and_value``, ``vjp`` and ``jacrev`` (``reverse.py``) differentiate a
+function with the workbench's own reverse mode; ``vmap`` (``vmap.py``) runs a function of
+one example on a whole batch, each op by its batching rule (``batching.py``). They
+compose: ``vmap(grad(loss))`` gives per-example gradients, ``jacrev(grad(f))`` a Hessian.
+"""
+
+from .reverse import grad, grad_and_value, jacrev, vjp
+from .vmap import vmap
+
+__all__ = ["grad", "grad_and_value", "jacrev", "vjp", "vmap"]

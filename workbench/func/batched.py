@@ -1,0 +1,134 @@
+"""What a tensor is inside :func:`workbench.func.vmap`: one example's shape outside, the
+whole batch inside.
+
+A batched tensor is an ordinary :class:`~workbench.Tensor` whose ``_data`` is a
+:class:`BatchedArray`: an array of the *logical* shape (one example's), holding no
+values of its own, that carries the *physical* array (the batch dimension first) and
+the vmap level it belongs to. Everything that reads a tensor's shape or dtype (the
+Python side of every op, the autograd graph, the engine's shape checks) therefore sees
+one example, as the function under vmap expects; every op reaches
+:func:`workbench.autograd.dispatch.apply_op`, which hands a call with a batched input to
+its batching rule (``batching.py``), and the rule runs the op on the physical arrays.
+
+The stand-in holds no values: numpy functions and ufuncs on it raise, so a path that
+reads a tensor's numbers without going through an op fails loudly instead of quietly
+computing on the wrong data. Two exceptions: ``np.ones_like`` and ``np.zeros_like``
+(the engine seeds ``ȳ = 1`` with them, and a constant is the same for every example),
+and min, max, any and all over the whole array, which the ops' argument checks use
+("is every index in range?"): they read the whole batch, so a bad value in any
+example raises the op's error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+class BatchedArray(np.ndarray):
+    """The logical-shape stand-in of a batched tensor (see the module docstring)."""
+
+    physical = None  # the batch of arrays: batch dimension first
+    level = 0  # the vmap it belongs to: 1 for the outermost
+
+    def __array_finalize__(self, obj) -> None:
+        # An array derived from a stand-in (a copy, a reshape) is not batched: its
+        # ``physical`` stays None and using it in an op raises (see batching.unwrap).
+        self.physical = None
+        self.level = 0
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _WHOLE_BATCH and kwargs.get("axis") is None and len(args) == 1:
+            return func(self.physical, **kwargs)
+        if func in (np.ones_like, np.zeros_like):
+            shape = kwargs.get("shape") or self.shape
+            dtype = kwargs.get("dtype") or self.dtype
+            return np.ones(shape, dtype) if func is np.ones_like else np.zeros(shape, dtype)
+        raise _raw_numpy(func.__name__)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "reduce" and ufunc in _WHOLE_BATCH_UFUNCS and kwargs.get("axis") is None:
+            (array,) = inputs
+            return getattr(ufunc, method)(array.physical, **kwargs)
+        raise _raw_numpy(ufunc.__name__)
+
+    def item(self, *args):
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+            "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+            "other operations."
+        )
+
+    def tolist(self):
+        raise RuntimeError("vmap: a batched tensor cannot become a Python list inside vmap")
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet, please shout over at "
+            "https://github.com/pytorch/functorch/issues/257 ."
+        )
+
+    __float__ = __int__ = __index__ = item
+
+
+_WHOLE_BATCH = (np.min, np.max, np.amin, np.amax, np.any, np.all)
+_WHOLE_BATCH_UFUNCS = (np.minimum, np.maximum, np.logical_or, np.logical_and)
+
+
+def _raw_numpy(name: str) -> RuntimeError:
+    return RuntimeError(
+        f"vmap: numpy's {name} was called on a batched tensor's data outside an op; only "
+        "workbench ops can run under vmap"
+    )
+
+
+class NoValues(np.ndarray):
+    """The one-element buffer behind every stand-in: ``np.asarray(stand_in)`` drops the
+    BatchedArray type but keeps this one as its ``.base``, so :func:`read_from_batch`
+    still sees where such an array came from."""
+
+
+def read_from_batch(array) -> bool:
+    """Whether ``array`` is a stand-in, or an array numpy made from one (its numbers
+    would be placeholders: an op given one as an argument must refuse it)."""
+    while isinstance(array, np.ndarray):
+        if isinstance(array, (BatchedArray, NoValues)):
+            return True
+        array = array.base
+    return False
+
+
+def batched(physical: np.ndarray, level: int) -> BatchedArray:
+    """The stand-in for a batch ``physical`` (batch dimension first) at vmap ``level``."""
+    buffer = np.zeros((), physical.dtype).view(NoValues)
+    stand_in = np.broadcast_to(buffer, physical.shape[1:], subok=True)
+    stand_in = stand_in.view(BatchedArray)
+    stand_in.physical = physical
+    stand_in.level = level
+    return stand_in
+
+
+def level_of(x) -> int:
+    """The vmap level of ``x``'s batch dimension; 0 for a tensor that is not batched."""
+    if isinstance(x, Tensor) and type(x._data) is BatchedArray:
+        if x._data.physical is None:
+            raise RuntimeError(
+                "vmap: a tensor made from a batched tensor's data outside an op (a copy "
+                "or a reshape of its array) was passed to an op"
+            )
+        return x._data.level
+    return 0
+
+
+def physical(x: Tensor) -> Tensor:
+    """The batch behind the batched tensor ``x``: a tensor with the batch dimension first
+    (itself batched at a lower level under nested vmaps). It has no history."""
+    return Tensor._make(x._data.physical)
+
+
+def wrap(physical_tensor: Tensor, level: int) -> Tensor:
+    """A batched tensor at ``level`` whose examples are the slices of ``physical_tensor``
+    along its first dimension."""
+    return Tensor._make(batched(physical_tensor._data, level))

@@ -1,0 +1,246 @@
+"""Reverse-mode transforms: ``grad``, ``grad_and_value``, ``vjp`` and ``jacrev``, as
+``torch.func`` names them, built on the workbench's own ``autograd.grad``.
+
+Each transform gives the arguments it differentiates a fresh place on the graph (a
+clone when an outer transform is already watching them, a new leaf otherwise), runs the
+function, and asks ``autograd.grad`` for the gradients with ``create_graph=True``, so
+that an outer transform can differentiate them again: ``grad(grad(f))`` and
+``jacrev(grad(f))`` are the same code run twice. The outermost transform hands back
+tensors with no history, as ``torch.func`` does.
+
+``jacrev`` builds the Jacobian row by row: one backward pass per output element.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable
+
+from .. import ops, state
+from ..autograd import engine, grad_mode
+from ..factories import zeros_like
+from ..tensor import Tensor
+
+
+# ---------------------------------------------------------------- argnums
+def _positions(argnums, count: int) -> tuple:
+    """The argument positions ``argnums`` names, checked as torch.func checks them."""
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        return (_position(argnums, count),)
+    if not isinstance(argnums, tuple) or not all(
+        isinstance(a, int) and not isinstance(a, bool) for a in argnums
+    ):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return tuple(_position(a, count) for a in argnums)
+
+
+def _position(argnum: int, count: int) -> int:
+    if not -count <= argnum < count:
+        raise RuntimeError(f"Got argnum={argnum}, but only {count} positional inputs")
+    return argnum % count
+
+
+# ---------------------------------------------------------------- leaves
+def _watched(x):
+    """``x`` (a tensor, or a tuple/list of them) on a fresh spot of the graph."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(_watched(t) for t in x)
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if x.requires_grad:  # an outer transform watches x: stay on its graph
+        return ops.clone(x)
+    return x.detach().requires_grad_(True)
+
+
+def _flat(x) -> list:
+    if isinstance(x, (tuple, list)):
+        return [t for item in x for t in _flat(item)]
+    return [x]
+
+
+def _shaped(flat: list, like):
+    """``flat`` put back in the nesting of ``like``."""
+    items = iter(flat)
+
+    def build(template):
+        if isinstance(template, (tuple, list)):
+            return type(template)(build(t) for t in template)
+        return next(items)
+
+    return build(like)
+
+
+def _gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
+    """d⟨outputs, cotangents⟩/d inputs, zeros where an input does not reach the outputs."""
+    reached = [o for o in outputs if o.requires_grad]
+    if not reached:
+        return [zeros_like(x) for x in inputs]
+    if cotangents is not None:
+        cotangents = [c for o, c in zip(outputs, cotangents) if o.requires_grad]
+    grads = engine.grad(
+        reached, inputs, cotangents, retain_graph=True, create_graph=True, allow_unused=True
+    )
+    return [zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
+
+
+def _released(value):
+    """What the outermost transform returns: the same tensors with no history."""
+    if state.in_grad_transform():
+        return value
+    if isinstance(value, Tensor):
+        return value.detach()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_released(v) for v in value)
+    if isinstance(value, dict):
+        return {key: _released(v) for key, v in value.items()}
+    return value
+
+
+@contextlib.contextmanager
+def _transform():
+    """Inside: one more grad transform running (see ``state.grad_transform``), grad mode on."""
+    with state.grad_transform(), grad_mode.enable_grad():
+        yield
+
+
+def _split_aux(output, has_aux: bool, api: str):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(
+            f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+        )
+    return output
+
+
+# ---------------------------------------------------------------- the transforms
+def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """``func``'s gradient w.r.t. the arguments ``argnums`` names, and its value:
+    ``(grad, value)``, or ``(grad, (value, aux))`` with ``has_aux``."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        api = "grad_and_value(f)(*args)"
+        positions = _positions(argnums, len(args))
+        with _transform():
+            args = list(args)
+            for p in positions:
+                args[p] = _watched(args[p])
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, api)
+            if not isinstance(output, Tensor):
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
+                )
+            if output.dim() != 0:
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                    f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
+                    "instead?"
+                )
+            wrt = [args[p] for p in positions]
+            flat = _gradients([output], _flat(wrt), None)
+            grads = _shaped(flat, wrt if isinstance(argnums, tuple) else wrt[0])
+        value = (output, aux) if has_aux else output
+        return _released(grads), _released(value)
+
+    return wrapper
+
+
+def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """The gradient of the scalar function ``func`` w.r.t. the arguments ``argnums``
+    names (``(grad, aux)`` with ``has_aux``)."""
+    both = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = both(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vjp(func: Callable, *primals, has_aux: bool = False):
+    """``(func(*primals), vjp_fn)``, plus ``aux`` with ``has_aux``: ``vjp_fn(v)`` is
+    vᵀ·J, one tensor per primal, for a ``v`` shaped like the output."""
+    api = "vjp(f, *primals)"
+    with _transform():
+        watched = [_watched(p) for p in primals]
+        output, aux = _split_aux(func(*watched), has_aux, api)
+        outputs = _flat(output)
+        for o in outputs:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(
+                    f"{api}: expected f(*primals) to return only tensors, got unsupported "
+                    f"type {type(o)}"
+                )
+
+    def vjp_fn(cotangents):
+        cotangents = _flat(cotangents)
+        if len(cotangents) != len(outputs):
+            raise RuntimeError(
+                f"Expected pytree structure of cotangents to be the same as pytree structure "
+                f"of outputs to the function: {len(cotangents)} cotangents for "
+                f"{len(outputs)} outputs"
+            )
+        for i, (c, o) in enumerate(zip(cotangents, outputs)):
+            if not isinstance(c, Tensor):
+                raise RuntimeError(f"vjp_fn: cotangent {i} must be a Tensor, got {type(c)}")
+            if c.shape != o.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(c.shape)} "
+                    f"and output[{i}] has a shape of {tuple(o.shape)}."
+                )
+        with _transform():
+            flat = _gradients(outputs, _flat(watched), cotangents)
+        return _released(tuple(_shaped(flat, watched)))
+
+    value = _released(output)
+    return (value, vjp_fn, _released(aux)) if has_aux else (value, vjp_fn)
+
+
+def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """The Jacobian of ``func`` w.r.t. the arguments ``argnums`` names, row by row: one
+    backward pass per element of the output; its shape is ``output.shape + input.shape``."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        positions = _positions(argnums, len(args))
+        with _transform():
+            args = list(args)
+            for p in positions:
+                args[p] = _watched(args[p])
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f)(*args)")
+            if not isinstance(output, Tensor):
+                raise RuntimeError(
+                    f"jacrev(f)(*args): expected f(*args) to return a Tensor, got {type(output)}"
+                )
+            wrt = _flat([args[p] for p in positions])
+            jacobians = _rows(output, wrt)
+            result = jacobians if isinstance(argnums, tuple) else jacobians[0]
+        return _released((result, aux)) if has_aux else _released(result)
+
+    return wrapper
+
+
+def _rows(output: Tensor, inputs: list) -> list:
+    """One backward pass per output element (a one-hot cotangent each), stacked."""
+    count = output.numel()
+    flat_rows: list[list] = [[] for _ in inputs]
+    for i in range(count):
+        one_hot = zeros_like(output).reshape(-1)
+        one_hot[i] = 1
+        cotangent = one_hot.reshape(output.shape)
+        for rows, g in zip(flat_rows, _gradients([output], inputs, [cotangent])):
+            rows.append(g)
+    jacobians = []
+    for x, rows in zip(inputs, flat_rows):
+        if count == 0:
+            jacobians.append(zeros_like(x).reshape(*output.shape, *x.shape))
+            continue
+        jacobians.append(ops.stack(rows).reshape(*output.shape, *x.shape))
+    return jacobians

@@ -1,0 +1,209 @@
+"""``vmap``: a function of one example, run on a whole batch at once.
+
+``vmap(f)(xs)`` calls ``f`` once, on batched tensors (``batched.py``) that look like one
+example each; every op inside runs its batching rule (``batching.py``) on the whole
+batch. There is no loop over the examples anywhere: an op without a rule stops vmap
+with an error naming it.
+
+Gradients flow *inside* vmap (``vmap(grad(loss))``), not through it: the batched
+tensors hand their results back without history, so a vmap whose inputs or outputs
+require grad under grad mode stops with an error that says so, rather than let an
+outer ``grad`` or ``backward`` see a function that does not depend on its inputs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from .. import state
+from ..tensor import Tensor
+from . import batched as B
+from .batching import run
+
+
+def vmap(
+    func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None
+) -> Callable:
+    """``func`` mapped over dim ``in_dims`` of its inputs (an int for all, or a tuple
+    with one entry per argument, None for an argument that is not batched, nested as
+    the arguments are); the outputs carry the batch dim at ``out_dims``."""
+    if randomness != "error":
+        raise ValueError(
+            f"Only allowed values for randomness are 'error'; got {randomness!r} "
+            "(the workbench has no batched random ops)"
+        )
+    if chunk_size is not None:
+        raise ValueError("vmap: chunk_size is not supported: the whole batch runs at once")
+
+    @functools.wraps(func)
+    def batched_func(*args, **kwargs):
+        name = getattr(func, "__name__", repr(func))
+        dims = _in_dims(in_dims, args, name)
+        size = _batch_size(args, dims, name)
+        _no_history("an input", [x for x, d in _leaves(args, dims) if d is not None])
+        with state.vmap_level() as level:
+            inputs = _map(lambda x, d: x if d is None else _batched(x, d, level), args, dims)
+            outputs = func(*inputs, **kwargs)
+        batched_outputs = [o for o, _ in _leaves(outputs, outputs) if B.level_of(o) == level]
+        _no_history("an output", batched_outputs)
+        return _unbatched_outputs(outputs, out_dims, level, size, name)
+
+    return batched_func
+
+
+def _no_history(what: str, tensors) -> None:
+    """Refuse to differentiate through vmap (see the module docstring)."""
+    if not state.grad_mode.records:
+        return
+    for x in tensors:
+        if isinstance(x, Tensor) and x.requires_grad:
+            raise RuntimeError(
+                f"vmap: {what} requires grad, and differentiating through vmap is not "
+                "supported: put the transform inside it (vmap(grad(f))), or call vmap under "
+                "wb.no_grad()"
+            )
+
+
+# ---------------------------------------------------------------- inputs
+def _in_dims(in_dims, args: tuple, name: str) -> tuple:
+    """One in_dim per argument (nested as the arguments are), with PyTorch's errors."""
+    if isinstance(in_dims, int) and not isinstance(in_dims, bool):
+        return tuple(_spread(in_dims, a) for a in args)
+    if not isinstance(in_dims, tuple):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int "
+            "or a (potentially nested) tuple matching the structure of inputs, got: "
+            f"{type(in_dims)}."
+        )
+    if len(in_dims) != len(args):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+            f"the structure of `inputs`: in_dims has {len(in_dims)} entries but there are "
+            f"{len(args)} inputs."
+        )
+    return tuple(_spread(d, a) for d, a in zip(in_dims, args))
+
+
+def _spread(dim, arg):
+    """``dim`` for every tensor in ``arg`` (a tensor, or a tuple/list of them)."""
+    if isinstance(arg, (tuple, list)):
+        if isinstance(dim, (tuple, list)):
+            if len(dim) != len(arg):
+                raise ValueError(
+                    f"vmap: in_dims {dim} is not compatible with the structure of an input "
+                    f"of {len(arg)} entries."
+                )
+            return type(arg)(_spread(d, a) for d, a in zip(dim, arg))
+        return type(arg)(_spread(dim, a) for a in arg)
+    return dim
+
+
+def _map(function, args, dims):
+    """``function(x, dim)`` over every leaf of ``args`` (nested tuples and lists)."""
+    if isinstance(args, (tuple, list)):
+        return type(args)(_map(function, a, d) for a, d in zip(args, dims))
+    return function(args, dims)
+
+
+def _leaves(args, dims) -> list:
+    if isinstance(args, (tuple, list)):
+        return [pair for a, d in zip(args, dims) for pair in _leaves(a, d)]
+    return [(args, dims)]
+
+
+def _batch_size(args: tuple, dims: tuple, name: str) -> int:
+    sizes = []
+    for x, d in _leaves(args, dims):
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise ValueError(
+                f"vmap({name}, ...)(<inputs>): in_dims must be ints or None, got {d!r}."
+            )
+        if not isinstance(x, Tensor):
+            raise ValueError(
+                f"vmap({name}, in_dims=..., ...)(<inputs>): Got in_dim={d} for an input but "
+                f"the input is of type {type(x)}. We cannot vmap over non-Tensor arguments, "
+                "please use None as the respective in_dim"
+            )
+        if not -x.ndim <= d < x.ndim:
+            raise ValueError(
+                f"vmap({name}, in_dims=..., ...)(<inputs>): Got in_dim={d} for some input, "
+                f"but that input is a Tensor of dimensionality {x.ndim} so expected in_dim to "
+                f"satisfy {-x.ndim} <= in_dim < {x.ndim}."
+            )
+        if x.device.type != "cpu":
+            raise RuntimeError(
+                f"vmap({name}, ...)(<inputs>): an input is on {x.device}; vmap runs on the "
+                "CPU only (a batched tensor's stand-in is a numpy array): move the inputs "
+                "with .cpu() first"
+            )
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(
+            f"vmap({name}, in_dims=..., ...)(<inputs>): at least one input must be a Tensor "
+            "mapped over a dimension (in_dims all None)."
+        )
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+            f"sizes {sizes} for the mapped dimension"
+        )
+    return sizes[0]
+
+
+def _batched(x: Tensor, dim: int, level: int) -> Tensor:
+    """``x`` as a batched tensor at ``level``, its dim ``dim`` the batch."""
+    dim %= x.ndim
+    if dim:
+        order = (dim, *(d for d in range(x.ndim) if d != dim))
+        x = run("permute", [x], {"dims": order})
+    return B.wrap(x, level)
+
+
+# ---------------------------------------------------------------- outputs
+def _unbatched_outputs(outputs, out_dims, level: int, size: int, name: str):
+    if isinstance(outputs, (tuple, list)):
+        if isinstance(out_dims, (tuple, list)):
+            if len(out_dims) != len(outputs):
+                raise ValueError(
+                    f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                    f"compatible with the structure of `outputs`: {len(out_dims)} out_dims "
+                    f"for {len(outputs)} outputs."
+                )
+            return type(outputs)(
+                _unbatched_outputs(o, d, level, size, name) for o, d in zip(outputs, out_dims)
+            )
+        return type(outputs)(_unbatched_outputs(o, out_dims, level, size, name) for o in outputs)
+    if not isinstance(outputs, Tensor):
+        raise ValueError(
+            f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+            f"{type(outputs)}. Did you mean to set out_dims= to None for output?"
+        )
+    return _unbatched(outputs, out_dims, level, size, name)
+
+
+def _unbatched(out: Tensor, out_dim, level: int, size: int, name: str) -> Tensor:
+    """The batch behind ``out`` with its batch dim at ``out_dim`` (an output that does not
+    depend on the batch is repeated along it, as PyTorch does)."""
+    is_batched = B.level_of(out) == level
+    if out_dim is None:
+        if is_batched:
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+            )
+        return out
+    full = B.physical(out) if is_batched else run("expand", [out], {"shape": (size, *out.shape)})
+    ndim = full.ndim
+    if not -ndim <= out_dim < ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but "
+            f"got {out_dim})"
+        )
+    out_dim %= ndim
+    if out_dim == 0:
+        return full
+    order = list(range(1, ndim))
+    order.insert(out_dim, 0)
+    return run("permute", [full], {"dims": tuple(order)})
