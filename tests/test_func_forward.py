@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import numpy as np
 import pytest
 
@@ -20,17 +17,8 @@ U, V = RNG.standard_normal((3,)), RNG.standard_normal((2, 3))
 
 @pytest.fixture(scope="module")
 def fwd():
-    """``workbench.func.forward``, imported for these tests and forgotten after them.
-
-    ``workbench.func`` is wired into the package (and into the compatibility table, which
-    says torch.func is refused) when torch.func's other transforms join it. Until then,
-    importing the module would add ``wb.func`` for every test that runs after this file
-    is collected, so the import happens here, and is undone at the end.
-    """
-    yield importlib.import_module("workbench.func.forward")
-    for name in ("workbench.func.forward", "workbench.func"):
-        sys.modules.pop(name, None)
-    vars(wb).pop("func", None)
+    """``wb.func``, where the forward-mode transforms sit beside the reverse-mode ones."""
+    return wb.func
 
 
 def _both(values):

@@ -4,9 +4,23 @@
 function with the workbench's own reverse mode; ``vmap`` (``vmap.py``) runs a function of
 one example on a whole batch, each op by its batching rule (``batching.py``). They
 compose: ``vmap(grad(loss))`` gives per-example gradients, ``jacrev(grad(f))`` a Hessian.
+``jvp``, ``jacfwd``, ``hessian`` and ``linearize`` (``forward.py``) push tangents forward
+with the dual numbers of :mod:`workbench.autograd.forward_ad`: ``jacfwd`` builds a
+Jacobian one column per input, ``jacrev`` one row per output.
 """
 
+from .forward import hessian, jacfwd, jvp, linearize
 from .reverse import grad, grad_and_value, jacrev, vjp
 from .vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "jacrev", "vjp", "vmap"]
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "vjp",
+    "vmap",
+]

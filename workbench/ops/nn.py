@@ -523,12 +523,14 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
     pred_ndim = predictions.ndim
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
     t = targets._data
-    bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
-    if bad.any():  # one question to a GPU, which waits for it to answer
-        raise IndexError(
-            f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
-            f"{classes} classes {_shapes(predictions, targets)}"
-        )
+    # How far the targets reach outside 0 … C − 1: one question to a GPU (it waits to answer)
+    if t.size and np.maximum(-t.min(), t.max() - (classes - 1)) > 0:
+        bad = (t != ignore_index) & ((t < 0) | (t >= classes))
+        if bad.any():
+            raise IndexError(
+                f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
+                f"{classes} classes {_shapes(predictions, targets)}"
+            )
     if weights is not None and tuple(weights.shape) != (classes,):
         raise RuntimeError(
             f"{op}: weight tensor should be defined either for all {classes} classes or no "
