@@ -2,11 +2,13 @@
 
 * per-sample gradients: ``vmap(grad(loss))`` over 256 examples of a 784-64-10 MLP
   (tanh, cross-entropy), each example its own batch of one;
-* ``jacrev`` of a 100 → 100 function (``tanh(W x) * x``).
+* ``jacrev`` and ``jacfwd`` of a 100 → 100 function (``tanh(W x) * x``);
+* ``hessian`` of a 100-input scalar function (``sum(tanh(W x) * x)``), forward over reverse.
 
 Both libraries run the same functions on the same numbers (checked before timing).
-Workbench's jacrev is one backward pass per output row (100 passes), as the lesson on
-forward and reverse mode counts them; torch.func vmaps its vjp over the rows.
+Workbench's jacrev is one backward pass per output row (100 passes) and its jacfwd one
+forward pass per input column, as the lesson on forward and reverse mode counts them;
+torch.func vmaps its vjp and jvp over the rows and columns.
 
 Prints one JSON line: milliseconds per call of each and the ratio workbench / torch.
 """
@@ -58,36 +60,36 @@ def main() -> None:
 
     w = rng.standard_normal((WIDTH, WIDTH)).astype(np.float32) / 10
     x = rng.standard_normal(WIDTH).astype(np.float32)
-    jac_wb = wb.func.jacrev(jacobian_function(wb.tensor(w)))
-    jac_torch = torch.func.jacrev(jacobian_function(torch.from_numpy(w)))
-    np.testing.assert_allclose(
-        jac_wb(wb.tensor(x)).numpy(), jac_torch(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-6
-    )
-
-    per_sample = best_per_call(
-        {
+    contenders = {
+        "vmap_grad_mlp_784_64_10_x256": {
             "workbench": lambda: vmap_grad_wb(*ours),
             "torch": lambda: vmap_grad_torch(*theirs),
-        },
-        number=3,
-        rounds=5,
-    )
-    jacobian = best_per_call(
-        {
-            "workbench": lambda: jac_wb(wb.tensor(x)),
-            "torch": lambda: jac_torch(torch.from_numpy(x)),
-        },
-        number=3,
-        rounds=5,
-    )
-    emit(
-        {
-            "benchmark": "func",
-            "machine": machine(),
-            "vmap_grad_mlp_784_64_10_x256": _timed(per_sample),
-            "jacrev_100_to_100": _timed(jacobian),
         }
-    )
+    }
+    x_wb, x_torch = wb.tensor(x), torch.from_numpy(x)
+    for name in ("jacrev", "jacfwd"):
+        ours_fn = getattr(wb.func, name)(jacobian_function(wb.tensor(w)))
+        theirs_fn = getattr(torch.func, name)(jacobian_function(torch.from_numpy(w)))
+        _same(ours_fn(x_wb), theirs_fn(x_torch))
+        contenders[f"{name}_100_to_100"] = {
+            "workbench": lambda f=ours_fn: f(x_wb),
+            "torch": lambda f=theirs_fn: f(x_torch),
+        }
+    hessian_wb = wb.func.hessian(lambda v: jacobian_function(wb.tensor(w))(v).sum())
+    hessian_torch = torch.func.hessian(lambda v: jacobian_function(torch.from_numpy(w))(v).sum())
+    _same(hessian_wb(x_wb), hessian_torch(x_torch))
+    contenders["hessian_100_inputs"] = {
+        "workbench": lambda: hessian_wb(x_wb),
+        "torch": lambda: hessian_torch(x_torch),
+    }
+    record = {"benchmark": "func", "machine": machine()}
+    for name, pair in contenders.items():
+        record[name] = _timed(best_per_call(pair, number=3, rounds=5))
+    emit(record)
+
+
+def _same(ours, theirs) -> None:
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
 
 
 def _timed(best: dict) -> dict:
