@@ -124,8 +124,9 @@ class GradientFlow:
             )
         return FlowVerdict(
             "exploding",
-            f"Exploding: {what}. The learning rate is too large: each step overshoots, "
-            "and the next gradient is larger still. Lower the learning rate.",
+            f"Exploding: {what}. The learning rate is too large: a step that rewrites a "
+            "weight instead of adjusting it overshoots what the gradient pointed at. "
+            "Lower the learning rate.",
         )
 
     def first_to_last(self) -> float:
