@@ -94,10 +94,28 @@ def test_a_deep_sigmoid_net_vanishes_and_relu_with_he_init_cures_it(seed):
 def test_a_too_large_learning_rate_explodes_and_a_smaller_one_cures_it(seed):
     sick, sick_losses = train(seeded(seed, lambda: stack(nn.ReLU, 3)), lr=5.0)
     assert sick.kind == "exploding", sick.message
-    assert "learning rate is too large" in sick.message
+    assert "learning rate is too large" in sick.message and "init" not in sick.message
     cured, cured_losses = train(seeded(seed, lambda: stack(nn.ReLU, 3)), lr=0.5)
     assert cured.kind == "healthy", cured.message
     assert cured_losses[-1] < 0.8 * min(sick_losses[-10:])
+
+
+def thirty_times_he(weight):
+    he(weight)
+    with wb.no_grad():
+        weight.mul_(30.0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_weights_started_far_too_large_explode_and_he_init_cures_it(seed):
+    """The same explosion with a modest learning rate: the init is named, not the step."""
+    build = lambda init: lambda: init_weights(stack(nn.ReLU, 8), init)  # noqa: E731
+    sick, _ = train(seeded(seed, build(thirty_times_he)), lr=0.02, steps=20)
+    assert sick.kind == "exploding", sick.message
+    assert "too large from the start" in sick.message and "init" in sick.message
+    assert "learning rate is too large" not in sick.message
+    cured, _ = train(seeded(seed, build(he)), lr=0.02, steps=20)
+    assert cured.kind == "healthy", cured.message
 
 
 @pytest.mark.parametrize("seed", SEEDS)

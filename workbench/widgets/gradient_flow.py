@@ -31,6 +31,7 @@ from ..nn import Module, Sigmoid, Tanh
 HEALTHY_UPDATE = 1e-3  # the usual update-to-data ratio of a run that learns well
 TOO_LARGE_UPDATE = 0.5  # a step that moves a weight by half its size overshoots
 VANISHING_RATIO = 1e-3  # first layer's largest gradient over the last layer's
+HUGE_GRADIENT = 10.0  # a gradient this many times its weight's size: huge from the start
 SATURATED_SLOPE = 0.1  # a unit's slope below this share of its peak: saturated
 SATURATED_SHARE = 0.5  # more than this share of units saturated: marked
 
@@ -61,6 +62,7 @@ class GradientFlow:
             raise ValueError("GradientFlow: the model has no weight with two or more dims")
         self.grad_norms: list[np.ndarray] = []  # one row per step, one column per layer
         self.update_ratios: list[np.ndarray] = []
+        self.weight_norms: list[np.ndarray] = []  # each weight's size before the step
         self.saturation: list[float] = []  # one share per step that ran a saturating unit
         self._seen: list[tuple[int, int]] = []  # (saturated, units) since the last step
         self._before = self._weights()
@@ -86,15 +88,23 @@ class GradientFlow:
         slope = 1 - y**2 if isinstance(module, Tanh) else 4 * y * (1 - y)  # share of the peak
         self._seen.append((int((slope < SATURATED_SLOPE).sum()), y.size))
 
+    def _measure(self, after: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per layer: the gradient's norm, the step's relative size, the weight's norm."""
+        rows = []
+        with np.errstate(all="ignore"):  # an overflowed weight is measured, not warned about
+            for (_, p), old, new in zip(self.layers, self._before, after):
+                grad = np.linalg.norm(p.grad.numpy()) if p.grad is not None else 0.0
+                rows.append((grad, relative_change(old, new), np.linalg.norm(old)))
+        norms, ratios, sizes = np.array(rows, dtype=np.float64).T
+        return norms, ratios, sizes
+
     def record(self) -> None:
         """One step is done: read each weight's gradient and how far the step moved it."""
         after = self._weights()
-        norms, ratios = [], []
-        for (_, p), old, new in zip(self.layers, self._before, after):
-            norms.append(np.linalg.norm(p.grad.numpy()) if p.grad is not None else 0.0)
-            ratios.append(relative_change(old, new))
-        self.grad_norms.append(np.array(norms, dtype=np.float64))
-        self.update_ratios.append(np.array(ratios, dtype=np.float64))
+        norms, ratios, sizes = self._measure(after)
+        self.grad_norms.append(norms)
+        self.update_ratios.append(ratios)
+        self.weight_norms.append(sizes)
         if self._seen:
             saturated, units = np.sum(self._seen, axis=0)
             self.saturation.append(saturated / units)
@@ -109,25 +119,40 @@ class GradientFlow:
 
     def _exploding(self) -> FlowVerdict | None:
         norms, ratios = np.array(self.grad_norms), np.array(self.update_ratios)
-        overflow = ~np.isfinite(norms)
-        too_large = np.where(np.isfinite(ratios), ratios, np.inf) > TOO_LARGE_UPDATE
-        if not overflow.any() and not too_large.any():
-            return None
-        step, layer = np.argwhere(too_large | overflow)[0]
-        name = self.names[layer]
-        if overflow[step, layer]:
-            what = f"at step {step + 1} the gradient of {name} overflowed to inf or nan"
-        else:
+        overflow = ~np.isfinite(norms) | ~np.isfinite(ratios)
+        too_large = np.isfinite(ratios) & (ratios > TOO_LARGE_UPDATE)
+        if too_large.any():
+            step, layer = np.argwhere(too_large)[0]
+            name, ratio = self.names[layer], ratios[step, layer]
             what = (
-                f"at step {step + 1} one step changed {name} by {ratios[step, layer]:.0%} "
-                f"of its size (a healthy step changes a weight by about {HEALTHY_UPDATE:.1%})"
+                f"Exploding: at step {step + 1} one step changed {name} by {ratio:.0%} of its "
+                f"size (a healthy step changes a weight by about {HEALTHY_UPDATE:.1%})."
             )
-        return FlowVerdict(
-            "exploding",
-            f"Exploding: {what}. The learning rate is too large: a step that rewrites a "
-            "weight instead of adjusting it overshoots what the gradient pointed at. "
-            "Lower the learning rate.",
-        )
+            size = self.weight_norms[step][layer]
+            gradient = norms[step, layer] / size if size > 0 else np.inf
+            if gradient > HUGE_GRADIENT:  # huge before any learning rate could act on it
+                return FlowVerdict(
+                    "exploding",
+                    f"{what} Its gradient was {gradient:.0e} times its own size: the values "
+                    "are too large from the start, not the step. Start the weights smaller "
+                    "(the init), or scale the inputs.",
+                )
+            return FlowVerdict(
+                "exploding",
+                f"{what} The learning rate is too large: a step that rewrites a weight "
+                "instead of adjusting it overshoots what the gradient pointed at. Lower the "
+                "learning rate.",
+            )
+        if overflow.any():
+            step, layer = np.argwhere(overflow)[0]
+            return FlowVerdict(
+                "exploding",
+                f"Exploding: at step {step + 1} the gradient or the weights of "
+                f"{self.names[layer]} overflowed to inf or nan, though no step before it "
+                "changed a weight by more than half its size: look at the weights' init "
+                "(start them smaller), then at the learning rate.",
+            )
+        return None
 
     def first_to_last(self) -> float:
         """The first layer's largest gradient norm over the last layer's, over all steps."""

@@ -148,22 +148,23 @@ class TrainingMonitor(ClosingBox):
         self.status.value = self.status_html()
 
     def draw_flow(self, norms_axes, updates_axes) -> None:
-        """Per layer, the gradient norm and the update-to-data ratio at every step so far."""
+        """Per layer, the gradient norm and the update-to-data ratio at every step so far,
+        on log axes: zeros (a dead layer) and inf or nan (an overflow) are left out."""
         steps = np.arange(1, self.flow.steps + 1)
-        norms, updates = np.array(self.flow.grad_norms), np.array(self.flow.update_ratios)
-        for layer, name in enumerate(self.flow.names):
-            if self.flow.steps:
-                norms_axes.plot(steps, norms[:, layer], label=name)
-                updates_axes.plot(steps, updates[:, layer], label=name)
+        curves = [
+            (norms_axes, self.flow.grad_norms, "gradient norm per layer"),
+            (updates_axes, self.flow.update_ratios, "update / data per layer (-- 1e-3)"),
+        ]
         updates_axes.axhline(HEALTHY_UPDATE, color="grey", linestyle="--", linewidth=1)
-        for axes, title in [
-            (norms_axes, "gradient norm per layer"),
-            (updates_axes, "update / data per layer (-- 1e-3)"),
-        ]:
+        for axes, rows, title in curves:
+            values = np.array(rows, dtype=np.float64).reshape(len(rows), len(self.flow.names))
+            drawable = np.isfinite(values) & (values > 0)
+            for layer, name in enumerate(self.flow.names if drawable.any() else []):
+                axes.plot(steps, np.where(drawable[:, layer], values[:, layer], np.nan), label=name)
             axes.set(xlim=(0, self.steps), xlabel="step", title=title)
-            if self.flow.steps:
+            if drawable.any():
                 axes.set_yscale("log")
-        if self.flow.steps:
+        if norms_axes.get_legend_handles_labels()[0]:
             norms_axes.legend(fontsize=7)
 
     def _let_go(self) -> None:
