@@ -13,7 +13,7 @@ import torch
 from catalogue import Catalogue, Mistake, Right
 
 import workbench as wb
-from workbench.exercises.prediction_session import check_prediction_session
+from workbench.exercises.whole_pass import check_whole_pass
 
 ONES = np.ones((2, 2))
 X = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -31,7 +31,7 @@ def steps(x_bar=X_BAR, w_bar=W_BAR, b_bar=B_BAR, first=ONES, to_mul=ONES, w_grad
 
 SESSION = Catalogue(
     exercise="02-predict-session",
-    check=check_prediction_session,
+    check=check_whole_pass,
     mistakes=[
         Mistake(
             "b̄ not summed back to b's shape",

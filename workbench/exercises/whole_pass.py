@@ -7,7 +7,7 @@ down at once::
     def predicted_steps():
         return [step_1, step_2, ...]   # one prediction per step, as stepper.predict takes it
 
-:func:`check_prediction_session` runs :func:`session_loss`'s pass in a real stepper in
+:func:`check_whole_pass` runs :func:`session_loss`'s pass in a real stepper in
 predict mode and hands it the answers one by one, exactly as ``stepper.predict`` would
 take them from the learner, so each wrong step gets the stepper's own verdict: the
 exercise checkers' diagnoses (a broadcast gradient not summed back, a sign, a factor,
@@ -41,7 +41,7 @@ def session_loss() -> tuple[Tensor, Tensor, Tensor, Tensor]:
 
 
 @checker
-def check_prediction_session(predicted_steps: Callable[[], list]) -> Passed:
+def check_whole_pass(predicted_steps: Callable[[], list]) -> Passed:
     """``predicted_steps()`` must predict every step of :func:`session_loss`'s pass."""
     from ..widgets import BackwardStepper
 
