@@ -17,7 +17,7 @@ import pytest
 from catalogue import assert_named, assert_passes, parametrize
 
 ROOT = Path(__file__).resolve().parent.parent
-GROUPS = ("rules", "engine", "course_c", "course_d")
+GROUPS = ("rules", "engine", "course_c", "course_d", "predict")
 MIN_MISTAKES, MIN_RIGHTS = 3, 2
 
 

@@ -266,3 +266,33 @@ def test_picking_a_folded_node_inspects_it_without_opening_its_box():
     stepper.inspect(stepper.active)
     assert stepper.opened == [] and stepper.graph.selected == box
     assert "Inspecting" in stepper.inspector.value
+
+
+@pytest.mark.parametrize("view", ["backward", "both"])
+def test_a_value_shows_on_a_node_only_from_the_step_that_delivers_it(view):
+    """A second pass over a kept graph: before its steps deliver them, the leaves' labels
+    must not show the first pass's .grad, and each .grad caption is the one accumulated."""
+    x = wb.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True, name="x")
+    w = wb.tensor([0.5, -1.0, 2.0], requires_grad=True, name="w")
+    loss = wb.sigmoid(x * w).sum()
+    loss.backward(retain_graph=True)
+    first = {t.name: t.grad.numpy().copy() for t in (x, w)}
+    stepper = BackwardStepper(loss, view=view)
+    delivered = {}  # leaf name -> the step whose AccumulateGrad fills it
+    for step in range(1, stepper.total + 1):
+        stepper.go(step)
+        if stepper.record.leaf is not None:
+            delivered[stepper.record.leaf.name] = step
+        pictures = [stepper.graph.dot]
+        if stepper.forward_graph is not None:
+            pictures.append(stepper.forward_graph.dot)
+        labels = [label for dot in pictures for label in re.findall(r'label="([^"]*)"', dot)]
+        assert not any("grad " in label for label in labels), labels
+        captions = stepper.graph.captions.values()
+        shown = {text.split(".grad")[0] for text in captions if ".grad" in text}
+        assert shown == set(delivered), (step, shown)  # from the delivering step on, not before
+    assert set(delivered) == {"x", "w"}
+    assert (stepper.forward_graph is not None) == (view == "both")
+    np.testing.assert_allclose(w.grad.numpy(), 2 * first["w"], rtol=1e-6)  # accumulated
+    assert stepper.graph.captions[node_of(w).uid] == f"w.grad {flow_text(w.grad.numpy())}"
+    stepper.close()

@@ -172,6 +172,48 @@ function caption(box, captions) {
   }
 }
 
+// ---- labels: every line of a node's label inside its box. Graphviz sizes a box by its own
+// guess of the text's width; the page's font can be wider. A line too wide is cut short
+// with "…", and keeps its whole text on hover (an SVG <title>). Captions are not labels.
+const LABEL_PAD = 2; // SVG units kept free between a line and its box's sides
+
+function fitLabels(box) {
+  const nodes = box.querySelectorAll("g.node");
+  for (const g of nodes) {
+    const shape = g.querySelector("polygon, ellipse, path");
+    if (!shape) continue;
+    const room = shape.getBBox();
+    if (!room.width) return; // not laid out on the page yet (a hidden view): fit it later
+    for (const t of g.querySelectorAll("text:not(.wb-caption)")) fitLine(t, room);
+  }
+  if (nodes.length) box.dataset.labelsFit = "yes";
+}
+
+function fits(t, room) {
+  const b = t.getBBox();
+  return b.x >= room.x + LABEL_PAD && b.x + b.width <= room.x + room.width - LABEL_PAD;
+}
+
+function fitLine(t, room) {
+  if (t.dataset.full !== undefined || fits(t, room)) return;
+  const full = t.textContent;
+  const chars = Array.from(full); // code points: "x̄" is two, its mark must stay on it
+  let low = 0, high = chars.length; // the longest start that fits, with "…" after it
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    t.textContent = chars.slice(0, mid).join("") + "…";
+    if (fits(t, room)) low = mid; else high = mid - 1;
+  }
+  let keep = low;
+  // never between a letter and its mark
+  while (keep > 0 && /\p{M}/u.test(chars[keep] || "")) keep -= 1;
+  t.textContent = chars.slice(0, keep).join("") + "…";
+  t.dataset.full = full;
+  const hover = document.createElementNS(SVG_NS, "title");
+  hover.textContent = full;
+  t.appendChild(hover);
+}
+
 // ---- zoom: natural size by default (readable text), buttons to change it
 const READABLE_PX = 11; // no zoom draws text smaller than this on screen
 
@@ -283,6 +325,7 @@ function render({ model, el }) {
       byId[active]?.classList.add("active");
     }
     box.dataset.active = active || "";
+    if (box.dataset.labelsFit !== "yes") fitLabels(box); // shown at last: fit it now
     if (active) follow(box, byId[active]);
   }
 
@@ -297,6 +340,8 @@ function render({ model, el }) {
     box.innerHTML = svg;
     for (const g of box.querySelectorAll("g.node")) g.dataset.base = g.getAttribute("class");
     say("", "done");
+    delete box.dataset.labelsFit;
+    fitLabels(box);
     applyZoom(box, model.get("zoom"));
     mark();
     caption(box, model.get("captions"));

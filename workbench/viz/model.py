@@ -125,6 +125,21 @@ def complex_text(z: complex) -> str:
     return f"{real}{sign}{imag}j"
 
 
+GRAD_LINE = "grad "  # how tensor_lines starts the line of a tensor's .grad
+
+
+def without_grads(model: GraphModel) -> GraphModel:
+    """``model`` with no tensor's ``.grad`` in any label (changed in place, and returned).
+
+    A label is drawn once, with the ``.grad`` a tensor held then; a stepper changes
+    ``.grad`` at every step. Its pictures show a gradient only as a caption of the step
+    that delivers it, so a label must not show one from before (or from another pass).
+    """
+    for vertex in model.vertices.values():
+        vertex.lines = [line for line in vertex.lines if not line.startswith(GRAD_LINE)]
+    return model
+
+
 def tensor_lines(tid: str, name: str | None, shape, dtype, values=None, grad=None) -> list:
     """Label lines of a tensor: name (or id), shape and dtype, small values, its grad."""
     head = f"{name} ({tid})" if name else tid
@@ -136,7 +151,7 @@ def tensor_lines(tid: str, name: str | None, shape, dtype, values=None, grad=Non
         lines.append(shown)
     shown = values_text(grad)
     if shown is not None:
-        lines.append(f"grad {shown}")
+        lines.append(f"{GRAD_LINE}{shown}")
     return lines
 
 

@@ -12,7 +12,8 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 - :class:`GraphView`: the clickable graph they share, DOT laid out in the browser (WebAssembly
   Graphviz in a Web Worker: the kernel never lays a graph out for a widget).
 - :class:`TrainingMonitor`: a progress bar, the loss curve and the decision regions of a
-  2-D classifier, while it trains.
+  2-D classifier, while it trains; with ``model=`` also each layer's gradient norm and
+  update-to-data ratio, and a sentence marking vanishing or exploding gradients.
 
 Each one shows a :class:`ConnectionNote` when its kernel is restarted, stopped or dies
 ("run this cell again"); :func:`connection_note` gives one to any other box of widgets.

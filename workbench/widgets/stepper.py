@@ -37,9 +37,10 @@ import ipywidgets as widgets
 
 from ..autograd.graph import Node
 from ..tensor import Tensor
+from ..viz.model import without_grads
 from .closing import ClosingBox
 from .flow_marks import StepMarks
-from .graphview import GraphView, Picture, draw, draw_folded
+from .graphview import GraphView, Picture, draw_folded, picture_of
 from .linked import Links, with_class
 from .panel import STYLE, inspect_html, message_html, step_html
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
@@ -97,17 +98,21 @@ def _forward_picture(target) -> Picture | None:
     A trace replayed from PyTorch has no forward ops of ours: its stepper shows the
     backward graph only.
     """
+    from .. import viz
+
     try:
-        return draw(target, kind="forward")
+        model = viz.build_model(target, "forward")
     except ValueError:
         return None
+    return picture_of(viz.Graph(viz.fold(without_grads(model), viz.FOLD_LIMIT)))
 
 
 def _backward_model(target):
-    """The unfolded backward picture of a loss or a trace (``wb.viz``'s model)."""
+    """The unfolded backward picture of a loss or a trace (``wb.viz``'s model); no label
+    shows a ``.grad``: the captions show each gradient from the step that delivers it."""
     from .. import viz
 
-    return viz.build_model(target, "backward")
+    return without_grads(viz.build_model(target, "backward"))
 
 
 def _wrapping_row(children: list) -> widgets.HBox:
