@@ -70,6 +70,32 @@ def tensor_arg(op: str, name: str, value):
     return value
 
 
+def tensor_args(op: str, optional: tuple = (), **named) -> None:
+    """Each named argument is a Tensor (``None`` too where its name is in ``optional``):
+    ``F.linear(x, "w")`` is PyTorch's TypeError naming ``weight``, not an AttributeError
+    from the first line that reads ``weight.shape``."""
+    for name, value in named.items():
+        if value is None and name in optional:
+            continue
+        tensor_arg(op, name, value)
+
+
+def as_tensor(op: str, name: str, value) -> Tensor:
+    """``value`` as a tensor: a Tensor itself, numbers (in lists, arrays) a constant one.
+
+    Anything else is PyTorch's TypeError naming the op and the argument, where the
+    conversion's own message would name only ``tensor()``, which the user never called.
+    """
+    if isinstance(value, Tensor):
+        return value
+    try:
+        return Tensor(value)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(
+            f"{op}(): argument '{name}' must be a Tensor or numbers, not {type_name(value)} ({err})"
+        ) from None
+
+
 def operand(op: str, name: str, value):
     """An operand of arithmetic: a Tensor, a number, or numbers in a list or an array.
 

@@ -125,6 +125,7 @@ def embedding(
     Rows picked several times get the sum of their gradients (take's scatter-add); the
     ``padding_idx`` row gets none.
     """
+    checks.tensor_args("embedding", input=input, weight=weight)
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
     if weight.requires_grad:  # PyTorch looks up complex rows, but will not differentiate them
@@ -172,6 +173,7 @@ def _reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
 def _warn_if_broadcast(op: str, input: Tensor, target: Tensor) -> None:
     """PyTorch warns when a loss's target broadcasts against its input: a (N, 1) output
     against (N,) targets gives an (N, N) loss, silently wrong."""
+    checks.tensor_args(op, input=input, target=target)
     if input.shape != target.shape:
         warnings.warn(
             f"{op}: Using a target size ({tuple(target.shape)}) that is different to the input "
@@ -243,6 +245,7 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """``nll_loss(log_softmax(x, class_dim), t)``; ``t`` holds class indices or probabilities."""
+    checks.tensor_args("cross_entropy", ("weight",), input=input, target=target, weight=weight)
     refuse_complex("cross_entropy", input, target, weight)
     if label_smoothing is not None and label_smoothing > 1.0:  # PyTorch lets negatives pass
         raise RuntimeError(

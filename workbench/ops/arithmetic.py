@@ -38,7 +38,7 @@ def _as_operand(x, op: str, name: str):
         if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
             raise checks.int_overflow(op, name, x)
         return x
-    return Tensor(checks.operand(op, name, x))
+    return checks.as_tensor(op, name, checks.operand(op, name, x))
 
 
 def check_operands(name: str, *args) -> None:
@@ -222,7 +222,7 @@ def _binary(op, a, b) -> Tensor:
         check_operands(op.name, ("input", 1, a), ("other", 2, b))
     a, b = promote(a, b, op.name)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)
+        a = checks.as_tensor(op.name, "input", a)
     return apply_op(op, (a, b))
 
 
@@ -417,7 +417,7 @@ def div(input, other) -> Tensor:
     check_operands("div", ("input", 1, input), ("other", 2, other))
     a, b = _float_operands(input, other, "div")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)
+        a = checks.as_tensor("div", "input", a)
     return apply_op(_div, (a, b))
 
 
@@ -437,7 +437,7 @@ def pow(input, exponent) -> Tensor:
     check_operands("pow", ("input", 1, input), ("exponent", 2, exponent))
     a, b = promote(input, exponent, "pow")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)
+        a = checks.as_tensor("pow", "input", a)
     return apply_op(_pow, (a, b))
 
 
@@ -589,7 +589,7 @@ def minimum(input, other) -> Tensor:
 def where(condition, input, other) -> Tensor:
     """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
     check_operands("where", ("input", 2, input), ("other", 3, other))
-    condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+    condition = checks.as_tensor("where", "condition", condition)
     _check_condition(condition)
     x, y = promote(input, other, "where")
     return apply_op(_where, (condition, x, y))
@@ -617,6 +617,14 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     As PyTorch, ``min(max(x, min), max)``: where min > max every element becomes max.
     """
     refuse_complex("clamp", input)
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, (Tensor, int, float, np.number)):
+            raise TypeError(
+                f"clamp(): argument '{name}' must be a Tensor or a number, not "
+                f"{type(bound).__name__} ({bound!r})"
+            )
+        if type(bound) is int and not checks.INT_LOW <= bound <= checks.INT_HIGH:
+            raise checks.int_overflow("clamp", name, bound)
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input

@@ -164,6 +164,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     Each piece is a view made by basic indexing, so its gradient is scattered back
     into place and the pieces' gradients add up where the whole tensor is used.
     """
+    checks.tensor_arg("split", "tensor", tensor)
     d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -283,6 +284,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     ``circular`` gather the border values with ``index_select``, so their gradients
     scatter-add back onto the values that were copied.
     """
+    checks.tensor_arg("pad", "input", input)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(
@@ -359,11 +361,13 @@ def _check_matrix(input: Tensor, op: str) -> None:
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    checks.tensor_arg("tril", "input", input)
     _check_matrix(input, "tril")
     return apply_op(_tril, (input,), {"diagonal": int(diagonal)})
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    checks.tensor_arg("triu", "input", input)
     _check_matrix(input, "triu")
     return apply_op(_triu, (input,), {"diagonal": int(diagonal)})
 
@@ -420,7 +424,8 @@ def take_grad(orig, grad):
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
     """``index`` as an integer tensor; a list or array becomes one on ``input``'s device."""
-    index = index if isinstance(index, Tensor) else Tensor(backend.asarray(index, like=input._data))
+    if not isinstance(index, Tensor):
+        index = checks.as_tensor(op, "index", backend.asarray(index, like=input._data))
     checks.integer_index(op, index)
     return index
 
@@ -428,6 +433,7 @@ def _index_tensor(index, input: Tensor, op: str) -> Tensor:
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     """``torch.take``: pick elements of the flattened input. ``axis`` (TVM's, numpy's) picks
     whole slices along that axis instead."""
+    checks.tensor_arg("take", "input", input)
     index = _index_tensor(index, input, "take")
     if axis is None:
         checks.indices_in_range("take", index._data, input.numel(), 0, input.shape)
@@ -518,6 +524,7 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
+    checks.tensor_arg("gather", "input", input)
     index = _index_tensor(index, input, "gather")
     if input.ndim == 0 and index.ndim == 0:  # as in torch: one element along dim 0 (or -1)
         return reshape(gather(reshape(input, (1,)), dim, reshape(index, (1,))), ())

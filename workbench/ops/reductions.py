@@ -105,6 +105,7 @@ def sum_grad(orig, grad):
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+    checks.tensor_arg("sum", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input._data.ndim, "sum")
@@ -149,6 +150,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+    checks.tensor_arg("mean", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
     if dtype is not None:
@@ -197,6 +199,7 @@ def amin_grad(orig, grad):
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+    checks.tensor_arg("amax", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
     refuse_complex("amax", input)
@@ -206,6 +209,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+    checks.tensor_arg("amin", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
     refuse_complex("amin", input)
@@ -294,6 +298,7 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 
 def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
+    checks.tensor_arg("max", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
     refuse_complex("max", input)
@@ -302,6 +307,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
 
 def min(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
+    checks.tensor_arg("min", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
     refuse_complex("min", input)
@@ -320,6 +326,7 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    checks.tensor_arg("argmax", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
     refuse_complex("argmax", input, error=RuntimeError)
@@ -329,6 +336,7 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Ten
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    checks.tensor_arg("argmin", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
     refuse_complex("argmin", input, error=RuntimeError)
@@ -350,6 +358,7 @@ def _any(x, dims, keepdim):
 
 def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether every element (along ``dim``) is nonzero: a bool tensor."""
+    checks.tensor_arg("all", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "all")
@@ -358,6 +367,7 @@ def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor
 
 def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether some element (along ``dim``) is nonzero: a bool tensor."""
+    checks.tensor_arg("any", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "any")
@@ -417,6 +427,7 @@ def prod(
     input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
 ) -> Tensor:
     """The product of all elements, or along ``dim``."""
+    checks.tensor_arg("prod", "input", input)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
@@ -517,6 +528,7 @@ def std(
 
 def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> dict:
     """var's and std's attributes (``name`` names the op in errors and warnings)."""
+    checks.tensor_arg(name, "input", input)
     if isinstance(dim, bool):  # the legacy form var(x, unbiased)
         dim, unbiased = None, dim
     if not is_differentiable_dtype(input.dtype):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..argnames import numpy_style
 from ..autograd.dispatch import apply_op
 from ..checks import dim_in_range
@@ -82,6 +82,7 @@ def _cumprod_grad_with_zeros(x: Tensor, grad: Tensor, dim: int) -> Tensor:
 
 
 def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
+    checks.tensor_arg(name, "input", input)
     if input.ndim == 0:
         dim_in_range(name, dim, 0)
         return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())

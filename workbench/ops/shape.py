@@ -49,6 +49,7 @@ def view_grad(orig, grad):
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
+    checks.tensor_arg("reshape", "input", input)
     shape = _resolve_shape(shape_arg(shape), input.numel(), input.shape, "reshape")
     return apply_op(_reshape, (input,), {"shape": shape})
 
@@ -155,6 +156,7 @@ swapaxes = transpose
 
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (a 0-d or 1-d tensor is returned as is)."""
+    checks.tensor_arg("t", "input", input)
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return input if input.ndim < 2 else apply_op(_t, (input,), {"dims": (1, 0)})
@@ -199,6 +201,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
+    checks.tensor_arg("squeeze", "input", input)
     shape = input.shape or (1,)  # 0-d: dim 0 (or -1) is accepted, as in torch, and drops
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
