@@ -1,0 +1,281 @@
+"""Mismatches with PyTorch that tests/test_error_inputs.py found and that are not fixed
+yet, by what goes wrong: each case is a strict xfail, so fixing one fails the test until
+its id leaves this table. Keep it shrinking; never add an entry to make a new op pass."""
+
+GAPS = {
+    "abs, given complex: accepted (PyTorch: NotImplementedError)": [
+        "l1_loss[0]=complex",
+        "l1_loss[1]=complex",
+    ],
+    "abs, given huge int: TypeError (PyTorch: OverflowError)": [
+        "l1_loss[0]=huge_int",
+        "l1_loss[1]=huge_int",
+    ],
+    "addmm, given complex: accepted (PyTorch: RuntimeError)": [
+        "addmm[1]=complex",
+        "addmm[2]=complex",
+        "addmm:matrix_bias[1]=complex",
+        "addmm:matrix_bias[2]=complex",
+        "addmm:transposed_weight[1]=complex",
+        "addmm:transposed_weight[2]=complex",
+    ],
+    "addmm, given huge int: OverflowError (PyTorch: TypeError)": [
+        "addmm[0]=huge_int",
+        "addmm()[0]=huge_int",
+        "addmm:matrix_bias[0]=huge_int",
+        "addmm:transposed_weight[0]=huge_int",
+    ],
+    "avg_pool2d, given bool: RuntimeError (PyTorch: NotImplementedError)": [
+        "avg_pool2d:k2_s2_p1_include_pad[0]=bool",
+        "avg_pool2d:k3_s2_p1_ceil_exclude_pad[0]=bool",
+        "avg_pool2d:k2_ceil_include_pad[0]=bool",
+        "avg_pool2d:k3_divisor_override[0]=bool",
+    ],
+    "avg_pool2d, given empty: RuntimeError (PyTorch: IndexError)": [
+        "avg_pool2d:k2_s2_p1_include_pad[0]=empty",
+        "avg_pool2d:k3_s2_p1_ceil_exclude_pad[0]=empty",
+        "avg_pool2d:k2_ceil_include_pad[0]=empty",
+        "avg_pool2d:k3_divisor_override[0]=empty",
+    ],
+    "avg_pool2d, given zero dim: RuntimeError (PyTorch: IndexError)": [
+        "avg_pool2d:k2_s2_p1_include_pad[0]=zero_dim",
+        "avg_pool2d:k3_s2_p1_ceil_exclude_pad[0]=zero_dim",
+        "avg_pool2d:k2_ceil_include_pad[0]=zero_dim",
+        "avg_pool2d:k3_divisor_override[0]=zero_dim",
+    ],
+    "batch_norm, given huge int: OverflowError (PyTorch: TypeError)": [
+        "batch_norm:1d[1]=huge_int",
+        "batch_norm:1d[2]=huge_int",
+        "batch_norm:2d_images[1]=huge_int",
+        "batch_norm:2d_images[2]=huge_int",
+    ],
+    "batch_norm, given zero dim: ValueError (PyTorch: IndexError)": [
+        "batch_norm:1d[0]=zero_dim",
+        "batch_norm:2d_images[0]=zero_dim",
+        "batch_norm:no_affine[0]=zero_dim",
+    ],
+    "batch_norm, given zero dim: accepted (PyTorch: RuntimeError)": [
+        "batch_norm:1d[1]=zero_dim",
+        "batch_norm:1d[2]=zero_dim",
+        "batch_norm:2d_images[1]=zero_dim",
+        "batch_norm:2d_images[2]=zero_dim",
+    ],
+    "binary_cross_entropy, given bool: TypeError (PyTorch: RuntimeError)": [
+        "binary_cross_entropy[0]=bool",
+    ],
+    "binary_cross_entropy, given inf: accepted (PyTorch: RuntimeError)": [
+        "binary_cross_entropy[1]=inf",
+        "binary_cross_entropy:weight_soft_target[1]=inf",
+    ],
+    "binary_cross_entropy, given nan: accepted (PyTorch: RuntimeError)": [
+        "binary_cross_entropy[0]=nan",
+        "binary_cross_entropy[1]=nan",
+        "binary_cross_entropy:weight_soft_target[0]=nan",
+        "binary_cross_entropy:weight_soft_target[1]=nan",
+    ],
+    "binary_cross_entropy_with_logits, given bool: TypeError (PyTorch: NotImplementedError)": [
+        "bce_with_logits[0]=bool",
+        "bce_with_logits:pos_weight[0]=bool",
+        "bce_with_logits:weight_sum[0]=bool",
+    ],
+    "binary_cross_entropy_with_logits, given huge int: OverflowError (PyTorch: TypeError)": [
+        "bce_with_logits:pos_weight[2]=huge_int",
+        "bce_with_logits:weight_sum[2]=huge_int",
+    ],
+    "cat, given zero dim: IndexError (PyTorch: RuntimeError)": [
+        "cat:three_dim1[0]=zero_dim",
+        "split:sizes[0]=zero_dim",
+        "chunk:uneven[0]=zero_dim",
+    ],
+    "cat, given zero dim: the message does not name the argument": [
+        "cat:three_dim1[1]=zero_dim",
+        "cat:three_dim1[2]=zero_dim",
+        "cat:one_constant[0]=zero_dim",
+        "cat:one_constant[1]=zero_dim",
+    ],
+    "clone, given list of str: accepted (PyTorch: TypeError)": [
+        "clone()[0]=list_of_str",
+    ],
+    "conv2d, given bool: RuntimeError (PyTorch: NotImplementedError)": [
+        "conv2d:basic[0]=bool",
+        "conv2d:stride_2_1[0]=bool",
+        "conv2d:padding_3_2[0]=bool",
+        "conv2d:dilation_2[0]=bool",
+        "conv2d:groups_2[0]=bool",
+        "conv2d:stride_2_leftover[0]=bool",
+        "conv2d:same[0]=bool",
+        "conv2d:unbatched[0]=bool",
+    ],
+    "conv2d, given empty: IndexError (PyTorch: RuntimeError)": [
+        "conv2d:same[1]=empty",
+    ],
+    "conv2d, given zero dim: IndexError (PyTorch: RuntimeError)": [
+        "conv2d:same[1]=zero_dim",
+    ],
+    "embedding, given zero dim: RuntimeError (PyTorch: IndexError)": [
+        "embedding[1]=zero_dim",
+    ],
+    "eq, given huge int: OverflowError (PyTorch: TypeError)": [
+        "eq()[0]=huge_int",
+    ],
+    "ge, given huge int: OverflowError (PyTorch: TypeError)": [
+        "ge()[0]=huge_int",
+    ],
+    "gt, given huge int: OverflowError (PyTorch: TypeError)": [
+        "gt()[0]=huge_int",
+    ],
+    "index_put, given None: accepted (PyTorch: TypeError)": [
+        "index_put_slice[1]=None",
+        "index_put_broadcast_value[1]=None",
+    ],
+    "index_put, given bool: accepted (PyTorch: RuntimeError)": [
+        "index_put_slice[0]=bool",
+        "index_put_slice[1]=bool",
+        "index_put_broadcast_value[0]=bool",
+        "index_put_broadcast_value[1]=bool",
+    ],
+    "index_put, given complex: accepted (PyTorch: RuntimeError)": [
+        "index_put_slice[0]=complex",
+        "index_put_slice[1]=complex",
+        "index_put_broadcast_value[0]=complex",
+        "index_put_broadcast_value[1]=complex",
+    ],
+    "index_put, given empty: OpError (PyTorch: IndexError)": [
+        "index_put_broadcast_value[0]=empty",
+    ],
+    "index_put, given huge int: accepted (PyTorch: TypeError)": [
+        "index_put_slice[1]=huge_int",
+        "index_put_broadcast_value[1]=huge_int",
+    ],
+    "index_put, given int: accepted (PyTorch: RuntimeError)": [
+        "index_put_slice[0]=int",
+        "index_put_slice[1]=int",
+        "index_put_broadcast_value[0]=int",
+        "index_put_broadcast_value[1]=int",
+    ],
+    "index_put, given list of str: ValueError (PyTorch: TypeError)": [
+        "index_put_slice[1]=list_of_str",
+        "index_put_broadcast_value[1]=list_of_str",
+    ],
+    "index_put, given str: ValueError (PyTorch: TypeError)": [
+        "index_put_slice[1]=str",
+        "index_put_broadcast_value[1]=str",
+    ],
+    "le, given huge int: OverflowError (PyTorch: TypeError)": [
+        "le()[0]=huge_int",
+    ],
+    "log_softmax, given empty: RuntimeError (PyTorch: ValueError)": [
+        "cross_entropy:probabilities[1]=empty",
+        "cross_entropy:probabilities_weighted_smoothing[1]=empty",
+    ],
+    "log_softmax, given extra dim: RuntimeError (PyTorch: ValueError)": [
+        "cross_entropy:probabilities[0]=extra_dim",
+        "cross_entropy:probabilities[1]=extra_dim",
+        "cross_entropy:probabilities_weighted_smoothing[0]=extra_dim",
+        "cross_entropy:probabilities_weighted_smoothing[1]=extra_dim",
+    ],
+    "log_softmax, given extra dim: ValueError (PyTorch: RuntimeError)": [
+        "cross_entropy:unbatched[1]=extra_dim",
+    ],
+    "log_softmax, given zero dim: IndexError (PyTorch: RuntimeError)": [
+        "cross_entropy:unbatched[0]=zero_dim",
+    ],
+    "log_softmax, given zero dim: RuntimeError (PyTorch: ValueError)": [
+        "cross_entropy:probabilities[1]=zero_dim",
+        "cross_entropy:probabilities_weighted_smoothing[1]=zero_dim",
+    ],
+    "log_softmax, given zero dim: accepted (PyTorch: RuntimeError)": [
+        "cross_entropy:probabilities_weighted_smoothing[2]=zero_dim",
+    ],
+    "logical_not, given None: accepted (PyTorch: TypeError)": [
+        "logical_not()[0]=None",
+    ],
+    "lt, given huge int: OverflowError (PyTorch: TypeError)": [
+        "lt()[0]=huge_int",
+    ],
+    "max_dim, given zero dim: accepted (PyTorch: IndexError)": [
+        "max_dim[0]=zero_dim",
+    ],
+    "max_pool2d, given bool: RuntimeError (PyTorch: NotImplementedError)": [
+        "max_pool2d:k2[0]=bool",
+        "max_pool2d:k3_s2_p1_ceil[0]=bool",
+        "max_pool2d:k2_s1_dilation2[0]=bool",
+        "max_pool2d:unbatched[0]=bool",
+    ],
+    "ne, given huge int: OverflowError (PyTorch: TypeError)": [
+        "ne()[0]=huge_int",
+    ],
+    "nll_loss, given bool: OpError (PyTorch: NotImplementedError)": [
+        "nll_loss:mean_weighted[0]=bool",
+        "nll_loss:mean_weighted_ignore_1[0]=bool",
+        "nll_loss:sum_weighted_ignore_1[0]=bool",
+        "nll_loss:none_weighted[0]=bool",
+        "nll_loss:no_batch[0]=bool",
+    ],
+    "nll_loss, given bool: TypeError (PyTorch: NotImplementedError)": [
+        "nll_loss:mean[0]=bool",
+        "nll_loss:sum_ignore_-1[0]=bool",
+        "nll_loss:none_ignore_1[0]=bool",
+        "nll_loss:no_batch_none[0]=bool",
+    ],
+    "nll_loss, given empty: IndexError (PyTorch: RuntimeError)": [
+        "nll_loss:no_batch[0]=empty",
+    ],
+    "norm, given None: AttributeError (PyTorch: TypeError)": [
+        "norm:p1:complex[0]=None",
+        "norm:inf:complex[0]=None",
+    ],
+    "norm, given complex: accepted (PyTorch: NotImplementedError)": [
+        "norm:p1[0]=complex",
+        "norm:inf[0]=complex",
+    ],
+    "norm, given huge int: AttributeError (PyTorch: TypeError)": [
+        "norm:p1:complex[0]=huge_int",
+        "norm:inf:complex[0]=huge_int",
+    ],
+    "norm, given list of str: AttributeError (PyTorch: TypeError)": [
+        "norm:p1:complex[0]=list_of_str",
+        "norm:inf:complex[0]=list_of_str",
+    ],
+    "norm, given str: AttributeError (PyTorch: TypeError)": [
+        "norm:p1:complex[0]=str",
+        "norm:inf:complex[0]=str",
+    ],
+    "reshape, given zero dim: accepted (PyTorch: IndexError)": [
+        "flatten[0]=zero_dim",
+    ],
+    "round, given bool: OpError (PyTorch: NotImplementedError)": [
+        "round:decimals[0]=bool",
+    ],
+    "stack, given zero dim: RuntimeError (PyTorch: IndexError)": [
+        "stack:dim1[0]=zero_dim",
+    ],
+    "take, given empty: RuntimeError (PyTorch: NotImplementedError)": [
+        "pad:reflect[0]=empty",
+        "pad:circular[0]=empty",
+    ],
+    "take, given extra dim: IndexError (PyTorch: RuntimeError)": [
+        "take:axis1[0]=extra_dim",
+    ],
+    "take, given extra dim: accepted (PyTorch: IndexError)": [
+        "take:axis1[1]=extra_dim",
+    ],
+    "take, given extra dim: accepted (PyTorch: NotImplementedError)": [
+        "pad:reflect[0]=extra_dim",
+        "pad:replicate[0]=extra_dim",
+        "pad:circular[0]=extra_dim",
+    ],
+    "take, given index too big: IndexError (PyTorch: RuntimeError)": [
+        "take:axis1[1]=index_too_big",
+    ],
+    "take, given index too small: IndexError (PyTorch: RuntimeError)": [
+        "take:axis1[1]=index_too_small",
+    ],
+    "transpose, given zero dim: accepted (PyTorch: IndexError)": [
+        "transpose:outer_dims[0]=zero_dim",
+    ],
+    "where, given None: RuntimeError (PyTorch: TypeError)": [
+        "masked_fill:broadcast_mask[1]=None",
+        "masked_fill:tensor_value[1]=None",
+    ],
+}
