@@ -24,6 +24,8 @@ inputs unchanged afterwards (``tests/test_error_inputs.py``).
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -263,7 +265,7 @@ class _quiet:
 
 def error_cases() -> list:
     out, seen = [], set()
-    for case in sample_cases():
+    for case in sample_cases() + api_cases():
         if case.id in seen:  # the function form of an op with several samples
             continue
         seen.add(case.id)
@@ -381,3 +383,160 @@ def as_decided(decision: Decision, verdict: str) -> bool:
         if outcome is not None and verdict.startswith(f"type: {outcome.__name__} "):
             return True
     return False
+
+
+# ------------------------------------------------------------------ the public API's arguments
+# Bad values for the arguments that are not tensors, by the argument's name (PyTorch's
+# names, which the workbench's signatures use too): (label, value, words naming it).
+DIM_LIKE = ("dim", "dim0", "dim1", "start_dim", "end_dim")
+BAD_ARGUMENTS = {
+    **{
+        name: [
+            ("out_of_range", 5, ("5",)),
+            ("negative_out_of_range", -6, ("-6",)),
+            ("str", "a", ("str",)),
+            ("float", 1.5, ("float", "1.5")),
+            ("huge_int", 2**70, ("int", "1180591620717411303424")),
+            ("nan", float("nan"), ("float", "nan")),
+        ]
+        for name in DIM_LIKE
+    },
+    "dims": [
+        ("out_of_range", (0, 5), ("5",)),
+        ("repeated", (0, 0), ("0", "repeat")),
+        ("str", "a", ("str",)),
+    ],
+    "keepdim": [("str", "a", ("str",)), ("list", [1], ("list",))],
+    "dtype": [("str", "a", ("str",)), ("int", 5, ("int",))],
+    "size": [
+        ("negative", (-2, 3), ("-2",)),
+        ("huge", (2**70,), ("int", "too big", "1180591620717411303424")),
+        ("str", "a", ("str",)),
+        ("float", (1.5,), ("float",)),
+    ],
+    "diagonal": [
+        ("str", "a", ("str",)),
+        ("float", 1.5, ("float",)),
+        ("huge_int", 2**70, ("int", "1180591620717411303424")),
+    ],
+    "chunks": [("zero", 0, ("0",)), ("negative", -1, ("-1",)), ("str", "a", ("str",))],
+    "alpha": [("str", "a", ("str",)), ("None", None, ("None",)), ("list", [1], ("list",))],
+    "correction": [("str", "a", ("str",)), ("list", [1], ("list",))],
+    "unbiased": [("str", "a", ("str",)), ("list", [1], ("list",))],
+    "p": [("str", "a", ("str",)), ("list", [1], ("list",))],
+    "rtol": [("str", "a", ("str",)), ("None", None, ("None",))],
+    "atol": [("str", "a", ("str",)), ("None", None, ("None",))],
+    "min": [("str", "a", ("str",)), ("list_of_str", ["a"], ("list",))],
+    "max": [("str", "a", ("str",)), ("list_of_str", ["a"], ("list",))],
+}
+BAD_ARGUMENTS["sizes"] = BAD_ARGUMENTS["shape"] = BAD_ARGUMENTS["size"]
+
+# Values for required arguments, tried in order until both libraries accept the call.
+FILLERS = {
+    "dim": (1,),
+    "dim0": (0,),
+    "dim1": (1,),
+    "dims": ((0, 1), (1,)),
+    "start_dim": (0,),
+    "end_dim": (1,),
+    "size": ((4, 6), (2, 3, 4), 2),
+    "sizes": ((4, 6), (2, 3, 4), 2),
+    "shape": ((4, 6), (2, 3, 4)),
+    "chunks": (2,),
+    "diagonal": (0,),
+    "p": (2,),
+    "other": ("tensor", 2.0),
+    "min": (0.5,),
+    "max": (0.5,),
+}
+
+
+def api_functions() -> list:
+    """``(label, workbench function, torch function)`` for the public functions and
+    methods both libraries have; methods are called on their first argument."""
+    out = []
+    for where, theirs, label in ((wb, torch, "wb"), (wb.Tensor, torch.Tensor, "Tensor")):
+        for name in sorted(dir(where)):
+            ours = getattr(where, name, None)
+            if name.startswith("_") or isinstance(ours, type) or not callable(ours):
+                continue
+            if hasattr(theirs, name) and callable(getattr(theirs, name)):
+                out.append((f"{label}.{name}", name, ours, getattr(theirs, name)))
+    return out
+
+
+def _parameters(function) -> list:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return parameters[1:]  # the tensor (self, input) is the first
+
+
+def _base_call(function, theirs, parameters):
+    """Keyword arguments for the required parameters that both libraries accept, or None."""
+    required = [
+        p
+        for p in parameters
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    if any(p.name not in FILLERS for p in required):
+        return None
+    choices = [[(p.name, v) for v in FILLERS[p.name]] for p in required]
+    for combination in itertools.product(*choices):
+        kwargs = dict(combination)
+        if all(_runs(lib, fn, kwargs) for lib, fn in ((wb, function), (torch, theirs))):
+            return kwargs
+    return None
+
+
+def _input(lib):
+    return lib.tensor(np.arange(24.0).reshape(2, 3, 4) / 10)
+
+
+def _filled(lib, kwargs: dict) -> dict:
+    return {k: (_input(lib) if v == "tensor" else v) for k, v in kwargs.items()}
+
+
+def _runs(lib, fn, kwargs) -> bool:
+    try:
+        with _quiet():
+            fn(_input(lib), **_filled(lib, kwargs))
+    except Exception:  # noqa: BLE001 - the base call must simply work
+        return False
+    return True
+
+
+def api_cases() -> list:
+    cases = []
+    for label, name, ours, theirs in api_functions():
+        parameters = _parameters(ours)
+        base = _base_call(ours, theirs, parameters)
+        if base is None:
+            continue
+        for parameter in parameters:
+            for bad_label, bad, words in BAD_ARGUMENTS.get(parameter.name, ()):
+                cases.append(
+                    _api_case(
+                        label, name, ours, theirs, base, parameter.name, bad_label, bad, words
+                    )
+                )
+    return cases
+
+
+def _api_case(label, name, ours, theirs, base, argument, bad_label, bad, words) -> ErrorCase:
+    def make(lib):
+        x = _input(lib)
+        kwargs = {**_filled(lib, base), argument: bad}
+        fn = ours if lib is wb else theirs
+        return (lambda: fn(x, **kwargs)), [x]
+
+    return ErrorCase(
+        id=f"{label}({argument}={bad_label})",
+        make=make,
+        names=(name, name.rstrip("_")),
+        argument=(argument, repr(bad), *words),
+        source=f"api:{label}",
+        op=name,
+    )

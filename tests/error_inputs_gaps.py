@@ -229,6 +229,10 @@ GAPS = {
         "norm:p1[0]=complex",
         "norm:inf[0]=complex",
     ],
+    "norm, given huge int): ValueError (PyTorch: TypeError)": [
+        "wb.norm(dim=huge_int)",
+        "Tensor.norm(dim=huge_int)",
+    ],
     "norm, given huge int: AttributeError (PyTorch: TypeError)": [
         "norm:p1:complex[0]=huge_int",
         "norm:inf:complex[0]=huge_int",

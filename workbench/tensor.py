@@ -616,9 +616,10 @@ class Tensor:
         return _ops.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
-        """``[[1.0, 2.0]] @ x``: numbers in a list are a constant matrix. Anything else
-        (``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``, as in PyTorch."""
-        if not isinstance(other, (list, tuple)):
+        """``[[1.0, 2.0]] @ x``: numbers in a list or an array are a constant matrix.
+        Anything else (``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``, as in
+        PyTorch."""
+        if not isinstance(other, (list, tuple, np.ndarray)):
             return NotImplemented
         try:
             other = Tensor(other)

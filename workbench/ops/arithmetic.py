@@ -395,6 +395,7 @@ def _times_alpha(other, alpha, input):
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha · other``."""
     if alpha != 1:
+        checks.number_arg("add", "alpha", alpha, complex_ok=True)
         other = _times_alpha(other, alpha, input)
     return _binary(_add, input, other)
 
@@ -402,6 +403,7 @@ def add(input, other, *, alpha=1) -> Tensor:
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input − alpha · other``."""
     if alpha != 1:
+        checks.number_arg("sub", "alpha", alpha, complex_ok=True)
         other = _times_alpha(other, alpha, input)
     return _binary(_sub, input, other)
 
@@ -694,6 +696,10 @@ def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=Fals
             f"isclose: {input.dtype} did not match {other.dtype} (both must have one dtype)"
         )
     a, b = promote(input, other, "isclose")
+    rtol, atol = (
+        checks.number_arg("isclose", "rtol", rtol),
+        checks.number_arg("isclose", "atol", atol),
+    )
     attrs = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
     return apply_op(_isclose, (a, b), attrs)
 

@@ -189,7 +189,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of size ⌈n / chunks⌉ (fewer pieces if that runs out)."""
-    if chunks <= 0:
+    checks.tensor_arg("chunk", "input", input)
+    if checks.int_arg("chunk", "chunks", chunks) <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = dim_in_range("chunk", dim, input.ndim)
     if input.shape[d] == 0:  # as torch: `chunks` empty pieces
@@ -363,13 +364,13 @@ def _check_matrix(input: Tensor, op: str) -> None:
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     checks.tensor_arg("tril", "input", input)
     _check_matrix(input, "tril")
-    return apply_op(_tril, (input,), {"diagonal": int(diagonal)})
+    return apply_op(_tril, (input,), {"diagonal": checks.int_arg("tril", "diagonal", diagonal)})
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     checks.tensor_arg("triu", "input", input)
     _check_matrix(input, "triu")
-    return apply_op(_triu, (input,), {"diagonal": int(diagonal)})
+    return apply_op(_triu, (input,), {"diagonal": checks.int_arg("triu", "diagonal", diagonal)})
 
 
 # ------------------------------------------------------------ repeat, tile

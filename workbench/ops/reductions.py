@@ -71,10 +71,10 @@ def has_zeros(x: Tensor) -> bool:
     return bool(np.any(x._data == 0))
 
 
-def int_to_int64(input: Tensor, dtype):
+def int_to_int64(input: Tensor, dtype, op: str = "prod"):
     """Sums and products of bools and ints accumulate in int64, as in PyTorch."""
     if dtype is not None:
-        return np.dtype(dtype)
+        return checks.dtype_arg(op, dtype)
     if input.dtype.kind in "biu":
         return np.dtype("int64")
     return None
@@ -106,6 +106,7 @@ def sum_grad(orig, grad):
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
     checks.tensor_arg("sum", "input", input)
+    checks.flag("sum", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input._data.ndim, "sum")
@@ -151,10 +152,11 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
     checks.tensor_arg("mean", "input", input)
+    checks.flag("mean", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(checks.dtype_arg("mean", dtype))
     if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -200,6 +202,7 @@ def amin_grad(orig, grad):
 
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
     checks.tensor_arg("amax", "input", input)
+    checks.flag("amax", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
     refuse_complex("amax", input)
@@ -210,6 +213,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
     checks.tensor_arg("amin", "input", input)
+    checks.flag("amin", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
     refuse_complex("amin", input)
@@ -299,6 +303,7 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
     checks.tensor_arg("max", "input", input)
+    checks.flag("max", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
     refuse_complex("max", input)
@@ -308,6 +313,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
 def min(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
     checks.tensor_arg("min", "input", input)
+    checks.flag("min", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
     refuse_complex("min", input)
@@ -327,6 +333,7 @@ def _argmin(x, dim, keepdim):
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     checks.tensor_arg("argmax", "input", input)
+    checks.flag("argmax", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
     refuse_complex("argmax", input, error=RuntimeError)
@@ -337,6 +344,7 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Ten
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     checks.tensor_arg("argmin", "input", input)
+    checks.flag("argmin", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
     refuse_complex("argmin", input, error=RuntimeError)
@@ -359,6 +367,7 @@ def _any(x, dims, keepdim):
 def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether every element (along ``dim``) is nonzero: a bool tensor."""
     checks.tensor_arg("all", "input", input)
+    checks.flag("all", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "all")
@@ -368,6 +377,7 @@ def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor
 def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether some element (along ``dim``) is nonzero: a bool tensor."""
     checks.tensor_arg("any", "input", input)
+    checks.flag("any", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "any")
@@ -428,6 +438,7 @@ def prod(
 ) -> Tensor:
     """The product of all elements, or along ``dim``."""
     checks.tensor_arg("prod", "input", input)
+    checks.flag("prod", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
@@ -529,8 +540,13 @@ def std(
 def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> dict:
     """var's and std's attributes (``name`` names the op in errors and warnings)."""
     checks.tensor_arg(name, "input", input)
+    checks.flag(name, "keepdim", keepdim)
     if isinstance(dim, bool):  # the legacy form var(x, unbiased)
         dim, unbiased = None, dim
+    if unbiased is not None:
+        checks.flag(name, "unbiased", unbiased)
+    if correction is not None:
+        checks.number_arg(name, "correction", correction)
     if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
     dims = None if dim is None else reduced_dims(dim, input.ndim, name)
@@ -632,6 +648,8 @@ def norm(
     input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names
 ) -> Tensor:
     """The p-norm of all elements, or along ``dim`` (``'fro'`` means p = 2)."""
+    checks.tensor_arg("norm", "input", input)
+    checks.flag("norm", "keepdim", keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
     if dtype is not None:

@@ -88,7 +88,7 @@ def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
         return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
     d = dim_in_range(name, dim, input.ndim)
     attrs = {"dim": d}
-    wanted = int_to_int64(input, dtype)
+    wanted = int_to_int64(input, dtype, name)
     if wanted is not None:
         attrs["dtype"] = wanted
     return apply_op(kernel, (input,), attrs)
