@@ -181,3 +181,31 @@ def test_the_key_drawer_copes_with_an_empty_dim(data):
     range (hypothesis's InvalidArgument)."""
     (key,) = index_key(data.draw, torch.zeros(0, 3))
     assert len([k for k in key if k is not None]) <= 2
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(..., ...), (..., 0, ...), (1, ..., 2, ...), (..., None, ...), (..., ..., slice(None))],
+    ids=str,
+)
+def test_a_key_with_several_ellipses_reads_as_torch_reads_it(key):
+    """test_fuzz_indexing found these once it drew keys with more than one ``...``: the
+    workbench refused them (numpy takes one), PyTorch spans the dims with the first."""
+    _same_as_torch(lambda lib, x: x[key])
+
+
+def test_a_second_ellipsis_leaves_no_dim_to_index_as_in_torch():
+    x = wb.ones(2, 3)
+    for key in ((..., ..., 1), (..., ..., None)):
+        with pytest.raises(IndexError, match="second '...'"):
+            x[key]
+        with pytest.raises(IndexError):
+            torch.ones(2, 3)[key]
+
+
+def test_an_empty_result_reads_no_index_as_in_torch():
+    """``x[[5], 0:0]`` is empty in PyTorch whatever the 5; the workbench refused it (and a
+    non-empty result still checks its indices)."""
+    _same_as_torch(lambda lib, x: x[[5], 0:0])
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        wb.ones(2, 3)[[5]]
