@@ -226,6 +226,14 @@ def binary_cross_entropy_with_logits(
 
     (−log σ(x) = softplus(−x) and −log(1 − σ(x)) = softplus(x); ``p`` is ``pos_weight``.)
     """
+    checks.tensor_args(
+        "binary_cross_entropy_with_logits",
+        ("weight", "pos_weight"),
+        input=input,
+        target=target,
+        weight=weight,
+        pos_weight=pos_weight,
+    )
     refuse_complex("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(

@@ -653,6 +653,11 @@ def _comparison(name: str, ufunc):
     op = register_op(name, inputs=("a", "b"), differentiable=False)(lambda a, b: ufunc(a, b))
 
     def compare(input, other) -> Tensor:
+        if type(other) is int and not checks.INT_LOW <= other <= checks.INT_HIGH:
+            raise TypeError(  # PyTorch: no overload takes it, so Python's TypeError
+                f"{name}(): argument 'other' is {other}, an int beyond 64 bits, which no "
+                "tensor can be compared with: use a float"
+            )
         if name in ("lt", "le", "gt", "ge"):
             refuse_complex(name, input, other)
         return _binary(op, input, other)
@@ -675,7 +680,7 @@ _logical_not = register_op("logical_not", differentiable=False)(np.logical_not)
 
 
 def logical_not(input: Tensor) -> Tensor:
-    return apply_op(_logical_not, (input,))
+    return apply_op(_logical_not, (checks.tensor_arg("logical_not", "input", input),))
 
 
 less, less_equal, greater, greater_equal, equal_elementwise, not_equal = lt, le, gt, ge, eq, ne

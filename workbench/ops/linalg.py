@@ -264,6 +264,7 @@ def _is_transposed(t: Tensor) -> bool:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``input + mat1 @ mat2`` for matrices (``input`` broadcast to the product's shape)."""
+    checks.tensor_arg("addmm", "input", input)
     if beta != 1 or alpha != 1:
         return beta * input + alpha * mm(mat1, mat2)
     for name, value in (("mat1", mat1), ("mat2", mat2)):

@@ -652,9 +652,19 @@ def batch_norm(
 
     In training the running estimates move towards the batch's, in place:
     ``running ← (1 − momentum) · running + momentum · batch`` (the variance unbiased)."""
+    checks.tensor_args(
+        "batch_norm",
+        ("running_mean", "running_var", "weight", "bias"),
+        input=input,
+        running_mean=running_mean,
+        running_var=running_var,
+        weight=weight,
+        bias=bias,
+    )
     refuse_complex("batch_norm", input, weight, bias)
-    if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
+    if input.ndim < 2:  # PyTorch reads the batch size first: a 0-d input is its IndexError
+        error = IndexError if input.ndim == 0 else ValueError
+        raise error(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
     dims = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // input.shape[1]
     if training and count <= 1:

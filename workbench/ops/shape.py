@@ -496,7 +496,7 @@ def clone_grad(orig, grad):
 
 
 def clone(input: Tensor) -> Tensor:
-    return apply_op(_clone, (input,))
+    return apply_op(_clone, (checks.tensor_arg("clone", "input", input),))
 
 
 def contiguous(input: Tensor) -> Tensor:
