@@ -208,9 +208,12 @@ def binary_cross_entropy(
             f"different to the input size ({tuple(input.shape)}) is deprecated. Please ensure "
             "they have the same size."
         )
-    values = input._data
-    if values.size and (values.min() < 0 or values.max() > 1):
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    for name, given in (("input", input), ("target", target)):
+        values = given._data  # NaN is outside [0, 1] too, as in PyTorch
+        if values.size and not ((values >= 0) & (values <= 1)).all():
+            raise RuntimeError(
+                f"binary_cross_entropy: all elements of {name} should be between 0 and 1"
+            )
     reduction = checks.reduction("binary_cross_entropy", reduction)
     return binary_cross_entropy_op(input, target, weight, reduction)
 

@@ -653,11 +653,6 @@ def _comparison(name: str, ufunc):
     op = register_op(name, inputs=("a", "b"), differentiable=False)(lambda a, b: ufunc(a, b))
 
     def compare(input, other) -> Tensor:
-        if type(other) is int and not checks.INT_LOW <= other <= checks.INT_HIGH:
-            raise TypeError(  # PyTorch: no overload takes it, so Python's TypeError
-                f"{name}(): argument 'other' is {other}, an int beyond 64 bits, which no "
-                "tensor can be compared with: use a float"
-            )
         if name in ("lt", "le", "gt", "ge"):
             refuse_complex(name, input, other)
         return _binary(op, input, other)

@@ -289,7 +289,8 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
         )
     if isinstance(dim, Tensor):
         return (maximum if largest else minimum)(input, dim)
-    d = dim_in_range(name, dim, input.ndim) if input.ndim else None
+    d = dim_in_range(name, dim, input.ndim)  # a 0-d tensor takes dims 0 and -1
+    d = d if input.ndim else None
     checks.non_empty_reduction(name, input.shape, None if d is None else (d,))
     if d is None:
         values = input

@@ -143,9 +143,9 @@ def t_grad(orig, grad):
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.ndim
-    if ndim == 0:
-        return input
     dim0, dim1 = dim_in_range("transpose", dim0, ndim), dim_in_range("transpose", dim1, ndim)
+    if ndim == 0:  # dims 0 and -1 only, as in PyTorch: nothing to swap
+        return input
     dims = list(range(ndim))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return apply_op(_transpose, (input,), {"dims": tuple(dims)})
@@ -214,7 +214,8 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    if input.ndim == 0:
+    if input.ndim == 0:  # dims 0 and -1 only, as in PyTorch
+        dim_in_range("flatten", start_dim, 0), dim_in_range("flatten", end_dim, 0)
         return reshape(input, 1)
     start = dim_in_range("flatten", start_dim, input.ndim)
     end = dim_in_range("flatten", end_dim, input.ndim)
