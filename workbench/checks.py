@@ -78,6 +78,13 @@ def flag(op: str, name: str, value) -> bool:
     return bool(value)
 
 
+def reduction_args(op: str, input, keepdim) -> None:
+    """A reduction's tensor and ``keepdim``; its callers test the common case inline
+    first, so that a learner stepping through ``x.sum()`` meets no check at all."""
+    tensor_arg(op, "input", input)
+    flag(op, "keepdim", keepdim)
+
+
 def int_arg(op: str, name: str, value) -> int:
     """An int option (``diagonal``, ``chunks``): a float or a string is PyTorch's TypeError,
     an int beyond 64 bits its ValueError."""

@@ -163,7 +163,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex
         )
     if real.dtype not in _COMPLEX_OF:
         raise RuntimeError(
-            "complex(): expected both inputs to be Half, Float or Double tensors but got "
+            "complex(): Expected both inputs to be Half, Float or Double tensors but got "
             f"{real.dtype} and {imag.dtype}"
         )
     return apply_op(_complex, (real, imag))

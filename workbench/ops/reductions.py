@@ -105,8 +105,8 @@ def sum_grad(orig, grad):
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
-    checks.tensor_arg("sum", "input", input)
-    checks.flag("sum", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("sum", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input._data.ndim, "sum")
@@ -151,8 +151,8 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
-    checks.tensor_arg("mean", "input", input)
-    checks.flag("mean", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("mean", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
     if dtype is not None:
@@ -201,8 +201,8 @@ def amin_grad(orig, grad):
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-    checks.tensor_arg("amax", "input", input)
-    checks.flag("amax", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("amax", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
     refuse_complex("amax", input)
@@ -212,8 +212,8 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-    checks.tensor_arg("amin", "input", input)
-    checks.flag("amin", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("amin", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
     refuse_complex("amin", input)
@@ -303,8 +303,8 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 
 def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
-    checks.tensor_arg("max", "input", input)
-    checks.flag("max", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("max", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
     refuse_complex("max", input)
@@ -313,8 +313,8 @@ def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
 
 def min(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
-    checks.tensor_arg("min", "input", input)
-    checks.flag("min", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("min", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
     refuse_complex("min", input)
@@ -333,8 +333,8 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-    checks.tensor_arg("argmax", "input", input)
-    checks.flag("argmax", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("argmax", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
     refuse_complex("argmax", input, error=RuntimeError)
@@ -344,8 +344,8 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Ten
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-    checks.tensor_arg("argmin", "input", input)
-    checks.flag("argmin", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("argmin", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
     refuse_complex("argmin", input, error=RuntimeError)
@@ -367,8 +367,8 @@ def _any(x, dims, keepdim):
 
 def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether every element (along ``dim``) is nonzero: a bool tensor."""
-    checks.tensor_arg("all", "input", input)
-    checks.flag("all", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("all", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "all")
@@ -377,8 +377,8 @@ def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor
 
 def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether some element (along ``dim``) is nonzero: a bool tensor."""
-    checks.tensor_arg("any", "input", input)
-    checks.flag("any", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("any", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "any")
@@ -438,8 +438,8 @@ def prod(
     input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
 ) -> Tensor:
     """The product of all elements, or along ``dim``."""
-    checks.tensor_arg("prod", "input", input)
-    checks.flag("prod", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("prod", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
@@ -649,8 +649,8 @@ def norm(
     input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names
 ) -> Tensor:
     """The p-norm of all elements, or along ``dim`` (``'fro'`` means p = 2)."""
-    checks.tensor_arg("norm", "input", input)
-    checks.flag("norm", "keepdim", keepdim)
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("norm", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
     if dtype is not None:
