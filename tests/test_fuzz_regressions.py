@@ -209,3 +209,16 @@ def test_an_empty_result_reads_no_index_as_in_torch():
     _same_as_torch(lambda lib, x: x[[5], 0:0])
     with pytest.raises(IndexError, match="index 5 is out of bounds"):
         wb.ones(2, 3)[[5]]
+
+
+def test_a_subnormal_answer_is_a_wrong_value_not_a_gap_in_the_checker():
+    """make fuzz's hostile answers found it: ``(False, 2.2e-309)`` for ``[1, 2]`` looked like
+    ``[1, 2]`` times a factor of 5.6e-310, whose reciprocal overflows, and the check gave
+    up ("cannot convert Infinity to integer ratio") instead of a verdict."""
+    from workbench.exercises import ExerciseError, check_answer
+
+    with pytest.raises(ExerciseError) as info:
+        check_answer("x.grad", [1.0, 2.0], (False, 2.225073858507203e-309))
+    message = str(info.value)
+    assert "gap in the checker" not in message
+    assert "at [0] it is 0 where 1 was expected" in message
