@@ -181,3 +181,44 @@ def test_the_key_drawer_copes_with_an_empty_dim(data):
     range (hypothesis's InvalidArgument)."""
     (key,) = index_key(data.draw, torch.zeros(0, 3))
     assert len([k for k in key if k is not None]) <= 2
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(..., ...), (..., 0, ...), (1, ..., 2, ...), (..., None, ...), (..., ..., slice(None))],
+    ids=str,
+)
+def test_a_key_with_several_ellipses_reads_as_torch_reads_it(key):
+    """test_fuzz_indexing found these once it drew keys with more than one ``...``: the
+    workbench refused them (numpy takes one), PyTorch spans the dims with the first."""
+    _same_as_torch(lambda lib, x: x[key])
+
+
+def test_a_second_ellipsis_leaves_no_dim_to_index_as_in_torch():
+    x = wb.ones(2, 3)
+    for key in ((..., ..., 1), (..., ..., None)):
+        with pytest.raises(IndexError, match="second '...'"):
+            x[key]
+        with pytest.raises(IndexError):
+            torch.ones(2, 3)[key]
+
+
+def test_an_empty_result_reads_no_index_as_in_torch():
+    """``x[[5], 0:0]`` is empty in PyTorch whatever the 5; the workbench refused it (and a
+    non-empty result still checks its indices)."""
+    _same_as_torch(lambda lib, x: x[[5], 0:0])
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        wb.ones(2, 3)[[5]]
+
+
+def test_a_subnormal_answer_is_a_wrong_value_not_a_gap_in_the_checker():
+    """make fuzz's hostile answers found it: ``(False, 2.2e-309)`` for ``[1, 2]`` looked like
+    ``[1, 2]`` times a factor of 5.6e-310, whose reciprocal overflows, and the check gave
+    up ("cannot convert Infinity to integer ratio") instead of a verdict."""
+    from workbench.exercises import ExerciseError, check_answer
+
+    with pytest.raises(ExerciseError) as info:
+        check_answer("x.grad", [1.0, 2.0], (False, 2.225073858507203e-309))
+    message = str(info.value)
+    assert "gap in the checker" not in message
+    assert "at [0] it is 0 where 1 was expected" in message

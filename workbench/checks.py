@@ -70,6 +70,72 @@ def tensor_arg(op: str, name: str, value):
     return value
 
 
+def flag(op: str, name: str, value) -> bool:
+    """A bool option (``keepdim``, ``unbiased``): ``keepdim="a"`` is PyTorch's TypeError,
+    where Python's truth would quietly take any non-empty string as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}(): argument '{name}' must be bool, not {type_name(value)}")
+    return bool(value)
+
+
+def reduction_args(op: str, input, keepdim) -> None:
+    """A reduction's tensor and ``keepdim``; its callers test the common case inline
+    first, so that a learner stepping through ``x.sum()`` meets no check at all."""
+    tensor_arg(op, "input", input)
+    flag(op, "keepdim", keepdim)
+
+
+def int_arg(op: str, name: str, value) -> int:
+    """An int option (``diagonal``, ``chunks``): a float or a string is PyTorch's TypeError,
+    an int beyond 64 bits its ValueError."""
+    if isinstance(value, bool) or not isinstance(value, INTEGERS):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be int, not {type_name(value)} ({value!r})"
+        )
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"{op}(): argument '{name}' is {value}, too large to convert to a C long")
+    return int(value)
+
+
+def number_arg(op: str, name: str, value, complex_ok: bool = False):
+    """A number option (``rtol``, ``alpha``, ``correction``): anything else is PyTorch's
+    TypeError naming the option, where numpy would fail inside the kernel."""
+    kinds = (int, float, np.integer, np.floating) + (
+        (complex, np.complexfloating) if complex_ok else ()
+    )
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be a number, not {type_name(value)} ({value!r})"
+        )
+    return value
+
+
+def tensor_args(op: str, optional: tuple = (), **named) -> None:
+    """Each named argument is a Tensor (``None`` too where its name is in ``optional``):
+    ``F.linear(x, "w")`` is PyTorch's TypeError naming ``weight``, not an AttributeError
+    from the first line that reads ``weight.shape``."""
+    for name, value in named.items():
+        if value is None and name in optional:
+            continue
+        tensor_arg(op, name, value)
+
+
+def as_tensor(op: str, name: str, value) -> Tensor:
+    """``value`` as a tensor: a Tensor itself, numbers (in lists, arrays) a constant one.
+
+    Anything else is PyTorch's TypeError naming the op and the argument, where the
+    conversion's own message would name only ``tensor()``, which the user never called.
+    """
+    if isinstance(value, Tensor):
+        return value
+    try:
+        return Tensor(value)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(
+            f"{op}(): argument '{name}' must be a Tensor or numbers, not {type_name(value)} ({err})"
+        ) from None
+
+
 def operand(op: str, name: str, value):
     """An operand of arithmetic: a Tensor, a number, or numbers in a list or an array.
 
@@ -199,6 +265,8 @@ def dim_in_range(op: str, dim, ndim: int) -> int:
     and 0, as in PyTorch."""
     if not isinstance(dim, INTEGERS):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type_name(dim)} ({dim!r})")
+    if not -(2**63) <= dim < 2**63:
+        raise ValueError(f"{op}(): argument 'dim' is {dim}, too large to convert to a C long")
     size = max(ndim, 1)
     if not -size <= dim < size:
         raise IndexError(
@@ -281,6 +349,7 @@ def reduction(op: str, value: str) -> str:
 
 def probability(op: str, p) -> float:
     """A dropout probability, in [0, 1]."""
+    number_arg(op, "p", p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
     return p

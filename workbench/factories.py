@@ -72,16 +72,14 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
 
 def zeros_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
     xp = backend.xp(checks.tensor_arg("zeros_like", "input", input)._data)
-    return _leaf(
-        xp.zeros(input.shape, dtype or input.dtype), requires_grad, None, device or input.device
-    )
+    dtype = input.dtype if dtype is None else checks.dtype_arg("zeros_like", dtype)
+    return _leaf(xp.zeros(input.shape, dtype), requires_grad, None, device or input.device)
 
 
 def ones_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
     xp = backend.xp(checks.tensor_arg("ones_like", "input", input)._data)
-    return _leaf(
-        xp.ones(input.shape, dtype or input.dtype), requires_grad, None, device or input.device
-    )
+    dtype = input.dtype if dtype is None else checks.dtype_arg("ones_like", dtype)
+    return _leaf(xp.ones(input.shape, dtype), requires_grad, None, device or input.device)
 
 
 def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:

@@ -134,6 +134,12 @@ def normal(
     """Samples of N(mean, std²): numbers and a ``size``, or tensors of means and stds."""
     gen = generator_arg("normal", generator)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        for name, given in (("size", size), ("dtype", dtype)):
+            if given is not None:  # PyTorch has no such form: it would be ignored
+                raise TypeError(
+                    f"normal(): argument '{name}' is not taken with a tensor mean or std: "
+                    "the samples have their shape and dtype"
+                )
         return _normal_of_tensors(mean, std, gen)
     if size is None:
         raise TypeError("normal() with a number mean and std needs a size: normal(0, 1, (2, 3))")

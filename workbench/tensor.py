@@ -617,7 +617,16 @@ class Tensor:
         return _ops.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
-        return _ops.matmul(Tensor(other), self)
+        """``[[1.0, 2.0]] @ x``: numbers in a list or an array are a constant matrix.
+        Anything else (``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``, as in
+        PyTorch."""
+        if not isinstance(other, (list, tuple, np.ndarray)):
+            return NotImplemented
+        try:
+            other = Tensor(other)
+        except (TypeError, RuntimeError):
+            return NotImplemented
+        return _ops.matmul(other, self)
 
     def __neg__(self) -> Tensor:
         return _ops.neg(self)

@@ -52,6 +52,26 @@ def broadcast_mismatch(shapes) -> str | None:
     return None
 
 
+# The names PyTorch's signatures give the inputs that kernels call ``a``, ``b`` and ``x``:
+# an error names the argument the user wrote (``x * 2**70``: ``other``).
+PYTORCH_NAMES = {"a": "input", "x": "input", "b": "other"}
+
+
+def argument_name(op, position: int) -> str:
+    name = op.input_names[position]
+    return PYTORCH_NAMES.get(name, name)
+
+
+def _int_error(op, inputs, value: int) -> Exception:
+    """A Python int beyond 64 bits: PyTorch's OverflowError where a number may stand
+    (``x * 2**70``), its TypeError where a tensor must (``wb.abs(2**70)``: no tensor)."""
+    position = next(i for i, given in enumerate(inputs) if given is value)
+    name = argument_name(op, position)
+    if not any(isinstance(x, Tensor) for x in inputs):
+        return TypeError(f"{op.name}(): argument '{name}' must be Tensor, not int")
+    return checks.int_overflow(op.name, name, value)
+
+
 def op_error(op, inputs, err: Exception) -> Exception:
     """The error to raise when ``op``'s kernel failed with ``err``, naming the op and inputs.
 
@@ -61,9 +81,11 @@ def op_error(op, inputs, err: Exception) -> Exception:
     the rest is PyTorch's RuntimeError.
     """
     for i, x in enumerate(inputs):
-        if not isinstance(x, (Tensor, int, float, complex, np.generic, type(None))):
+        # None stands for an input left out (no bias); the kernel failing on it names it
+        left_out = x is None and isinstance(err, (TypeError, AttributeError))
+        if left_out or not isinstance(x, (Tensor, int, float, complex, np.generic, type(None))):
             return TypeError(
-                f"{op.name}(): argument '{op.input_names[i]}' must be Tensor, not "
+                f"{op.name}(): argument '{argument_name(op, i)}' must be Tensor, not "
                 f"{type(x).__name__}"
             )
     message = str(err)
@@ -104,8 +126,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
             requires_grad = requires_grad or x._requires_grad
         else:
             if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
-                position = next(i for i, given in enumerate(inputs) if given is x)
-                raise checks.int_overflow(op.name, op.input_names[position], x)
+                raise _int_error(op, inputs, x)
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)

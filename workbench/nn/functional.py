@@ -125,6 +125,7 @@ def embedding(
     Rows picked several times get the sum of their gradients (take's scatter-add); the
     ``padding_idx`` row gets none.
     """
+    checks.tensor_args("embedding", input=input, weight=weight)
     if scale_grad_by_freq or sparse:
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
     if weight.requires_grad:  # PyTorch looks up complex rows, but will not differentiate them
@@ -172,6 +173,7 @@ def _reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
 def _warn_if_broadcast(op: str, input: Tensor, target: Tensor) -> None:
     """PyTorch warns when a loss's target broadcasts against its input: a (N, 1) output
     against (N,) targets gives an (N, N) loss, silently wrong."""
+    checks.tensor_args(op, input=input, target=target)
     if input.shape != target.shape:
         warnings.warn(
             f"{op}: Using a target size ({tuple(target.shape)}) that is different to the input "
@@ -206,9 +208,12 @@ def binary_cross_entropy(
             f"different to the input size ({tuple(input.shape)}) is deprecated. Please ensure "
             "they have the same size."
         )
-    values = input._data
-    if values.size and (values.min() < 0 or values.max() > 1):
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    for name, given in (("input", input), ("target", target)):
+        values = given._data  # NaN is outside [0, 1] too, as in PyTorch
+        if values.size and not ((values >= 0) & (values <= 1)).all():
+            raise RuntimeError(
+                f"binary_cross_entropy: all elements of {name} should be between 0 and 1"
+            )
     reduction = checks.reduction("binary_cross_entropy", reduction)
     return binary_cross_entropy_op(input, target, weight, reduction)
 
@@ -224,6 +229,14 @@ def binary_cross_entropy_with_logits(
 
     (−log σ(x) = softplus(−x) and −log(1 − σ(x)) = softplus(x); ``p`` is ``pos_weight``.)
     """
+    checks.tensor_args(
+        "binary_cross_entropy_with_logits",
+        ("weight", "pos_weight"),
+        input=input,
+        target=target,
+        weight=weight,
+        pos_weight=pos_weight,
+    )
     refuse_complex("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -243,6 +256,7 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """``nll_loss(log_softmax(x, class_dim), t)``; ``t`` holds class indices or probabilities."""
+    checks.tensor_args("cross_entropy", ("weight",), input=input, target=target, weight=weight)
     refuse_complex("cross_entropy", input, target, weight)
     if label_smoothing is not None and label_smoothing > 1.0:  # PyTorch lets negatives pass
         raise RuntimeError(

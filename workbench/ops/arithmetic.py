@@ -39,7 +39,7 @@ def _as_operand(x, op: str, name: str):
         if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
             raise checks.int_overflow(op, name, x)
         return x
-    return Tensor(checks.operand(op, name, x))
+    return checks.as_tensor(op, name, checks.operand(op, name, x))
 
 
 def check_operands(name: str, *args) -> None:
@@ -223,7 +223,7 @@ def _binary(op, a, b) -> Tensor:
         check_operands(op.name, ("input", 1, a), ("other", 2, b))
     a, b = promote(a, b, op.name)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)
+        a = checks.as_tensor(op.name, "input", a)
     return apply_op(op, (a, b))
 
 
@@ -467,6 +467,7 @@ def _times_alpha(other, alpha, input):
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha · other``."""
     if alpha != 1:
+        checks.number_arg("add", "alpha", alpha, complex_ok=True)
         other = _times_alpha(other, alpha, input)
     return _binary(_add, input, other)
 
@@ -474,6 +475,7 @@ def add(input, other, *, alpha=1) -> Tensor:
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input − alpha · other``."""
     if alpha != 1:
+        checks.number_arg("sub", "alpha", alpha, complex_ok=True)
         other = _times_alpha(other, alpha, input)
     return _binary(_sub, input, other)
 
@@ -489,7 +491,7 @@ def div(input, other) -> Tensor:
     check_operands("div", ("input", 1, input), ("other", 2, other))
     a, b = _float_operands(input, other, "div")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)
+        a = checks.as_tensor("div", "input", a)
     return apply_op(_div, (a, b))
 
 
@@ -509,7 +511,7 @@ def pow(input, exponent) -> Tensor:
     check_operands("pow", ("input", 1, input), ("exponent", 2, exponent))
     a, b = promote(input, exponent, "pow")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)
+        a = checks.as_tensor("pow", "input", a)
     return apply_op(_pow, (a, b))
 
 
@@ -720,7 +722,7 @@ def minimum(input, other) -> Tensor:
 def where(condition, input, other) -> Tensor:
     """Pick ``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
     check_operands("where", ("input", 2, input), ("other", 3, other))
-    condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+    condition = checks.as_tensor("where", "condition", condition)
     _check_condition(condition)
     x, y = promote(input, other, "where")
     return apply_op(_where, (condition, x, y))
@@ -748,6 +750,14 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     As PyTorch, ``min(max(x, min), max)``: where min > max every element becomes max.
     """
     refuse_complex("clamp", input)
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, (Tensor, int, float, np.number)):
+            raise TypeError(
+                f"clamp(): argument '{name}' must be a Tensor or a number, not "
+                f"{type(bound).__name__} ({bound!r})"
+            )
+        if type(bound) is int and not checks.INT_LOW <= bound <= checks.INT_HIGH:
+            raise checks.int_overflow("clamp", name, bound)
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input
@@ -796,7 +806,7 @@ _logical_not = register_op("logical_not", differentiable=False)(np.logical_not)
 
 
 def logical_not(input: Tensor) -> Tensor:
-    return apply_op(_logical_not, (input,))
+    return apply_op(_logical_not, (checks.tensor_arg("logical_not", "input", input),))
 
 
 less, less_equal, greater, greater_equal, equal_elementwise, not_equal = lt, le, gt, ge, eq, ne
@@ -817,6 +827,10 @@ def isclose(input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=Fals
             f"isclose: {input.dtype} did not match {other.dtype} (both must have one dtype)"
         )
     a, b = promote(input, other, "isclose")
+    rtol, atol = (
+        checks.number_arg("isclose", "rtol", rtol),
+        checks.number_arg("isclose", "atol", atol),
+    )
     attrs = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
     return apply_op(_isclose, (a, b), attrs)
 

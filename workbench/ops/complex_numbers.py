@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..autograd.dispatch import apply_op
 from ..autograd.forward_ad import same_op
 from ..tensor import Tensor, is_differentiable_dtype
@@ -52,6 +53,7 @@ def conj(input: Tensor) -> Tensor:
 
     Unlike ``torch.conj`` (a lazy view), the result is a new tensor.
     """
+    checks.tensor_arg("conj", "input", input)
     if input._data.dtype.kind != "c":
         return input
     return apply_op(_conj, (input,))
@@ -102,6 +104,7 @@ def real(input: Tensor) -> Tensor:
 
     Unlike ``torch.real`` (a view), the result is a new tensor.
     """
+    checks.tensor_arg("real", "input", input)
     if input._data.dtype.kind != "c":
         return input
     return apply_op(_real, (input,))
@@ -109,6 +112,7 @@ def real(input: Tensor) -> Tensor:
 
 def imag(input: Tensor) -> Tensor:
     """The imaginary part; a new tensor, where ``torch.imag`` gives a view."""
+    checks.tensor_arg("imag", "input", input)
     if input._data.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return apply_op(_imag, (input,))
@@ -154,6 +158,7 @@ def angle_jvp(orig, tangents):
 
 def angle(input: Tensor) -> Tensor:
     """The argument of each element, in (−π, π]; π for negative reals, 0 for the rest."""
+    checks.tensor_arg("angle", "input", input)
     if not is_differentiable_dtype(input._data.dtype):
         input = input.to(np.float32)
     return apply_op(_angle, (input,))
@@ -188,13 +193,11 @@ def complex_jvp(orig, tangents):
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex)
     """``real + i · imag`` from two real tensors of one dtype (float32 or float64)."""
-    for part in (real, imag):
-        if not isinstance(part, Tensor):
-            raise TypeError(f"complex(): argument must be Tensor, not {type(part).__name__}")
+    checks.tensor_args("complex", real=real, imag=imag)
     if real.dtype != imag.dtype:
         raise RuntimeError(
-            f"Expected object of scalar type {real.dtype} but got scalar type {imag.dtype} "
-            "for second argument"
+            f"complex(): expected 'imag' of 'real''s scalar type {real.dtype}, but got scalar "
+            f"type {imag.dtype}"
         )
     if real.dtype == np.float16:
         raise RuntimeError(
@@ -203,8 +206,8 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex
         )
     if real.dtype not in _COMPLEX_OF:
         raise RuntimeError(
-            f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype} "
-            f"and {imag.dtype}"
+            "complex(): Expected both inputs to be Half, Float or Double tensors but got "
+            f"{real.dtype} and {imag.dtype}"
         )
     return apply_op(_complex, (real, imag))
 

@@ -179,6 +179,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     Each piece is a view made by basic indexing, so its gradient is scattered back
     into place and the pieces' gradients add up where the whole tensor is used.
     """
+    checks.tensor_arg("split", "tensor", tensor)
     d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -203,7 +204,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of size ⌈n / chunks⌉ (fewer pieces if that runs out)."""
-    if chunks <= 0:
+    checks.tensor_arg("chunk", "input", input)
+    if checks.int_arg("chunk", "chunks", chunks) <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = dim_in_range("chunk", dim, input.ndim)
     if input.shape[d] == 0:  # as torch: `chunks` empty pieces
@@ -319,6 +321,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     ``circular`` gather the border values with ``index_select``, so their gradients
     scatter-add back onto the values that were copied.
     """
+    checks.tensor_arg("pad", "input", input)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(
@@ -409,13 +412,15 @@ def _check_matrix(input: Tensor, op: str) -> None:
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    checks.tensor_arg("tril", "input", input)
     _check_matrix(input, "tril")
-    return apply_op(_tril, (input,), {"diagonal": int(diagonal)})
+    return apply_op(_tril, (input,), {"diagonal": checks.int_arg("tril", "diagonal", diagonal)})
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    checks.tensor_arg("triu", "input", input)
     _check_matrix(input, "triu")
-    return apply_op(_triu, (input,), {"diagonal": int(diagonal)})
+    return apply_op(_triu, (input,), {"diagonal": checks.int_arg("triu", "diagonal", diagonal)})
 
 
 # ------------------------------------------------------------ repeat, tile
@@ -484,7 +489,8 @@ def take_jvp(orig, tangents):
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
     """``index`` as an integer tensor; a list or array becomes one on ``input``'s device."""
-    index = index if isinstance(index, Tensor) else Tensor(backend.asarray(index, like=input._data))
+    if not isinstance(index, Tensor):
+        index = checks.as_tensor(op, "index", backend.asarray(index, like=input._data))
     checks.integer_index(op, index)
     return index
 
@@ -492,6 +498,7 @@ def _index_tensor(index, input: Tensor, op: str) -> Tensor:
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     """``torch.take``: pick elements of the flattened input. ``axis`` (TVM's, numpy's) picks
     whole slices along that axis instead."""
+    checks.tensor_arg("take", "input", input)
     index = _index_tensor(index, input, "take")
     if axis is None:
         checks.indices_in_range("take", index._data, input.numel(), 0, input.shape)
@@ -603,6 +610,7 @@ def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
 
 
 def gather(input: Tensor, dim: int, index) -> Tensor:
+    checks.tensor_arg("gather", "input", input)
     index = _index_tensor(index, input, "gather")
     if input.ndim == 0 and index.ndim == 0:  # as in torch: one element along dim 0 (or -1)
         return reshape(gather(reshape(input, (1,)), dim, reshape(index, (1,))), ())

@@ -160,6 +160,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
+    checks.tensor_args("dot", input=input, other=other)
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
@@ -221,6 +222,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    checks.tensor_args("linear", ("bias",), input=input, weight=weight, bias=bias)
     if weight.ndim != 2 or input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"linear: input with last dim {input.shape[-1:]} cannot be multiplied by a weight "
@@ -286,6 +288,7 @@ def _is_transposed(t: Tensor) -> bool:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """``input + mat1 @ mat2`` for matrices (``input`` broadcast to the product's shape)."""
+    checks.tensor_arg("addmm", "input", input)
     if beta != 1 or alpha != 1:
         return beta * input + alpha * mm(mat1, mat2)
     for name, value in (("mat1", mat1), ("mat2", mat2)):

@@ -241,6 +241,7 @@ def conv2d(
 
     A 3-D input (C, H, W) is treated as a batch of one, as in PyTorch.
     """
+    checks.tensor_args("conv2d", ("bias",), input=input, weight=weight, bias=bias)
     if input.ndim == 3:
         return squeeze(
             conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0
@@ -315,6 +316,7 @@ def avg_pool2d_op(x: Tensor, attrs: dict) -> Tensor:
 
 
 def _pool_input(input: Tensor, op: str) -> Tensor:
+    checks.tensor_arg(op, "input", input)
     if input.ndim not in (3, 4):
         raise RuntimeError(
             f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
@@ -492,19 +494,27 @@ def _shapes(predictions, targets) -> str:
 def _check_target_shape(predictions, targets, op: str) -> None:
     """One class index per sample: targets shaped (N, d1, ...) for predictions (N, C, d1, ...),
     and () for a single sample (C,). The error types are PyTorch's: a target with extra dims
-    (one-hot targets) is a RuntimeError, another batch size a ValueError."""
+    (one-hot targets) is a RuntimeError, another batch size (or no dims) a ValueError."""
     pred, target = tuple(predictions.shape), tuple(targets.shape)
     shapes = _shapes(predictions, targets)
+    if not pred:
+        raise ValueError(f"{op}: Expected 1 or more dimensions (got 0) {shapes}")
+    if len(pred) == 1 and len(target) == 1 and target[0] != 1:
+        raise ValueError(
+            f"{op}: For 1D input, 1D target must have size 1, but got target size: "
+            f"{target[0]} {shapes}"
+        )
+    expected = () if len(pred) == 1 else (pred[0],) + pred[2:]
+    batch = target[0] if target else 0  # PyTorch counts a 0-d target as a batch of 0
+    if len(pred) >= 2 and batch != pred[0]:
+        raise ValueError(
+            f"{op}: expected targets of shape {expected}: the input's batch size ({pred[0]}) "
+            f"and the target's ({batch}) differ {shapes}"
+        )
     if len(pred) in (1, 2) and len(target) > 1:
         raise RuntimeError(
             f"{op}: 0D or 1D target tensor expected, multi-target not supported: pass class "
             f"indices, one per sample, not one-hot or column targets {shapes}"
-        )
-    expected = () if len(pred) == 1 else (pred[0],) + pred[2:]
-    if len(pred) >= 2 and target and target[0] != pred[0]:
-        raise ValueError(
-            f"{op}: expected targets of shape {expected}: the input's batch size ({pred[0]}) "
-            f"and the target's ({target[0]}) differ {shapes}"
         )
     if len(pred) == 0 or target != expected:
         raise RuntimeError(f"{op}: expected targets of shape {expected} {shapes}")
@@ -513,7 +523,7 @@ def _check_target_shape(predictions, targets, op: str) -> None:
 def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: str) -> None:
     """Shapes, dtypes and target range, with errors that name the op and the shapes."""
     checks.reduction(op, reduction)
-    checks.tensor_arg(op, "target", targets)
+    checks.tensor_args(op, ("weight",), input=predictions, target=targets, weight=weights)
     if targets.dtype.kind not in "iu":
         raise RuntimeError(
             f"{op}: expected integer class targets, but got {targets.dtype} "
@@ -627,6 +637,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift."""
+    checks.tensor_args("layer_norm", ("weight", "bias"), input=input, weight=weight, bias=bias)
     refuse_complex("layer_norm", input, weight, bias)
     normalized_shape = checks.shape_arg("layer_norm", (normalized_shape,), "normalized_shape")
     k = len(normalized_shape)
@@ -716,9 +727,19 @@ def batch_norm(
 
     In training the running estimates move towards the batch's, in place:
     ``running ← (1 − momentum) · running + momentum · batch`` (the variance unbiased)."""
+    checks.tensor_args(
+        "batch_norm",
+        ("running_mean", "running_var", "weight", "bias"),
+        input=input,
+        running_mean=running_mean,
+        running_var=running_var,
+        weight=weight,
+        bias=bias,
+    )
     refuse_complex("batch_norm", input, weight, bias)
-    if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
+    if input.ndim < 2:  # PyTorch reads the batch size first: a 0-d input is its IndexError
+        error = IndexError if input.ndim == 0 else ValueError
+        raise error(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
     dims = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // input.shape[1]
     if training and count <= 1:
@@ -784,6 +805,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     ``wb.manual_seed`` seeds), divided by ``1 − p`` in the input's dtype; so a seeded run
     drops the elements PyTorch drops.
     """
+    checks.tensor_arg("dropout", "input", input)
     refuse_complex("dropout", input)
     checks.probability("dropout", p)
     if not training or p == 0.0:
@@ -1031,11 +1053,14 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     values = input._data
     if values.size and values.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
+        raise RuntimeError(f"one_hot: Class values must be non-negative, got {values.min()}.")
     if num_classes == -1:
         if not values.size:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+            raise RuntimeError("one_hot: Can not infer total number of classes from empty tensor.")
         num_classes = int(values.max()) + 1
     elif values.size and values.max() >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
+        raise RuntimeError(
+            f"one_hot: Class values must be smaller than num_classes ({num_classes}), got "
+            f"{values.max()}."
+        )
     return apply_op(_one_hot, (input,), {"num_classes": int(num_classes)})

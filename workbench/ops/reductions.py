@@ -72,10 +72,10 @@ def has_zeros(x: Tensor) -> bool:
     return bool(np.any(x._data == 0))
 
 
-def int_to_int64(input: Tensor, dtype):
+def int_to_int64(input: Tensor, dtype, op: str = "prod"):
     """Sums and products of bools and ints accumulate in int64, as in PyTorch."""
     if dtype is not None:
-        return np.dtype(dtype)
+        return checks.dtype_arg(op, dtype)
     if input.dtype.kind in "biu":
         return np.dtype("int64")
     return None
@@ -113,6 +113,8 @@ def sum_jvp(orig, tangents):
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("sum", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input._data.ndim, "sum")
@@ -164,10 +166,12 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("mean", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(checks.dtype_arg("mean", dtype))
     if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -239,6 +243,8 @@ def amin_jvp(orig, tangents):
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("amax", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
     refuse_complex("amax", input)
@@ -248,6 +254,8 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("amin", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
     refuse_complex("amin", input)
@@ -344,7 +352,8 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
         )
     if isinstance(dim, Tensor):
         return (maximum if largest else minimum)(input, dim)
-    d = dim_in_range(name, dim, input.ndim) if input.ndim else None
+    d = dim_in_range(name, dim, input.ndim)  # a 0-d tensor takes dims 0 and -1
+    d = d if input.ndim else None
     checks.non_empty_reduction(name, input.shape, None if d is None else (d,))
     if d is None:
         values = input
@@ -357,6 +366,8 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 
 def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("max", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
     refuse_complex("max", input)
@@ -365,6 +376,8 @@ def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
 
 def min(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("min", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
     refuse_complex("min", input)
@@ -383,6 +396,8 @@ def _argmin(x, dim, keepdim):
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("argmax", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
     refuse_complex("argmax", input, error=RuntimeError)
@@ -392,6 +407,8 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Ten
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("argmin", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
     refuse_complex("argmin", input, error=RuntimeError)
@@ -413,6 +430,8 @@ def _any(x, dims, keepdim):
 
 def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether every element (along ``dim``) is nonzero: a bool tensor."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("all", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "all")
@@ -421,6 +440,8 @@ def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor
 
 def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether some element (along ``dim``) is nonzero: a bool tensor."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("any", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "any")
@@ -487,6 +508,8 @@ def prod(
     input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
 ) -> Tensor:
     """The product of all elements, or along ``dim``."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("prod", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
@@ -601,8 +624,14 @@ def std(
 
 def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> dict:
     """var's and std's attributes (``name`` names the op in errors and warnings)."""
+    checks.tensor_arg(name, "input", input)
+    checks.flag(name, "keepdim", keepdim)
     if isinstance(dim, bool):  # the legacy form var(x, unbiased)
         dim, unbiased = None, dim
+    if unbiased is not None:
+        checks.flag(name, "unbiased", unbiased)
+    if correction is not None:
+        checks.number_arg(name, "correction", correction)
     if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
     dims = None if dim is None else reduced_dims(dim, input.ndim, name)
@@ -718,6 +747,8 @@ def norm(
     input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names
 ) -> Tensor:
     """The p-norm of all elements, or along ``dim`` (``'fro'`` means p = 2)."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args("norm", input, keepdim)
     if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
         dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
     if dtype is not None:

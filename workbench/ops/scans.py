@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..argnames import numpy_style
 from ..autograd.dispatch import apply_op
 from ..autograd.forward_ad import same_op
@@ -115,12 +115,13 @@ def _cumprod_jvp_with_zeros(x: Tensor, dx: Tensor, dim: int) -> Tensor:
 
 
 def _scan(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
+    checks.tensor_arg(name, "input", input)
     if input.ndim == 0:
         dim_in_range(name, dim, 0)
         return reshape(_scan(kernel, reshape(input, (1,)), 0, dtype, name), ())
     d = dim_in_range(name, dim, input.ndim)
     attrs = {"dim": d}
-    wanted = int_to_int64(input, dtype)
+    wanted = int_to_int64(input, dtype, name)
     if wanted is not None:
         attrs["dtype"] = wanted
     return apply_op(kernel, (input,), attrs)

@@ -64,6 +64,7 @@ def view_jvp(orig, tangents):
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
+    checks.tensor_arg("reshape", "input", input)
     shape = _resolve_shape(shape_arg(shape), input.numel(), input.shape, "reshape")
     return apply_op(_reshape, (input,), {"shape": shape})
 
@@ -178,9 +179,9 @@ def t_jvp(orig, tangents):
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.ndim
-    if ndim == 0:
-        return input
     dim0, dim1 = dim_in_range("transpose", dim0, ndim), dim_in_range("transpose", dim1, ndim)
+    if ndim == 0:  # dims 0 and -1 only, as in PyTorch: nothing to swap
+        return input
     dims = list(range(ndim))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return apply_op(_transpose, (input,), {"dims": tuple(dims)})
@@ -191,6 +192,7 @@ swapaxes = transpose
 
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (a 0-d or 1-d tensor is returned as is)."""
+    checks.tensor_arg("t", "input", input)
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return input if input.ndim < 2 else apply_op(_t, (input,), {"dims": (1, 0)})
@@ -249,6 +251,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
+    checks.tensor_arg("squeeze", "input", input)
     shape = input.shape or (1,)  # 0-d: dim 0 (or -1) is accepted, as in torch, and drops
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
@@ -261,7 +264,8 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    if input.ndim == 0:
+    if input.ndim == 0:  # dims 0 and -1 only, as in PyTorch
+        dim_in_range("flatten", start_dim, 0), dim_in_range("flatten", end_dim, 0)
         return reshape(input, 1)
     start = dim_in_range("flatten", start_dim, input.ndim)
     end = dim_in_range("flatten", end_dim, input.ndim)
@@ -280,7 +284,7 @@ def index_key(key, like, op: str = "getitem"):
     ``like``, the array being indexed, so that the gradient's scatter-add finds it there.
     """
     if isinstance(key, tuple):
-        return tuple(index_key(k, like, op) for k in key)
+        return _one_ellipsis(tuple(index_key(k, like, op) for k in key), like.ndim, op)
     if isinstance(key, (str, bytes)):
         raise TypeError(
             f"{op}: a tensor cannot be indexed by a {type(key).__name__} ({key!r}): use ints, "
@@ -291,6 +295,48 @@ def index_key(key, like, op: str = "getitem"):
     if isinstance(key, (list, np.ndarray)):
         return backend.asarray(key, like=like)
     return key
+
+
+def _one_ellipsis(key: tuple, ndim: int, op: str) -> tuple:
+    """``x[..., 0, ...]``: PyTorch lets a key hold several ``...``, numpy only one.
+
+    In PyTorch each ``...`` spans the dims the rest of the key leaves. Where it leaves
+    none, every ``...`` spans nothing and the extra ones can go. Otherwise the second
+    ``...`` takes the index past the last dim, so nothing after it has a dim to index:
+    only whole slices (``:``), which do nothing, may follow, and the key is cut there.
+    """
+    at = [i for i, k in enumerate(key) if k is Ellipsis]
+    if len(at) < 2:
+        return key
+    spanned = ndim - sum(_dims_taken(k) for k in key)
+    if spanned <= 0:
+        return tuple(k for i, k in enumerate(key) if k is not Ellipsis or i == at[0])
+    for k in key[at[1] :]:
+        if not (k is Ellipsis or _whole(k)):
+            raise IndexError(
+                f"{op}: nothing after a second '...' in an index has a dim left to index: "
+                "the first '...' spans every dim the rest of the index leaves"
+            )
+    return key[: at[1]]
+
+
+def _whole(part) -> bool:
+    """``:`` (or ``0::1``): a slice that keeps everything, which PyTorch skips unread."""
+    return (
+        isinstance(part, slice)
+        and part.start in (None, 0)
+        and part.stop is None
+        and (part.step in (None, 1))
+    )
+
+
+def _dims_taken(part) -> int:
+    """How many dims of the indexed tensor one part of a key uses up."""
+    if part is None or part is Ellipsis:
+        return 0
+    if getattr(part, "dtype", None) is not None and part.dtype == bool:
+        return part.ndim  # a mask covers as many dims as it has
+    return 1
 
 
 def is_basic_key(key) -> bool:
@@ -321,7 +367,29 @@ def _getitem_view(x, key):
 
 @register_op("index")
 def _getitem_copy(x, key):
-    return x[key]
+    try:
+        return x[key]
+    except IndexError:
+        empty = _empty_result(x, key)
+        if empty is None:
+            raise
+        return empty
+
+
+def _empty_result(x, key):
+    """``x[[5], 0:0]``: where the result has no elements PyTorch reads no index, so an index
+    out of range is no error there; numpy checks every one. The result's shape comes from
+    the key with each index array made zeros (an in-range index); None if it is not empty."""
+    xp = backend.xp(x)
+    parts = key if isinstance(key, tuple) else (key,)
+    probe = tuple(
+        xp.zeros_like(k) if isinstance(k, xp.ndarray) and k.dtype.kind in "iu" else k for k in parts
+    )
+    try:
+        shape = xp.broadcast_to(xp.zeros((), x.dtype), x.shape)[probe].shape
+    except IndexError:
+        return None
+    return xp.zeros(shape, x.dtype) if 0 in shape else None
 
 
 @register_gradient("getitem")
@@ -357,6 +425,8 @@ def index_jvp(orig, tangents):
 @register_op("getitem_backward", inputs=("grad",))
 def _getitem_backward(grad, shape, key):
     out = backend.xp(grad).zeros(shape, dtype=grad.dtype)  # on ȳ's device
+    if grad.size == 0:  # nothing to add (and the key's indices were never read)
+        return out
     if is_basic_key(key):
         out[key] = grad
     else:
@@ -513,7 +583,7 @@ def clone_jvp(orig, tangents):
 
 
 def clone(input: Tensor) -> Tensor:
-    return apply_op(_clone, (input,))
+    return apply_op(_clone, (checks.tensor_arg("clone", "input", input),))
 
 
 def contiguous(input: Tensor) -> Tensor:

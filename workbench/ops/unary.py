@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, checks
 from ..autograd.dispatch import apply_op, float_input
 from ..tensor import Tensor
 from .arithmetic import zeros_like_grad
@@ -337,9 +337,7 @@ def rsqrt(input) -> Tensor:
 
 
 def square(input) -> Tensor:
-    if not isinstance(input, Tensor):
-        input = Tensor(input)
-    return apply_op(_square, (input,))
+    return apply_op(_square, (checks.as_tensor("square", "input", input),))
 
 
 # ------------------------------------------- rounding: zero gradient everywhere
