@@ -8,6 +8,7 @@ saved to assets/ (stepper_linked.png, stepper_folded.png).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -107,6 +108,23 @@ class OwnWorkspace:
 
     def page_url(self, notebook: str, workspace: str = "") -> str:
         return self.lab.page_url(notebook, workspace or notebook.removesuffix(".ipynb"))
+
+
+@contextlib.contextmanager
+def notebook_runner(lab, profile, width: int, height: int):
+    """A fresh Chromium page, and ``run(name, ready)``: Run All of one of ``lab``'s
+    notebooks there, then wait for the selector ``ready``. Kernels are shut down after."""
+    with chromium_page(profile, width=width, height=height) as page:
+
+        def run(name: str, ready: str):
+            run_all_cells(page, OwnWorkspace(lab), name, timeout_ms=180_000)
+            page.wait_for_selector(ready, timeout=120_000)
+            return page
+
+        try:
+            yield run
+        finally:
+            shut_kernels_down(lab)
 
 
 def title(page) -> str:

@@ -11,13 +11,10 @@ from __future__ import annotations
 import pytest
 from jupyterlab_harness import (
     BROWSER_TEST,
-    chromium_page,
-    run_all_cells,
     running_lab,
-    shut_kernels_down,
     write_notebook,
 )
-from test_browser_stepper import BACKWARD, FORWARD, OwnWorkspace, title, wait_title
+from test_browser_stepper import BACKWARD, FORWARD, notebook_runner, title, wait_title
 
 pytestmark = BROWSER_TEST
 
@@ -116,17 +113,8 @@ def lab(tmp_path_factory):
 
 @pytest.fixture
 def opened(lab, tmp_path):
-    with chromium_page(tmp_path / "chromium-profile", width=1000, height=1100) as page:
-
-        def run(name: str, ready: str):
-            run_all_cells(page, OwnWorkspace(lab), name, timeout_ms=180_000)
-            page.wait_for_selector(ready, timeout=120_000)
-            return page
-
-        try:
-            yield run
-        finally:
-            shut_kernels_down(lab)
+    with notebook_runner(lab, tmp_path / "chromium-profile", width=1000, height=1100) as run:
+        yield run
 
 
 def overlap(a: list, b: list) -> float:

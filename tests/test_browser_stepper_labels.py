@@ -17,13 +17,10 @@ import ast
 import pytest
 from jupyterlab_harness import (
     BROWSER_TEST,
-    chromium_page,
-    run_all_cells,
     running_lab,
-    shut_kernels_down,
     write_notebook,
 )
-from test_browser_stepper import BACKWARD, FORWARD, OwnWorkspace, wait_title
+from test_browser_stepper import BACKWARD, FORWARD, notebook_runner, wait_title
 
 pytestmark = BROWSER_TEST
 
@@ -90,17 +87,8 @@ def lab(tmp_path_factory):
 
 @pytest.fixture
 def opened(lab, tmp_path):
-    with chromium_page(tmp_path / "chromium-profile", width=1000, height=1100) as page:
-
-        def run(name: str, ready: str):
-            run_all_cells(page, OwnWorkspace(lab), name, timeout_ms=180_000)
-            page.wait_for_selector(ready, timeout=120_000)
-            return page
-
-        try:
-            yield run
-        finally:
-            shut_kernels_down(lab)
+    with notebook_runner(lab, tmp_path / "chromium-profile", width=1000, height=1100) as run:
+        yield run
 
 
 def measured(page, selector: str):
