@@ -273,9 +273,8 @@ class GraphTask:
 
     # ---------------------------------------------------------- accumulation
     def add_to_grad(self, tensor: Tensor, grad: Tensor) -> None:
-        """``tensor.grad += grad``: a leaf's, or a non-leaf's that retains its gradient. A
-        first gradient is kept as it is unless another ``.grad`` or the caller holds its
-        memory (an in-place update of one must never change another), else copied."""
+        """``tensor.grad += grad`` (a leaf's, or a retained non-leaf's): a first gradient is kept
+        as it is unless another ``.grad`` or the caller holds its memory, else copied."""
         listening = events.listening and tensor._grad is not None
         before = tensor._grad._data.copy() if listening else None
         with _accumulate_lock:

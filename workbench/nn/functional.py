@@ -209,8 +209,8 @@ def binary_cross_entropy(
             "they have the same size."
         )
     for name, given in (("input", input), ("target", target)):
-        values = given._data  # NaN is outside [0, 1] too, as in PyTorch
-        if values.size and not ((values >= 0) & (values <= 1)).all():
+        values = given._data  # NaN is outside [0, 1] too (a NaN min fails min >= 0), as PyTorch
+        if values.size and not (values.min() >= 0 and values.max() <= 1):
             raise RuntimeError(
                 f"binary_cross_entropy: all elements of {name} should be between 0 and 1"
             )
