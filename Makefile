@@ -3,7 +3,7 @@
 #               options go to `workbench lab`: make lab ARGS="--port 9000 --no-browser"
 #   make test   create .venv, install autodiff-workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
 #   make quick  while you work: the same, less the browser tests and the fresh-venv builds
-#               (pytest -m "not browser and not slow"), about 8 minutes on two cores
+#               (pytest -m "not browser and not slow"), about 11 minutes on two cores
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
 #               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md;
