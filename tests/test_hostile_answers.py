@@ -79,6 +79,7 @@ CALLS = {
     "check_table": lambda answer: CHECKS["check_table"]("the counts", {"mul": 1}, answer),
     "check_function": lambda answer: CHECKS["check_function"](answer, [0.5, -1.0]),
     "check_rule": lambda answer: CHECKS["check_rule"]("sigmoid", answer),
+    "check_jvp_rule": lambda answer: CHECKS["check_jvp_rule"]("mul", answer),
 }
 VALUE_CHECKS = {"check_answer", "check_order", "check_table"}  # the answer is a value
 

@@ -54,9 +54,15 @@ def _watched(x):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if x.requires_grad:  # an outer transform watches x: stay on its graph
         return ops.clone(x)
-    primal, tangent = forward_ad.unpack_dual(x)  # inside jacfwd (hessian): keep the tangent
-    leaf = primal.detach().requires_grad_(True)
-    return leaf if tangent is None else forward_ad.make_dual(leaf, tangent)
+    return _with_tangent_of(x, x.detach().requires_grad_(True))
+
+
+def _with_tangent_of(x: Tensor, plain: Tensor) -> Tensor:
+    """``plain`` (a detached copy of ``x``), carrying ``x``'s tangent if it has one, itself
+    without history: under an outer ``jvp`` (``jvp(grad(f))``, forward over reverse)
+    detaching must not drop it."""
+    tangent = forward_ad.unpack_dual(x).tangent
+    return plain if tangent is None else forward_ad.make_dual(plain, tangent.detach())
 
 
 def _flat(x) -> list:
@@ -105,9 +111,7 @@ def _released(value):
     if state.in_grad_transform():
         return value
     if isinstance(value, Tensor):
-        primal, tangent = forward_ad.unpack_dual(value)  # a tangent stays (hessian)
-        plain = primal.detach()
-        return plain if tangent is None else forward_ad.make_dual(plain, tangent.detach())
+        return _with_tangent_of(value, value.detach())
     if isinstance(value, (tuple, list)):
         return type(value)(_released(v) for v in value)
     if isinstance(value, dict):
