@@ -305,3 +305,11 @@ def test_a_graph_that_shares_a_node_the_other_does_not_differs_at_the_edge():
     assert difference.step == 2 and difference.node == "MulBackward0"
     assert "one graph shares a node that the other does not" in difference.diagnosis
     compared.close()
+
+
+def test_past_the_shorter_pass_no_step_is_said_to_run_the_same_node():
+    x = leaf()
+    compared = CompareStepper((x.exp() * 3).sum(), x.exp().sum())
+    assert compared.go(4) and [side.step for side in compared.sides] == [4, 3]
+    assert "b runs this node" not in compared.message.value
+    compared.close()

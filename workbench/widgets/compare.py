@@ -540,10 +540,13 @@ class CompareStepper(ClosingBox):
 
     def _order_note(self) -> str:
         """Where b runs the node on show at another step: why that is no difference."""
-        a, b = (side.step for side in self.sides)
-        if a == b:
+        a, b = self.sides
+        same_node = (
+            self.match is not None and self.match.partner.get(a.record.node) == b.record.node
+        )
+        if a.step == b.step or not same_node:
             return ""
         return (
-            f" b runs this node at its step {b}: of the nodes ready at the same time, an "
+            f" b runs this node at its step {b.step}: of the nodes ready at the same time, an "
             "engine may run any first, so the steps are matched by place in the graph."
         )
