@@ -178,3 +178,26 @@ def test_the_graph_is_left_as_it_was():
     assert all("apply" not in node.__dict__ for node in nodes_below(loss))
     loss.backward()  # the engine still runs the rules themselves
     assert x.grad is not None
+
+
+def stray_first_run(root):
+    """Runs the first node's rule once too often, then the right loop."""
+    start, _ = edge_of(root)
+    with wb.no_grad():
+        start.apply([wb.ones_like(root)])
+    reference.backward(root)
+
+
+def test_a_node_run_twice_is_found_on_either_side():
+    build = GRAPHS[0].build
+    compared = compared_with_engine(stray_first_run, build)
+    difference = compared.first_difference
+    assert difference.step == difference.step_b == 1
+    assert "b runs SumBackward0 twice (its steps 1, 2), a once" in difference.diagnosis
+    compared.close()
+    swapped = CompareStepper(trace_loop(stray_first_run, build), build()[0])
+    difference = swapped.first_difference
+    assert difference.step == 2 and difference.node == "SumBackward0"
+    assert "a runs SumBackward0 n" in difference.diagnosis
+    assert "again (2 runs so far); b runs it once" in difference.diagnosis
+    swapped.close()

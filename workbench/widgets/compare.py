@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import deque
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -170,11 +171,11 @@ class PassMatch:
     def _match(self) -> None:
         """The roots in the order they run, then each matched pair's edges, in order."""
         taken: dict[str, str] = {}  # b's node -> a's
-        pending = list(zip(self.a.roots(), self.b.roots()))
+        pending = deque(zip(self.a.roots(), self.b.roots()))
         for na, nb in pending:
             self.partner[na], taken[nb] = nb, na
         while pending:
-            na, nb = pending.pop(0)
+            na, nb = pending.popleft()
             ra, rb = self.a.first(na), self.b.first(nb)
             if ra is None or rb is None:
                 continue  # one pass never runs it: said when a's steps are walked
@@ -222,7 +223,7 @@ class PassMatch:
             return Difference(ra.step, ra.name, rb.name, f"{at(ra, rb)}: {early}", None, rb.step)
         found = step_difference(ra, rb)
         if found is None and occurrence == len(runs_a) - 1 and len(runs_b) > len(runs_a):
-            return more_runs(ra, rb, [self.b.records[q].step for q in runs_b])
+            return more_runs(ra, rb, len(runs_a), [self.b.records[q].step for q in runs_b])
         return found
 
     def unmatched_in_b(self) -> Difference | None:
@@ -319,14 +320,15 @@ def fewer_runs(ra: StepRecord, occurrence: int, runs_b: int) -> Difference:
     return Difference(ra.step, ra.name, "", said)
 
 
-def more_runs(ra: StepRecord, rb: StepRecord, steps_b: list[int]) -> Difference:
+def more_runs(ra: StepRecord, rb: StepRecord, runs_a: int, steps_b: list[int]) -> Difference:
     listed = ", ".join(str(s) for s in steps_b)
     return Difference(
         ra.step,
         ra.name,
         rb.name,
-        f"{at(ra, rb)} b runs {rb.name} {times(len(steps_b))} (its steps {listed}); a runs "
-        "it once. Each node runs once, when all of its gradient has arrived, on their sum.",
+        f"{at(ra, rb)}: b runs {rb.name} {times(len(steps_b))} (its steps {listed}), a "
+        f"{times(runs_a)}. Each node runs once, when all of its gradient has arrived, on "
+        "their sum.",
         step_b=rb.step,
     )
 
