@@ -7,10 +7,12 @@ from hypothesis import settings
 import workbench as wb
 
 # Two run lengths for the hypothesis tests: examples per test. CI's quick run is "ci",
-# the default: 15 (the program fuzzer, tests/test_fuzz_programs.py, takes 120 at least).
-# `make fuzz` (scripts/fuzz.sh) sets HYPOTHESIS_PROFILE=fuzz: 4,000 programs and 4,000
-# examples per property test, fresh random ones on every run.
-settings.register_profile("ci", max_examples=15, deadline=None)
+# the default: 15 (the program fuzzer, tests/test_fuzz_programs.py, takes 120 at least),
+# the same examples on every run (derandomized), so that `make test` passes or fails
+# alike on every machine and every try. `make fuzz` (scripts/fuzz.sh) sets
+# HYPOTHESIS_PROFILE=fuzz: 4,000 programs and 4,000 examples per property test, fresh
+# random ones on every run; what it finds goes into tests/test_fuzz_regressions.py.
+settings.register_profile("ci", max_examples=15, deadline=None, derandomize=True)
 settings.register_profile("fuzz", max_examples=4000, deadline=None, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
