@@ -4,6 +4,8 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 
 - :class:`BackwardStepper`: scrub through a real ``loss.backward()`` (or a saved Trace);
   ``predict=True`` asks the learner each step's result before showing it.
+- :class:`ForwardStepper`: step through a forward-mode pass (``jvp``'s arguments): each op's
+  JVP formula, value and tangent on the forward picture.
 - :class:`CompareStepper`: two backward passes in lockstep, side by side, and the first
   node where they part (your Function against the built-in, the workbench against PyTorch).
 - :class:`LiveGraph`: the forward graph growing as cells run.
@@ -26,6 +28,7 @@ from .checkpoint_explorer import CheckpointExplorer
 from .compare import CompareStepper, Difference
 from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
+from .forward_stepper import ForwardStepper
 from .graphview import GraphView
 from .live import LiveGraph
 from .stepper import BackwardStepper
@@ -39,6 +42,7 @@ __all__ = [
     "CompareStepper",
     "ConnectionNote",
     "Difference",
+    "ForwardStepper",
     "GraphView",
     "LiveGraph",
     "SigmoidExplorer",
