@@ -130,3 +130,47 @@ def test_bad_arguments_say_what_is_wrong():
         ForwardStepper(lambda a: a * 2, ([1.0],), (x,))
     with pytest.raises(ValueError, match="ran no op"):
         ForwardStepper(lambda a: a, (x,), (x,))
+
+
+# ---------------------------------------------------------------- JacobianBuilder
+def tall(lib, x):  # R² → R⁵
+    return (x[0] * x[1]).sin() * lib.arange(1.0, 6.0) + x.exp().sum()
+
+
+def wide(lib, x):  # R⁵ → R²
+    return lib.stack([(x * x).sum(), (x.tanh() * lib.arange(1.0, 6.0)).sum()])
+
+
+@pytest.mark.parametrize(
+    ("program", "size", "passes"), [(tall, 2, (2, 5)), (wide, 5, (5, 2))], ids=["tall", "wide"]
+)
+def test_jacobian_builder_counts_its_passes_and_agrees_with_torch(program, size, passes):
+    from workbench.widgets import JacobianBuilder
+
+    x = np.random.default_rng(3).standard_normal(size).astype(np.float32)
+    builder = JacobianBuilder(lambda t: program(wb, t), wb.tensor(x))
+    assert (builder.forward_passes, builder.backward_passes) == (0, 0)
+    assert builder.forward_pass() and builder.backward_pass()
+    assert (builder.forward_passes, builder.backward_passes) == (1, 1)
+    assert not np.isnan(builder.by_columns[:, 0]).any() and np.isnan(builder.by_columns[:, 1]).all()
+    assert not np.isnan(builder.by_rows[0]).any() and np.isnan(builder.by_rows[1]).all()
+    builder.run_all()
+    assert (builder.forward_passes, builder.backward_passes) == passes
+    assert not builder.forward_pass() and not builder.backward_pass()  # nothing left to fill
+    assert (builder.forward_passes, builder.backward_passes) == passes
+    theirs = torch.func.jacfwd(lambda t: program(torch, t))(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(builder.by_columns, theirs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(builder.by_rows, theirs, rtol=1e-5, atol=1e-6)
+    ours = wb.func.jacrev(lambda t: program(wb, t))(wb.tensor(x)).numpy()
+    np.testing.assert_allclose(builder.by_rows, ours, rtol=1e-5, atol=1e-6)
+    text = builder.summary.value
+    assert f"Forward passes run: {passes[0]}. Backward passes run: {passes[1]}." in text
+    assert "equal" in text
+    assert f"{passes[0]} of {size} passes" in builder.forward_view.value
+
+
+def test_jacobian_builder_refuses_what_is_not_a_vector_function():
+    from workbench.widgets import JacobianBuilder
+
+    with pytest.raises(ValueError, match="1-D Tensor"):
+        JacobianBuilder(lambda t: t.sum(), wb.tensor([1.0, 2.0]))

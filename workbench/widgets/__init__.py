@@ -6,6 +6,8 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
   ``predict=True`` asks the learner each step's result before showing it.
 - :class:`ForwardStepper`: step through a forward-mode pass (``jvp``'s arguments): each op's
   JVP formula, value and tangent on the forward picture.
+- :class:`JacobianBuilder`: a Jacobian column by column (jacfwd, one forward pass per input)
+  beside row by row (jacrev, one backward pass per output), the passes counted.
 - :class:`CompareStepper`: two backward passes in lockstep, side by side, and the first
   node where they part (your Function against the built-in, the workbench against PyTorch).
 - :class:`LiveGraph`: the forward graph growing as cells run.
@@ -30,6 +32,7 @@ from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
 from .forward_stepper import ForwardStepper
 from .graphview import GraphView
+from .jacobian_builder import JacobianBuilder
 from .live import LiveGraph
 from .stepper import BackwardStepper
 from .training import TrainingMonitor
@@ -44,6 +47,7 @@ __all__ = [
     "Difference",
     "ForwardStepper",
     "GraphView",
+    "JacobianBuilder",
     "LiveGraph",
     "SigmoidExplorer",
     "TrainingMonitor",
