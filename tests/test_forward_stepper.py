@@ -174,3 +174,31 @@ def test_jacobian_builder_refuses_what_is_not_a_vector_function():
 
     with pytest.raises(ValueError, match="1-D Tensor"):
         JacobianBuilder(lambda t: t.sum(), wb.tensor([1.0, 2.0]))
+
+
+# ---------------------------------------------------------------- TwoModes
+def test_two_modes_walk_one_graph_forward_then_back():
+    from workbench.widgets import TwoModes
+
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    v = np.array([1.0, 2.0, -1.0], dtype=np.float32)
+    w = np.array([0.3, 0.1, -0.2], dtype=np.float32)  # the reverse pass's ȳ
+
+    def f(lib, t):
+        return (t.sigmoid() * t).exp()
+
+    modes = TwoModes(lambda t: f(wb, t), wb.tensor(x), wb.tensor(v), cotangent=wb.tensor(w))
+    forward_nodes = [r.node for r in modes.forward.records]
+    assert [r.op for r in modes.forward.records] == ["sigmoid", "mul", "exp"]
+    # the backward pass runs the same ops' nodes, last made first
+    ran = [uid for uid in modes.backward.order if uid in forward_nodes]
+    assert ran == forward_nodes[::-1]
+    assert modes.backward.active == forward_nodes[-1]
+    modes.backward.continue_()  # to the end: the leaf's gradient is the VJP
+    _, pull_back = torch.func.vjp(lambda t: f(torch, t), torch.tensor(x))
+    (expected,) = pull_back(torch.tensor(w))
+    np.testing.assert_allclose(modes.forward.inputs[0].grad.numpy(), expected.numpy(), rtol=1e-5)
+    _, tangent = torch.func.jvp(lambda t: f(torch, t), (torch.tensor(x),), (torch.tensor(v),))
+    np.testing.assert_allclose(modes.forward.output_tangent, tangent.numpy(), rtol=1e-5)
+    modes.close()
+    assert modes.forward.result is None  # closing lets go of the graph

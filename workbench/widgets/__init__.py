@@ -8,6 +8,7 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
   JVP formula, value and tangent on the forward picture.
 - :class:`JacobianBuilder`: a Jacobian column by column (jacfwd, one forward pass per input)
   beside row by row (jacrev, one backward pass per output), the passes counted.
+- :class:`TwoModes`: one program's forward-mode pass beside its reverse-mode pass.
 - :class:`CompareStepper`: two backward passes in lockstep, side by side, and the first
   node where they part (your Function against the built-in, the workbench against PyTorch).
 - :class:`LiveGraph`: the forward graph growing as cells run.
@@ -36,6 +37,7 @@ from .jacobian_builder import JacobianBuilder
 from .live import LiveGraph
 from .stepper import BackwardStepper
 from .training import TrainingMonitor
+from .two_modes import TwoModes
 from .verdicts import Verdict
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "LiveGraph",
     "SigmoidExplorer",
     "TrainingMonitor",
+    "TwoModes",
     "Verdict",
     "connection_note",
 ]

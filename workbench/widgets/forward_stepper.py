@@ -64,11 +64,12 @@ def _check_inputs(primals: tuple, tangents: tuple) -> None:
             raise TypeError(f"ForwardStepper: primal and tangent {i} must be Tensors")
 
 
-def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tensor]:
+def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tensor, list]:
     """Run ``f`` on dual inputs and record each op's primal and tangent as it runs.
 
     The inputs are copies that require grad, so the ops also record the graph the
-    picture is drawn from; the tangents are the forward-mode pass's own.
+    picture is drawn from; the tangents are the forward-mode pass's own. Returns the
+    records, the output (with its graph) and those input copies.
     """
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     _check_inputs(primals, tangents)
@@ -87,7 +88,7 @@ def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tens
             out = f(*duals)
     if not isinstance(out, Tensor):
         raise TypeError(f"ForwardStepper: f must return a Tensor, not {type(out).__name__}")
-    return steps, out
+    return steps, out, inputs
 
 
 def _tangent_of(level, output_id: str) -> np.ndarray | None:
@@ -140,15 +141,18 @@ class ForwardStepper(ClosingBox):
     Takes ``torch.func.jvp``'s arguments: ``ForwardStepper(f, (x,), (v,))``; a single
     Tensor may stand for a tuple of one. ``stepper.step`` is the panel's "Step k of N";
     :meth:`next`, :meth:`prev`, :meth:`reset` and :meth:`go` are the buttons' moves.
-    ``output`` and ``output_tangent`` are what ``jvp`` returns.
+    ``output`` and ``output_tangent`` are what ``jvp`` returns; ``result`` is the output
+    with its graph (the inputs, ``inputs``, are copies that require grad), from which
+    :class:`~.two_modes.TwoModes` steps the reverse pass of the same program.
     """
 
     def __init__(self, f: Callable, primals, tangents, *, interval_ms: int = 800) -> None:
         super().__init__()
-        self.records, out = run_forward(f, primals, tangents)
+        self.records, out, self.inputs = run_forward(f, primals, tangents)
         if not self.records:
             raise ValueError("ForwardStepper: f ran no op on its inputs: nothing to step through")
         self.output = out.detach()
+        self.result = out  # the output with its graph: a reverse pass of the same program
         last = self.records[-1]
         self.output_tangent = None if last.tangent is None else last.tangent
         self.cursor = StepCursor(RecordedSteps(self.records, ()))
@@ -227,3 +231,5 @@ class ForwardStepper(ClosingBox):
     def _let_go(self) -> None:
         self.records = []
         self.cursor = None
+        self.result = None
+        self.inputs = []
