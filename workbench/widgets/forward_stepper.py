@@ -124,7 +124,8 @@ def tangent_html(step: TangentStep, total: int, note: str = "") -> str:
     body = "".join(f"<tr><th>{label}</th><td>{cell}</td></tr>" for label, cell in rows)
     title = f"Step {step.step} of {total}: {html.escape(step.op)} {html.escape(step.node)}"
     extra = f"<p class='wb-note'>{html.escape(note)}</p>" if note else ""
-    return f"<div class='wb-step'><h4>{title}</h4><table>{body}</table>{extra}</div>"
+    head = f"<div class='wb-step wb-tangent-step' data-node='{step.node}'>"
+    return f"{head}<div class='wb-title'>{title}</div><table>{body}</table>{extra}</div>"
 
 
 def _forward_picture(out: Tensor) -> Picture:
