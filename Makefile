@@ -2,6 +2,8 @@
 #   make lab    create .venv, install autodiff-workbench[lab] (JupyterLab, no test tools), open the lessons
 #               options go to `workbench lab`: make lab ARGS="--port 9000 --no-browser"
 #   make test   create .venv, install autodiff-workbench[dev] (+ torch, Chromium), run ruff and the whole test suite
+#   make quick  while you work: the same, less the browser tests and the fresh-venv builds
+#               (pytest -m "not browser and not slow"), about 11 minutes on two cores
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
 #               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md;
@@ -15,7 +17,7 @@ LAB_STAMP := $(VENV)/.installed-lab
 DEV_STAMP := $(VENV)/.installed-dev
 ARGS   ?=
 
-.PHONY: lab test fuzz lite hub hub-image venv lint clean
+.PHONY: lab test quick fuzz lite hub hub-image venv lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +47,9 @@ lab: $(LAB_STAMP)
 
 test: $(DEV_STAMP)
 	bash scripts/test.sh
+
+quick: $(DEV_STAMP)
+	bash scripts/test.sh -m "not browser and not slow"
 
 fuzz: $(DEV_STAMP)
 	bash scripts/fuzz.sh

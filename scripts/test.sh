@@ -34,4 +34,8 @@ LINT_DIRS=$(ls -d workbench tests bench scripts 2>/dev/null)
 .venv/bin/ruff check $LINT_DIRS
 .venv/bin/ruff format --check $LINT_DIRS
 echo "== pytest"
-exec $PY -m pytest -q -p no:cacheprovider "$@"
+# Two workers on CI's two cores (more where there are more, at most four); each test file
+# runs whole on one worker, so a file's JupyterLab, hub or graded course is made once.
+# TEST_WORKERS=0 runs everything in this one process. The slowest tests are listed last.
+exec $PY -m pytest -q -p no:cacheprovider -n "${TEST_WORKERS:-auto}" --maxprocesses=4 \
+    --dist loadfile --durations=15 "$@"

@@ -3,26 +3,22 @@
 - The stepper draws and lights its nodes with a kernel from the core install (a fresh
   venv holding the wheel, its core dependencies and ipykernel: tests/core_env.py), so
   no pygraphviz and no `dot` anywhere the kernel can reach; the notebook checks that.
-- Every lesson, Run All: no stderr box (the fontconfig warning came from pygraphviz
-  laying graphs out in the kernel), and every graph laid out by the page.
+- (Every lesson's Run All, with no stderr box and every graph laid out by the page:
+  tests/test_browser_lessons.py.)
 - A 2,000-node chain: how long until the stepper shows it (printed; run with ``-s``).
 """
 
 from __future__ import annotations
 
-import shutil
 import time
 
-import pytest
 from jupyterlab_harness import (
     BROWSER_TEST,
-    ROOT,
     chromium_page,
     click_run_all,
     open_notebook,
     run_all_cells,
     running_lab,
-    shut_kernels_down,
     write_notebook,
 )
 
@@ -30,7 +26,6 @@ from tests.core_env import add_kernel
 
 pytestmark = BROWSER_TEST
 
-LESSONS = sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb"))
 STDERR = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
 LAID_OUT = (
     "() => { const g = [...document.querySelectorAll('.wb-graph')];"
@@ -127,34 +122,6 @@ def test_stepper_draws_and_highlights_with_a_core_only_kernel(core_venv, tmp_pat
             done = page.locator(f".wb-graph g.node.done[id='{first}']")
             assert done.count() == 1  # the step before is greyed
             assert page.locator(STDERR).count() == 0
-
-
-@pytest.fixture(scope="module")
-def lessons_lab(tmp_path_factory):
-    """One JupyterLab serving a copy of the lessons, with this checkout's kernel."""
-    folder = tmp_path_factory.mktemp("lessons")
-    notebooks = folder / "lessons"
-    shutil.copytree(ROOT / "lessons", notebooks)
-    with running_lab(notebooks, folder / "jupyter") as lab:
-        yield lab
-
-
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_a_lesson_run_all_shows_no_stderr_box(lessons_lab, lesson, tmp_path):
-    lab = lessons_lab
-    try:
-        with chromium_page(tmp_path / "chromium-profile") as page:
-            # a workspace per lesson: the lessons opened before are not restored beside it
-            workspace = lesson.split("_")[0]
-            run_all_cells(page, lab, lesson, timeout_ms=240_000, workspace=workspace)
-            page.wait_for_function(LAID_OUT, timeout=120_000)
-            stderr = page.locator(STDERR)
-            assert stderr.count() == 0, stderr.all_inner_texts()
-            graphs = page.locator(".wb-graph")
-            states = [graphs.nth(i).get_attribute("data-layout") for i in range(graphs.count())]
-            assert "failed" not in states, states
-    finally:
-        shut_kernels_down(lab)
 
 
 def test_time_to_show_a_2000_node_chain_in_the_stepper(tmp_path):

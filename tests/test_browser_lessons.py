@@ -1,5 +1,6 @@
 """Every lesson, opened in real JupyterLab in Debian's Chromium, after Run All: no error
-or stderr box, no widget that failed to show, no broken image. And every lesson's fresh
+or stderr box, no widget that failed to show, no broken image, every graph laid out by
+the page. And every lesson's fresh
 learner copy (solutions removed): Run All reaches the last cell, each exercise says it is
 not answered yet, and the last cell lists them all as open.
 
@@ -45,6 +46,11 @@ BROKEN_IMAGES = """() => [...document.querySelectorAll('.jp-Notebook img')]
     .filter(img => img.offsetParent !== null && img.complete && img.naturalWidth === 0)
     .map(img => (img.getAttribute('src') || '').slice(0, 80))"""
 IMAGES_LOADED = "() => [...document.querySelectorAll('.jp-Notebook img')].every(i => i.complete)"
+# The page lays out every graph itself (viz-js): wait until each says done, empty or failed.
+LAID_OUT = (
+    "() => [...document.querySelectorAll('.wb-graph')]"
+    ".every(e => ['done', 'empty', 'failed'].includes(e.dataset.layout))"
+)
 
 
 def every_cell_rendered(home) -> None:
@@ -89,6 +95,9 @@ ERROR_LINES = """() => [...document.querySelectorAll(
                   words: pre.innerText.slice(0, 60)}))"""
 
 
+NOTHING_WRONG = {"outputs": [], "widget errors": [], "broken images": [], "graphs not laid out": []}
+
+
 class OwnWorkspace:
     """The lab, opening each notebook in a workspace of its own: JupyterLab would otherwise
     restore the tabs of the lessons opened before, hidden behind the new one."""
@@ -104,13 +113,17 @@ class OwnWorkspace:
 def faults_seen(page) -> dict:
     """What the lesson test looks for, found in the open notebook."""
     page.wait_for_function(IMAGES_LOADED, timeout=30_000)
+    page.wait_for_function(LAID_OUT, timeout=120_000)
     page.wait_for_timeout(1500)  # widget views render after their outputs arrive
     bad = page.locator(BAD_OUTPUTS)
     notebook_text = page.locator(".jp-Notebook").first.inner_text()
+    graphs = page.locator(".wb-graph")
+    layouts = [graphs.nth(i).get_attribute("data-layout") for i in range(graphs.count())]
     return {
         "outputs": [bad.nth(i).inner_text()[:300] for i in range(bad.count())],
         "widget errors": [words for words in WIDGET_ERRORS if words in notebook_text],
         "broken images": page.evaluate(BROKEN_IMAGES),
+        "graphs not laid out": [i for i, state in enumerate(layouts) if state == "failed"],
     }
 
 
@@ -153,7 +166,7 @@ def test_run_all_shows_no_error_box_no_widget_error_and_no_broken_image(lab, pat
     with chromium_page(tmp_path / "profile") as page:
         run_all_cells(page, OwnWorkspace(lab), path.name, timeout_ms=SECONDS_PER_LESSON * 1000)
         seen = faults_seen(page)
-        assert seen == {"outputs": [], "widget errors": [], "broken images": []}, path.name
+        assert seen == NOTHING_WRONG, path.name
         widgets = page.locator(".jp-Notebook .jupyter-widgets").count()
         images = page.locator(".jp-Notebook img, .jp-Notebook svg").count()
         assert widgets + images > 0, f"{path.name}: nothing was drawn"
@@ -172,7 +185,7 @@ def test_run_all_of_a_fresh_learner_copy_reaches_the_last_cell(lab, path, tmp_pa
             page, OwnWorkspace(lab), f"{LEARNER}{path.name}", timeout_ms=SECONDS_PER_LESSON * 1000
         )
         seen = faults_seen(page)
-        assert seen == {"outputs": [], "widget errors": [], "broken images": []}, path.name
+        assert seen == NOTHING_WRONG, path.name
         notes = page.locator(".jp-Notebook .jp-OutputArea-output", has_text="Not answered yet")
         assert notes.count() >= exercises, path.name
         last = page.locator(".jp-Notebook .jp-CodeCell").last.inner_text()

@@ -270,5 +270,19 @@ def test_play_runs_a_2001_node_pass_in_the_browser_and_the_panel_catches_up(open
     rate = (end - start) / ((ended - started) / 1000)
     print(f"\nPlay on a 2,001-node pass at 25 ms/step: {rate:.1f} steps a second in the page")
     assert end > start
-    shown = page.evaluate(SLIDER_STEP)
+    # Stop goes through the kernel, so the slider may move on a few steps after the
+    # click: wait until it stays put, then the panel must show that step.
+    shown = wait_until_still(page, SLIDER_STEP)
     wait_title(page, rf"^Step {shown} of 2001: ")  # the kernel kept up: panel = slider
+
+
+def wait_until_still(page, reading: str, seconds: float = 60.0) -> float:
+    """Poll ``reading`` (a JS function) every half second until two reads agree."""
+    before = page.evaluate(reading)
+    for _ in range(int(seconds * 2)):
+        page.wait_for_timeout(500)
+        now = page.evaluate(reading)
+        if now == before:
+            return now
+        before = now
+    raise AssertionError(f"still moving after {seconds} s: {reading}")

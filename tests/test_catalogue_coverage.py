@@ -2,9 +2,9 @@
 passing; and every exercise of the course has a catalogue, every catalogue an exercise.
 
 The catalogues are written beside their checks' other tests, in
-``tests/test_catalogue_{rules,engine,course_c,course_d}.py`` (see tests/catalogue.py); a
-catalogue holds at least three mistakes learners make and two right answers written
-differently.
+``tests/test_catalogue_{rules,engine,course_c,course_d,predict,forward}.py`` (see
+tests/catalogue.py); a catalogue holds at least three mistakes learners make and two
+right answers written differently.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from catalogue import assert_named, assert_passes, parametrize
 
 ROOT = Path(__file__).resolve().parent.parent
-GROUPS = ("rules", "engine", "course_c", "course_d", "predict")
+GROUPS = ("rules", "engine", "course_c", "course_d", "predict", "forward")
 MIN_MISTAKES, MIN_RIGHTS = 3, 2
 
 

@@ -192,3 +192,124 @@ def test_a_trace_that_kept_only_summaries_says_it_cannot_compare():
     assert compared.first_difference is not None
     assert "kept only a summary" in compared.first_difference.diagnosis
     compared.close()
+
+
+# ------------------------------------------------ nodes ready together (ties)
+TIE_SHAPES = {"a": (3,), "b": (2, 3), "c": (3,), "d": (2, 1)}
+TIE_VALUES = {
+    name: np.random.default_rng(7 + i).normal(size=shape)
+    for i, (name, shape) in enumerate(TIE_SHAPES.items())
+}
+TIE_PROGRAMS = {  # each runs some leaves' AccumulateGrads in another order in PyTorch
+    "the issue's case": lambda lib, t: (lib.tanh(t["a"] * t["b"]) * t["a"] + t["b"]).sum(),
+    "three leaves": lambda lib, t: (t["a"] * t["b"] + t["c"]).sum(),
+    "three, used the other way round": lambda lib, t: (t["c"] * t["b"] + t["a"]).sum(),
+    "four leaves": lambda lib, t: ((t["a"] * t["b"]) * (t["c"] * t["d"])).sum(),
+    "four, used in reverse": lambda lib, t: (t["d"] * t["c"] + t["b"] * t["a"]).sum(),
+    "four, reached by paths of other lengths": lambda lib, t: (
+        lib.tanh(t["c"] * t["a"]) * t["d"] + t["b"] * t["a"] + t["c"]
+    ).sum(),
+}
+
+
+def tie_leaves(lib):
+    if lib is torch:
+        return {k: torch.tensor(v, requires_grad=True) for k, v in TIE_VALUES.items()}
+    return {k: wb.tensor(v, requires_grad=True, name=k) for k, v in TIE_VALUES.items()}
+
+
+def workbench_and_torch(program) -> tuple:
+    """The program on the workbench, and PyTorch's pass of it with the leaves named."""
+    leaves = tie_leaves(torch)
+    torch_trace = wb.from_torch(program(torch, leaves), names=leaves, small=10**6)
+    expected = {k: t.grad.numpy() for k, t in leaves.items() if t.grad is not None}
+    return program(wb, tie_leaves(wb)), torch_trace, expected
+
+
+def leaf_order(compared: CompareStepper, side: int) -> list:
+    return [r.leaf.name for r in compared.sides[side].cursor.source.records if r.leaf]
+
+
+@pytest.mark.parametrize("program", TIE_PROGRAMS.values(), ids=TIE_PROGRAMS.keys())
+def test_leaves_ready_together_are_matched_by_place_not_by_position(program):
+    loss, torch_trace, expected = workbench_and_torch(program)
+    compared = CompareStepper(loss, torch_trace)
+    assert leaf_order(compared, 0) != leaf_order(compared, 1)  # the engines broke a tie apart
+    assert compared.first_difference is None, compared.first_difference
+    for k in range(1, compared.total + 1):
+        assert compared.go(k)
+        a, b = (side.record for side in compared.sides)
+        assert a.name == b.name and a.step == k
+        if a.leaf is not None:  # the same leaf beside it, with PyTorch's own .grad
+            assert a.leaf.name == b.leaf.name
+            np.testing.assert_allclose(b.leaf.after, expected[a.leaf.name], rtol=1e-6)
+            np.testing.assert_allclose(a.leaf.after, b.leaf.after, rtol=1e-6)
+    compared.close()
+
+
+def test_lockstep_shows_the_same_leaf_and_says_where_b_runs_it():
+    loss, torch_trace, _ = workbench_and_torch(TIE_PROGRAMS["the issue's case"])
+    compared = CompareStepper(loss, torch_trace)
+    assert leaf_order(compared, 0) == ["b", "a"] and leaf_order(compared, 1) == ["a", "b"]
+    assert compared.go(6)
+    assert [side.step for side in compared.sides] == [6, 7]
+    assert [side.record.leaf.name for side in compared.sides] == ["b", "b"]
+    assert "b runs this node at its step 7" in compared.message.value
+    assert "shape" not in compared.message.value
+    compared.close()
+
+
+def wrong_tanh(scale: float):
+    class Tanh(wb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = wb.tanh(x)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return scale * grad * (1 - y * y)
+
+    return Tanh
+
+
+def test_a_wrong_custom_function_among_tied_leaves_is_found_at_its_node():
+    program = TIE_PROGRAMS["four, reached by paths of other lengths"]
+    leaves = tie_leaves(torch)
+    reference = program(torch, leaves)
+    tanh = wrong_tanh(2.0)
+    compared = CompareStepper(reference, program(FunctionTanh(tanh), tie_leaves(wb)))
+    difference = compared.first_difference
+    torch_order = [r.name for r in compared.sides[0].cursor.source.records]
+    assert difference is not None and difference.node == "TanhBackward0"
+    assert difference.step == torch_order.index("TanhBackward0") + 1
+    assert difference.node_b == "TanhBackward" and difference.finding.kind == "factor"
+    assert "is 2 times a's" in difference.diagnosis
+    compared.close()
+
+
+class FunctionTanh:
+    """``wb`` with ``tanh`` replaced by a custom Function (the program calls lib.tanh)."""
+
+    def __init__(self, function) -> None:
+        self.tanh = function.apply
+
+
+def test_a_graph_that_shares_a_node_the_other_does_not_differs_at_the_edge():
+    x = leaf()
+    y = wb.tensor(X, requires_grad=True, dtype=wb.float64, name="y")
+    compared = CompareStepper((x * x).sum(), (x * y).sum())  # the same values
+    difference = compared.first_difference
+    assert difference.step == 2 and difference.node == "MulBackward0"
+    assert "one graph shares a node that the other does not" in difference.diagnosis
+    compared.close()
+
+
+def test_past_the_shorter_pass_no_step_is_said_to_run_the_same_node():
+    x = leaf()
+    compared = CompareStepper((x.exp() * 3).sum(), x.exp().sum())
+    assert compared.go(4) and [side.step for side in compared.sides] == [4, 3]
+    assert "b runs this node" not in compared.message.value
+    compared.close()

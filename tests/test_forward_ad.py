@@ -284,6 +284,31 @@ def test_unpack_dual_and_the_end_of_a_level():
         assert fw.unpack_dual(y).tangent is None
 
 
+def test_a_dual_level_is_seen_by_every_thread_as_in_torch():
+    """PyTorch keeps forward levels in one process-wide list: a tangent made in one
+    thread flows through ops run in another (grad mode, by contrast, is per thread)."""
+    torch = pytest.importorskip("torch")
+    import threading
+
+    import torch.autograd.forward_ad as torch_fw
+
+    tangents = {}
+    for lib, fwd in ((torch, torch_fw), (wb, fw)):
+        with fwd.dual_level():
+            x = fwd.make_dual(
+                lib.ones(2, dtype=lib.float64), lib.full((2,), 2.0, dtype=lib.float64)
+            )
+
+            def in_another_thread(lib=lib, fwd=fwd, x=x):
+                tangents[lib.__name__] = fwd.unpack_dual(x * 3).tangent
+
+            thread = threading.Thread(target=in_another_thread)
+            thread.start()
+            thread.join()
+    assert tangents["torch"] is not None and tangents["workbench"] is not None
+    np.testing.assert_array_equal(tangents["workbench"].numpy(), tangents["torch"].numpy())
+
+
 def test_reverse_mode_flows_through_make_dual_and_the_tangent():
     """make_dual is a view of its primal; a tangent has a history where its primal has one
     (reverse over forward), both as in PyTorch."""

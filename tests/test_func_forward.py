@@ -91,6 +91,19 @@ def test_hessian_is_forward_over_reverse_as_torch_func(fwd, name):
         _close(fwd.hessian(f, (0, 1))(*ours_args), tf.hessian(f, (0, 1))(*theirs_args))
 
 
+@pytest.mark.parametrize("name", ["entropy", "product"])
+def test_jvp_of_grad_is_a_hessian_vector_product_as_torch_func(fwd, name):
+    """Forward over reverse, as torch.func composes it: grad's fresh leaf keeps the tangent
+    jvp gave its argument, and so does the gradient it hands back (it gave zeros once)."""
+    f = HESSIAN_FUNCTIONS[name]
+    (a, ta), (u, tu) = _both(A), _both(U)
+    ours = fwd.jvp(fwd.grad(f), (a,), (u,))
+    theirs = tf.jvp(tf.grad(f), (ta,), (tu,))
+    _close(ours, theirs)
+    assert not ours[1].requires_grad  # as torch.func's: no history on what it hands back
+    _close(ours[1], fwd.hessian(f)(a) @ wb.tensor(U))
+
+
 def test_linearize_matches_torch_func(fwd):
     f = FUNCTIONS["sigmoid_of_matmul"]
     (a, ta), (u, tu) = _both(A), _both(U)

@@ -222,3 +222,22 @@ def test_a_subnormal_answer_is_a_wrong_value_not_a_gap_in_the_checker():
     message = str(info.value)
     assert "gap in the checker" not in message
     assert "at [0] it is 0 where 1 was expected" in message
+
+
+@pytest.mark.parametrize("p", [-(2**63), 2**63 - 1, -3, 4])
+def test_pow_by_an_int_at_int64s_ends_has_torchs_gradient_and_tangent(p):
+    """Found by the trace round trip's fuzzing: x ** -2⁶³ ran forward, and its backward
+    raised OverflowError, for the slope's exponent p − 1 left int64 (PyTorch computes it
+    in double)."""
+    import workbench.autograd.forward_ad as fw
+
+    values = [-1.0, 1.5, 0.5]
+    x = wb.tensor(values, dtype=wb.float64, requires_grad=True)
+    (x**p).sum().backward()
+    tx = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    (tx**p).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    with fw.dual_level():
+        dual = fw.make_dual(wb.tensor(values, dtype=wb.float64), wb.ones(3, dtype=wb.float64))
+        tangent = fw.unpack_dual(dual**p).tangent
+    np.testing.assert_allclose(tangent.numpy(), tx.grad.numpy())

@@ -6,7 +6,7 @@ In a course directory of its own (``nbgrader_config.py`` with a course id,
 
 - "solver" hands in the source lessons as they are (solutions written): full marks;
 - "blank" hands in the generated student versions untouched: 0, every exercise open;
-- "slip" hands in lesson 1 with sigmoid's rule missing ȳ: that check fails, with the
+- "slip" hands in lesson 1 alone, with sigmoid's rule missing ȳ: that check fails, with the
   diagnosis in its feedback.
 
 Scores are read from nbgrader's gradebook; autograding logs no warning about a test
@@ -89,8 +89,10 @@ def graded_course(tmp_path_factory):
         shutil.copy(path, source / path.name)
     nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     released = root / "release" / ASSIGNMENT
-    for student, folder in (("solver", source), ("blank", released), ("slip", released)):
+    for student, folder in (("solver", source), ("blank", released)):
         shutil.copytree(folder, root / "submitted" / student / ASSIGNMENT)
+    (root / "submitted" / "slip" / ASSIGNMENT).mkdir(parents=True)  # lesson 1 alone
+    shutil.copy(released / LESSON_1, root / "submitted" / "slip" / ASSIGNMENT / LESSON_1)
     answer(root / "submitted" / "slip" / ASSIGNMENT / LESSON_1, "01-sigmoid-rule", SLIP)
     (root / "autograde.log").write_text(
         nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")

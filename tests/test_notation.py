@@ -56,7 +56,12 @@ def test_the_stepper_panel_names_the_incoming_gradient_as_the_rule_does():
     assert "incoming gradient x̄" in leaf and "x.grad += x̄" in leaf
 
 
-RULE_LESSONS = ("01_sigmoid_gradient", "02_mul_and_broadcasting", "10_complex_autodiff")
+RULE_LESSONS = (
+    "01_sigmoid_gradient",
+    "02_mul_and_broadcasting",
+    "10_complex_autodiff",
+    "11_forward_or_reverse",
+)
 
 
 @pytest.mark.parametrize("name", RULE_LESSONS)

@@ -266,6 +266,11 @@ def in_grad_transform() -> bool:
     return transforms.grad_depth > 0
 
 
+def in_nested_grad_transform() -> bool:
+    """A grad transform runs inside another one (``grad(grad(f))``)."""
+    return transforms.grad_depth > 1
+
+
 # ----------------------------------------------------------- saved-tensor hooks
 
 

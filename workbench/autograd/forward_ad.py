@@ -30,7 +30,10 @@ from typing import NamedTuple
 
 from .. import backend, state
 
-LEVEL: DualLevel | None = None  # the dual level in use; apply_op reads it once per op
+# The dual level in use; apply_op reads it once per op. One for the whole process, not
+# one per thread: PyTorch keeps its forward levels in one global list too (a tangent
+# made in one thread is seen in another), unlike grad mode, which is per thread.
+LEVEL: DualLevel | None = None
 
 
 class DualLevel:

@@ -18,7 +18,10 @@ for the later lessons, checks of a memory measurement and a checkpointing plan
 (``check_peak_measure``, ``check_segments``), a Hessian-vector product and a
 Jacobian (``check_hvp``, ``check_jacobian``), two backward operators
 (``check_avg_pool_backward``, ``check_take_backward``) and the cross-entropy
-gradient (``check_cross_entropy_grad``).
+gradient (``check_cross_entropy_grad``); for forward mode, a JVP rule
+(``check_jvp_rule``, lesson 11), the mode that builds a Jacobian in fewer passes
+(``check_fewer_passes``) and per-example gradient clipping and
+norms (``check_clip_per_example``, ``check_example_norms``, lesson 12).
 
 A right answer returns a :class:`Passed`, which the notebook shows as a short note
 of what was checked and what the learner just proved. A wrong one raises
@@ -46,7 +49,8 @@ answers against every check.
 Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
 ``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``segment_budget.py``,
-``higher_order.py``, ``backward_ops.py``, ``cross_entropy.py``.
+``higher_order.py``, ``backward_ops.py``, ``cross_entropy.py``, ``jvp_rules.py``,
+``passes.py``, ``per_example.py``.
 """
 
 from .answers import call_answer, check_answer, check_order, check_table
@@ -58,6 +62,9 @@ from .descent import check_optimizer_step
 from .diagnose import Finding, compare
 from .higher_order import check_hvp, check_jacobian
 from .hints import Exercise, Hint, Hints, grade, progress
+from .jvp_rules import check_jvp_rule
+from .passes import check_fewer_passes
+from .per_example import check_clip_per_example, check_example_norms
 from .report import ExerciseError, NotAnswered, Passed
 from .rules import check_rule, trying_rule
 from .segment_budget import check_peak_measure, check_segments
@@ -74,11 +81,15 @@ __all__ = [
     "check_answer",
     "check_avg_pool_backward",
     "check_backward_loop",
+    "check_clip_per_example",
     "check_cross_entropy_grad",
+    "check_example_norms",
+    "check_fewer_passes",
     "check_function",
     "check_hypot",
     "check_hvp",
     "check_jacobian",
+    "check_jvp_rule",
     "check_optimizer_step",
     "check_order",
     "check_peak_measure",

@@ -15,6 +15,9 @@ the picture of the backward graph: it ran twice, never ran, ran before all its
 gradients had arrived, or ran after them on a buffer that kept only some of them
 (overwritten instead of summed). Where the watch cannot tell why a gradient is
 wrong, the message says what differs and names no cause.
+
+:func:`trace_loop` records a loop's pass as a Trace, one step per node it runs, so
+that ``wb.widgets.CompareStepper`` can set it beside the engine's, node by node.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .. import state
+from .. import events, state
 from ..autograd.graph import (
     AccumulateGrad,
     OpNode,
@@ -36,6 +39,7 @@ from ..autograd.graph import (
 )
 from ..ops.grad import no_grad as stop_gradient
 from ..tensor import Tensor
+from ..trace import Trace, trace
 from .dependencies import none_child_hint
 from .diagnose import Finding, compare
 from .guard import checker, modes_kept
@@ -43,6 +47,7 @@ from .picture import graph_picture
 from .report import CheckerStop, ExerciseError, NotAnswered, Passed, fail, learner_error
 
 MAX_RUNS = 50  # a node run more often than this: the loop does not stop
+KEPT_IN_FULL = 1_000_000  # trace_loop keeps arrays up to this many elements whole
 
 
 def leaf(values) -> Tensor:
@@ -215,6 +220,138 @@ def as_array(grad) -> np.ndarray | None:
     if grad is None:
         return None
     return np.array(grad.detach().numpy() if isinstance(grad, Tensor) else grad)
+
+
+# ------------------------------------------------------- recording a loop's pass
+def trace_loop(
+    backward: Callable[[Tensor], None], build: Callable[[], object], small: int = KEPT_IN_FULL
+) -> Trace:
+    """Run ``backward(root)`` on a graph ``build()`` makes, and record its pass as a Trace.
+
+    ``build()`` returns the root (or a tuple whose first item is the root); it runs
+    inside the recording, so the trace knows the forward ops and the leaves' names. The
+    loop's pass is recorded as the engine's is: a ``node_step`` each time the loop runs a
+    node's rule (``node.apply``), with what the node received and sent. A loop adds into
+    a leaf's ``.grad`` itself, calling nothing a recorder could watch, so a leaf's step is
+    recorded when its ``.grad`` is seen to have changed (a new tensor, or new values):
+    before the next rule runs, or when the loop returns, with the change as the gradient
+    that reached it. Two additions into one leaf with no rule run between them make one
+    step. Arrays up to ``small`` elements are kept whole, so a comparison reads values.
+    """
+    with trace(small) as recorded:
+        built = build()
+        root = built[0] if isinstance(built, tuple) else built
+        if not isinstance(root, Tensor) or not root.requires_grad:
+            raise TypeError(
+                "trace_loop: build() must return the root, a Tensor that requires grad (or "
+                f"a tuple whose first item is the root), not {type(root).__name__}"
+            )
+        recorder = LoopRecorder(root)
+        try:
+            backward(root)
+        finally:
+            recorder.finish()
+    return recorded
+
+
+class LoopRecorder:
+    """Publishes a learner's loop's steps as events while it runs on ``root``'s graph.
+
+    Every array in an event is a copy made when the event is published: the loop may
+    change its tensors afterwards (``+=`` into a buffer), and the recording must not.
+    """
+
+    def __init__(self, root: Tensor) -> None:
+        start = edge_of(root)[0]
+        self.root = root.uid
+        self.nodes = nodes_below(root)
+        self.leaves = {n.variable: n for n in self.nodes if isinstance(n, AccumulateGrad)}
+        self.seen = {leaf: self.grad_now(leaf) for leaf in self.leaves}
+        self.steps = 0
+        self.runs: dict = {}
+        events.publish(
+            events.BackwardStarted(
+                roots=(self.root,),
+                root_nodes=(start.uid,),
+                grad_outputs=(np.ones_like(as_array(root)),),
+                create_graph=False,
+                retain_graph=False,
+            )
+        )
+        for node in self.nodes:
+            if not isinstance(node, AccumulateGrad):
+                node.apply = self.recorded(node)  # an instance attribute: only this node
+
+    def recorded(self, node) -> Callable:
+        run_rule = type(node).apply
+
+        def apply(grad_outputs):
+            self.leaf_steps()
+            self.count_run(node, grad_outputs)
+            received = tuple(as_array(g) for g in grad_outputs)
+            grads = run_rule(node, grad_outputs)
+            sent = tuple(as_array(g) for g in grads)
+            ids = tuple(g.uid if isinstance(g, Tensor) else None for g in grads)
+            self.publish_step(node, received, sent, ids)
+            return grads
+
+        return apply
+
+    def count_run(self, node, grad_outputs) -> None:
+        if not isinstance(grad_outputs, (list, tuple)):
+            raise TypeError(
+                f"your loop called {node.name()}.apply with a {type(grad_outputs).__name__}. "
+                "Pass a list with one gradient per output of the node: node.apply([grad])."
+            )
+        self.runs[node] = self.runs.get(node, 0) + 1
+        if self.runs[node] > MAX_RUNS:
+            raise RuntimeError(
+                f"your loop ran {node.name()} more than {MAX_RUNS} times: it does not stop. "
+                "Put a node on the ready queue once, when its dependency count reaches zero."
+            )
+
+    @staticmethod
+    def grad_now(leaf: Tensor) -> tuple:
+        """``(the .grad tensor, a copy of its values)``: what a later change is told from."""
+        grad = leaf._grad
+        return grad, as_array(grad)
+
+    def leaf_steps(self) -> None:
+        """A step for each leaf whose ``.grad`` changed since it was last looked at."""
+        for leaf, node in self.leaves.items():
+            before_grad, before = self.seen[leaf]
+            after_grad, after = now = self.grad_now(leaf)
+            if after_grad is before_grad and same_arrays([before], [after]):
+                continue
+            self.seen[leaf] = now
+            arrived = after if before is None or after is None else after - before
+            events.publish(events.GradAccumulated(leaf.uid, before, arrived, after))
+            self.publish_step(node, (arrived,), (), ())
+
+    def publish_step(self, node, received: tuple, sent: tuple, ids: tuple) -> None:
+        leaf = node.variable.uid if isinstance(node, AccumulateGrad) else None
+        events.publish(
+            events.NodeStep(
+                index=self.steps,
+                node=node.uid,
+                name=node.name(),
+                op=node.op.name if isinstance(node, OpNode) else None,
+                formula=node.formula,
+                grads_in=received,
+                grads_out=sent,
+                next_nodes=tuple(None if c is None else c.uid for c, _ in node.next_functions),
+                leaf=leaf,
+                grads_out_ids=ids,
+            )
+        )
+        self.steps += 1
+
+    def finish(self) -> None:
+        """The loop has returned (or raised): its last leaves' steps, and the pass's end."""
+        for node in self.nodes:
+            node.__dict__.pop("apply", None)
+        self.leaf_steps()
+        events.publish(events.BackwardFinished(steps=self.steps, roots=(self.root,)))
 
 
 # ----------------------------------------------------------------- the check

@@ -16,8 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd import engine, forward_ad
+from ..autograd import forward_ad
 from ..tensor import Tensor
+from .reverse import jacrev
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
 
@@ -70,42 +71,13 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> C
 
 
 def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
-    """``jacfwd(jacrev(func, argnums), argnums)``: forward over reverse, as torch.func's."""
-    return jacfwd(_jacrev(func, argnums), argnums)
+    """``jacfwd(jacrev(func, argnums), argnums)``: forward over reverse, as torch.func's
+    (jacrev's backward passes run inside jacfwd's dual level, so the gradients carry
+    tangents)."""
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # ---------------------------------------------------------------- helpers
-def _jacrev(func: Callable, argnums: int | tuple) -> Callable:
-    """The reverse-mode Jacobian (one backward pass per output element) of a function with
-    one tensor output. Inside a dual level its inputs keep their tangents, and so do the
-    gradients: hessian's forward over reverse."""
-
-    def jacobian(*args):
-        positions = _positions(argnums, len(args))
-        args = list(args)
-        leaves = {}
-        for i in positions:
-            primal, tangent = forward_ad.unpack_dual(args[i])
-            leaf = primal.detach().requires_grad_(True)
-            leaves[i] = leaf
-            args[i] = leaf if tangent is None else forward_ad.make_dual(leaf, tangent)
-        output = func(*args)
-        rows = []
-        for k in range(output.numel()):
-            unit = np.zeros(output.shape, dtype=output.dtype)
-            unit.reshape(-1)[k] = 1
-            grads = engine.grad(
-                output, [leaves[i] for i in positions], Tensor._make(unit), retain_graph=True
-            )
-            rows.append(grads)
-        per_argument = [
-            _stack_rows([row[n] for row in rows], output, args[i]) for n, i in enumerate(positions)
-        ]
-        return per_argument[0] if isinstance(argnums, int) else tuple(per_argument)
-
-    return jacobian
-
-
 def _only_argument(func: Callable, args: tuple, i: int) -> Callable:
     """``func`` as a function of its argument ``i`` alone, the others held at ``args``."""
 
@@ -167,13 +139,6 @@ def _assemble(columns: list, x: Tensor):
         return tuple(_assemble([c[n] for c in columns], x) for n in range(len(columns[0])))
     stacked = ops.stack(columns, dim=-1)  # output.shape + (x.numel(),)
     return ops.reshape(stacked, tuple(columns[0].shape) + tuple(x.shape))
-
-
-def _stack_rows(rows: list, output: Tensor, x: Tensor):
-    """The rows x̄ for each output element, as a Jacobian ``output.shape + x.shape``."""
-    from .. import ops
-
-    return ops.reshape(ops.stack(rows, dim=0), tuple(output.shape) + tuple(x.shape))
 
 
 def _per_output(per_argument: list, argnums):

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable
 
 from .. import ops, state
-from ..autograd import engine, grad_mode
+from ..autograd import engine, forward_ad, grad_mode
 from ..factories import zeros_like
 from ..tensor import Tensor
 
@@ -54,7 +54,15 @@ def _watched(x):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if x.requires_grad:  # an outer transform watches x: stay on its graph
         return ops.clone(x)
-    return x.detach().requires_grad_(True)
+    return _with_tangent_of(x, x.detach().requires_grad_(True))
+
+
+def _with_tangent_of(x: Tensor, plain: Tensor) -> Tensor:
+    """``plain`` (a detached copy of ``x``), carrying ``x``'s tangent if it has one, itself
+    without history: under an outer ``jvp`` (``jvp(grad(f))``, forward over reverse)
+    detaching must not drop it."""
+    tangent = forward_ad.unpack_dual(x).tangent
+    return plain if tangent is None else forward_ad.make_dual(plain, tangent.detach())
 
 
 def _flat(x) -> list:
@@ -76,14 +84,24 @@ def _shaped(flat: list, like):
 
 
 def _gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
-    """d⟨outputs, cotangents⟩/d inputs, zeros where an input does not reach the outputs."""
+    """d⟨outputs, cotangents⟩/d inputs, zeros where an input does not reach the outputs.
+
+    The backward pass records a graph only inside another grad transform, which will
+    differentiate it (``grad(grad(f))``); the outermost returns plain tensors anyway.
+    Tangents need no graph: inside a dual level (jacfwd over jacrev) they flow through
+    the backward pass's ops as through any other."""
     reached = [o for o in outputs if o.requires_grad]
     if not reached:
         return [zeros_like(x) for x in inputs]
     if cotangents is not None:
         cotangents = [c for o, c in zip(outputs, cotangents) if o.requires_grad]
     grads = engine.grad(
-        reached, inputs, cotangents, retain_graph=True, create_graph=True, allow_unused=True
+        reached,
+        inputs,
+        cotangents,
+        retain_graph=True,
+        create_graph=state.in_nested_grad_transform(),
+        allow_unused=True,
     )
     return [zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
 
@@ -93,7 +111,7 @@ def _released(value):
     if state.in_grad_transform():
         return value
     if isinstance(value, Tensor):
-        return value.detach()
+        return _with_tangent_of(value, value.detach())
     if isinstance(value, (tuple, list)):
         return type(value)(_released(v) for v in value)
     if isinstance(value, dict):

@@ -405,7 +405,7 @@ def pow_jvp(orig, tangents):
     y = orig.out
     from_x = from_p = None
     if dx is not None:
-        slope = p * x ** (p - 1)
+        slope = p * x ** _less_one(p)
         from_x = where(p == 0, 0.0, dx * slope) if isinstance(p, Tensor) else dx * slope
         if not isinstance(p, Tensor) and p == 0:
             from_x = zeros_like_grad(y)
@@ -429,9 +429,16 @@ def _pow_exponent_jvp(dp, x, p, y):
     return dp * y * (complex(ln_x) if isinstance(x, complex) else float(ln_x))
 
 
+def _less_one(p):
+    """p − 1, the exponent of the slope x ** (p − 1). A Python int that would fall below
+    int64 (p = −2⁶³) becomes a float, as PyTorch computes it in double."""
+    less = p - 1
+    return float(less) if type(less) is int and less < checks.INT_LOW else less
+
+
 def _pow_base_grad(grad, x, p):
     if not isinstance(p, Tensor):
-        return zeros_like_grad(grad) if p == 0 else grad * _conj(p) * conj(x ** (p - 1))
+        return zeros_like_grad(grad) if p == 0 else grad * _conj(p) * conj(x ** _less_one(p))
     return collapse_sum_like(where(p == 0, 0.0, grad * conj(p) * conj(x ** (p - 1))), x)
 
 

@@ -1,21 +1,47 @@
 """CompareStepper: two backward passes side by side, in lockstep, and where they part.
 
-Each side is a loss (run live by the engine), a saved Trace, or a PyTorch loss (run
-by PyTorch and recorded with ``wb.from_torch``). Both passes run to the end, then
-step k of one is matched with step k of the other: the engine runs nodes in
-PyTorch's order, so the same graph gives the same order. Two steps match when they
-run the same op (``MulBackward0`` and ``MulBackward0``; a custom Function's node,
-which has no built-in op, stands in for any op) with as many inputs taking a
-gradient. The first step where the ops differ, or where a gradient sent differs, is
-:attr:`CompareStepper.first_difference`, said in the exercise checkers' words
-(:func:`~workbench.exercises.diagnose.compare`): "Every element of b's gradient for
-x is 2 times a's."
+Each side is a loss (run live by the engine), a saved Trace (of the engine, or of a
+loop you wrote: :func:`~workbench.exercises.backward_loop.trace_loop`), or a PyTorch
+loss (run by PyTorch and recorded with ``wb.from_torch``). Both passes run to the end,
+then their nodes are matched by *where they are in the graph*, not by when they ran:
+the first nodes (the roots) with each other, then along each matched pair's edges,
+input by input. Two nodes match when they run the same op (``MulBackward0`` and
+``MulBackward0``; a custom Function's node, which has no built-in op, stands in for any
+op) with as many inputs taking a gradient; a leaf's ``AccumulateGrad`` is matched with
+the one at the end of the same edge, so with the same leaf.
+
+Why not step k of one with step k of the other? Because the order is not all fixed.
+An engine runs any node that is ready (all its gradient has arrived); when several are
+ready at once it may pick any of them. PyTorch picks with a heap ordered by sequence
+number, and every ``AccumulateGrad`` has the same one (the largest there is), so which
+of several ready leaves runs first is the heap's tie-break; this workbench picks the
+leaf created first. For ``(tanh(a * b) * a + b).sum()`` PyTorch 2.13 runs a's
+``AccumulateGrad`` before b's and the workbench b's before a's: matched by position,
+step 6 would be a's leaf against b's, a "difference" that is not one. Matched by place,
+they agree. The engine's own order is left as it is: it is PyTorch's wherever
+PyTorch's is defined.
+
+What is a difference, then, walking a's steps in a's order; the first found is
+:attr:`CompareStepper.first_difference`:
+
+- the graphs part: another op, another number of inputs taking a gradient, or an edge
+  that leads to a node the other graph reaches another way;
+- a node runs before all of its gradient has arrived (a node that sends it one runs
+  later), in either pass: no engine may choose that order;
+- a node runs in one pass and not in the other, or more times in one;
+- a gradient differs: the one that reached the node or one it sent, said in the
+  exercise checkers' words (:func:`~workbench.exercises.diagnose.compare`): "Every
+  element of b's gradient for x is 2 times a's."
+
+Steps are numbered as in a; in lockstep, step k shows a's step k beside b's step that
+runs the same node, which may have another number in b.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections import deque
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -37,9 +63,10 @@ FLOAT32_ATOL = 1e-6
 class Difference:
     """The first step where two passes part.
 
-    ``node`` is a's node there, named as the picture draws it (``MulBackward0``);
-    ``node_b`` b's; ``finding`` the checkers' diagnosis of a gradient (None when the
-    graphs themselves differ).
+    ``step`` is a's step (the lockstep's number), ``step_b`` b's step running the node in
+    the same place, when there is one; ``node`` is a's node there, named as the picture
+    draws it (``MulBackward0``); ``node_b`` b's; ``finding`` the checkers' diagnosis of a
+    gradient (None when the graphs, or the order, differ).
     """
 
     step: int
@@ -47,6 +74,7 @@ class Difference:
     node_b: str
     diagnosis: str
     finding: Finding | None = None
+    step_b: int | None = None
 
 
 def op_key(record: StepRecord) -> str:
@@ -82,59 +110,235 @@ def tolerances(*values) -> tuple[float, float]:
     return FLOAT32_RTOL, FLOAT32_ATOL
 
 
-def difference_between(a: list[StepRecord], b: list[StepRecord]) -> Difference | None:
-    """The first step (from 1) where ``a`` and ``b`` part, or None when they agree."""
-    for ra, rb in zip(a, b):
+# ------------------------------------------------------------ one pass
+class Pass:
+    """One side's steps, and what the match needs of them: where each node runs, and
+    which nodes send it a gradient (those with an edge into it that run in this pass)."""
+
+    def __init__(self, name: str, records: list[StepRecord]) -> None:
+        self.name = name
+        self.records = records
+        self.runs: dict[str, list[int]] = {}  # node id -> the positions it runs at
+        for position, record in enumerate(records):
+            self.runs.setdefault(record.node, []).append(position)
+        self.senders: dict[str, list[str]] = {}
+        for record in records:
+            for _, flow in edges(record):
+                senders = self.senders.setdefault(flow.target, [])
+                if flow.target in self.runs and record.node not in senders:
+                    senders.append(record.node)
+
+    def first(self, node: str) -> StepRecord | None:
+        """The node's first run (None: it never runs in this pass)."""
+        runs = self.runs.get(node)
+        return self.records[runs[0]] if runs else None
+
+    def roots(self) -> list[str]:
+        """The nodes no other node of the pass sends a gradient to, as they first run."""
+        return [node for node in self.runs if not self.senders.get(node)]
+
+    def too_early(self, position: int) -> str | None:
+        """Why the step at ``position`` ran too early (a node that sends it a gradient
+        ran later), or None."""
+        record = self.records[position]
+        for sender_id in self.senders.get(record.node, ()):
+            later = self.runs[sender_id][0]
+            if later > position:
+                sender = self.records[later]
+                return (
+                    f"{self.name} runs {record.name} before all of its gradient has arrived: "
+                    f"{sender.name} {sender.node} sends it a gradient later, at "
+                    f"{self.name}'s step {sender.step}. A node runs once every edge into it "
+                    "has delivered (its dependency count is 0), on their sum."
+                )
+        return None
+
+
+# ------------------------------------------------------------ the match
+class PassMatch:
+    """Passes ``a`` and ``b`` matched node by node, by place in the graph (see the module).
+
+    ``partner`` maps a's node ids to b's; ``parted`` says, for a node of a, how the two
+    graphs part there.
+    """
+
+    def __init__(self, a: list[StepRecord], b: list[StepRecord]) -> None:
+        self.a, self.b = Pass("a", a), Pass("b", b)
+        self.partner: dict[str, str] = {}
+        self.parted: dict[str, str] = {}
+        self._match()
+
+    def _match(self) -> None:
+        """The roots in the order they run, then each matched pair's edges, in order."""
+        taken: dict[str, str] = {}  # b's node -> a's
+        pending = deque(zip(self.a.roots(), self.b.roots()))
+        for na, nb in pending:
+            self.partner[na], taken[nb] = nb, na
+        while pending:
+            na, nb = pending.popleft()
+            ra, rb = self.a.first(na), self.b.first(nb)
+            if ra is None or rb is None:
+                continue  # one pass never runs it: said when a's steps are walked
+            if not same_op(ra, rb) or len(edges(ra)) != len(edges(rb)):
+                self.parted[na] = other_op(ra, rb)
+                continue
+            for (i, fa), (_, fb) in zip(edges(ra), edges(rb)):
+                ta, tb = fa.target, fb.target
+                if ta in self.partner or tb in taken:
+                    if self.partner.get(ta) != tb or taken.get(tb) != ta:
+                        self.parted.setdefault(na, crossed(ra, rb, i, fa, fb))
+                    continue
+                self.partner[ta], taken[tb] = tb, ta
+                pending.append((ta, tb))
+
+    def b_position(self, position: int) -> int | None:
+        """Where b runs the node a runs at ``position`` (the same run of it), if it does."""
+        node = self.a.records[position].node
+        occurrence = self.a.runs[node].index(position)
+        runs = self.b.runs.get(self.partner.get(node), [])
+        return runs[occurrence] if occurrence < len(runs) else None
+
+    def first_difference(self) -> Difference | None:
+        """The first of a's steps where the passes part; then b's steps a has nothing for."""
+        for position in range(len(self.a.records)):
+            found = self.difference_at(position)
+            if found is not None:
+                return found
+        return self.unmatched_in_b() or self.summaries_only()
+
+    def difference_at(self, position: int) -> Difference | None:
+        ra = self.a.records[position]
+        nb = self.partner.get(ra.node)
+        runs_a, runs_b = self.a.runs[ra.node], self.b.runs.get(nb, [])
+        occurrence = runs_a.index(position)
+        if occurrence == 0 and ra.node in self.parted:
+            return Difference(ra.step, ra.name, self.b.first(nb).name, self.parted[ra.node])
+        if nb is None:
+            return no_counterpart(ra)
+        if occurrence >= len(runs_b):
+            return fewer_runs(ra, occurrence, len(runs_b))
+        rb = self.b.records[runs_b[occurrence]]
+        early = self.a.too_early(position) or self.b.too_early(runs_b[occurrence])
+        if early is not None:
+            return Difference(ra.step, ra.name, rb.name, f"{at(ra, rb)}: {early}", None, rb.step)
         found = step_difference(ra, rb)
-        if found is not None:
-            return found
-    if len(a) == len(b) and summaries_only(a, b):
-        first = summaries_only(a, b)[0]
-        return Difference(
-            first.step,
-            first.name,
-            b[first.index].name,
-            f"At step {first.step} ({first.name}) a saved Trace kept only a summary of a "
-            "gradient, not its values, so the passes cannot be compared there: record it "
-            "with wb.trace(small=...) large enough to keep them.",
+        if found is None and occurrence == len(runs_a) - 1 and len(runs_b) > len(runs_a):
+            return more_runs(ra, rb, len(runs_a), [self.b.records[q].step for q in runs_b])
+        return found
+
+    def unmatched_in_b(self) -> Difference | None:
+        """A step of b that runs no node of a's graph (b goes on where a has stopped)."""
+        matched = set(self.partner.values())
+        for record in self.b.records:
+            if record.node not in matched:
+                return Difference(
+                    min(record.step, len(self.a.records) + 1),
+                    "",
+                    record.name,
+                    f"At its step {record.step} b runs {record.name} {record.node}, which has "
+                    "no counterpart in a: a's graph has no node in that place.",
+                    step_b=record.step,
+                )
+        return None
+
+    def summaries_only(self) -> Difference | None:
+        """A matched step where a saved Trace kept only a summary: said, never agreement."""
+        for position, ra in enumerate(self.a.records):
+            q = self.b_position(position)
+            if q is None or not any(has_summary(r) for r in (ra, self.b.records[q])):
+                continue
+            return Difference(
+                ra.step,
+                ra.name,
+                self.b.records[q].name,
+                f"At step {ra.step} ({ra.name}) a saved Trace kept only a summary of a "
+                "gradient, not its values, so the passes cannot be compared there: record "
+                "it with wb.trace(small=...) large enough to keep them.",
+                step_b=self.b.records[q].step,
+            )
+        return None
+
+
+def difference_between(a: list[StepRecord], b: list[StepRecord]) -> Difference | None:
+    """The first step (from 1, in a's order) where ``a`` and ``b`` part, or None."""
+    return PassMatch(a, b).first_difference()
+
+
+def has_summary(record: StepRecord) -> bool:
+    """Does the record hold a gradient only as a summary (a string)?"""
+    values = (*record.grads_in, *(flow.value for flow in record.grads_out))
+    return any(isinstance(v, str) for v in values)
+
+
+def at(ra: StepRecord, rb: StepRecord | None = None) -> str:
+    """ "At step 7 (TanhBackward0" plus b's step where b runs it at another."""
+    said = f"At step {ra.step} ({ra.name}"
+    if rb is not None and rb.step != ra.step:
+        said += f", b's step {rb.step}"
+    return said + ")"
+
+
+def other_op(ra: StepRecord, rb: StepRecord) -> str:
+    return (
+        f"At step {ra.step}, a runs {ra.name} ({inputs_text(ra)}) and b runs {rb.name} "
+        f"({inputs_text(rb)}) in its place: the two graphs differ here (another op, or the "
+        "same ops in another order)."
+    )
+
+
+def crossed(ra: StepRecord, rb: StepRecord, i: int, fa: GradFlow, fb: GradFlow) -> str:
+    return (
+        f"{at(ra, rb)}, a sends the gradient for {edge_name(i, fa)} to {fa.label} and b "
+        f"sends it to {fb.label}, but elsewhere in the graphs those two nodes are in "
+        "different places: one graph shares a node that the other does not, so the two "
+        "graphs differ here."
+    )
+
+
+def no_counterpart(ra: StepRecord) -> Difference:
+    return Difference(
+        ra.step,
+        ra.name,
+        "",
+        f"At step {ra.step} a runs {ra.name} {ra.node}, which has no counterpart in b: the "
+        "graphs parted above it.",
+    )
+
+
+def fewer_runs(ra: StepRecord, occurrence: int, runs_b: int) -> Difference:
+    if runs_b == 0:
+        said = (
+            f"At step {ra.step} a runs {ra.name} {ra.node}; b never runs the node in its "
+            "place: no gradient reached it in b, or b stopped before it."
         )
-    if len(a) != len(b):
-        step = min(len(a), len(b)) + 1
-        longer, more = ("a", a) if len(a) > len(b) else ("b", b)
-        return Difference(
-            step,
-            more[step - 1].name if longer == "a" else "",
-            more[step - 1].name if longer == "b" else "",
-            f"a runs {len(a)} steps and b {len(b)}: after step {step - 1} only {longer} "
-            f"goes on, with {more[step - 1].name}.",
+    else:
+        said = (
+            f"At step {ra.step} a runs {ra.name} {ra.node} again ({occurrence + 1} runs so "
+            f"far); b runs it {times(runs_b)}. Each node runs once, when all of its gradient "
+            "has arrived."
         )
-    return None
+    return Difference(ra.step, ra.name, "", said)
 
 
-def summaries_only(a: list[StepRecord], b: list[StepRecord]) -> list[StepRecord]:
-    """a's steps where either side has a gradient kept only as a summary (a string)."""
-    return [
-        ra
-        for ra, rb in zip(a, b)
-        if any(isinstance(v, str) for r in (ra, rb) for v in (*r.grads_in, *flow_values(r)))
-    ]
+def more_runs(ra: StepRecord, rb: StepRecord, runs_a: int, steps_b: list[int]) -> Difference:
+    listed = ", ".join(str(s) for s in steps_b)
+    return Difference(
+        ra.step,
+        ra.name,
+        rb.name,
+        f"{at(ra, rb)}: b runs {rb.name} {times(len(steps_b))} (its steps {listed}), a "
+        f"{times(runs_a)}. Each node runs once, when all of its gradient has arrived, on "
+        "their sum.",
+        step_b=rb.step,
+    )
 
 
-def flow_values(record: StepRecord) -> list:
-    return [flow.value for flow in record.grads_out]
+def times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
 def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
-    """Where step ``a.step`` of the two passes differs: its op, its edges, or a gradient."""
-    if not same_op(a, b) or len(edges(a)) != len(edges(b)):
-        return Difference(
-            a.step,
-            a.name,
-            b.name,
-            f"At step {a.step}, a runs {a.name} ({inputs_text(a)}) and b runs {b.name} "
-            f"({inputs_text(b)}): the two graphs differ here (another op, or the same ops "
-            "in another order).",
-        )
+    """Where the matched steps ``a`` and ``b`` differ: a gradient in, or one sent."""
     pairs = [("gradient that reached it", ga, gb) for ga, gb in zip(a.grads_in, b.grads_in)]
     pairs += [
         (f"gradient for {edge_name(i, fa)}", fa.value, fb.value)
@@ -146,7 +350,7 @@ def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
         rtol, atol = tolerances(va, vb)
         finding = compare(f"b's {what}", va, vb, rtol=rtol, atol=atol)
         if finding is not None:
-            return Difference(a.step, a.name, b.name, sentence(a, finding), finding)
+            return Difference(a.step, a.name, b.name, sentence(a, b, finding), finding, b.step)
     return None
 
 
@@ -155,7 +359,7 @@ def inputs_text(record: StepRecord) -> str:
     return f"{count} input" + ("" if count == 1 else "s") + " taking a gradient"
 
 
-def sentence(record: StepRecord, finding: Finding) -> str:
+def sentence(record: StepRecord, other: StepRecord, finding: Finding) -> str:
     """The checkers' finding, with a as the reference: "... is 2 times a's"."""
     if finding.kind == "sign":
         observation = f"{finding.what} is minus a's: every element has the other sign"
@@ -171,7 +375,7 @@ def sentence(record: StepRecord, finding: Finding) -> str:
             .replace("were expected", "are a's")
         )
     found = Finding(finding.kind, finding.what, observation, finding.advice)
-    return found.sentences(f"At step {record.step} ({record.name})")
+    return found.sentences(at(record, other))
 
 
 def as_target(side):
@@ -190,7 +394,8 @@ class CompareStepper(ClosingBox):
     torch_loss`` runs PyTorch's backward and replays it). :attr:`first_difference` is
     None when the passes agree, else a :class:`Difference`; :meth:`run_to_difference`
     shows it. Steps are numbered from 1, as in :class:`BackwardStepper`: ``go(k)`` shows
-    step k of both.
+    a's step k, and beside it b's step that runs the same node (the same run of it); past
+    what a has, b's step k.
     """
 
     def __init__(self, a, b) -> None:
@@ -198,6 +403,7 @@ class CompareStepper(ClosingBox):
         self.message = widgets.HTML()
         self.sides: list[BackwardStepper] = []
         self.first_difference: Difference | None = None
+        self.match: PassMatch | None = None
         self.error: str | None = None
         self._syncing = False
         self._build_controls()
@@ -207,7 +413,8 @@ class CompareStepper(ClosingBox):
             if failed:
                 raise ValueError(failed[0])
             records = [self._all_records(side) for side in self.sides]
-            self.first_difference = difference_between(*records)
+            self.match = PassMatch(*records)
+            self.first_difference = self.match.first_difference()
         except Exception as err:  # a UI boundary: the reason, never a traceback
             self._fail(err)
             return
@@ -272,13 +479,24 @@ class CompareStepper(ClosingBox):
         return max((side.total for side in self.sides), default=0)
 
     def go(self, step: int) -> bool:
-        """Show step ``step`` of both passes (a shorter pass stays at its last step)."""
+        """Show a's step ``step`` and b's step running the same node (a shorter pass stays
+        at its last step)."""
         if not self.sides or not 1 <= step <= self.total:
             return False
-        for side in self.sides:
-            side.go(min(step, side.total))
+        a, b = self.sides
+        a.go(min(step, a.total))
+        b.go(self.step_b(step))
         self._show()
         return True
+
+    def step_b(self, step: int) -> int:
+        """b's step beside a's step ``step``: the one running the same node, else ``step``."""
+        b_total = self.sides[1].total
+        if step <= self.sides[0].total and self.match is not None:
+            position = self.match.b_position(step - 1)
+            if position is not None:
+                return position + 1
+        return min(step, b_total)
 
     def _on_slider(self, change) -> None:
         if not self._syncing:
@@ -313,11 +531,24 @@ class CompareStepper(ClosingBox):
         if note:
             return note
         if difference is None:
-            return f"The two passes agree at all {self.total} steps."
+            return f"The two passes agree at all {self.total} steps.{self._order_note()}"
         if self.step == difference.step:
             return difference.diagnosis
         where = "ahead" if self.step < difference.step else "behind"
         return (
             f"They agree up to step {difference.step - 1}; the first difference is {where}, "
-            f"at step {difference.step} (Run to difference)."
+            f"at step {difference.step} (Run to difference).{self._order_note()}"
+        )
+
+    def _order_note(self) -> str:
+        """Where b runs the node on show at another step: why that is no difference."""
+        a, b = self.sides
+        same_node = (
+            self.match is not None and self.match.partner.get(a.record.node) == b.record.node
+        )
+        if a.step == b.step or not same_node:
+            return ""
+        return (
+            f" b runs this node at its step {b.step}: of the nodes ready at the same time, an "
+            "engine may run any first, so the steps are matched by place in the graph."
         )
