@@ -107,6 +107,10 @@ def test_moves_light_the_op_of_each_step_on_the_forward_picture():
     stepper.slider.value = 1  # the slider moves the stepper
     assert stepper.step == 1 and "Step 1 of 3: exp" in stepper.panel.value
     assert not stepper.prev() and stepper.prev_button.disabled
+    stepper.play.playing = True
+    stepper.slider.value = 2  # as Play moves it, in the browser (jslink)
+    stepper.stop_button.click()
+    assert not stepper.play.playing and stepper.step == 2
 
 
 def test_output_and_its_tangent_are_jvps():

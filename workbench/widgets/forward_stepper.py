@@ -141,7 +141,8 @@ class ForwardStepper(ClosingBox):
 
     Takes ``torch.func.jvp``'s arguments: ``ForwardStepper(f, (x,), (v,))``; a single
     Tensor may stand for a tuple of one. ``stepper.step`` is the panel's "Step k of N";
-    :meth:`next`, :meth:`prev`, :meth:`reset` and :meth:`go` are the buttons' moves.
+    :meth:`next`, :meth:`prev`, :meth:`reset`, :meth:`stop` and :meth:`go` are the buttons'
+    moves; Play moves the slider.
     ``output`` and ``output_tangent`` are what ``jvp`` returns; ``result`` is the output
     with its graph (the inputs, ``inputs``, are copies that require grad), from which
     :class:`~.two_modes.TwoModes` steps the reverse pass of the same program.
@@ -173,14 +174,18 @@ class ForwardStepper(ClosingBox):
         self.next_button = widgets.Button(description="Next ▶")
         self.reset_button = widgets.Button(description="⟲ Reset")
         self.play = widgets.Play(min=1, max=len(self.records), interval=interval_ms)
+        self.play.add_class("wb-play")  # its own ■ (back to step 1) is hidden: see STYLE
+        self.stop_button = widgets.Button(description="■ Stop")
         self.slider = widgets.IntSlider(min=1, max=len(self.records), description="step")
         self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
         self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
         self._on_click(self.prev_button, lambda _: self.prev())
         self._on_click(self.next_button, lambda _: self.next())
         self._on_click(self.reset_button, lambda _: self.reset())
+        self._on_click(self.stop_button, lambda _: self.stop())
         self._observe(self.slider, lambda change: self.go(change["new"]))
-        row = [self.prev_button, self.next_button, self.reset_button, self.play, self.slider]
+        row = [self.prev_button, self.next_button, self.reset_button, self.play, self.stop_button]
+        row.append(self.slider)
         self.children = [
             widgets.HTML(STYLE),
             self.message,
@@ -209,6 +214,10 @@ class ForwardStepper(ClosingBox):
 
     def reset(self) -> None:
         self._move(self.cursor.reset)
+
+    def stop(self) -> None:
+        """Stop playing and stay at the step on show."""
+        self.play.playing = False
 
     def go(self, step: int) -> bool:
         """Show step ``step`` (from 1); False, and no move, when there is no such step."""
