@@ -5,8 +5,8 @@ Jacobian's pass counters count each click's pass."""
 from __future__ import annotations
 
 import pytest
-from jupyterlab_harness import BROWSER_TEST, running_lab, write_notebook
-from test_browser_stepper import notebook_runner, wait_title
+from jupyterlab_harness import BROWSER_TEST
+from test_browser_stepper import lab_serving, notebook_runner, wait_title
 from test_browser_stepper_asks import wait_text
 
 pytestmark = BROWSER_TEST
@@ -30,14 +30,9 @@ PICTURE = ".wb-forward-graph .wb-graph"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("forward")
-    notebooks = folder / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "forward.ipynb", [FORWARD_PASS])
-    write_notebook(notebooks / "jacobian.ipynb", [JACOBIAN])
-    with running_lab(notebooks, folder / "jupyter") as lab:
+    notebooks = {"forward.ipynb": [FORWARD_PASS], "jacobian.ipynb": [JACOBIAN]}
+    with lab_serving(tmp_path_factory.mktemp("forward"), notebooks) as lab:
         yield lab
-    assert lab.process.returncode == 0
 
 
 @pytest.fixture
