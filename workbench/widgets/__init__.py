@@ -31,7 +31,7 @@ from .checkpoint_explorer import CheckpointExplorer
 from .compare import CompareStepper, Difference
 from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
-from .forward_stepper import ForwardStepper
+from .tangent_flow import ForwardStepper
 from .graphview import GraphView
 from .jacobian_builder import JacobianBuilder
 from .live import LiveGraph

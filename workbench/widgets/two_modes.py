@@ -1,6 +1,6 @@
 """TwoModes: one program's forward-mode pass beside its reverse-mode pass.
 
-The :class:`~.forward_stepper.ForwardStepper` runs ``f`` once on dual inputs that also
+The :class:`~.tangent_flow.ForwardStepper` runs ``f`` once on dual inputs that also
 require grad, so that one run records the graph too; the
 :class:`~.stepper.BackwardStepper` then steps ``result.backward(cotangent)`` through
 that very graph. The two pictures share their node ids: step k of the forward pass
@@ -16,7 +16,7 @@ import ipywidgets as widgets
 
 from ..factories import ones_like
 from .closing import ClosingBox
-from .forward_stepper import ForwardStepper
+from .tangent_flow import ForwardStepper
 from .stepper import BackwardStepper
 
 
