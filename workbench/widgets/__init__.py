@@ -31,11 +31,11 @@ from .checkpoint_explorer import CheckpointExplorer
 from .compare import CompareStepper, Difference
 from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
-from .tangent_flow import ForwardStepper
 from .graphview import GraphView
 from .jacobian_builder import JacobianBuilder
 from .live import LiveGraph
 from .stepper import BackwardStepper
+from .tangent_flow import ForwardStepper
 from .training import TrainingMonitor
 from .two_modes import TwoModes
 from .verdicts import Verdict

@@ -16,8 +16,8 @@ import ipywidgets as widgets
 
 from ..factories import ones_like
 from .closing import ClosingBox
-from .tangent_flow import ForwardStepper
 from .stepper import BackwardStepper
+from .tangent_flow import ForwardStepper
 
 
 class TwoModes(ClosingBox):
