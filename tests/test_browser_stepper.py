@@ -111,6 +111,17 @@ class OwnWorkspace:
 
 
 @contextlib.contextmanager
+def lab_serving(folder, notebooks: dict):
+    """A JupyterLab serving ``notebooks`` (file name -> its cells' code) from ``folder``."""
+    (folder / "notebooks").mkdir()
+    for name, cells in notebooks.items():
+        write_notebook(folder / "notebooks" / name, cells)
+    with running_lab(folder / "notebooks", folder / "jupyter") as lab:
+        yield lab
+    assert lab.process.returncode == 0
+
+
+@contextlib.contextmanager
 def notebook_runner(lab, profile, width: int, height: int):
     """A fresh Chromium page, and ``run(name, ready)``: Run All of one of ``lab``'s
     notebooks there, then wait for the selector ``ready``. Kernels are shut down after."""

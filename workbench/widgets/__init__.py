@@ -4,6 +4,11 @@ Loaded only by ``wb.widgets`` (``import workbench`` never imports ipywidgets).
 
 - :class:`BackwardStepper`: scrub through a real ``loss.backward()`` (or a saved Trace);
   ``predict=True`` asks the learner each step's result before showing it.
+- :class:`ForwardStepper`: step through a forward-mode pass (``jvp``'s arguments): each op's
+  JVP formula, value and tangent on the forward picture.
+- :class:`JacobianBuilder`: a Jacobian column by column (jacfwd, one forward pass per input)
+  beside row by row (jacrev, one backward pass per output), the passes counted.
+- :class:`TwoModes`: one program's forward-mode pass beside its reverse-mode pass.
 - :class:`CompareStepper`: two backward passes in lockstep, side by side, and the first
   node where they part (your Function against the built-in, the workbench against PyTorch).
 - :class:`LiveGraph`: the forward graph growing as cells run.
@@ -27,9 +32,12 @@ from .compare import CompareStepper, Difference
 from .connection import ConnectionNote, connection_note
 from .explorers import BroadcastExplorer, SigmoidExplorer
 from .graphview import GraphView
+from .jacobian_builder import JacobianBuilder
 from .live import LiveGraph
 from .stepper import BackwardStepper
+from .tangent_flow import ForwardStepper
 from .training import TrainingMonitor
+from .two_modes import TwoModes
 from .verdicts import Verdict
 
 __all__ = [
@@ -39,10 +47,13 @@ __all__ = [
     "CompareStepper",
     "ConnectionNote",
     "Difference",
+    "ForwardStepper",
     "GraphView",
+    "JacobianBuilder",
     "LiveGraph",
     "SigmoidExplorer",
     "TrainingMonitor",
+    "TwoModes",
     "Verdict",
     "connection_note",
 ]

@@ -46,7 +46,7 @@ def _formula(text: str) -> str:
     return "<br>".join(html.escape(line) for line in lines)
 
 
-def _jvp_line(op_name: str | None) -> str:
+def jvp_line(op_name: str | None) -> str:
     """The op's JVP formula (``ẏ = ...``), beside the gradient rule: the same op, the
     tangent pushed forward instead of the gradient pulled back."""
     op = OPS.get(op_name) if op_name else None
@@ -86,7 +86,7 @@ def step_html(record: StepRecord, total: int, note: str = "", hidden: bool = Fal
     title = f"Step {record.step} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
-    forward_mode = _jvp_line(record.op)
+    forward_mode = jvp_line(record.op)
     if forward_mode:
         rows.append(_row("forward mode", _formula(forward_mode)))
     # ȳ reaches an op's node (the gradient at its output y); a leaf's node gets x̄, the

@@ -1,0 +1,245 @@
+"""ForwardStepper: watch tangents flow forward, one op at a time.
+
+``ForwardStepper(f, primals, tangents)`` takes ``torch.func.jvp``'s arguments. It runs
+``f`` once, for real, inside a dual level: each input is ``make_dual(primal, tangent)``
+and every op's tangent comes from its JVP rule as the op runs. Nothing is recomputed
+for the picture: as each op is published (``OpRecorded``), its output has just been given
+its tangent by the engine, and the stepper keeps a copy of both, primal and tangent.
+
+Step k lights the k-th op in the order the ops ran (creation order: forward mode needs
+no reverse walk) on the forward picture the BackwardStepper draws, and the panel shows
+the op's JVP formula, its primal value y and its tangent ẏ.
+
+The moves are the BackwardStepper's own :class:`~.steps.StepCursor` over the finished
+list of records: Prev, Next, Reset, the slider and Play are lookups, never a re-run.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+
+from .. import events
+from ..autograd import forward_ad
+from ..tensor import Tensor
+from .closing import ClosingBox
+from .graphview import GraphView, Picture, picture_of
+from .panel import STYLE, format_array, jvp_line, message_html
+from .steps import RecordedSteps, StepCursor
+from .time_travel import to_array
+
+
+@dataclass(frozen=True)
+class TangentStep:
+    """One op of a forward-mode pass: its output's value and tangent, as copies."""
+
+    index: int
+    node: str  # the op's id on the picture (its graph node's id)
+    op: str
+    formula: str  # the op's JVP line, e.g. "JVP: ẏ = ẋ · y · (1 − y)"
+    primal: np.ndarray
+    tangent: np.ndarray | None  # None: the op has no derivative (a comparison, argmax)
+
+    @property
+    def step(self) -> int:
+        return self.index + 1
+
+
+def _as_tuple(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _check_inputs(primals: tuple, tangents: tuple) -> None:
+    if len(primals) != len(tangents):
+        raise RuntimeError(
+            f"ForwardStepper: expected primals and tangents to have the same length, "
+            f"got {len(primals)} primals and {len(tangents)} tangents"
+        )
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+            raise TypeError(f"ForwardStepper: primal and tangent {i} must be Tensors")
+
+
+def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tensor, list]:
+    """Run ``f`` on dual inputs and record each op's primal and tangent as it runs.
+
+    The inputs are copies that require grad, so the ops also record the graph the
+    picture is drawn from; the tangents are the forward-mode pass's own. Returns the
+    records, the output (with its graph) and those input copies.
+    """
+    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    _check_inputs(primals, tangents)
+    steps: list[TangentStep] = []
+
+    def heard(event: events.OpRecorded) -> None:
+        level = forward_ad.LEVEL
+        if level is None or event.node is None:  # a JVP rule's own ops run with no level
+            return
+        steps.append(_step(len(steps), event, _tangent_of(level, event.output)))
+
+    with forward_ad.dual_level():
+        inputs = [p.detach().requires_grad_(True) for p in primals]
+        duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
+        with events.subscribe(heard, "op_recorded"):
+            out = f(*duals)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"ForwardStepper: f must return a Tensor, not {type(out).__name__}")
+    return steps, out, inputs
+
+
+def _tangent_of(level, output_id: str) -> np.ndarray | None:
+    """The tangent the engine attached to op output ``output_id`` just now (the last dual
+    of the level), or None when the op gave it none."""
+    if not level.duals:
+        return None
+    latest = level.duals[-1]()
+    if latest is None or latest.uid != output_id:
+        return None
+    return to_array(forward_ad.tangent_of(latest))
+
+
+def _step(index: int, event: events.OpRecorded, tangent) -> TangentStep:
+    return TangentStep(
+        index=index,
+        node=event.node,
+        op=event.op,
+        formula=jvp_line(event.op) or "(no JVP formula)",
+        primal=to_array(event.value),
+        tangent=tangent,
+    )
+
+
+def tangent_html(step: TangentStep, total: int, note: str = "") -> str:
+    """The panel: which op, its JVP formula, its value y and its tangent ẏ."""
+    tangent = "no tangent: no derivative" if step.tangent is None else format_array(step.tangent)
+    rows = [
+        ("JVP rule", html.escape(step.formula)),
+        ("y (primal)", f"<pre class='wb-array'>{html.escape(format_array(step.primal))}</pre>"),
+        ("ẏ (tangent)", f"<pre class='wb-array wb-tangent'>{html.escape(tangent)}</pre>"),
+    ]
+    body = "".join(f"<tr><th>{label}</th><td>{cell}</td></tr>" for label, cell in rows)
+    title = f"Step {step.step} of {total}: {html.escape(step.op)} {html.escape(step.node)}"
+    extra = f"<p class='wb-note'>{html.escape(note)}</p>" if note else ""
+    head = f"<div class='wb-step wb-tangent-step' data-node='{step.node}'>"
+    return f"{head}<div class='wb-title'>{title}</div><table>{body}</table>{extra}</div>"
+
+
+def _forward_picture(out: Tensor) -> Picture:
+    from .. import viz
+    from ..viz.model import without_grads
+
+    model = viz.build_model(out, "forward")
+    return picture_of(viz.Graph(viz.fold(without_grads(model), viz.FOLD_LIMIT)))
+
+
+class ForwardStepper(ClosingBox):
+    """Step through a forward-mode pass of ``f`` at ``primals`` along ``tangents``.
+
+    Takes ``torch.func.jvp``'s arguments: ``ForwardStepper(f, (x,), (v,))``; a single
+    Tensor may stand for a tuple of one. ``stepper.step`` is the panel's "Step k of N";
+    :meth:`next`, :meth:`prev`, :meth:`reset`, :meth:`stop` and :meth:`go` are the buttons'
+    moves; Play moves the slider.
+    ``output`` and ``output_tangent`` are what ``jvp`` returns; ``result`` is the output
+    with its graph (the inputs, ``inputs``, are copies that require grad), from which
+    :class:`~.two_modes.TwoModes` steps the reverse pass of the same program.
+    """
+
+    def __init__(self, f: Callable, primals, tangents, *, interval_ms: int = 800) -> None:
+        super().__init__()
+        self.records, out, self.inputs = run_forward(f, primals, tangents)
+        if not self.records:
+            raise ValueError("ForwardStepper: f ran no op on its inputs: nothing to step through")
+        self.output = out.detach()
+        self.result = out  # the output with its graph: a reverse pass of the same program
+        last = self.records[-1]
+        self.output_tangent = None if last.tangent is None else last.tangent
+        self.cursor = StepCursor(RecordedSteps(self.records, ()))
+        self.picture = _forward_picture(out)
+        self.graph = GraphView(layout=widgets.Layout(width="58%", min_width="0"))
+        self.graph.add_class("wb-forward-graph")
+        self.panel = widgets.HTML(layout=widgets.Layout(width="42%", min_width="0"))
+        self.panel.add_class("wb-panel")
+        self.message = widgets.HTML()
+        self._build_controls(interval_ms)
+        self.graph.step_nodes = ["", *(self.picture.vertex_of(r.node) for r in self.records)]
+        self.graph.dot = self.picture.dot
+        self._show()
+
+    def _build_controls(self, interval_ms: int) -> None:
+        self.prev_button = widgets.Button(description="◀ Prev")
+        self.next_button = widgets.Button(description="Next ▶")
+        self.reset_button = widgets.Button(description="⟲ Reset")
+        self.play = widgets.Play(min=1, max=len(self.records), interval=interval_ms)
+        self.play.add_class("wb-play")  # its own ■ (back to step 1) is hidden: see STYLE
+        self.stop_button = widgets.Button(description="■ Stop")
+        self.slider = widgets.IntSlider(min=1, max=len(self.records), description="step")
+        self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
+        self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
+        self._on_click(self.prev_button, lambda _: self.prev())
+        self._on_click(self.next_button, lambda _: self.next())
+        self._on_click(self.reset_button, lambda _: self.reset())
+        self._on_click(self.stop_button, lambda _: self.stop())
+        self._observe(self.slider, lambda change: self.go(change["new"]))
+        row = [self.prev_button, self.next_button, self.reset_button, self.play, self.stop_button]
+        row.append(self.slider)
+        self.children = [
+            widgets.HTML(STYLE),
+            self.message,
+            widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap")),
+            widgets.HBox([self.graph, self.panel]),
+        ]
+
+    @property
+    def step(self) -> int:
+        """The number of the step on show, from 1."""
+        return self.cursor.position + 1
+
+    @property
+    def total(self) -> int:
+        return len(self.records)
+
+    @property
+    def record(self) -> TangentStep:
+        return self.cursor.record
+
+    def next(self) -> bool:
+        return self._move(self.cursor.next)
+
+    def prev(self) -> bool:
+        return self._move(self.cursor.prev)
+
+    def reset(self) -> None:
+        self._move(self.cursor.reset)
+
+    def stop(self) -> None:
+        """Stop playing and stay at the step on show."""
+        self.play.playing = False
+
+    def go(self, step: int) -> bool:
+        """Show step ``step`` (from 1); False, and no move, when there is no such step."""
+        return self._move(lambda: self.cursor.go(step - 1))
+
+    def _move(self, action) -> bool:
+        moved = action()
+        self._show()
+        return bool(moved)
+
+    def _show(self) -> None:
+        note = self.cursor.note.replace("backward pass", "forward pass")
+        self.panel.value = tangent_html(self.record, self.total, note)
+        self.message.value = message_html(note) if note else ""
+        if self.slider.value != self.step:
+            self.slider.value = self.step
+        self.graph.step = self.step
+        self.next_button.disabled = self.step == self.total
+        self.prev_button.disabled = self.step == 1
+
+    def _let_go(self) -> None:
+        self.records = []
+        self.cursor = None
+        self.result = None
+        self.inputs = []
