@@ -410,20 +410,26 @@ def publish_finished(task: GraphTask) -> None:
 
 
 def publish_step(step: Step) -> None:
-    node = step.node
+    sent_ids = tuple([None if g is None else g.uid for g in step.grads_out])
     events.publish(
-        events.NodeStep(
-            index=step.index,
-            node=node.uid,
-            name=node.name(),
-            op=node.op.name if isinstance(node, OpNode) else None,
-            formula=node.formula,
-            grads_in=_arrays(step.grads_in),
-            grads_out=_arrays(step.grads_out),
-            next_nodes=tuple([None if c is None else c.uid for c, _ in node.next_functions]),
-            leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
-            grads_out_ids=tuple([None if g is None else g.uid for g in step.grads_out]),
-        )
+        node_step(step.index, step.node, _arrays(step.grads_in), _arrays(step.grads_out), sent_ids)
+    )
+
+
+def node_step(index: int, node: Node, grads_in: tuple, grads_out: tuple, sent_ids: tuple):
+    """The event of ``node`` run as step ``index``: the gradient arrays it received and sent,
+    and the ids of the tensors it sent (also what a learner's recorded loop publishes)."""
+    return events.NodeStep(
+        index=index,
+        node=node.uid,
+        name=node.name(),
+        op=node.op.name if isinstance(node, OpNode) else None,
+        formula=node.formula,
+        grads_in=grads_in,
+        grads_out=grads_out,
+        next_nodes=tuple([None if c is None else c.uid for c, _ in node.next_functions]),
+        leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
+        grads_out_ids=sent_ids,
     )
 
 

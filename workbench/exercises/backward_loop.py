@@ -30,6 +30,7 @@ from itertools import combinations
 import numpy as np
 
 from .. import events, state
+from ..autograd.engine import node_step
 from ..autograd.graph import (
     AccumulateGrad,
     OpNode,
@@ -329,21 +330,7 @@ class LoopRecorder:
             self.publish_step(node, (arrived,), (), ())
 
     def publish_step(self, node, received: tuple, sent: tuple, ids: tuple) -> None:
-        leaf = node.variable.uid if isinstance(node, AccumulateGrad) else None
-        events.publish(
-            events.NodeStep(
-                index=self.steps,
-                node=node.uid,
-                name=node.name(),
-                op=node.op.name if isinstance(node, OpNode) else None,
-                formula=node.formula,
-                grads_in=received,
-                grads_out=sent,
-                next_nodes=tuple(None if c is None else c.uid for c, _ in node.next_functions),
-                leaf=leaf,
-                grads_out_ids=ids,
-            )
-        )
+        events.publish(node_step(self.steps, node, received, sent, ids))
         self.steps += 1
 
     def finish(self) -> None:

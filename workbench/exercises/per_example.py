@@ -33,10 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tensor import Tensor
-from .answers import as_numbers
 from .diagnose import Finding, compare, is_close, shape_text, wrong_values
 from .guard import checker
-from .report import ExerciseError, Passed, call_learner, fail
+from .report import Passed, call_learner, fail
+from .rules import as_result
+
+REAL = "the gradients are real"  # why a complex answer is wrong
 
 RTOL, ATOL = 1e-5, 1e-9  # a learner may add 1e-6 (or 1e-12) to a norm, as libraries do
 
@@ -75,7 +77,7 @@ def check_clip_per_example(clip: Callable[[Tensor, float], Tensor]) -> Passed:
         got = call_learner(
             clip, (Tensor(grads.copy()), max_norm), context, "function clip_per_example"
         )
-        got = as_result(got, context)
+        got = as_result(got, context, "the clipped gradients", REAL)
         expected = clipped(grads, max_norm)
         finding = clip_finding(grads, max_norm, expected, got)
         if finding is not None:
@@ -91,19 +93,6 @@ def check_clip_per_example(clip: Callable[[Tensor, float], Tensor]) -> Passed:
 
 def norms_text(grads: np.ndarray) -> str:
     return ", ".join(f"{n:.3g}" for n in np.linalg.norm(grads, axis=1))
-
-
-def as_result(got, context: str, wanted: str = "the clipped gradients") -> np.ndarray:
-    """The learner's result as a float array; None, text, complex... refused in words."""
-    if got is None:
-        fail(f"{context}, your function returned None. Return {wanted}.")
-    try:
-        array = as_numbers(got, "function returned what")
-    except ExerciseError as err:
-        fail(f"{context}, {err.message[0].lower()}{err.message[1:]}")
-    if array.dtype.kind == "c":
-        fail(f"{context}, your function returned complex numbers: the gradients are real.")
-    return array.astype(np.float64)
 
 
 def clip_finding(grads, max_norm, expected, got) -> Finding | None:
@@ -252,7 +241,7 @@ def check_example_norms(example_norms: Callable[[tuple], Tensor]) -> Passed:
         context = f"With per-example gradients of shapes {shapes}"
         given = tuple(Tensor(g.copy()) for g in grads)
         got = call_learner(example_norms, (given,), context, "function example_norms")
-        got = as_result(got, context, "one norm per example")
+        got = as_result(got, context, "one norm per example", REAL)
         expected = whole_norms(grads)
         finding = norms_finding(grads, expected, got)
         if finding is not None:

@@ -438,16 +438,19 @@ def check_collapse_sum(candidate: Callable) -> Passed:
     )
 
 
-def as_result(got, context: str) -> np.ndarray:
-    """The learner's result as a float array (a numpy scalar for a full sum)."""
+def as_result(
+    got, context: str, wanted: str = "the summed array", real: str = "g is real, and so is its sum"
+) -> np.ndarray:
+    """The learner's result as a float array (a numpy scalar for a full sum); None, text,
+    complex... refused in words: ``wanted`` says what to return, ``real`` why it is real."""
     if got is None:
-        fail(f"{context}, your function returned None. Return the summed array.")
+        fail(f"{context}, your function returned None. Return {wanted}.")
     try:
         array = as_numbers(got, "function returned what")
     except ExerciseError as err:
         fail(f"{context}, {err.message[0].lower()}{err.message[1:]}")
     if array.dtype.kind == "c":
-        fail(f"{context}, your function returned complex numbers: g is real, and so is its sum.")
+        fail(f"{context}, your function returned complex numbers: {real}.")
     return array.astype(np.float64)
 
 
