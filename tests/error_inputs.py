@@ -399,6 +399,16 @@ FRIENDLIER = [
         "bits is then refused as every number argument is, with OverflowError, where PyTorch "
         "says TypeError (a tensor was expected); a Python bool condition is accepted.",
     ),
+    Decision(
+        frozenset({"index_put"}),
+        frozenset({"int", "bool", "complex"}),
+        (None,),
+        "wb.index_put(x, key, values) is x[key] = values out of place (the op that records "
+        "an indexed assignment), so it takes values of any dtype as assignment does: an "
+        "integer, bool or complex x or values is promoted with the other (numpy's "
+        "promotion), where torch.index_put requires both of one dtype ('Index put requires "
+        "the source and destination dtypes match').",
+    ),
 ]
 
 

@@ -14,37 +14,11 @@ GAPS = {
         "addmm:transposed_weight[1]=complex",
         "addmm:transposed_weight[2]=complex",
     ],
-    "avg_pool2d, given bool: RuntimeError (PyTorch: NotImplementedError)": [
-        "avg_pool2d:k2_s2_p1_include_pad[0]=bool",
-        "avg_pool2d:k3_s2_p1_ceil_exclude_pad[0]=bool",
-        "avg_pool2d:k2_ceil_include_pad[0]=bool",
-        "avg_pool2d:k3_divisor_override[0]=bool",
-    ],
-    "avg_pool2d, given empty: RuntimeError (PyTorch: IndexError)": [
-        "avg_pool2d:k2_s2_p1_include_pad[0]=empty",
-        "avg_pool2d:k3_s2_p1_ceil_exclude_pad[0]=empty",
-        "avg_pool2d:k2_ceil_include_pad[0]=empty",
-        "avg_pool2d:k3_divisor_override[0]=empty",
-    ],
-    "avg_pool2d, given zero dim: RuntimeError (PyTorch: IndexError)": [
-        "avg_pool2d:k2_s2_p1_include_pad[0]=zero_dim",
-        "avg_pool2d:k3_s2_p1_ceil_exclude_pad[0]=zero_dim",
-        "avg_pool2d:k2_ceil_include_pad[0]=zero_dim",
-        "avg_pool2d:k3_divisor_override[0]=zero_dim",
-    ],
     "batch_norm, given zero dim: accepted (PyTorch: RuntimeError)": [
         "batch_norm:1d[1]=zero_dim",
         "batch_norm:1d[2]=zero_dim",
         "batch_norm:2d_images[1]=zero_dim",
         "batch_norm:2d_images[2]=zero_dim",
-    ],
-    "bce_with_logits, given bool: TypeError (PyTorch: NotImplementedError)": [
-        "bce_with_logits[0]=bool",
-        "bce_with_logits:pos_weight[0]=bool",
-        "bce_with_logits:weight_sum[0]=bool",
-    ],
-    "binary_cross_entropy, given bool: TypeError (PyTorch: RuntimeError)": [
-        "binary_cross_entropy[0]=bool",
     ],
     "cat, given zero dim: IndexError (PyTorch: RuntimeError)": [
         "cat:three_dim1[0]=zero_dim",
@@ -57,22 +31,6 @@ GAPS = {
     ],
     "chunk, given zero dim: IndexError (PyTorch: RuntimeError)": [
         "chunk:uneven[0]=zero_dim",
-    ],
-    "conv2d, given bool: RuntimeError (PyTorch: NotImplementedError)": [
-        "conv2d:basic[0]=bool",
-        "conv2d:stride_2_1[0]=bool",
-        "conv2d:padding_3_2[0]=bool",
-        "conv2d:dilation_2[0]=bool",
-        "conv2d:groups_2[0]=bool",
-        "conv2d:stride_2_leftover[0]=bool",
-        "conv2d:same[0]=bool",
-        "conv2d:unbatched[0]=bool",
-    ],
-    "conv2d, given empty: IndexError (PyTorch: RuntimeError)": [
-        "conv2d:same[1]=empty",
-    ],
-    "conv2d, given zero dim: IndexError (PyTorch: RuntimeError)": [
-        "conv2d:same[1]=zero_dim",
     ],
     "cross_entropy, given empty: RuntimeError (PyTorch: ValueError)": [
         "cross_entropy:probabilities[1]=empty",
@@ -109,56 +67,8 @@ GAPS = {
     "gt, given huge int: OverflowError (PyTorch: TypeError)": [
         "gt()[0]=huge_int",
     ],
-    "index_put_broadcast_value, given None: accepted (PyTorch: TypeError)": [
-        "index_put_broadcast_value[1]=None",
-    ],
-    "index_put_broadcast_value, given bool: accepted (PyTorch: RuntimeError)": [
-        "index_put_broadcast_value[0]=bool",
-        "index_put_broadcast_value[1]=bool",
-    ],
-    "index_put_broadcast_value, given complex: accepted (PyTorch: RuntimeError)": [
-        "index_put_broadcast_value[0]=complex",
-        "index_put_broadcast_value[1]=complex",
-    ],
     "index_put_broadcast_value, given empty: OpError (PyTorch: IndexError)": [
         "index_put_broadcast_value[0]=empty",
-    ],
-    "index_put_broadcast_value, given huge int: accepted (PyTorch: TypeError)": [
-        "index_put_broadcast_value[1]=huge_int",
-    ],
-    "index_put_broadcast_value, given int: accepted (PyTorch: RuntimeError)": [
-        "index_put_broadcast_value[0]=int",
-        "index_put_broadcast_value[1]=int",
-    ],
-    "index_put_broadcast_value, given list of str: ValueError (PyTorch: TypeError)": [
-        "index_put_broadcast_value[1]=list_of_str",
-    ],
-    "index_put_broadcast_value, given str: ValueError (PyTorch: TypeError)": [
-        "index_put_broadcast_value[1]=str",
-    ],
-    "index_put_slice, given None: accepted (PyTorch: TypeError)": [
-        "index_put_slice[1]=None",
-    ],
-    "index_put_slice, given bool: accepted (PyTorch: RuntimeError)": [
-        "index_put_slice[0]=bool",
-        "index_put_slice[1]=bool",
-    ],
-    "index_put_slice, given complex: accepted (PyTorch: RuntimeError)": [
-        "index_put_slice[0]=complex",
-        "index_put_slice[1]=complex",
-    ],
-    "index_put_slice, given huge int: accepted (PyTorch: TypeError)": [
-        "index_put_slice[1]=huge_int",
-    ],
-    "index_put_slice, given int: accepted (PyTorch: RuntimeError)": [
-        "index_put_slice[0]=int",
-        "index_put_slice[1]=int",
-    ],
-    "index_put_slice, given list of str: ValueError (PyTorch: TypeError)": [
-        "index_put_slice[1]=list_of_str",
-    ],
-    "index_put_slice, given str: ValueError (PyTorch: TypeError)": [
-        "index_put_slice[1]=str",
     ],
     "l1_loss, given complex: accepted (PyTorch: NotImplementedError)": [
         "l1_loss[0]=complex",
@@ -178,27 +88,8 @@ GAPS = {
         "masked_fill:broadcast_mask[1]=None",
         "masked_fill:tensor_value[1]=None",
     ],
-    "max_pool2d, given bool: RuntimeError (PyTorch: NotImplementedError)": [
-        "max_pool2d:k2[0]=bool",
-        "max_pool2d:k3_s2_p1_ceil[0]=bool",
-        "max_pool2d:k2_s1_dilation2[0]=bool",
-        "max_pool2d:unbatched[0]=bool",
-    ],
     "ne, given huge int: OverflowError (PyTorch: TypeError)": [
         "ne()[0]=huge_int",
-    ],
-    "nll_loss, given bool: OpError (PyTorch: NotImplementedError)": [
-        "nll_loss:mean_weighted[0]=bool",
-        "nll_loss:mean_weighted_ignore_1[0]=bool",
-        "nll_loss:sum_weighted_ignore_1[0]=bool",
-        "nll_loss:none_weighted[0]=bool",
-        "nll_loss:no_batch[0]=bool",
-    ],
-    "nll_loss, given bool: TypeError (PyTorch: NotImplementedError)": [
-        "nll_loss:mean[0]=bool",
-        "nll_loss:sum_ignore_-1[0]=bool",
-        "nll_loss:none_ignore_1[0]=bool",
-        "nll_loss:no_batch_none[0]=bool",
     ],
     "nll_loss, given empty: IndexError (PyTorch: RuntimeError)": [
         "nll_loss:no_batch[0]=empty",

@@ -201,7 +201,11 @@ def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
     """``−w · (t · log x + (1 − t) · log(1 − x))`` for probabilities x; logs clamped at −100."""
+    checks.tensor_args(
+        "binary_cross_entropy", ("weight",), input=input, target=target, weight=weight
+    )
     refuse_complex("binary_cross_entropy", input, target, weight)
+    checks.not_bool("binary_cross_entropy", "input", input, error=RuntimeError)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is "
@@ -238,6 +242,7 @@ def binary_cross_entropy_with_logits(
         pos_weight=pos_weight,
     )
     refuse_complex("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
+    checks.not_bool("binary_cross_entropy_with_logits", "input", input)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be "
