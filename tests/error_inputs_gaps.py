@@ -32,64 +32,15 @@ GAPS = {
     "chunk, given zero dim: IndexError (PyTorch: RuntimeError)": [
         "chunk:uneven[0]=zero_dim",
     ],
-    "cross_entropy, given empty: RuntimeError (PyTorch: ValueError)": [
-        "cross_entropy:probabilities[1]=empty",
-        "cross_entropy:probabilities_weighted_smoothing[1]=empty",
-    ],
-    "cross_entropy, given extra dim: RuntimeError (PyTorch: ValueError)": [
-        "cross_entropy:probabilities[0]=extra_dim",
-        "cross_entropy:probabilities[1]=extra_dim",
-        "cross_entropy:probabilities_weighted_smoothing[0]=extra_dim",
-        "cross_entropy:probabilities_weighted_smoothing[1]=extra_dim",
-    ],
-    "cross_entropy, given extra dim: ValueError (PyTorch: RuntimeError)": [
-        "cross_entropy:unbatched[1]=extra_dim",
-    ],
-    "cross_entropy, given zero dim: IndexError (PyTorch: RuntimeError)": [
-        "cross_entropy:unbatched[0]=zero_dim",
-    ],
-    "cross_entropy, given zero dim: RuntimeError (PyTorch: ValueError)": [
-        "cross_entropy:probabilities[1]=zero_dim",
-        "cross_entropy:probabilities_weighted_smoothing[1]=zero_dim",
-    ],
-    "cross_entropy, given zero dim: accepted (PyTorch: RuntimeError)": [
-        "cross_entropy:probabilities_weighted_smoothing[2]=zero_dim",
-    ],
     "embedding, given zero dim: RuntimeError (PyTorch: IndexError)": [
         "embedding[1]=zero_dim",
-    ],
-    "eq, given huge int: OverflowError (PyTorch: TypeError)": [
-        "eq()[0]=huge_int",
-    ],
-    "ge, given huge int: OverflowError (PyTorch: TypeError)": [
-        "ge()[0]=huge_int",
-    ],
-    "gt, given huge int: OverflowError (PyTorch: TypeError)": [
-        "gt()[0]=huge_int",
     ],
     "index_put_broadcast_value, given empty: OpError (PyTorch: IndexError)": [
         "index_put_broadcast_value[0]=empty",
     ],
-    "l1_loss, given complex: accepted (PyTorch: NotImplementedError)": [
-        "l1_loss[0]=complex",
-        "l1_loss[1]=complex",
-    ],
-    "l1_loss, given huge int: TypeError (PyTorch: OverflowError)": [
-        "l1_loss[0]=huge_int",
-        "l1_loss[1]=huge_int",
-    ],
-    "le, given huge int: OverflowError (PyTorch: TypeError)": [
-        "le()[0]=huge_int",
-    ],
-    "lt, given huge int: OverflowError (PyTorch: TypeError)": [
-        "lt()[0]=huge_int",
-    ],
     "masked_fill, given None: RuntimeError (PyTorch: TypeError)": [
         "masked_fill:broadcast_mask[1]=None",
         "masked_fill:tensor_value[1]=None",
-    ],
-    "ne, given huge int: OverflowError (PyTorch: TypeError)": [
-        "ne()[0]=huge_int",
     ],
     "nll_loss, given empty: IndexError (PyTorch: RuntimeError)": [
         "nll_loss:no_batch[0]=empty",
