@@ -213,22 +213,22 @@ def _function_form_cases(sample, arrays, requires) -> list:
 
 
 # Samples whose PyTorch half is written out for the gradient test rather than called, with
-# the PyTorch function a user calls: that function's errors are the ones to match. l1_loss
-# is written |d| = d · sign(d) (torch's abs has a second derivative the registry test cannot
-# read), and sign() refuses complex and 2**70 - tensor overflows, where TF.l1_loss takes
-# complex inputs and fails on a Python int with Python's own AttributeError.
-TORCH_CALLED = {"l1_loss": "l1_loss"}
-
-
-def _torch_half(sample):
-    name = TORCH_CALLED.get(sample.name)
-    return getattr(torch.nn.functional, name) if name else sample.torch_fn
+# the PyTorch call a user makes: that call's errors are the ones to match. l1_loss and the
+# 1- and inf-norms are written with d · sign(d) (torch's abs and norm have a ZeroTensor
+# second derivative the registry test cannot read), and sign() refuses complex inputs and
+# 2**70 - tensor overflows, where F.l1_loss and Tensor.norm take complex inputs and
+# F.l1_loss fails on a Python int with Python's own AttributeError.
+TORCH_CALLED = {
+    "l1_loss": lambda a, b: torch.nn.functional.l1_loss(a, b),
+    "norm:p1": lambda x: x.norm(1, dim=1),
+    "norm:inf": lambda x: x.norm(float("inf"), dim=1, keepdim=True),
+}
 
 
 def _sample_case(sample, arrays, requires, position, label, bad, words) -> ErrorCase:
     values = list(arrays)
     values[position] = bad
-    theirs = _torch_half(sample)
+    theirs = TORCH_CALLED.get(sample.name, sample.torch_fn)
 
     def make(lib):
         inputs = [to_lib(lib, v, r) for v, r in zip(values, requires)]

@@ -18,16 +18,8 @@ GAPS = {
     "index_put_broadcast_value, given empty: OpError (PyTorch: IndexError)": [
         "index_put_broadcast_value[0]=empty",
     ],
-    "masked_fill, given None: RuntimeError (PyTorch: TypeError)": [
-        "masked_fill:broadcast_mask[1]=None",
-        "masked_fill:tensor_value[1]=None",
-    ],
     "nll_loss, given empty: IndexError (PyTorch: RuntimeError)": [
         "nll_loss:no_batch[0]=empty",
-    ],
-    "norm, given complex: accepted (PyTorch: NotImplementedError)": [
-        "norm:p1[0]=complex",
-        "norm:inf[0]=complex",
     ],
     "pad, given empty: RuntimeError (PyTorch: NotImplementedError)": [
         "pad:reflect[0]=empty",

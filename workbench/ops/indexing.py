@@ -650,7 +650,10 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
 # --------------------------------------------------------------- masked_fill
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath)."""
-    mask = mask if isinstance(mask, Tensor) else Tensor(backend.asarray(mask, like=input._data))
+    if not isinstance(mask, Tensor):  # None or a string: PyTorch's TypeError, not numpy's
+        mask = Tensor(
+            backend.asarray(checks.operand("masked_fill", "mask", mask), like=input._data)
+        )
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
