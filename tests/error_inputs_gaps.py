@@ -33,7 +33,7 @@ GAPS = {
     "round, given bool: OpError (PyTorch: NotImplementedError)": [
         "round:decimals[0]=bool",
     ],
-    "stack, given zero dim: RuntimeError (PyTorch: IndexError)": [
+    "stack, given zero dim: the message does not name the argument": [
         "stack:dim1[0]=zero_dim",
     ],
     "take, given extra dim: IndexError (PyTorch: RuntimeError)": [
