@@ -120,6 +120,17 @@ def tensor_args(op: str, optional: tuple = (), **named) -> None:
         tensor_arg(op, name, value)
 
 
+def not_bool(op: str, name: str, value: Tensor, error=NotImplementedError) -> None:
+    """PyTorch has no bool kernel for a pool, a convolution or most losses: its error type
+    (NotImplementedError, "not implemented for 'Bool'"), naming the argument, where numpy
+    would fail inside the kernel ("The numpy boolean negative... is not supported")."""
+    if value.dtype == np.bool_:
+        raise error(
+            f"{op}(): argument '{name}' is a bool tensor (shape {tuple(value.shape)}): "
+            "not implemented for 'Bool'"
+        )
+
+
 def as_tensor(op: str, name: str, value) -> Tensor:
     """``value`` as a tensor: a Tensor itself, numbers (in lists, arrays) a constant one.
 

@@ -201,7 +201,11 @@ def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
 ) -> Tensor:
     """``−w · (t · log x + (1 − t) · log(1 − x))`` for probabilities x; logs clamped at −100."""
+    checks.tensor_args(
+        "binary_cross_entropy", ("weight",), input=input, target=target, weight=weight
+    )
     refuse_complex("binary_cross_entropy", input, target, weight)
+    checks.not_bool("binary_cross_entropy", "input", input, error=RuntimeError)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is "
@@ -238,6 +242,7 @@ def binary_cross_entropy_with_logits(
         pos_weight=pos_weight,
     )
     refuse_complex("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
+    checks.not_bool("binary_cross_entropy_with_logits", "input", input)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be "
@@ -261,6 +266,12 @@ def cross_entropy(
     if label_smoothing is not None and label_smoothing > 1.0:  # PyTorch lets negatives pass
         raise RuntimeError(
             f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )
+    if tuple(target.shape) == tuple(input.shape) and not is_floating(target.dtype):
+        # PyTorch tells the two kinds of target apart by shape, not by dtype
+        raise RuntimeError(
+            f"cross_entropy: a target of the input's shape {tuple(input.shape)} holds class "
+            f"probabilities: expected a floating point target, got {target.dtype}"
         )
     class_dim = 0 if input.ndim == 1 else 1
     log_p = ops.log_softmax(input, class_dim)
@@ -298,12 +309,21 @@ def _smoothing_term(log_p, target, weight, ignore_index, reduction, class_dim) -
 
 def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim) -> Tensor:
     """Cross entropy against class probabilities: ``−Σ_c w_c · t_c · log p_c``."""
-    if tuple(target.shape) != tuple(log_p.shape):
-        raise RuntimeError(
-            f"cross_entropy: expected probability targets of the input's shape "
-            f"{tuple(log_p.shape)}, got {tuple(target.shape)}"
+    shape, target_shape = tuple(log_p.shape), tuple(target.shape)
+    if target_shape != shape:
+        batch = target_shape[0] if target_shape else 0
+        # PyTorch's types: another batch size is a ValueError, another shape a RuntimeError
+        error = ValueError if len(shape) >= 2 and batch != shape[0] else RuntimeError
+        raise error(
+            f"cross_entropy: expected probability targets of the input's shape {shape}, got "
+            f"{target_shape} (input batch_size {shape[0]}, target batch_size {batch})"
         )
     classes = log_p.shape[class_dim]
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {classes} classes "
+            f"or no classes but got weight tensor of shape: {list(weight.shape)}"
+        )
     if label_smoothing:
         target = target * (1 - label_smoothing) + label_smoothing / classes
     terms = log_p * target

@@ -106,6 +106,12 @@ def cat(tensors, dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "cat", empty_error=ValueError)
     # torch.cat skips legacy empty 1-D tensors so that they can seed a running cat.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:  # a 0-d tensor has no dim to join along, whatever ``dim`` is
+            raise RuntimeError(
+                f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated "
+                f"(argument 'tensors', shapes {[tuple(t.shape) for t in tensors]})"
+            )
     first = kept[0]
     d = dim_in_range("cat", dim, first.ndim)
     for i, t in enumerate(kept):
@@ -161,6 +167,7 @@ def stack_jvp(orig, tangents):
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new dimension."""
     tensors = _tensor_list(tensors, "stack")
+    d = dim_in_range("stack", dim, tensors[0].ndim + 1)  # first, as in PyTorch
     first = tensors[0].shape
     for i, t in enumerate(tensors):
         if t.shape != first:
@@ -168,7 +175,6 @@ def stack(tensors, dim: int = 0) -> Tensor:
                 f"stack(): stack expects each tensor to be equal size, but got {list(first)} at "
                 f"entry 0 and {list(t.shape)} at entry {i}"
             )
-    d = dim_in_range("stack", dim, tensors[0].ndim + 1)
     return apply_op(_stack, tuple(_common_dtype(tensors)), {"dim": d})
 
 
@@ -180,6 +186,10 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     into place and the pieces' gradients add up where the whole tensor is used.
     """
     checks.tensor_arg("split", "tensor", tensor)
+    if tensor.ndim == 0:
+        raise RuntimeError(
+            "split(): split expects at least a 1-dimensional tensor (argument 'tensor' is 0-d)"
+        )
     d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -207,6 +217,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     checks.tensor_arg("chunk", "input", input)
     if checks.int_arg("chunk", "chunks", chunks) <= 0:
         raise RuntimeError(f"chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError(
+            "chunk(): chunk expects at least a 1-dimensional tensor (argument 'input' is 0-d)"
+        )
     d = dim_in_range("chunk", dim, input.ndim)
     if input.shape[d] == 0:  # as torch: `chunks` empty pieces
         return split(input, [0] * chunks, d)
@@ -636,7 +650,10 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
 # --------------------------------------------------------------- masked_fill
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath)."""
-    mask = mask if isinstance(mask, Tensor) else Tensor(backend.asarray(mask, like=input._data))
+    if not isinstance(mask, Tensor):  # None or a string: PyTorch's TypeError, not numpy's
+        mask = Tensor(
+            backend.asarray(checks.operand("masked_fill", "mask", mask), like=input._data)
+        )
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"

@@ -300,6 +300,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
             f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
             f"{mat2.shape[0]}x{mat2.shape[1]})"
         )
+    # nn.Linear's forward runs here: three attribute reads, a call only for complex operands
+    if "c" in (input._data.dtype.kind, mat1._data.dtype.kind, mat2._data.dtype.kind):
+        refuse_mixed_complex("addmm", input, mat1, mat2)
     return apply_op(_addmm, (input, mat1, mat2))
 
 

@@ -192,6 +192,8 @@ def _conv_padding(padding, kernel: tuple, stride: tuple, dilation: tuple) -> tup
 
 def _check_conv(x: Tensor, weight: Tensor, bias, attrs: dict) -> None:
     refuse_mixed_complex("conv2d", x, weight, bias)
+    checks.not_bool("conv2d", "input", x)
+    checks.not_bool("conv2d", "weight", weight)
     shapes = f"(input {tuple(x.shape)}, weight {tuple(weight.shape)})"
     if x.ndim != 4 or weight.ndim != 4:
         raise RuntimeError(
@@ -250,6 +252,11 @@ def conv2d(
     dilation = checks.positive(
         "conv2d", "dilation", checks.int_pair("conv2d", "dilation", dilation)
     )
+    if weight.ndim != 4:  # before its kernel size is read
+        raise RuntimeError(
+            f"conv2d: expected a 4-D weight (O, C/groups, kH, kW), got shape "
+            f"{tuple(weight.shape)} (input {tuple(input.shape)})"
+        )
     kernel = tuple(weight.shape[-2:])
     attrs = {
         "stride": stride,
@@ -318,11 +325,14 @@ def avg_pool2d_op(x: Tensor, attrs: dict) -> Tensor:
 def _pool_input(input: Tensor, op: str) -> Tensor:
     checks.tensor_arg(op, "input", input)
     if input.ndim not in (3, 4):
-        raise RuntimeError(
+        # PyTorch's avg_pool2d reads dim -3 before it checks the rank: IndexError there
+        error = IndexError if op == "avg_pool2d" and input.ndim < 3 else RuntimeError
+        raise error(
             f"{op}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
             f"{tuple(input.shape)}"
         )
     refuse_complex(op, input)
+    checks.not_bool(op, "input", input)
     if not is_floating(input.dtype):
         raise RuntimeError(f"{op}: expected a floating point input, got dtype {input.dtype}")
     return input if input.ndim == 4 else unsqueeze(input, 0)
@@ -557,6 +567,8 @@ def nll_loss(
 ) -> Tensor:
     """Negative log-likelihood of the target classes, from log-probabilities ``input``."""
     refuse_complex("nll_loss", input, weight)
+    checks.tensor_arg("nll_loss", "input", input)
+    checks.not_bool("nll_loss", "input", input)
     check_nll_args(input, target, weight, reduction, ignore_index, "nll_loss")
     return nll_loss_op(input, target, weight, reduction, ignore_index)
 

@@ -556,6 +556,7 @@ def index_put(input: Tensor, key, values) -> Tensor:
     from .arithmetic import promote
 
     if not isinstance(values, Tensor):
+        checks.as_tensor("index_put", "values", values)  # None, strings, ints past 64 bits
         values = Tensor(backend.asarray(values, like=input._data, dtype=input.dtype))
     else:
         _, values = promote(input, values)
