@@ -65,7 +65,12 @@ def test_next_shows_each_ops_jvp_and_tangent_and_lights_it(opened):
     wait_title(page, r"^Step 3 of 4: exp")
     page.get_by_role("button", name="Next ▶").click()
     wait_title(page, r"^Step 4 of 4: sum")
-    assert page.get_by_role("button", name="Next ▶").is_disabled()
+    # the title and the button's state reach the page in separate messages: wait for both
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('button')]"
+        ".find(b => b.textContent.trim() === 'Next ▶')?.disabled === true",
+        timeout=30_000,
+    )
     page.get_by_role("button", name="◀ Prev").click()
     wait_title(page, r"^Step 3 of 4: exp")
 
