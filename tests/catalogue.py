@@ -102,3 +102,21 @@ def parametrize(catalogues: Sequence[Catalogue]):
         pytest.param(c, r, id=f"{c.exercise} / {r.name}") for c in catalogues for r in c.rights
     ]
     return mistakes, rights
+
+
+def not_yet(*args):
+    """A learner's copy of an exercise: the stub, ``raise NotImplementedError()``."""
+    raise NotImplementedError()
+
+
+def exercise_setup(notebook: dict, exercise: str) -> str:
+    """The text of the one cell of ``notebook`` that sets ``exercise`` up (``Exercise(...)``)."""
+    from workbench import course
+
+    setups = [
+        course.cell_text(c)
+        for c in notebook["cells"]
+        if f'Exercise(\n    "{exercise}"' in course.cell_text(c)
+    ]
+    assert len(setups) == 1, exercise
+    return setups[0]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from catalogue import Catalogue, Mistake, Right
+from catalogue import Catalogue, Mistake, Right, exercise_setup
 
 import workbench as wb
 from workbench import course
@@ -787,12 +787,6 @@ def test_the_lesson_checks_with_the_catalogues_check(exercise):
     """The catalogue runs the answers through the check the lesson's exercise uses."""
     name, call = LESSON_CHECKS[exercise]
     notebook = json.loads((LESSONS / name).read_text(encoding="utf-8"))
-    setups = [
-        course.cell_text(c)
-        for c in notebook["cells"]
-        if f'Exercise(\n    "{exercise}"' in course.cell_text(c)
-    ]
-    assert len(setups) == 1, exercise
-    assert call in setups[0]
+    assert call in exercise_setup(notebook, exercise)
     defined = [c for c in notebook["cells"] if "def check_" in course.cell_text(c)]
     assert defined == [], f"{name} defines a check of its own: move it into the library"
