@@ -427,11 +427,28 @@ FRIENDLIER = [
         "promotion), where torch.index_put requires both of one dtype ('Index put requires "
         "the source and destination dtypes match').",
     ),
+    Decision(
+        frozenset({"take"}),
+        frozenset({"extra_dim"}),
+        (None,),
+        "wb.take(x, index, axis) is TVM's and numpy's take: an index of any shape picks the "
+        "slices along axis and puts its dims in axis's place (the rows of an embedding are "
+        "take along dim 0 with a 2-D index); index_select, its PyTorch counterpart, wants a "
+        "vector ('Index is supposed to be a vector').",
+    ),
+    Decision(
+        frozenset({"var", "std"}),
+        frozenset({"bool"}),
+        (None,),
+        "x.var(True) is PyTorch's legacy form of x.var(unbiased=True), and a Python function "
+        "cannot tell True given by position from dim=True given by name, so the workbench "
+        "reads both as unbiased; PyTorch refuses the named one ('must be tuple of ints').",
+    ),
 ]
 
 
 def decision_for(case: ErrorCase) -> Decision | None:
-    label = case.id.rsplit("=", 1)[1]
+    label = case.id.rsplit("=", 1)[1].rstrip(")")  # "op[0]=bool", "wb.var(dim=bool)"
     for decision in FRIENDLIER:
         if case.op in decision.ops and label in decision.labels:
             return decision
@@ -461,6 +478,7 @@ BAD_ARGUMENTS = {
             ("float", 1.5, ("float", "1.5")),
             ("huge_int", 2**70, ("int", "1180591620717411303424")),
             ("nan", float("nan"), ("float", "nan")),
+            ("bool", True, ("bool",)),
         ]
         for name in DIM_LIKE
     },

@@ -105,6 +105,38 @@ def test_index_op_errors():
         randn(2).masked_fill(wb.tensor([1, 0]), 0.0)
 
 
+@pytest.mark.parametrize(
+    ("shape", "dim"),
+    [((4,), 0), ((2, 4), 0), ((2, 4), 1), ((2, 4), -1), ((2, 3, 4), 1), ((2, 3, 4), 2)],
+)
+def test_index_select_out_of_range_has_pytorchs_type_along_every_dim(shape, dim):
+    """PyTorch's CPU kernel reports a RuntimeError along dim 1 and an IndexError elsewhere."""
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as theirs:
+        torch.zeros(shape).index_select(dim, torch.tensor([9]))
+    for call in (
+        lambda: wb.zeros(shape).index_select(dim, wb.tensor([9])),
+        lambda: wb.take(wb.zeros(shape), wb.tensor([9]), axis=dim),
+    ):
+        with pytest.raises(Exception) as ours:
+            call()
+        assert type(theirs.value) in (IndexError, RuntimeError)
+        assert isinstance(ours.value, type(theirs.value)), (ours.value, theirs.value)
+        assert "index 9 is out of bounds" in str(ours.value)
+
+
+def test_index_select_with_a_0d_index_keeps_the_dim_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(8.0).reshape(2, 4)
+    ours = wb.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    picked = (ours.index_select(1, wb.tensor(1)), theirs.index_select(1, torch.tensor(1)))
+    assert tuple(picked[0].shape) == tuple(picked[1].shape) == (2, 1)
+    picked[0].sum().backward()
+    picked[1].sum().backward()
+    assert ours.grad.tolist() == theirs.grad.tolist()
+
+
 def test_reduction_and_layer_errors():
     with pytest.raises(TypeError, match=r"var\(\): can't specify both unbiased and correction"):
         randn(3).var(unbiased=True, correction=0)

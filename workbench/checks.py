@@ -274,7 +274,7 @@ def non_negative(op: str, name: str, value):
 def dim_in_range(op: str, dim, ndim: int) -> int:
     """``dim`` as an axis in [0, ndim), accepting negatives. A 0-d tensor takes dims -1
     and 0, as in PyTorch."""
-    if not isinstance(dim, INTEGERS):
+    if not isinstance(dim, INTEGERS) or isinstance(dim, bool):  # (True is an int to Python)
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type_name(dim)} ({dim!r})")
     if not -(2**63) <= dim < 2**63:
         raise ValueError(f"{op}(): argument 'dim' is {dim}, too large to convert to a C long")
@@ -316,9 +316,9 @@ def indices_in_range(
 ) -> None:
     """Every index in [-size, size), or in [0, size) where ``negative_ok`` is False.
 
-    ``error`` is the type PyTorch raises for this op (IndexError for index_select, take
-    and embedding, RuntimeError for gather). PyTorch's ``take`` counts a negative index
-    from the end, as numpy does; its ``index_select``, ``gather`` and ``embedding``
+    ``error`` is the type PyTorch raises for this op (IndexError for take, embedding and
+    index_select but along dim 1, RuntimeError for gather). PyTorch's ``take`` counts a
+    negative index from the end, as numpy does; its ``index_select``, ``gather`` and ``embedding``
     refuse one, so those must not let numpy wrap it to the last rows.
     """
     if not index.size:

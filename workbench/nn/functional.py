@@ -130,8 +130,9 @@ def embedding(
         raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
     if weight.requires_grad:  # PyTorch looks up complex rows, but will not differentiate them
         refuse_complex("embedding", weight, error=RuntimeError)
-    if weight.ndim != 2:
-        raise RuntimeError(
+    if weight.ndim != 2:  # (recording, PyTorch reads weight.size(0) first: 0-d fails there)
+        error = IndexError if weight.ndim == 0 and weight.requires_grad else RuntimeError
+        raise error(
             f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
             f"{tuple(weight.shape)}"
         )

@@ -167,7 +167,11 @@ def stack_jvp(orig, tangents):
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new dimension."""
     tensors = _tensor_list(tensors, "stack")
-    d = dim_in_range("stack", dim, tensors[0].ndim + 1)  # first, as in PyTorch
+    try:  # first, as in PyTorch
+        d = dim_in_range("stack", dim, tensors[0].ndim + 1)
+    except IndexError as err:  # say which dims there are: the tensors' and the new one
+        shape = tuple(tensors[0].shape)
+        raise IndexError(f"{err}: stacking tensors of shape {shape} adds one dim") from None
     first = tensors[0].shape
     for i, t in enumerate(tensors):
         if t.shape != first:
@@ -357,11 +361,24 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             attrs["value"] = value
         return apply_op(_pad, (input,), attrs)
     checks.one_of("pad", "mode", mode, ("constant", *_NUMPY_PAD_MODES), NotImplementedError)
+    _border_pad_supported(input, pad, mode)
     out = input
     for axis, (b, a) in enumerate(widths):
         if b or a:
             out = index_select(out, axis, _border_index(input, axis, b, a, mode))
     return out
+
+
+def _border_pad_supported(input: Tensor, pad: tuple, mode: str) -> None:
+    """PyTorch pads borders of images only: the last 1, 2 or 3 dims of a (batch of)
+    channels, so 2 widths need a 2-D or 3-D input, 4 a 3-D or 4-D one, 6 a 4-D or 5-D one."""
+    dims = len(pad) // 2
+    if dims not in (1, 2, 3) or input.ndim not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"pad(): padding size {len(pad)} is not supported for a {input.ndim}D input tensor "
+            f"(shape {tuple(input.shape)}) in {mode} mode: padding sizes 2, 4 and 6 pad the "
+            "last 1, 2 or 3 dims of a 2D or 3D, 3D or 4D, 4D or 5D input"
+        )
 
 
 def _border_index(input: Tensor, axis: int, before: int, after: int, mode: str) -> Tensor:
@@ -511,15 +528,14 @@ def _index_tensor(index, input: Tensor, op: str) -> Tensor:
 
 def take(input: Tensor, index, axis: int | None = None) -> Tensor:
     """``torch.take``: pick elements of the flattened input. ``axis`` (TVM's, numpy's) picks
-    whole slices along that axis instead."""
+    whole slices along that axis instead, as ``index_select`` does, and also counts a
+    negative index from the end."""
     checks.tensor_arg("take", "input", input)
     index = _index_tensor(index, input, "take")
     if axis is None:
         checks.indices_in_range("take", index._data, input.numel(), 0, input.shape)
         return apply_op(_take, (input, index))
-    axis = dim_in_range("take", axis, input.ndim)
-    checks.indices_in_range("take", index._data, input.shape[axis], axis, input.shape)
-    return apply_op(_take, (input, index), {"axis": axis})
+    return _slices_at("take", input, axis, index, negative_ok=True)
 
 
 def index_select(input: Tensor, dim: int, index) -> Tensor:
@@ -533,9 +549,22 @@ def index_select(input: Tensor, dim: int, index) -> Tensor:
         return reshape(index_select(reshape(input, (1,)), dim, reshape(index, (1,))), ())
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
-    axis = dim_in_range("index_select", dim, input.ndim)
+    if index.ndim == 0:  # one index still keeps its dim, of size 1
+        index = reshape(index, (1,))
+    return _slices_at("index_select", input, dim, index, negative_ok=False)
+
+
+def _slices_at(op: str, input: Tensor, dim: int, index: Tensor, negative_ok: bool) -> Tensor:
+    """The slices along ``dim`` at ``index``; an index of several dims puts them in place
+    of ``dim`` (numpy's and TVM's take: embedding's rows are its 2-D index along dim 0).
+
+    An index out of range is PyTorch's IndexError, except along dim 1, where its CPU
+    kernel takes a faster road that reports a RuntimeError.
+    """
+    axis = dim_in_range(op, dim, input.ndim)
+    error = RuntimeError if axis == 1 else IndexError
     checks.indices_in_range(
-        "index_select", index._data, input.shape[axis], axis, input.shape, negative_ok=False
+        op, index._data, input.shape[axis], axis, input.shape, error, negative_ok
     )
     return apply_op(_take, (input, index), {"axis": axis})
 

@@ -542,6 +542,11 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
     _check_target_shape(predictions, targets, op)
     pred_ndim = predictions.ndim
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
+    if weights is not None and tuple(weights.shape) != (classes,):
+        raise RuntimeError(
+            f"{op}: weight tensor should be defined either for all {classes} classes or no "
+            f"classes but got weight tensor of shape: {list(weights.shape)}"
+        )
     t = targets._data
     # How far the targets reach outside 0 … C − 1: one question to a GPU (it waits to answer)
     if t.size and np.maximum(-t.min(), t.max() - (classes - 1)) > 0:
@@ -551,11 +556,6 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
                 f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
                 f"{classes} classes {_shapes(predictions, targets)}"
             )
-    if weights is not None and tuple(weights.shape) != (classes,):
-        raise RuntimeError(
-            f"{op}: weight tensor should be defined either for all {classes} classes or no "
-            f"classes but got weight tensor of shape: {list(weights.shape)}"
-        )
 
 
 def nll_loss(
@@ -752,6 +752,9 @@ def batch_norm(
     if input.ndim < 2:  # PyTorch reads the batch size first: a 0-d input is its IndexError
         error = IndexError if input.ndim == 0 else ValueError
         raise error(f"batch_norm: expected 2D or more input (got {input.ndim}D input)")
+    _one_per_channel(
+        input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias
+    )
     dims = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // input.shape[1]
     if training and count <= 1:
@@ -764,6 +767,18 @@ def batch_norm(
     if training and running_mean is not None:
         _update_running(running_mean, running_var, input._data, dims, momentum, count)
     return apply_op(_batch_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
+
+
+def _one_per_channel(input: Tensor, **per_channel) -> None:
+    """The running statistics, weight and bias hold one number per channel (PyTorch counts
+    elements, so a (C, 1) weight is taken too)."""
+    channels = input.shape[1]
+    for name, t in per_channel.items():
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(
+                f"batch_norm: {name} should contain {channels} elements not {t.numel()} "
+                f"(input shape {tuple(input.shape)}, {name} shape {tuple(t.shape)})"
+            )
 
 
 def _update_running(running_mean, running_var, x, dims: tuple, momentum: float, count: int):

@@ -42,11 +42,22 @@ def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if not dims:  # dim=() reduces every dim, as in torch
         return None
+    if dims is dim:  # PyTorch unpacks a list of dims with a TypeError for a number too big
+        _each_fits_in_64_bits(dims, op)
     axes = [dim_in_range(op, d, ndim) for d in dims]  # a 0-d tensor takes 0 and -1
     for axis in axes:
         if axes.count(axis) > 1:  # PyTorch refuses sum(dim=(0, 0)) rather than sum once
             raise RuntimeError(f"{op}: dim {axis} appears multiple times in the list of dims")
     return () if ndim == 0 else tuple(sorted(axes))
+
+
+def _each_fits_in_64_bits(dims, op: str) -> None:
+    for at, d in enumerate(dims):
+        if isinstance(d, int) and not -(2**63) <= d < 2**63:
+            raise TypeError(
+                f"{op}(): argument 'dim' failed to unpack the int at pos {at + 1}: {d} is too "
+                "large to convert to a C long"
+            )
 
 
 def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
@@ -758,6 +769,8 @@ def norm(
     if isinstance(p, str) and p != "fro":
         raise RuntimeError(f"norm: Order {p!r} not supported: use a number, inf or 'fro'")
     p = 2.0 if p in ("fro", None) else float(p)
+    if isinstance(dim, int):
+        dim = (dim,)  # as torch.norm, which passes one dim on as a list of one
     dims = None if dim is None else reduced_dims(dim, input.ndim, "norm")
     return apply_op(
         _norm, (float_input(input, "norm"),), {"p": p, "dims": dims, "keepdim": keepdim}

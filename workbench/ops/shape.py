@@ -522,10 +522,12 @@ def ints_first(key) -> tuple | None:
 def _index_put(x, values, key):
     out = x.copy()
     in_two = ints_first(key)
-    if in_two is None:
-        out[key] = values
-    else:  # torch's order, as in getitem: through the view the ints pick
-        out[in_two[0]][in_two[1]] = values
+    target, key = (out, key) if in_two is None else (out[in_two[0]], in_two[1])
+    try:  # (with ints and arrays: torch's order, as in getitem, through the ints' view)
+        target[key] = values
+    except ValueError:  # values of the wrong shape: PyTorch reports an index out of range first
+        target[key]  # noqa: B018 - raises numpy's IndexError if there is one
+        raise
     return out
 
 

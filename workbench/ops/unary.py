@@ -358,8 +358,9 @@ def _trunc(x):
 
 @register_op("round")
 def _round(x, decimals=0):
-    # np.round rounds halves to even, as torch.round does.
-    return np.round(x, decimals)
+    # np.round rounds halves to even, as torch.round does. Integers and bools are whole
+    # already: they keep their dtype, as floor's do (np.round would make bools float16).
+    return x.copy() if x.dtype.kind in "biu" else np.round(x, decimals)
 
 
 def _zero_grad(orig, grad):
@@ -439,6 +440,11 @@ def trunc(input: Tensor) -> Tensor:
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch.round)
     refuse_complex("round", input)
+    if decimals and isinstance(input, Tensor) and input.dtype.kind in "biu":
+        raise NotImplementedError(
+            f"round(): rounding to decimals={decimals} is not implemented for an input of "
+            f"dtype {input.dtype} (shape {tuple(input.shape)}): only floating-point tensors"
+        )
     attrs = {"decimals": int(decimals)} if decimals else None
     return apply_op(_round, (input,), attrs)
 
