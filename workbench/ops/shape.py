@@ -321,11 +321,13 @@ def _one_ellipsis(key: tuple, ndim: int, op: str) -> tuple:
 
 
 def _whole(part) -> bool:
-    """``:`` (or ``0::1``): a slice that keeps everything, which PyTorch skips unread."""
+    """``:`` (or ``0::1``, ``:5``): a slice from 0 in steps of 1 that PyTorch skips unread
+    past the last dim, whatever its stop, as long as the stop is not negative."""
+    stop = part.stop if isinstance(part, slice) else -1
     return (
         isinstance(part, slice)
         and part.start in (None, 0)
-        and part.stop is None
+        and (stop is None or (isinstance(stop, (int, np.integer)) and stop >= 0))
         and (part.step in (None, 1))
     )
 
