@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import workbench as wb
@@ -57,9 +57,19 @@ def as_key(lib, key):
     return tuple(made)
 
 
+def reads_past_torchs_sizes(key: tuple) -> bool:
+    """A key with several ``...`` and a slice with a stop after the second: there PyTorch
+    compares the stop with a size it reads past the end of its list of sizes, so whether
+    it raises depends on memory (the workbench takes only ``:`` there)."""
+    ellipses = [i for i, part in enumerate(key) if part is Ellipsis]
+    after = key[ellipses[1] :] if len(ellipses) > 1 else ()
+    return any(isinstance(part, slice) and part.stop is not None for part in after)
+
+
 @given(case=cases(), seed=st.integers(0, 2**16))
 def test_random_indexing_matches_torch(case, seed):
     shape, key = case
+    assume(not reads_past_torchs_sizes(key))
     data = np.random.default_rng(seed).standard_normal(shape)
     t = torch.tensor(data, requires_grad=True)
     try:

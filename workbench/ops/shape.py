@@ -300,10 +300,11 @@ def index_key(key, like, op: str = "getitem"):
 def _one_ellipsis(key: tuple, ndim: int, op: str) -> tuple:
     """``x[..., 0, ...]``: PyTorch lets a key hold several ``...``, numpy only one.
 
-    In PyTorch each ``...`` spans the dims the rest of the key leaves. Where it leaves
-    none, every ``...`` spans nothing and the extra ones can go. Otherwise the second
-    ``...`` takes the index past the last dim, so nothing after it has a dim to index:
-    only whole slices (``:``), which do nothing, may follow, and the key is cut there.
+    In PyTorch every ``...`` spans the same dims: as many as the rest of the key leaves.
+    Where that is none, the extra ones can go. Otherwise each becomes that many ``:``,
+    and the key may reach past the last dim: there PyTorch skips a slice that reads
+    from 0 in steps of 1, and allows a ``None`` right at the end; anything else is an
+    IndexError.
     """
     at = [i for i, k in enumerate(key) if k is Ellipsis]
     if len(at) < 2:
@@ -311,23 +312,31 @@ def _one_ellipsis(key: tuple, ndim: int, op: str) -> tuple:
     spanned = ndim - sum(_dims_taken(k) for k in key)
     if spanned <= 0:
         return tuple(k for i, k in enumerate(key) if k is not Ellipsis or i == at[0])
-    for k in key[at[1] :]:
-        if not (k is Ellipsis or _whole(k)):
+    spelled = [p for k in key for p in ([slice(None)] * spanned if k is Ellipsis else [k])]
+    kept, dim = [], 0  # dim: the dim of x the next part reads
+    for part in spelled:
+        taken = _dims_taken(part)
+        past = dim > ndim if part is None else dim + taken > ndim
+        if past and not (dim >= ndim and _whole(part)):
             raise IndexError(
-                f"{op}: nothing after a second '...' in an index has a dim left to index: "
-                "the first '...' spans every dim the rest of the index leaves"
+                f"{op}: each '...' spans the {spanned} dim(s) the rest of the index leaves, so "
+                f"after a second '...' the part {part!r} is past the last dim of a {ndim}-D "
+                "tensor (only ':' may be there)"
             )
-    return key[: at[1]]
+        if not past:
+            kept.append(part)
+        dim += taken
+    return tuple(kept)
 
 
 def _whole(part) -> bool:
-    """``:`` (or ``0::1``, ``:5``): a slice from 0 in steps of 1 that PyTorch skips unread
-    past the last dim, whatever its stop, as long as the stop is not negative."""
-    stop = part.stop if isinstance(part, slice) else -1
+    """``:`` (or ``0::1``): a slice that keeps everything, which PyTorch skips unread past
+    the last dim. (With a stop, there PyTorch compares it with a size it reads past the
+    end of its list of sizes: whether it raises depends on memory, so no stop is taken.)"""
     return (
         isinstance(part, slice)
         and part.start in (None, 0)
-        and (stop is None or (isinstance(stop, (int, np.integer)) and stop >= 0))
+        and part.stop is None
         and (part.step in (None, 1))
     )
 
