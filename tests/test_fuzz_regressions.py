@@ -251,3 +251,22 @@ def test_pow_by_an_int_at_int64s_ends_has_torchs_gradient_and_tangent(p):
         dual = fw.make_dual(wb.tensor(values, dtype=wb.float64), wb.ones(3, dtype=wb.float64))
         tangent = fw.unpack_dual(dual**p).tangent
     np.testing.assert_allclose(tangent.numpy(), tx.grad.numpy())
+
+
+def test_elu_bends_only_below_zero_in_second_order_as_torch():
+    """make fuzz: elu(b − a) with a = b has x = 0 exactly. elu'(0) is α (the branch below
+    0), but PyTorch's second derivative there is 0 (it masks with x < 0); the rule's eˣ
+    gave α."""
+    values = [0.0, -0.0, -0.5, 0.5]
+    grads = []
+    for lib in (wb, torch):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        (slope,) = lib.autograd.grad(
+            lib.nn.functional.elu(x, alpha=1.5).sum(), x, create_graph=True
+        )
+        (bend,) = lib.autograd.grad(slope.sum(), x)
+        grads.append((slope.detach().numpy(), bend.numpy()))
+    (ours_slope, ours_bend), (their_slope, their_bend) = grads
+    np.testing.assert_array_equal(ours_slope, their_slope)
+    np.testing.assert_allclose(ours_bend, their_bend, rtol=1e-15)
+    assert ours_bend[0] == ours_bend[1] == 0.0

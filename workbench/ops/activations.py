@@ -258,7 +258,8 @@ def elu_grad(orig, grad):
     Backward: x̄ = ȳ if x > 0 else ȳ · α · eˣ"""
     (x,) = orig.args
     alpha = orig.attrs.get("alpha", 1.0)
-    return [where(x > 0, grad, grad * alpha * exp(x))]
+    below = where(x < 0, x, 0.0)  # eˣ bends only below 0: PyTorch's second derivative at 0 is 0
+    return [where(x > 0, grad, grad * alpha * exp(below))]
 
 
 @register_jvp("elu")
