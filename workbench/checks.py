@@ -92,9 +92,14 @@ def int_arg(op: str, name: str, value) -> int:
         raise TypeError(
             f"{op}(): argument '{name}' must be int, not {type_name(value)} ({value!r})"
         )
-    if not -(2**63) <= value < 2**63:
+    if not fits_c_long(value):
         raise ValueError(f"{op}(): argument '{name}' is {value}, too large to convert to a C long")
     return int(value)
+
+
+def fits_c_long(value: int) -> bool:
+    """Whether PyTorch can take ``value`` as an int argument (a C long: 64 bits, signed)."""
+    return -(2**63) <= value < 2**63
 
 
 def number_arg(op: str, name: str, value, complex_ok: bool = False):
@@ -274,17 +279,14 @@ def non_negative(op: str, name: str, value):
 def dim_in_range(op: str, dim, ndim: int) -> int:
     """``dim`` as an axis in [0, ndim), accepting negatives. A 0-d tensor takes dims -1
     and 0, as in PyTorch."""
-    if not isinstance(dim, INTEGERS) or isinstance(dim, bool):  # (True is an int to Python)
-        raise TypeError(f"{op}(): argument 'dim' must be int, not {type_name(dim)} ({dim!r})")
-    if not -(2**63) <= dim < 2**63:
-        raise ValueError(f"{op}(): argument 'dim' is {dim}, too large to convert to a C long")
+    dim = int_arg(op, "dim", dim)  # not a bool, a float, nor beyond 64 bits
     size = max(ndim, 1)
     if not -size <= dim < size:
         raise IndexError(
             f"{op}: Dimension out of range (expected to be in range of [{-size}, {size - 1}], "
             f"but got {dim})"
         )
-    return int(dim) % size
+    return dim % size
 
 
 def non_empty_reduction(op: str, shape: tuple, dims: tuple | None, error=RuntimeError) -> None:

@@ -19,7 +19,7 @@ from ..ops import avg_pool2d, batch_norm, conv2d, layer_norm, max_pool2d, nll_lo
 from ..ops.complex_numbers import refuse_complex
 from ..ops.indexing import embedding_rows
 from ..ops.losses import bce_with_logits_op, binary_cross_entropy_op, mse_loss_op
-from ..ops.nn import one_hot
+from ..ops.nn import one_hot, one_weight_per_class
 from ..tensor import Tensor
 
 __all__ = [
@@ -320,11 +320,7 @@ def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class
             f"{target_shape} (input batch_size {shape[0]}, target batch_size {batch})"
         )
     classes = log_p.shape[class_dim]
-    if weight is not None and tuple(weight.shape) != (classes,):
-        raise RuntimeError(
-            f"cross_entropy: weight tensor should be defined either for all {classes} classes "
-            f"or no classes but got weight tensor of shape: {list(weight.shape)}"
-        )
+    one_weight_per_class("cross_entropy", weight, classes)
     if label_smoothing:
         target = target * (1 - label_smoothing) + label_smoothing / classes
     terms = log_p * target

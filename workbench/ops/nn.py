@@ -542,11 +542,7 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
     _check_target_shape(predictions, targets, op)
     pred_ndim = predictions.ndim
     classes = predictions.shape[0 if pred_ndim == 1 else 1]
-    if weights is not None and tuple(weights.shape) != (classes,):
-        raise RuntimeError(
-            f"{op}: weight tensor should be defined either for all {classes} classes or no "
-            f"classes but got weight tensor of shape: {list(weights.shape)}"
-        )
+    one_weight_per_class(op, weights, classes)  # (PyTorch checks the weights first)
     t = targets._data
     # How far the targets reach outside 0 … C − 1: one question to a GPU (it waits to answer)
     if t.size and np.maximum(-t.min(), t.max() - (classes - 1)) > 0:
@@ -556,6 +552,15 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
                 f"{op}: Target {int(t[bad].reshape(-1)[0])} is out of bounds: there are "
                 f"{classes} classes {_shapes(predictions, targets)}"
             )
+
+
+def one_weight_per_class(op: str, weights: Tensor | None, classes: int) -> None:
+    """A loss's class weights (nll_loss, cross_entropy): none, or one for each class."""
+    if weights is not None and tuple(weights.shape) != (classes,):
+        raise RuntimeError(
+            f"{op}: weight tensor should be defined either for all {classes} classes or no "
+            f"classes but got weight tensor of shape: {list(weights.shape)}"
+        )
 
 
 def nll_loss(

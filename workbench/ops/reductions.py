@@ -53,7 +53,7 @@ def reduced_dims(dim, ndim: int, op: str) -> tuple | None:
 
 def _each_fits_in_64_bits(dims, op: str) -> None:
     for at, d in enumerate(dims):
-        if isinstance(d, int) and not -(2**63) <= d < 2**63:
+        if isinstance(d, int) and not checks.fits_c_long(d):
             raise TypeError(
                 f"{op}(): argument 'dim' failed to unpack the int at pos {at + 1}: {d} is too "
                 "large to convert to a C long"
