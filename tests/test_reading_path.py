@@ -3,7 +3,7 @@
 A newcomer follows ``wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum().backward()``
 through the code: it may call at most 55 workbench functions in at most 10 files, 650
 source lines in all. The engine code ``backward()`` runs (under ``workbench/autograd/``)
-is held to what it is now, 300 lines (the goal is 220): a change that lengthens the path
+is held to what it is now, 270 lines (the goal is 220): a change that lengthens the path
 fails here and has to say why.
 """
 
@@ -35,7 +35,7 @@ def test_the_whole_path_is_short(path):
 
 
 def test_the_engine_part_is_short(path):
-    assert path["engine_lines"] <= 300, sorted(c.co_qualname for c in path["_engine"])
+    assert path["engine_lines"] <= 270, sorted(c.co_qualname for c in path["_engine"])
 
 
 def test_the_count_sees_the_engine(path):

@@ -371,13 +371,8 @@ class Tensor:
         """Compute the gradient of this tensor w.r.t. graph leaves; see ``autograd.backward``."""
         from .autograd import engine
 
-        engine.backward(
-            self,
-            None if gradient is None else [gradient],
-            retain_graph=retain_graph,
-            create_graph=create_graph,
-            inputs=inputs,
-        )
+        gradients = None if gradient is None else [gradient]
+        engine.make_backward_task(self, gradients, retain_graph, create_graph, inputs).run()
 
     # ----------------------------------------------------------- data access
     def numpy(self) -> np.ndarray:

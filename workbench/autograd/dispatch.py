@@ -110,12 +110,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
     with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
     node when grad mode records and an input requires grad; an event if someone listens."""
-    if state.in_use.vmaps:  # a wb.func.vmap runs: a batched input goes to its batching rule
-        from ..func.batching import batched_call
-
-        batched = batched_call(op, inputs, attrs)
-        if batched is not None:
-            return batched
+    if state.in_use.vmaps and (batched := vmap_call(op, inputs, attrs)) is not None:
+        return batched  # a wb.func.vmap runs: a batched input went to its batching rule
     recording = state.grad_mode.records
     arrays, requires_grad = [], False
     for x in inputs:
@@ -124,9 +120,9 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
                 x._refresh_view()  # a view whose base may have gained a history
             arrays.append(x._data)
             requires_grad = requires_grad or x._requires_grad
+        elif type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
+            raise _int_error(op, inputs, x)
         else:
-            if type(x) is int and not checks.INT_LOW <= x <= checks.INT_HIGH:
-                raise _int_error(op, inputs, x)
             arrays.append(x)
     if backend.gpu_in_use:  # CPU-only runs skip the device check entirely
         backend.check_same_device(op.name, arrays)
@@ -138,8 +134,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
     if requires_grad and recording and op.differentiable:
-        # (a checkpoint marker stage tapes it first; in_use: a plain read in most programs)
-        record = (state.in_use.stages and state.stage.record) or OpNode
+        record = (state.in_use.stages and state.stage.record) or OpNode  # a stage tapes it first
         node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True
@@ -150,6 +145,14 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
+
+
+def vmap_call(op, inputs: tuple, attrs: dict | None) -> Tensor | None:
+    """``op`` run by its batching rule inside a ``wb.func.vmap``; None when no input is
+    batched (imported here: the batching rules call ops themselves)."""
+    from ..func.batching import batched_call
+
+    return batched_call(op, inputs, attrs)
 
 
 def _link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:

@@ -57,25 +57,30 @@ class Step:
 class GraphTask:
     """One call of ``backward()`` or ``grad()``: the gradients in flight, and the loop."""
 
+    # What a plain backward() does; aim_at() and steps() change them for their pass.
+    accumulate = True  # into .grad (grad() keeps the gradients in ``captured`` instead)
+    stepping = False  # the loop yields each node's Step (steps())
+    inputs = needed = targets = None  # grad() and backward(inputs=...): see aim_at
+    steps_run = 0
+
     def __init__(self, roots: list, grads: list, retain_graph=False, create_graph=False):
         self.roots, self.retain_graph, self.create_graph = roots, retain_graph, bool(create_graph)
-        self.accumulate = True  # into .grad; grad() keeps them in ``captured`` instead
-        self.stepping = False  # the loop yields each node's Step (steps())
         self.buffers: dict[Node, list] = {}  # node -> the gradients that reached it so far
-        self.owned, self.root_nodes = set(), []  # owned: memory of the caller's grads, each .grad
+        # the memory of the caller's gradients, then of each .grad: never shared (add_to_grad)
+        self.owned = {id(g._data if g._data.base is None else g._data.base) for g in grads}
+        self.root_nodes = []
         for root, grad in zip(roots, grads):
-            self.owned.add(id(grad._data if grad._data.base is None else grad._data.base))
             node, nr = edge_of(root)
             self.root_nodes.append(node)
             self.receive(node, nr, grad)
         self.dependencies = count_dependencies(self.root_nodes)
         self.big = len(self.dependencies) >= collector.BIG_GRAPH
-        self.inputs, self.needed, self.targets, self.steps_run = None, None, {}, 0
 
     def aim_at(self, inputs: list, accumulate: bool) -> GraphTask:
         """``grad()`` and ``backward(inputs=...)``: only the nodes on a path to an input
         run (``needed``), and the gradient that reaches each input is kept (``captured``)."""
         self.inputs, self.captured, self.accumulate = inputs, [None] * len(inputs), accumulate
+        self.targets = {}  # (node, output_nr) -> the indices of the inputs it is
         for i, t in enumerate(inputs):
             if t._grad_fn is not None:
                 edge = edge_of(t)
@@ -108,12 +113,17 @@ class GraphTask:
                 self.enter()
 
     def loop(self) -> Iterator[Step]:
-        """The reference's loop: run the ready node with the smallest ``_order`` until none
-        is ready. Yields each node's Step while ``stepping``."""
-        ready = self.start()
+        """The reference's loop, from the roots no edge leads into: run the ready node with the
+        smallest ``_order`` until none is ready. Yields each node's Step while ``stepping``."""
+        self.watched = self.stepping or events.listening  # Steps are made for them
+        self.extras = self.watched or self.needed is not None or state.anomaly.enabled
+        if events.listening:
+            publish_started(self)
+        roots = dict.fromkeys(self.root_nodes)  # each once
+        ready = sorted((node._order, node) for node in roots if node not in self.dependencies)
         self.enter()
         try:
-            while ready:
+            while ready:  # (a heap)
                 node = heapq.heappop(ready)[1]
                 step = self.run_node(node, self.buffers.pop(node, None), ready)
                 if step is not None and self.stepping:
@@ -122,15 +132,6 @@ class GraphTask:
             self.leave()
         if events.listening:
             publish_finished(self)
-
-    def start(self) -> list:
-        """The root nodes that no edge leads into: where the pass starts."""
-        self.watched = self.stepping or events.listening  # Steps are made for them
-        self.extras = self.watched or self.needed is not None or state.anomaly.enabled
-        if events.listening:
-            publish_started(self)
-        roots = [n for n in dict.fromkeys(self.root_nodes) if n not in self.dependencies]
-        return [(node._order, node) for node in roots]
 
     def enter(self) -> None:
         """While nodes run: grad mode is ``create_graph``, the thread is inside backward,
@@ -149,47 +150,44 @@ class GraphTask:
         next node's buffer, checked against the input it is for; a node whose every edge
         has delivered joins ``ready``. The extras (hooks, ``grad()``, anomaly mode, steps)
         cost only where ``node._hooked`` or the pass's ``extras`` says they are used."""
-        edges = node.next_functions
-        plain = not (node._hooked or self.extras)
-        if grads is None or (self.needed is not None and node not in self.needed):
-            grads = grads_out = None  # nothing reached it, or it leads to no input asked for
-        elif plain and type(node) is OpNode:
+        if grads is None:
+            grads_out = None  # nothing reached it: it sends nothing
+        elif node._hooked or self.extras:
+            grads, grads_out = self.run_with_extras(node, grads)
+        elif type(node) is AccumulateGrad:
+            grads_out = None  # a leaf sends nothing on
+            if self.accumulate:
+                self.add_to_grad(node.variable, grads[0])
+        else:
             grads_out = node.apply(grads)  # the rule: one gradient per input edge
             if not self.retain_graph:
                 node.release()  # what the forward pass saved for the rule
-        elif plain and type(node) is AccumulateGrad:
-            grads_out = ()  # a leaf sends nothing on
-            if self.accumulate:  # (grad() keeps the gradient instead)
-                self.add_to_grad(node.variable, grads[0])
-        else:
-            grads, grads_out = self.run_with_extras(node, grads)
+        edges = node.next_functions
         if grads_out and len(grads_out) != len(edges):
             raise wrong_count(node, len(grads_out))
-        sent = [None] * len(edges) if self.watched else None  # for the node's Step
+        sent = [None] * len(edges)  # for the node's Step
         for i, (child, nr) in enumerate(edges):
             if child is None:
                 continue
             grad = grads_out[i] if grads_out else None
             if grad is not None:
                 shape, dtype = node.input_meta[i]
-                if (
-                    type(grad) is not Tensor
-                    or grad._data.shape != shape
-                    or grad._data.dtype != dtype
-                ):
+                data = grad._data if type(grad) is Tensor else None
+                if data is None or data.shape != shape or data.dtype != dtype:
                     grad = checked_output(node, i, grad)  # cast, or raise
-                if sent is not None:
-                    sent[i] = grad
+                sent[i] = grad
                 self.receive(child, nr, grad)
             self.dependencies[child] -= 1
             if self.dependencies[child] == 0:  # every edge into it has delivered
                 heapq.heappush(ready, (child._order, child))
-        return self.step(node, grads, sent) if sent is not None and grads is not None else None
+        return self.step(node, grads, sent) if self.watched and grads is not None else None
 
     def run_with_extras(self, node: Node, grads: list) -> tuple:
         """A node in PyTorch's order: tensor hooks and ``retain_grad``, the gradients
         ``grad()`` asks for, pre-hooks, the rule (a leaf: into ``.grad``), post-hooks.
         Returns the gradients as the hooks left them, and one gradient per edge (or ())."""
+        if self.needed is not None and node not in self.needed:
+            return None, None  # it leads to no input asked for
         if node._hooked:
             grads = self.tensor_hooks(node, grads)
         if self.targets:
@@ -274,34 +272,43 @@ class GraphTask:
 
     # ---------------------------------------------------------- accumulation
     def add_to_grad(self, tensor: Tensor, grad: Tensor) -> None:
-        """``tensor.grad += grad`` (a leaf's, or a retained non-leaf's): a first gradient is kept
-        as it is unless another ``.grad`` or the caller holds its memory, else copied."""
+        """``tensor.grad += grad`` (a leaf's, or a retained non-leaf's); with ``create_graph``
+        a first gradient becomes ``.grad`` itself, its graph with it."""
         listening = events.listening and tensor._grad is not None
         before = tensor._grad._data.copy() if listening else None
         with _accumulate_lock:
-            old, array = tensor._grad, grad._data
-            if old is None and not self.create_graph:
-                if array.dtype != tensor._data.dtype:
-                    array = array.astype(tensor._data.dtype)
-                elif id(array) in self.owned or (
-                    array.base is not None and not self.view_may_stay(array, tensor._data)
-                ):
-                    array = array.copy()
-                self.owned.add(id(array if array.base is None else array.base))
-                tensor._grad = Tensor._make(array)
-            elif old is None:
-                tensor._grad = grad  # create_graph: the gradient's own graph comes along
-            elif self.create_graph or old._requires_grad or grad._requires_grad:
-                tensor._grad = old + grad
-            elif backend.is_writeable(old._data) and old.shape == grad.shape:
-                backend.quiet.run(np.add, old._data, grad._data, out=old._data, casting="unsafe")
-                old._bump_version()
+            if tensor._grad is None:
+                tensor._grad = grad if self.create_graph else self.first_grad(tensor, grad._data)
             else:
-                tensor._grad = self.sum(old, grad)
+                self.add_onto(tensor, grad)
         if events.listening:
             publish_accumulated(tensor, before, grad)
         if tensor._post_acc_hooks:  # (only a leaf has them)
             hooks.call_post_accumulate_hooks(tensor)
+
+    def first_grad(self, tensor: Tensor, array) -> Tensor:
+        """A first gradient becomes ``.grad`` as it is, in the tensor's dtype, unless another
+        ``.grad`` or the caller holds its memory: then a copy does."""
+        if array.dtype != tensor._data.dtype:
+            array = array.astype(tensor._data.dtype)
+        elif id(array) in self.owned or (
+            array.base is not None and not self.view_may_stay(array, tensor._data)
+        ):
+            array = array.copy()
+        self.owned.add(id(array if array.base is None else array.base))
+        return Tensor._make(array)
+
+    def add_onto(self, tensor: Tensor, grad: Tensor) -> None:
+        """A later gradient: added into ``.grad``'s own array where nothing else can see the
+        change, else summed into a new ``.grad`` (recorded, where a graph must be)."""
+        old = tensor._grad
+        if self.create_graph or old._requires_grad or grad._requires_grad:
+            tensor._grad = old + grad
+        elif backend.is_writeable(old._data) and old.shape == grad.shape:
+            backend.quiet.run(np.add, old._data, grad._data, out=old._data, casting="unsafe")
+            old._bump_version()
+        else:
+            tensor._grad = self.sum(old, grad)
 
     def view_may_stay(self, array, data) -> bool:
         """Whether ``.grad`` may keep a view (nn.Linear's W̄, out of two transposes) rather
@@ -452,12 +459,11 @@ def make_backward_task(
     if state.stage.record is not None:
         recompute.close_forgotten_stage()
     roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-    grads = root_gradients(roots, grad_tensors, "backward")
     if create_graph:
         _warn_create_graph()
-    task = GraphTask(
-        roots, grads, create_graph if retain_graph is None else retain_graph, create_graph
-    )
+    grads = root_gradients(roots, grad_tensors, "backward")
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    task = GraphTask(roots, grads, retain_graph, create_graph)
     return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
 
 
@@ -488,26 +494,24 @@ def _backward_inputs(inputs) -> list:
 
 
 def root_gradients(roots: list, given, op: str) -> list:
-    """The gradient each root starts with: the one given, or ones for a scalar root."""
+    """The gradient each root starts with: the one given, or ones for a real scalar root."""
     given = [None] * len(roots) if given is None else _tensor_list(given)
     if len(given) != len(roots):
-        raise RuntimeError(
-            f"{op}: got {len(roots)} tensors and {len(given)} gradients (give one "
-            "gradient per tensor)"
-        )
+        raise RuntimeError(f"{op}: got {len(roots)} tensors and {len(given)} gradients")
     for i, (root, grad) in enumerate(zip(roots, given)):
-        if not root._requires_grad:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
         if grad is None and root._data.size == 1 and root._data.dtype.kind != "c":
-            given[i] = Tensor._make(np.ones_like(root._data))  # ȳ = 1 for a real scalar
-        elif grad is None or not isinstance(grad, Tensor) or grad.shape != root.shape:
+            grad = given[i] = Tensor._make(np.ones_like(root._data))  # ȳ = 1
+        if not root._requires_grad or not isinstance(grad, Tensor) or grad.shape != root.shape:
             raise _bad_gradient(i, root, grad)
     return given
 
 
 def _bad_gradient(i: int, root: Tensor, grad) -> Exception:
+    """PyTorch's error for root ``i``: it needs no gradient, or ``grad`` does not fit it."""
+    if not root._requires_grad:
+        return RuntimeError(
+            f"element {i} of tensors does not require grad and does not have a grad_fn"
+        )
     if grad is None:
         what = "real scalar" if root._data.size == 1 else "scalar"
         return RuntimeError(f"grad can be implicitly created only for {what} outputs")
