@@ -93,3 +93,33 @@ def test_a_leaf_hook_added_after_its_node_exists_runs():
     y.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [30.0, 30.0])
     np.testing.assert_array_equal(calls[0], [30.0, 30.0])
+
+
+def test_a_custom_backward_that_turns_grad_mode_on_leaves_the_rest_of_the_pass_plain():
+    """A Function's backward that calls set_grad_enabled(True) and leaves it on: the nodes
+    after it still run in the pass's mode, as in PyTorch. Seen by a pack hook around
+    backward(): a rule that recorded its ops would save tensors for them."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib, function_base, saved_tensors_hooks):
+        class LeavesGradOn(function_base):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                lib.set_grad_enabled(True)
+                return grad * 2
+
+        x = lib.ones(3, requires_grad=True)
+        w = lib.full((3,), 3.0, requires_grad=True)
+        loss = LeavesGradOn.apply(x * w).sum()
+        packed = []
+        with saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+            loss.backward()  # mul's rule, x̄ = ȳ · w, runs after the Function's backward
+        return len(packed), x.grad.tolist()
+
+    ours = run(wb, wb.autograd.Function, wb.autograd.graph.saved_tensors_hooks)
+    theirs = run(torch, torch.autograd.Function, torch.autograd.graph.saved_tensors_hooks)
+    assert ours == theirs == (0, [6.0, 6.0, 6.0])

@@ -150,18 +150,19 @@ class GraphTask:
         next node's buffer, checked against the input it is for; a node whose every edge
         has delivered joins ``ready``. The extras (hooks, ``grad()``, anomaly mode, steps)
         cost only where ``node._hooked`` or the pass's ``extras`` says they are used."""
+        plain = not (node._hooked or self.extras)  # no hook at this node, no extra in the pass
         if grads is None:
             grads_out = None  # nothing reached it: it sends nothing
-        elif node._hooked or self.extras:
-            grads, grads_out = self.run_with_extras(node, grads)
-        elif type(node) is AccumulateGrad:
-            grads_out = None  # a leaf sends nothing on
-            if self.accumulate:
-                self.add_to_grad(node.variable, grads[0])
-        else:
+        elif plain and type(node) is OpNode:
             grads_out = node.apply(grads)  # the rule: one gradient per input edge
             if not self.retain_graph:
                 node.release()  # what the forward pass saved for the rule
+        elif plain and type(node) is AccumulateGrad:
+            grads_out = None  # a leaf sends nothing on
+            if self.accumulate:
+                self.add_to_grad(node.variable, grads[0])
+        else:  # hooks, grad(), anomaly mode, steps, and custom Functions (which may change modes)
+            grads, grads_out = self.run_with_extras(node, grads)
         edges = node.next_functions
         if grads_out and len(grads_out) != len(edges):
             raise wrong_count(node, len(grads_out))
