@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from .broadcasting import sum_to
 from .complex_numbers import conj, refuse_mixed_complex
 from .registry import register_gradient, register_jvp, register_op
-from .shape import reshape, t, transpose, unsqueeze
+from .shape import matrix_transpose, reshape, t, unsqueeze
 
 
 def _matmul_name(node) -> str:
@@ -29,10 +29,6 @@ def _matmul(a, b):
     if a.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_matmul.forward, a, b)
     return np.matmul(a, b)
-
-
-def _mT(x: Tensor) -> Tensor:
-    return transpose(x, -1, -2)
 
 
 @register_gradient("matmul")
@@ -54,9 +50,9 @@ def matmul_grad(orig, grad):
         b = reshape(b, b_shape + (1,)) if need_a else b
     grad_a = grad_b = None
     if need_a:
-        grad_a = _fit(grad @ _mT(conj(b)), a_shape, left=True)
+        grad_a = _fit(grad @ matrix_transpose(conj(b)), a_shape, left=True)
     if need_b:
-        grad_b = _fit(_mT(conj(a)) @ grad, b_shape, left=False)
+        grad_b = _fit(matrix_transpose(conj(a)) @ grad, b_shape, left=False)
     return [grad_a, grad_b]
 
 
@@ -196,7 +192,7 @@ def linear_grad(orig, grad):
     grad_w = None
     if need_w:
         x_rows = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
-        grad_w = _mm(_mT(rows), conj(x_rows))
+        grad_w = _mm(matrix_transpose(rows), conj(x_rows))
     grad_b = sum_to(rows, bias.shape) if need_b else None
     return [grad_x, grad_w, grad_b]
 
@@ -264,12 +260,12 @@ def addmm_grad(orig, grad):
     if need_b:
         grad_b = sum_to(grad, bias.shape)
     if need_1:
-        grad_1 = _mm(grad, _mT(conj(mat2)))
+        grad_1 = _mm(grad, matrix_transpose(conj(mat2)))
     if need_2:
         if _is_transposed(mat2):
-            grad_2 = _mT(_mm(_mT(grad), conj(mat1)))
+            grad_2 = matrix_transpose(_mm(matrix_transpose(grad), conj(mat1)))
         else:
-            grad_2 = _mm(_mT(conj(mat1)), grad)
+            grad_2 = _mm(matrix_transpose(conj(mat1)), grad)
     return [grad_b, grad_1, grad_2]
 
 

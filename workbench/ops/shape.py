@@ -190,6 +190,13 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = transpose
 
 
+def matrix_transpose(x: Tensor) -> Tensor:
+    """``x`` with its last two dims swapped, for gradient rules (their operands are at least
+    2-D): the transpose op itself, without ``transpose``'s argument checks."""
+    *batch, rows, cols = range(x.ndim)
+    return apply_op(_transpose, (x,), {"dims": (*batch, cols, rows)})
+
+
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (a 0-d or 1-d tensor is returned as is)."""
     checks.tensor_arg("t", "input", input)
