@@ -460,9 +460,9 @@ def make_backward_task(
     if state.stage.record is not None:
         recompute.close_forgotten_stage()
     roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    grads = root_gradients(roots, grad_tensors, "backward")
     if create_graph:
         _warn_create_graph()
-    grads = root_gradients(roots, grad_tensors, "backward")
     retain_graph = create_graph if retain_graph is None else retain_graph
     task = GraphTask(roots, grads, retain_graph, create_graph)
     return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
