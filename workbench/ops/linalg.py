@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from .broadcasting import sum_to
 from .complex_numbers import conj, refuse_mixed_complex
 from .registry import register_gradient, register_jvp, register_op
-from .shape import matrix_transpose, reshape, t, unsqueeze
+from .shape import matrix_t, matrix_transpose, reshape, unsqueeze
 
 
 def _matmul_name(node) -> str:
@@ -312,10 +312,10 @@ def linear_in_steps(input: Tensor, weight: Tensor, bias: Tensor | None = None) -
     ``F.linear`` computes the same as one node, LinearBackward0 (the op the rule
     exercises check).
     """
-    _check_linear(input, weight, bias)
+    _check_linear(input, weight, bias)  # (it covers what t's and addmm's own checks would)
     rows = input if input.ndim == 2 else reshape(input, (-1, input.shape[-1]))
-    weight_t = t(weight)
-    out = mm(rows, weight_t) if bias is None else addmm(bias, rows, weight_t)
+    weight_t = matrix_t(weight)
+    out = mm(rows, weight_t) if bias is None else apply_op(_addmm, (bias, rows, weight_t))
     if input.ndim == 2:
         return out
     return reshape(out, tuple(input.shape[:-1]) + (weight.shape[0],))

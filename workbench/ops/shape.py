@@ -202,7 +202,13 @@ def t(input: Tensor) -> Tensor:
     checks.tensor_arg("t", "input", input)
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return input if input.ndim < 2 else apply_op(_t, (input,), {"dims": (1, 0)})
+    return input if input.ndim < 2 else matrix_t(input)
+
+
+def matrix_t(x: Tensor) -> Tensor:
+    """``x.t()`` of a 2-D ``x`` (``nn.Linear``'s Wᵀ, checked by its caller): the t op
+    itself (TBackward0), without ``t``'s argument checks."""
+    return apply_op(_t, (x,), {"dims": (1, 0)})
 
 
 # unsqueeze and squeeze only change the shape: reshape's kernel and rule, as ops of their
