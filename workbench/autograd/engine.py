@@ -163,11 +163,10 @@ class GraphTask:
                 self.add_to_grad(node.variable, grads[0])
         else:  # hooks, grad(), anomaly mode, steps, and custom Functions (which may change modes)
             grads, grads_out = self.run_with_extras(node, grads)
-        edges = node.next_functions
-        if grads_out and len(grads_out) != len(edges):
+        if grads_out and len(grads_out) != len(node.next_functions):
             raise wrong_count(node, len(grads_out))
-        sent = [None] * len(edges)  # for the node's Step
-        for i, (child, nr) in enumerate(edges):
+        sent = [None] * len(node.next_functions) if self.watched else None  # for the node's Step
+        for i, (child, nr) in enumerate(node.next_functions):
             if child is None:
                 continue
             grad = grads_out[i] if grads_out else None
@@ -176,12 +175,13 @@ class GraphTask:
                 data = grad._data if type(grad) is Tensor else None
                 if data is None or data.shape != shape or data.dtype != dtype:
                     grad = checked_output(node, i, grad)  # cast, or raise
-                sent[i] = grad
+                if sent is not None:
+                    sent[i] = grad
                 self.receive(child, nr, grad)
             self.dependencies[child] -= 1
             if self.dependencies[child] == 0:  # every edge into it has delivered
                 heapq.heappush(ready, (child._order, child))
-        return self.step(node, grads, sent) if self.watched and grads is not None else None
+        return self.step(node, grads, sent) if sent is not None and grads is not None else None
 
     def run_with_extras(self, node: Node, grads: list) -> tuple:
         """A node in PyTorch's order: tensor hooks and ``retain_grad``, the gradients
