@@ -63,3 +63,34 @@ def test_other_errors_keep_their_traceback(outputs):
 def plain(traceback: list) -> str:
     """The traceback's text without its colours (ANSI escape codes)."""
     return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(traceback))
+
+
+GRADED_CELLS = [
+    "import workbench as wb\n"
+    "from workbench.exercises import Exercise, check_rule, grade\n"
+    "sigmoid_exercise = Exercise('t-sigmoid', lambda rule: check_rule('sigmoid', rule),"
+    " answer='sigmoid_rule')",
+    # the chain rule's ȳ forgotten: a wrong answer
+    "def sigmoid_rule(orig, grad):\n    return [orig.out * (1 - orig.out)]",
+    "grade('t-sigmoid')",
+    "print('the next cell ran')",
+]
+
+
+def test_a_wrong_answer_in_a_graded_cell_shows_its_diagnosis_and_run_all_goes_on(tmp_path):
+    """In a learner's kernel the graded cell shows what is wrong and scores 0, without
+    failing: Run All reaches the cells below it (the rest of the lesson is not blank)."""
+    outputs = run_in_kernel(GRADED_CELLS, tmp_path)
+    (verdict,) = outputs[2]
+    assert verdict.output_type == "execute_result"
+    assert verdict.data["text/plain"] == "0"  # what nbgrader would read as the score
+    assert "Not yet." in verdict.data["text/html"] and "ȳ" in verdict.data["text/html"]
+    assert [o.text for o in outputs[3]] == ["the next cell ran\n"]
+
+
+def test_under_nbgrader_a_wrong_answer_still_fails_its_graded_cell(tmp_path, monkeypatch):
+    """nbgrader sets NBGRADER_EXECUTION while it autogrades: the cell fails as before."""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    outputs = run_in_kernel(GRADED_CELLS, tmp_path)
+    errors = [o for o in outputs[2] if o.output_type == "error"]
+    assert [e.ename for e in errors] == ["ExerciseError"]

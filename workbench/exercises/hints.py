@@ -21,6 +21,10 @@ first (it is read from the course's solutions, :func:`workbench.course.solution`
 An answer that is still the stub (its ``raise NotImplementedError()`` runs) is *not
 answered yet*: :func:`grade` says so and scores 0 without stopping the notebook, so
 Run All of a fresh copy goes to the end, where :func:`progress` lists what is open.
+A wrong answer in a learner's own kernel shows its diagnosis and scores 0 the same way,
+so Run All goes on past it too; under nbgrader (``NBGRADER_EXECUTION`` is set while it
+autogrades or validates) the graded cell fails instead, as nbgrader expects of a wrong
+answer.
 
 For graded work a teacher sets ``WORKBENCH_EXAM=1`` (:func:`workbench.course.exam_mode`):
 hints and solutions are then off; the checks still say what is wrong.
@@ -29,6 +33,7 @@ hints and solutions are then off; the checks still say what is wrong.
 from __future__ import annotations
 
 import html
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -195,13 +200,16 @@ class Exercise:
         self.state = "passed"
         return passed
 
-    def grade(self, *answer, **options) -> Unanswered | None:
+    def grade(self, *answer, **options) -> Unanswered | NotRightYet | None:
         """:meth:`check`, for an nbgrader test cell.
 
         A right answer is *displayed* (nbgrader gives full marks to a cell that shows no
         value and no error); a wrong one raises :class:`ExerciseError` (the cell fails:
         0 points). One not answered yet returns a note whose plain text is ``0``:
         nbgrader reads that as the score, and the notebook goes on to the next cell.
+        In a learner's own kernel a wrong answer does the same (:class:`NotRightYet`:
+        its diagnosis, and ``0``), so Run All reaches the end of the lesson; under
+        nbgrader, or outside a notebook, it raises.
         Warnings are shown in the note, not on stderr (nbgrader scores a cell that
         writes to stderr 0).
         """
@@ -211,6 +219,10 @@ class Exercise:
                 passed = self.check(*answer, **options)
             except NotAnswered as note:
                 return Unanswered(note.message)
+            except ExerciseError as wrong:
+                if under_nbgrader() or running_ipython() is None:
+                    raise
+                return NotRightYet(wrong)
         show(passed, warned(caught))
         return None
 
@@ -253,7 +265,35 @@ class Unanswered:
         return f"<Unanswered: {self.message}>"
 
 
-def grade(name: str) -> Unanswered | None:
+class NotRightYet:
+    """What a graded cell shows for a wrong answer in a learner's kernel: the check's
+    message and pictures, and 0 for anything that reads the plain text as a score.
+
+    Raising would stop Run All at this cell and leave the rest of the lesson blank.
+    The plain text is ``0`` (not the message) so that even a kernel whose
+    ``NBGRADER_EXECUTION`` was cleared by the learner's own code scores the cell 0.
+    """
+
+    def __init__(self, error: ExerciseError) -> None:
+        self.error = error
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        note = (
+            '<p style="color:#555">Run All goes on; fix your answer above and run this '
+            "cell again.</p>"
+        )
+        return {"text/plain": "0", "text/html": self.error._repr_html_() + note}
+
+    def __repr__(self) -> str:
+        return f"<NotRightYet: {self.error.message}>"
+
+
+def under_nbgrader() -> bool:
+    """True while nbgrader autogrades or validates this notebook (it sets the variable)."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
+def grade(name: str) -> Unanswered | NotRightYet | None:
     """Check the answer of exercise ``name``, as its graded cell does.
 
     The exercise and the learner's answer are looked up in this kernel, so that a cell
