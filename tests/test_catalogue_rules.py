@@ -609,7 +609,7 @@ EXP = Catalogue(
             "ȳ conjugated, not the derivative",
             lambda orig, grad: [wb.conj(grad) * orig.out],
             ["complex conjugate of the expected value", "check each conj in your rule"],
-            ["wrap the derivative"],
+            ["wrap the derivative", "upside down"],  # exp's derivative has no modulus 1
             kind="conjugate",
         ),
         Mistake(
@@ -705,9 +705,12 @@ ABS = Catalogue(
             kind="conjugate",
         ),
         Mistake(
-            "|z| / z",
+            "|z| / z: the ratio upside down",
             abs_divided_by_z,
-            ["complex conjugate of the expected value"],
+            [
+                "complex conjugate of the expected value",
+                "a ratio is upside down (|z| / z where z / |z| is meant)",
+            ],
             ["wrap the derivative in wb.conj"],
             kind="conjugate",
         ),

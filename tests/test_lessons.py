@@ -35,6 +35,17 @@ def test_lesson_is_stored_without_outputs(path):
             assert cell.get("execution_count") is None
 
 
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_cell_has_an_id(path):
+    """nbformat 4.5: a cell without an id is given one when the notebook opens, and
+    JupyterLab then shows the lesson as modified before the learner has touched it."""
+    notebook = json.loads(path.read_text())
+    assert (notebook["nbformat"], notebook["nbformat_minor"]) >= (4, 5)
+    ids = [cell.get("id") for cell in notebook["cells"]]
+    assert None not in ids, f"{path.name}: cells {[i for i, c in enumerate(ids) if c is None]}"
+    assert len(set(ids)) == len(ids), f"{path.name}: a cell id is used twice"
+
+
 def markdown_of(notebook: dict) -> list[str]:
     return [course.cell_text(c) for c in notebook["cells"] if c["cell_type"] == "markdown"]
 

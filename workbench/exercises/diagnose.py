@@ -109,7 +109,7 @@ def compare(
         lambda: diagnose_zeros(what, expected, got, rtol, atol),
         lambda: diagnose_no_upstream(what, expected, got, upstream, rtol, atol),
         lambda: diagnose_sign(what, expected, got, rtol, atol),
-        lambda: diagnose_conjugated(what, expected, got, rtol, atol),
+        lambda: diagnose_conjugated(what, expected, got, rtol, atol, upstream),
         lambda: diagnose_conjugate(what, expected, got, upstream, rtol, atol),
         lambda: diagnose_factor(what, expected, got, rtol, atol),
     )
@@ -294,30 +294,53 @@ def diagnose_sign(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | N
     return finding
 
 
-def diagnose_conjugated(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | None:
+def diagnose_conjugated(
+    what: str, expected, got, rtol=RTOL, atol=ATOL, upstream=None
+) -> Finding | None:
     """Complex numbers: the conjugate of the expected value, every imaginary part flipped.
 
     A conj one too many (``grad * conj(z) / |z|`` for abs) and one missing look the
     same here, as do ``conj(ȳ · y)`` and ``conj(ȳ) · y`` for exp: the finding names
-    the flip, not which conj caused it.
+    the flip, not which conj caused it. Where the local derivative has modulus 1
+    (abs's z/|z|), its conjugate is also its reciprocal, so a ratio written upside
+    down (|z|/z) gives the same numbers: the advice names both causes.
     """
     expected, got = as_array(expected), as_array(got)
     if expected.dtype.kind != "c" or np.allclose(expected.imag, 0, atol=atol):
         return None
     if not is_close(np.conj(expected), got, rtol, atol):
         return None
+    advice = (
+        "a conj in the wrong place flips them all (one too many, or one missing): check "
+        "each conj in your rule"
+    )
+    if local_has_modulus_one(expected, upstream, rtol):
+        advice = (
+            "the local derivative here has modulus 1, so its conjugate is also its "
+            "reciprocal: either a conj is in the wrong place (one too many, or one "
+            "missing), or a ratio is upside down (|z| / z where z / |z| is meant)"
+        )
     return wrong_values(
         "conjugate",
         what,
         f"{what} is the complex conjugate of the expected value: every imaginary part has "
         "the wrong sign",
-        "a conj in the wrong place flips them all (one too many, or one missing): check "
-        "each conj in your rule",
+        advice,
         expected,
         got,
         rtol,
         atol,
     )
+
+
+def local_has_modulus_one(expected: np.ndarray, upstream, rtol=RTOL) -> bool:
+    """Whether ``expected / ȳ``, the local derivative, has modulus 1 at every element."""
+    if upstream is None:
+        return False
+    upstream = as_array(upstream)
+    if upstream.shape != expected.shape or not np.all(upstream != 0):
+        return False
+    return bool(np.allclose(np.abs(expected / upstream), 1.0, rtol=max(rtol, 1e-9), atol=0))
 
 
 def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL):
