@@ -282,3 +282,30 @@ def test_the_class_report_command_writes_a_table_a_csv_and_a_chart(graded_class,
 def test_the_class_report_says_when_nothing_was_graded(tmp_path, capsys):
     assert cli.main(["class-report", str(tmp_path)]) == 2
     assert "run nbgrader autograde" in capsys.readouterr().err
+
+
+def test_the_class_report_lists_exercises_in_lesson_order_not_by_name(tmp_path):
+    """The gradebook keeps no order: the source notebook's cell order is the lesson's."""
+    source = tmp_path / "source" / "lesson01" / "01_sigmoid_gradient.ipynb"
+    source.parent.mkdir(parents=True)
+    graded = [{"nbgrader": {"grade_id": g}} for g in ("01-zeta-check", "01-alpha-check")]
+    cells = [{"cell_type": "code", "metadata": m, "source": ""} for m in graded]
+    source.write_text(json.dumps({"cells": [{"cell_type": "markdown"}, *cells]}))
+    results = [
+        report.ExerciseResult("lesson01", "01_sigmoid_gradient", name, 1.0)
+        for name in ("01-alpha-check", "not-in-source", "01-zeta-check")
+    ]
+    ordered = report.in_lesson_order(results, tmp_path)
+    assert [r.exercise for r in ordered] == ["01-zeta-check", "01-alpha-check", "not-in-source"]
+    # no source notebook to read (or a corrupt one): by name, and no crash
+    source.write_text("{not json")
+    ordered = report.in_lesson_order(results, tmp_path)
+    assert [r.exercise for r in ordered] == ["01-alpha-check", "01-zeta-check", "not-in-source"]
+
+
+def test_the_course_command_suggests_commands_nbgrader_accepts(tmp_path, capsys):
+    """nbgrader generate_assignment takes one assignment a call: one command each."""
+    assert cli.main(["course", str(tmp_path / "c"), "01", "02"]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("next, in")]
+    steps = line.split(": ", 1)[1].split(" && ")
+    assert steps == [f"nbgrader generate_assignment lesson0{n}" for n in (1, 2)]

@@ -94,11 +94,40 @@ def class_report(root: Path, assignments: list[str] | None = None) -> ClassRepor
                         )
                         record(result, student, grade.score, root)
                     exercises.append(result)
-    return ClassReport(students, sorted(exercises, key=order_key), missing)
+    return ClassReport(students, in_lesson_order(exercises, root), missing)
 
 
-def order_key(result: ExerciseResult) -> tuple:
-    return (result.assignment, result.notebook, result.exercise)
+def in_lesson_order(exercises: list[ExerciseResult], root: Path) -> list[ExerciseResult]:
+    """The exercises as a learner meets them: by assignment, then by where each graded cell
+    stands in the teacher's source notebook (the gradebook keeps no order, and its ids
+    sorted by name put "01-tanh" before "01-sigmoid" as soon as they are renamed).
+    A cell the source notebook lacks comes after the others, by name."""
+    places: dict[tuple[str, str], dict[str, int]] = {}
+
+    def key(result: ExerciseResult) -> tuple:
+        where = (result.assignment, result.notebook)
+        if where not in places:
+            places[where] = grade_id_places(root / "source" / where[0] / f"{where[1]}.ipynb")
+        place = places[where].get(result.exercise, len(places[where]))
+        return (result.assignment, result.notebook, place, result.exercise)
+
+    return sorted(exercises, key=key)
+
+
+def grade_id_places(notebook: Path) -> dict[str, int]:
+    """Each nbgrader grade id of ``notebook`` and its cell's place; {} if it cannot be read."""
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    places = {}
+    for place, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if isinstance(grade_id, str):
+            places.setdefault(grade_id, place)
+    return places
 
 
 def record(result: ExerciseResult, student: str, score: float | None, root: Path) -> None:

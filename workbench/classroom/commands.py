@@ -33,7 +33,9 @@ def cmd_course(args) -> int:
     for assignment, notebooks in made.items():
         names = ", ".join(path.name for path in notebooks)
         print(f"source/{assignment}: {names}" + (EXAM_MADE if args.exam else ""))
-    print(f"next, in {args.directory}: nbgrader generate_assignment {' '.join(made)}")
+    # nbgrader generate_assignment takes one assignment a call
+    steps = " && ".join(f"nbgrader generate_assignment {name}" for name in made)
+    print(f"next, in {args.directory}: {steps}")
     return 0
 
 
