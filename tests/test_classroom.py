@@ -309,3 +309,14 @@ def test_the_course_command_suggests_commands_nbgrader_accepts(tmp_path, capsys)
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("next, in")]
     steps = line.split(": ", 1)[1].split(" && ")
     assert steps == [f"nbgrader generate_assignment lesson0{n}" for n in (1, 2)]
+
+
+@pytest.mark.parametrize("command", [["answer-key", "-o", "key.md"], ["schedule"]])
+def test_a_teachers_command_without_lessons_fails_clearly(tmp_path, capsys, command):
+    """On a hub the package ships no lessons: an empty key or schedule is not a success."""
+    empty = tmp_path / "no-lessons"
+    empty.mkdir()
+    args = [a if a != "key.md" else str(tmp_path / "key.md") for a in command]
+    assert cli.main([*args, "--lessons", str(empty)]) == 2
+    assert "no lesson notebooks in" in capsys.readouterr().err
+    assert not (tmp_path / "key.md").exists()

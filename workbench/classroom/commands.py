@@ -43,6 +43,8 @@ def cmd_answer_key(args) -> int:
     from .solution_key import write_answer_key
 
     out = Path(args.output)
+    if not has_lessons(Path(args.lessons), "answer-key"):
+        return 2
     count = write_answer_key(out, Path(args.lessons))
     print(f"wrote {out}: the solutions of {count} exercises (for the teacher only)")
     return 0
@@ -74,8 +76,23 @@ def cmd_schedule(args) -> int:
         "per_code_cell": args.minutes_per_code_cell,
         "per_point": args.minutes_per_point,
     }
+    if not has_lessons(Path(args.lessons), "schedule"):
+        return 2
     print(as_markdown(schedule(Path(args.lessons)), **rates))
     return 0
+
+
+def has_lessons(folder: Path, command: str) -> bool:
+    """True if ``folder`` holds lesson notebooks; else say so, rather than write an empty
+    answer key or schedule and report success (an installed package may ship no lessons)."""
+    if folder.is_dir() and any(folder.glob("[0-9]*.ipynb")):
+        return True
+    print(
+        f"workbench {command}: no lesson notebooks in {folder}; "
+        "name the course's lessons folder with --lessons",
+        file=sys.stderr,
+    )
+    return False
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
