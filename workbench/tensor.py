@@ -462,23 +462,22 @@ class Tensor:
         return self
 
     def to(self, *args, **kwargs) -> Tensor:
-        """``to(dtype)``, ``to(device)`` or ``to(device, dtype)``: a differentiable copy."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        for arg in args:
-            if isinstance(arg, Tensor):  # x.to(other): other's dtype and device
-                dtype, device = arg.dtype, arg.device
-            elif isinstance(arg, (str, devices.device)):
-                device = arg
-            else:
-                dtype = arg
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``: a
+        differentiable copy, or ``self`` when nothing changes (unless ``copy=True``).
+        A cast to an integer or bool dtype ends the graph, as every op with such an
+        output does (see ``apply_op``)."""
+        device, dtype, copy = parse_to_arguments(args, kwargs)
         out = self
-        if dtype is not None and checks.dtype_arg("to", dtype) != self.dtype:
-            out = _ops.astype(out, dtype)
+        if dtype is not None:
+            dtype = checks.dtype_arg("to", dtype)
+            if copy or dtype != self.dtype:
+                out = _ops.astype(out, dtype, copy=True)
         if device is not None:
             where = backend.normalize_device(device)
             if where != backend.device_of(self._data):
                 out = _ops.to_device(out, where)
+        if copy and out is self:
+            out = _ops.astype(self, self.dtype, copy=True)
         return out
 
     def type(self, dtype=None, non_blocking: bool = False) -> str | Tensor:
@@ -1182,3 +1181,38 @@ from . import _inplace, checks  # noqa: E402
 from . import factories as _factories  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from . import sampling as _sampling  # noqa: E402
+
+_TO_KEYWORDS = ("device", "dtype", "non_blocking", "copy", "memory_format")
+
+
+def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
+    """``Tensor.to``'s three signatures, as PyTorch reads them: ``(device=None,
+    dtype=None, non_blocking=False, copy=False)``, ``(dtype, non_blocking=False,
+    copy=False)`` and ``(tensor, non_blocking=False, copy=False)``, with ``memory_format``
+    a keyword. Returns ``(device, dtype, copy)``; an unknown keyword is a TypeError."""
+    unknown = [name for name in kwargs if name not in _TO_KEYWORDS]
+    if unknown:
+        raise TypeError(
+            f"to() got an unexpected keyword argument '{unknown[0]}' (it accepts device, "
+            "dtype, non_blocking, copy and memory_format)"
+        )
+    given = dict(kwargs)
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):  # to(other): other's dtype and device
+        other = rest.pop(0)
+        given.setdefault("dtype", other.dtype)
+        given.setdefault("device", other.device)
+        names = ["non_blocking", "copy"]
+    elif rest and isinstance(rest[0], (str, devices.device)):
+        names = ["device", "dtype", "non_blocking", "copy"]
+    else:
+        names = ["dtype", "non_blocking", "copy"]
+    if len(rest) > len(names):
+        raise TypeError(
+            f"to() takes at most {len(names)} positional arguments here, got {len(args)}"
+        )
+    for name, value in zip(names, rest):
+        if name in given:
+            raise TypeError(f"to() got multiple values for argument '{name}'")
+        given[name] = value
+    return given.get("device"), given.get("dtype"), bool(given.get("copy", False))

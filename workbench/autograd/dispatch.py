@@ -133,7 +133,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         raise op_error(op, inputs, err) from err
     result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
-    if requires_grad and recording and op.differentiable:
+    if requires_grad and recording and op.differentiable and _differentiable(result):
         record = (state.in_use.stages and state.stage.record) or OpNode  # a stage tapes it first
         node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
@@ -145,6 +145,12 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result
+
+
+def _differentiable(result: Tensor) -> bool:
+    """Only a floating-point or complex output can carry a gradient: an op whose output is
+    an integer or bool tensor (``x.long()``, ``x.bool()``) ends the graph, as in PyTorch."""
+    return is_differentiable_dtype(result._data.dtype)
 
 
 def vmap_call(op, inputs: tuple, attrs: dict | None) -> Tensor | None:

@@ -252,6 +252,8 @@ def push_tangent(op, inputs: tuple, attrs, result: Tensor, node) -> None:
     tangents = [tangent_of(x) if isinstance(x, Tensor) else None for x in inputs]
     if not op.differentiable or all(t is None for t in tangents):
         return
+    if not is_differentiable_dtype(result._data.dtype):
+        return  # an integer or bool output (x.long()) carries no tangent, as in PyTorch
     if op.jvp is None:
         raise NotImplementedError(
             f"Trying to use forward AD with {op.name} that does not support it because it "

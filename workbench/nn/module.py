@@ -22,8 +22,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import workbench as wb
-from workbench import Tensor, state
-from workbench.tensor import RemovableHandle, add_hook, is_differentiable_dtype
+from workbench import Tensor, checks, state
+from workbench.tensor import (
+    RemovableHandle,
+    add_hook,
+    is_differentiable_dtype,
+    parse_to_arguments,
+)
 
 from .parameter import Parameter
 
@@ -354,14 +359,17 @@ class Module:
 
     # ------------------------------------------------------------ device, dtype
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Move parameters and buffers to a device and/or float dtype, in place."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        for arg in args:
-            if isinstance(arg, str):
-                device = arg
-            else:
-                dtype = arg
+        """Move parameters and buffers to a device and/or float dtype, in place. Read as
+        ``Tensor.to`` reads its arguments; an integer or bool dtype is a TypeError, as in
+        PyTorch (it would truncate the weights)."""
+        device, dtype, _ = parse_to_arguments(args, kwargs)
+        if dtype is not None:
+            dtype = checks.dtype_arg("Module.to", dtype)
+            if not is_differentiable_dtype(dtype):
+                raise TypeError(
+                    "nn.Module.to only accepts floating point or complex dtypes, but got "
+                    f"desired dtype=wb.{dtype}"
+                )
 
         def convert(t: Tensor) -> Tensor:
             cast = dtype if dtype is not None and is_differentiable_dtype(t.dtype) else None

@@ -647,9 +647,10 @@ def astype_jvp(orig, tangents):
     return apply_op(_astype, (dx,), orig.attrs)
 
 
-def astype(input: Tensor, dtype) -> Tensor:
+def astype(input: Tensor, dtype, copy: bool = False) -> Tensor:
+    """``input`` in ``dtype``: ``input`` itself when it has it already, unless ``copy``."""
     dtype = checks.dtype_arg("astype", dtype)
-    if input.dtype == dtype:
+    if input.dtype == dtype and not copy:
         return input
     return apply_op(_astype, (input,), {"dtype": dtype})
 
