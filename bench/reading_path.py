@@ -6,7 +6,9 @@ again under ``sys.setprofile`` and counts the workbench functions it calls (gene
 expressions, comprehensions and lambdas left out: they are part of the function they
 sit in), the files they are in and their source lines (whole functions, docstrings
 included: a reader reads them too). "engine" is what ``backward()`` itself runs under
-``workbench/autograd/``.
+``workbench/autograd/``; "reference" is what the one-screen reference loop
+(``workbench/autograd/reference.py``) runs there for the same loss, the yardstick the
+engine's length is measured against.
 
 Prints one JSON line; ``--list`` prints every function too::
 
@@ -59,15 +61,21 @@ def program() -> None:
     wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum().backward()
 
 
+def _in_autograd(calls: dict) -> dict:
+    return {
+        code: n
+        for code, n in calls.items()
+        if f"{Path(PACKAGE).name}/autograd/" in code.co_filename.replace("\\", "/")
+    }
+
+
 def measure() -> dict:
     program()  # warm up: first-use work (a save plan worked out, a lazy import) is not counted
     whole = functions_called(program)
     loss = wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum()
-    engine = {
-        code: n
-        for code, n in functions_called(loss.backward).items()
-        if f"{Path(PACKAGE).name}/autograd/" in code.co_filename.replace("\\", "/")
-    }
+    engine = _in_autograd(functions_called(loss.backward))
+    loss = wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum()
+    reference = _in_autograd(functions_called(lambda: wb.autograd.reference.backward(loss)))
     return {
         "bench": "reading_path",
         "program": "wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum().backward()",
@@ -77,8 +85,10 @@ def measure() -> dict:
         "lines": sum(lines_of(code) for code in whole),
         "engine_functions": len(engine),
         "engine_lines": sum(lines_of(code) for code in engine),
+        "reference_lines": sum(lines_of(code) for code in reference),
         "_whole": whole,
         "_engine": engine,
+        "_reference": reference,
     }
 
 
@@ -88,6 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     record = measure()
     whole, engine = record.pop("_whole"), record.pop("_engine")
+    record.pop("_reference")
     print(json.dumps(record))
     if args.list:
         for code in sorted(whole, key=lambda c: (c.co_filename, c.co_firstlineno)):

@@ -1,10 +1,13 @@
 """The reading path of one small backward stays short (bench/reading_path.py counts it).
 
 A newcomer follows ``wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum().backward()``
-through the code: it may call at most 55 workbench functions in at most 10 files, 650
-source lines in all. The engine code ``backward()`` runs (under ``workbench/autograd/``)
-is held to what it is now, 270 lines (the goal is 220): a change that lengthens the path
-fails here and has to say why.
+through the code. These are guard rails with headroom, not today's figures pinned
+(issue 35, point 5: a budget with no room rewards contortion): at most 60 workbench
+functions in at most 11 files, 650 source lines in all, and the engine code ``backward()``
+runs (under ``workbench/autograd/``) at most 1.45 times what the one-screen reference loop
+runs there for the same loss. ``python bench/reading_path.py`` prints today's figures
+(on 2026-12-02: 56 functions, 10 files, 594 lines; engine 270 against the reference's 193).
+Never change behaviour or trim a docstring to meet these.
 """
 
 from __future__ import annotations
@@ -29,17 +32,21 @@ def test_the_whole_path_is_short(path):
     listing = sorted(
         f"{c.co_filename.rsplit('workbench', 1)[-1]}:{c.co_qualname}" for c in path["_whole"]
     )
-    assert path["functions"] <= 55, listing
-    assert path["files"] <= 10, sorted({c.co_filename for c in path["_whole"]})
+    assert path["functions"] <= 60, listing
+    assert path["files"] <= 11, sorted({c.co_filename for c in path["_whole"]})
     assert path["lines"] <= 650
 
 
 def test_the_engine_part_is_short(path):
-    assert path["engine_lines"] <= 270, sorted(c.co_qualname for c in path["_engine"])
+    """The engine is the reference's loop with a real tool's needs woven in; not much more."""
+    limit = 1.45 * path["reference_lines"]
+    assert path["engine_lines"] <= limit, sorted(c.co_qualname for c in path["_engine"])
 
 
 def test_the_count_sees_the_engine(path):
     """Not blind: the loop and the node's rule are on the path."""
     names = {c.co_qualname for c in path["_engine"]}
     assert {"GraphTask.loop", "GraphTask.run_node", "OpNode.apply"} <= names
+    yardstick = {c.co_qualname for c in path["_reference"]}
+    assert {"backward", "count_dependencies", "run_node", "OpNode.apply"} <= yardstick
     assert path["calls"] >= path["functions"]
