@@ -295,7 +295,10 @@ def test_network_step_matches_torch(name):
 # on the CPU's vector width (workbench/dtypes.py), ours is the float32 product rounded
 # once and never further from the exact one; "ulp": addmm (nn.Linear's node) computes
 # in float32 and rounds once, PyTorch's bfloat16 kernel sums in another order: a few
-# elements in 4,096 differ by one unit in the last place.
+# elements in 4,096 differ by one unit in the last place. matmul is "ulp" for the same
+# reason: PyTorch's half and bfloat16 matmul sums in float32 in an order its CPU kernel
+# picks for the machine (CI's machine differed from ours in 2 of 4,096 elements, by one
+# unit), so only the once-rounded result's distance is the machine-independent claim.
 ACCUMULATING = {
     "sum": ("same", lambda v: v.sum(), lambda v: v.sum(0)),
     "mean": ("same", lambda v: v.mean(), lambda v: v.mean(1)),
@@ -310,7 +313,7 @@ ACCUMULATING = {
     "logsumexp": ("same", lambda v: v.logsumexp(0), lambda v: v.logsumexp(1)),
     "cumsum": ("same", lambda v: v.cumsum(0), lambda v: v.cumsum(1)),
     "cumprod": ("same", lambda v: v.cumprod(0), lambda v: v.cumprod(1)),
-    "matmul": ("same", lambda v: v @ v, lambda v: v @ v.T),
+    "matmul": ("ulp", lambda v: v @ v, lambda v: v @ v.T),
     "softmax": ("rounded", lambda v: v.softmax(0), lambda v: v.softmax(1)),
     "log_softmax": ("rounded", lambda v: v.log_softmax(0), lambda v: v.log_softmax(1)),
     "prod": ("prod", lambda v: v.prod(), lambda v: v.prod(1)),
