@@ -49,5 +49,5 @@ def test_sections_1_to_9_hold_for_another_seed(seed, monkeypatch):
     for source in sources:
         exec(compile(source, f"lesson 9, seed {seed}", "exec"), namespace)  # the asserts inside
     assert namespace["sick"].verdict.kind == "vanishing"  # the last section did run
-    for name in ("monitor", "sick", "cured", "exploding", "calm"):
+    for name in ("monitor", "sick", "cured", "diverging", "calm"):
         namespace[name].close()

@@ -13,8 +13,10 @@ step's gradient, and the weights have just moved):
   A tanh or sigmoid called as a function (``x.tanh()``) is not seen.
 
 :meth:`GradientFlow.verdict` turns these into one sentence, decided by the numbers alone:
-a weight update above half the weight's size, or a gradient that overflowed, is
-*exploding* (the learning rate); a first layer whose largest gradient stays below
+a weight update above half the weight's size is *diverging* (the optimiser overshoots: the
+learning rate), unless that step's gradient was already huge for its weight, or a gradient
+overflowed: that is *exploding* (gradients compounding through the depth: the init, or
+global-norm clipping); a first layer whose largest gradient stays below
 1/1000 of the last layer's is *vanishing* (the depth); more than half the units
 saturated is *saturated* (inputs too large for the nonlinearity).
 """
@@ -39,7 +41,7 @@ SATURATED_SHARE = 0.5  # more than this share of units saturated: marked
 @dataclass(frozen=True)
 class FlowVerdict:
     """What the gradient flow of a run says: ``kind`` is one of
-    ``"healthy"``, ``"exploding"``, ``"vanishing"``, ``"saturated"``."""
+    ``"healthy"``, ``"diverging"``, ``"exploding"``, ``"vanishing"``, ``"saturated"``."""
 
     kind: str
     message: str
@@ -112,7 +114,7 @@ class GradientFlow:
         self._before = after
 
     def verdict(self) -> FlowVerdict:
-        """The run so far in one sentence: exploding, vanishing, saturated or healthy."""
+        """The run so far in one sentence: diverging, exploding, vanishing, saturated or healthy."""
         if not self.grad_norms:
             return FlowVerdict("healthy", "No step recorded yet.")
         return self._exploding() or self._vanishing() or self._saturated() or self._healthy()
@@ -125,7 +127,7 @@ class GradientFlow:
             step, layer = np.argwhere(too_large)[0]
             name, ratio = self.names[layer], ratios[step, layer]
             what = (
-                f"Exploding: at step {step + 1} one step changed {name} by {ratio:.0%} of its "
+                f"at step {step + 1} one step changed {name} by {ratio:.0%} of its "
                 f"size (a healthy step changes a weight by about {HEALTHY_UPDATE:.1%})."
             )
             size = self.weight_norms[step][layer]
@@ -133,14 +135,16 @@ class GradientFlow:
             if gradient > HUGE_GRADIENT:  # huge before any learning rate could act on it
                 return FlowVerdict(
                     "exploding",
-                    f"{what} Its gradient was {gradient:.0e} times its own size: the values "
-                    "are too large from the start, not the step. Start the weights smaller "
-                    "(the init), or scale the inputs.",
+                    f"Exploding: {what} Its gradient was {gradient:.0e} times its own size: "
+                    "the values are too large from the start, not the step, and the gradient "
+                    "grew layer by layer on its way down. Start the weights smaller (the "
+                    "init), scale the inputs, or clip the gradients' global norm.",
                 )
             return FlowVerdict(
-                "exploding",
-                f"{what} The learning rate is too large: a step that rewrites a weight "
-                "instead of adjusting it overshoots what the gradient pointed at. Lower the "
+                "diverging",
+                f"Diverging: {what} The learning rate is too large: a step that rewrites a "
+                "weight instead of adjusting it overshoots what the gradient pointed at (the "
+                "optimiser diverges; the gradients themselves were not huge). Lower the "
                 "learning rate.",
             )
         if overflow.any():
