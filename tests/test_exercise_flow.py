@@ -27,6 +27,7 @@ from workbench.exercises import (
     progress,
 )
 from workbench.exercises import hints as hints_module
+from workbench.exercises.hint_texts import HINTS
 from workbench.exercises.report import wrapped
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,12 +204,14 @@ def region_lines(source: str) -> list[str]:
 
 
 def hints_of(notebook: dict) -> str:
-    """The exercises' hints (in the cells that make each Exercise), without spaces.
+    """The exercises' hints (in the cells that make each Exercise, and the course's for
+    each exercise made there), without spaces.
 
     The lesson's text may give a line of scaffolding on purpose ("run it all under
     `with wb.no_grad():`"); the hints must stop short of the code."""
     cells = [course.cell_text(c) for c in notebook["cells"] if "Exercise(" in course.cell_text(c)]
-    return "".join("\n".join(cells).split())
+    made = [name for name in HINTS if any(f'"{name}"' in cell for cell in cells)]
+    return "".join("\n".join(cells + [h for name in made for h in HINTS[name]]).split())
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
@@ -282,3 +285,36 @@ def test_a_long_error_of_the_learners_is_shown_whole_or_cut_at_a_space():
     kept = text.removeprefix("ValueError: ").split(" … ")[0]
     assert numbers.startswith(kept) and numbers[len(kept)] == " "  # cut between items
     assert len(kept) <= LONGEST and "more characters)" in text
+
+
+def exercises_made(notebook: dict) -> list[str]:
+    """The names of the exercises a notebook's cells make (``Exercise("name", ...)``)."""
+    text = "\n".join(course.cell_text(c) for c in notebook["cells"])
+    return re.findall(r'Exercise\(\s*"([^"]+)"', text)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_the_cell_that_makes_an_exercise_shows_no_hint(path):
+    """A hint is read when the learner asks for it (issue 38, point 5): no lesson cell
+    prints one above the button, and the button gives the course's, level by level."""
+    notebook = json.loads(path.read_text())
+    made = exercises_made(notebook)
+    assert made, f"{path.name} makes no exercise"
+    squeezed = "".join("\n".join(course.cell_text(c) for c in notebook["cells"]).split())
+    for name in made:
+        assert len(HINTS[name]) >= 2, f"{name}: a nudge and a stronger hint"
+        for hint in HINTS[name]:
+            assert "".join(hint.split()) not in squeezed, f"{path.name} prints {hint!r}"
+
+
+def test_every_course_hint_belongs_to_an_exercise_a_lesson_makes():
+    made = {name for path in LESSONS for name in exercises_made(json.loads(path.read_text()))}
+    assert set(HINTS) == made
+
+
+def test_an_exercise_made_by_name_gives_the_course_hints_in_order(monkeypatch):
+    monkeypatch.setattr(hints_module, "EXERCISES", {})
+    exercise = hints_module.Exercise("02-mul-rule", lambda rule: None, answer="mul_rule")
+    first, second = exercise.hint(), exercise.hint()
+    assert (first.text, second.text) == HINTS["02-mul-rule"]
+    assert "a nudge" in first.title

@@ -6,8 +6,6 @@
         "01-sigmoid-rule",                      # the grade id of its nbgrader cells
         lambda rule: check_rule("sigmoid", rule),
         answer="sigmoid_rule",                  # the name the learner's cell defines
-        hints=["Which tensor does sigmoid's rule need: x, or the output y?",
-               "σ'(x) = y · (1 − y), and the chain rule multiplies it by ȳ."],
     )
     sigmoid_exercise.button()   # help a level at a time: a nudge, a stronger hint, the solution
 
@@ -16,7 +14,9 @@ and, in the graded cell under the learner's answer::
     from workbench.exercises import grade
     grade("01-sigmoid-rule")
 
-Each :meth:`Exercise.check` of an answer is one attempt; the solution opens after the
+The hints are the course's, by the exercise's name (:mod:`.hint_texts`): the cell that makes
+the exercise does not print them above the button. Each :meth:`Exercise.check` of an
+answer is one attempt; the solution opens after the
 first (it is read from the course's solutions, :func:`workbench.course.solution`).
 An answer that is still the stub (its ``raise NotImplementedError()`` runs) is *not
 answered yet*: :func:`grade` says so and scores 0 without stopping the notebook, so
@@ -39,6 +39,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from .. import course
+from .hint_texts import HINTS
 from .report import ExerciseError, NotAnswered, Passed, running_ipython
 
 NOT_YET = (
@@ -159,7 +160,8 @@ class Exercise:
     ``check`` is any checker with the learner's answer left open, e.g.
     ``lambda rule: check_rule("sigmoid", rule)``; ``answer`` is the name the learner's
     cell defines (what :func:`grade` checks); ``title`` is how :func:`progress` names
-    it. The solution is the course's, found by ``name`` (or given as ``solution``).
+    it. The hints and the solution are the course's, found by ``name`` (or given as
+    ``hints`` and ``solution``: an exercise of the teacher's own).
     Making an exercise registers it under its name, replacing one made before.
     """
 
@@ -167,7 +169,7 @@ class Exercise:
         self,
         name: str,
         check: Callable[..., Passed],
-        hints: Sequence[str] = (),
+        hints: Sequence[str] | None = None,
         answer: str | None = None,
         title: str | None = None,
         solution: str | None = None,
@@ -177,7 +179,7 @@ class Exercise:
         self.answer = answer
         self.title = title or name
         written = solution if solution is not None else (lambda: course.solution(name))
-        self.hints = Hints(hints, written)
+        self.hints = Hints(HINTS.get(name, ()) if hints is None else hints, written)
         self.state = "not checked yet"
         EXERCISES[name] = self
 
