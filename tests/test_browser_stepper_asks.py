@@ -160,7 +160,10 @@ def test_a_comparison_runs_to_the_difference_side_by_side(opened):
     page = opened("compare.ipynb", ".wb-compare-b .wb-graph g.node.active")
     assert "first difference is ahead" in page.locator(".wb-compare-note").inner_text()
     page.get_by_role("button", name="Run to difference ▶▶").click()
-    wait_text(page, ".wb-compare-note", "2 times a's")
+    wait_text(page, ".wb-compare-note", "2 times the built-in's")
+    for side in "ab":  # the node where they part, outlined in both pictures
+        assert page.locator(f".wb-compare-{side} .wb-graph g.node.differs").count() == 1
+    assert "your Exp" in page.locator(".wb-compare-values").inner_text()
     titles = page.locator(".wb-step .wb-title").all_inner_texts()
     assert [t.split(":")[0] for t in titles] == ["Step 5 of 6", "Step 5 of 6"], titles
     assert "ExpBackward0" in titles[0] and "ExpBackward" in titles[1]

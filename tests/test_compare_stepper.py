@@ -50,20 +50,23 @@ def test_a_wrong_factor_in_a_custom_function_is_found_at_its_node():
     difference = compared.first_difference
     assert difference is not None and difference.step == 3
     assert difference.node == "ExpBackward0" and difference.node_b == "ExpBackward"
-    assert "b's gradient for x is 2 times a's" in difference.diagnosis
+    assert compared.names == ("the built-in", "your Exp")  # said by what they are
+    assert "your Exp's gradient for x is 2 times the built-in's" in difference.diagnosis
     assert difference.finding.kind == "factor" and difference.finding.details["factor"] == 2
     assert compared.step == 1 and "first difference is ahead, at step 3" in compared.message.value
     assert compared.run_to_difference() and compared.step == 3
     assert [side.step for side in compared.sides] == [3, 3]
     assert [side.record.name for side in compared.sides] == ["ExpBackward0", "ExpBackward"]
-    assert "2 times a&#x27;s" in compared.message.value
+    assert "2 times the built-in&#x27;s" in compared.message.value
     compared.close()
 
 
 def test_a_sign_is_said_with_a_as_the_reference():
     compared = built_in_and_custom(-1.0)
     assert compared.first_difference.step == 3
-    assert "b's gradient for x is minus a's" in compared.first_difference.diagnosis
+    assert (
+        "your Exp's gradient for x is minus the built-in's" in compared.first_difference.diagnosis
+    )
     compared.close()
 
 
@@ -131,8 +134,8 @@ def test_a_broadcast_gradient_left_unsummed_is_a_shape_difference():
     bb = b.expand(2, 3)
     compared = CompareStepper((a * bb).sum(), UnsummedMul.apply(a, bb).sum())
     difference = compared.first_difference
-    assert difference.step == 2 and "b's gradient for input 1" in difference.diagnosis
-    assert "2 times a's" in difference.diagnosis
+    assert difference.step == 2 and "UnsummedMul's gradient for input 1" in difference.diagnosis
+    assert "2 times the built-in's" in difference.diagnosis
     compared.close()
 
 
@@ -286,7 +289,10 @@ def test_a_wrong_custom_function_among_tied_leaves_is_found_at_its_node():
     assert difference is not None and difference.node == "TanhBackward0"
     assert difference.step == torch_order.index("TanhBackward0") + 1
     assert difference.node_b == "TanhBackward" and difference.finding.kind == "factor"
-    assert "is 2 times a's" in difference.diagnosis
+    assert (
+        "your Tanh's gradient" in difference.diagnosis
+        and "is 2 times PyTorch's" in difference.diagnosis
+    )
     compared.close()
 
 
@@ -313,3 +319,79 @@ def test_past_the_shorter_pass_no_step_is_said_to_run_the_same_node():
     assert compared.go(4) and [side.step for side in compared.sides] == [4, 3]
     assert "b runs this node" not in compared.message.value
     compared.close()
+
+
+# ------------------------------------------------ what a learner reads
+def square_function(scale: float):
+    """A learner's Square, ``scale`` times right: one edge to x where ``x * x`` has two."""
+
+    class Square(wb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return scale * 2 * grad * x
+
+    return Square
+
+
+def test_the_same_op_spelled_differently_is_matched_by_place():
+    """``x * x`` against a custom Square: MulBackward0 sends x its gradient along two
+    edges, Square along one; they stand in one place and their sums agree."""
+    x = leaf()
+    compared = CompareStepper((x * x).sum(), square_function(1.0).apply(x).sum())
+    assert compared.first_difference is None, compared.first_difference
+    assert compared.go(2) and [s.record.name for s in compared.sides] == [
+        "MulBackward0",
+        "SquareBackward",
+    ]
+    note = compared.message.value
+    assert "spelled differently" in note and "summed over its edges" in note
+    compared.close()
+
+
+def test_a_wrong_square_is_found_against_x_times_x():
+    x = leaf()
+    compared = CompareStepper((x * x).sum(), square_function(2.0).apply(x).sum())
+    difference = compared.first_difference
+    assert difference is not None and difference.step == 2, difference
+    assert "your Square's gradient for x is 2 times the built-in's" in difference.diagnosis
+    assert difference.finding.kind == "factor"
+    expected = 2 * np.array(X)
+    np.testing.assert_allclose(difference.values[0], expected)  # the two edges' sum
+    np.testing.assert_allclose(difference.values[1], 2 * expected)
+    compared.close()
+
+
+def test_the_differing_node_is_outlined_in_both_pictures_with_its_values_above():
+    compared = built_in_and_custom(2.0)
+    a, b = compared.sides
+    records_a, records_b = a.cursor.source.records, b.cursor.source.records
+    assert a.flagged == [records_a[2].node] and b.flagged == [records_b[2].node]
+    vertex = a.picture.vertex_of(records_a[2].node)
+    assert "differs" in a.graph.classes[vertex]
+    assert not [v for v, c in a.graph.classes.items() if "differs" in c and v != vertex]
+    assert compared.values.value == ""  # not at the difference yet
+    compared.run_to_difference()
+    table = compared.values.value
+    assert "The built-in" not in table and "the built-in" in table and "your Exp" in table
+    assert "4.9462" in table and "9.8923" in table  # 3·e^0.5 and twice it: a's and b's
+    titles = [c.children[0].value for c in compared.columns.children]
+    assert "The built-in" in titles[0] and "Your Exp" in titles[1]
+    compared.close()
+
+
+def test_names_can_be_given_and_plain_passes_stay_a_and_b():
+    x = leaf()
+    plain = CompareStepper((x.exp() * 3).sum(), x.exp().sum())
+    assert plain.names == ("a", "b")
+    plain.close()
+    x = leaf()
+    named = CompareStepper((x.exp() * 3).sum(), x.exp().sum(), names=("the engine", "your loop"))
+    assert "the engine runs MulBackward0" in named.first_difference.diagnosis
+    assert "your loop runs ExpBackward0" in named.first_difference.diagnosis
+    named.close()

@@ -444,6 +444,10 @@ _CSS = """
 .wb-graph g.node.active :is(path, polygon, ellipse) {
   fill: #ffd54f; stroke: #d62728; stroke-width: 3px;
 }
+/* Where a CompareStepper found the first difference: outlined in both pictures. */
+.wb-graph g.node.differs :is(path, polygon, ellipse) {
+  stroke: #d62728; stroke-width: 4px; stroke-dasharray: 7 3;
+}
 """
 
 

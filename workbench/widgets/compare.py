@@ -49,7 +49,7 @@ import numpy as np
 
 from ..exercises.diagnose import Finding, compare, shape_text
 from .closing import ClosingBox
-from .panel import STYLE, message_html
+from .panel import STYLE, format_array, message_html
 from .stepper import BackwardStepper
 from .steps import GradFlow, StepRecord
 from .verdicts import edge_name
@@ -66,7 +66,8 @@ class Difference:
     ``step`` is a's step (the lockstep's number), ``step_b`` b's step running the node in
     the same place, when there is one; ``node`` is a's node there, named as the picture
     draws it (``MulBackward0``); ``node_b`` b's; ``finding`` the checkers' diagnosis of a
-    gradient (None when the graphs, or the order, differ).
+    gradient (None when the graphs, or the order, differ), and ``values`` the two
+    gradients themselves.
     """
 
     step: int
@@ -75,6 +76,7 @@ class Difference:
     diagnosis: str
     finding: Finding | None = None
     step_b: int | None = None
+    values: tuple = ()  # (a's, b's) for a gradient that differs
 
 
 def op_key(record: StepRecord) -> str:
@@ -94,6 +96,39 @@ def edges(record: StepRecord) -> list[tuple[int, GradFlow]]:
     in one engine and no edge at all in another: it is left out of the match.
     """
     return [(i, flow) for i, flow in enumerate(record.grads_out) if flow.target is not None]
+
+
+def by_target(record: StepRecord) -> list[tuple[int, list[GradFlow]]]:
+    """The edges that take a gradient grouped by the node they lead to, in order:
+    ``x * x`` sends x's gradient along two edges, a custom ``Square`` along one."""
+    groups: dict[str, tuple[int, list[GradFlow]]] = {}
+    for i, flow in edges(record):
+        groups.setdefault(flow.target, (i, []))[1].append(flow)
+    return list(groups.values())
+
+
+def edge_pairs(a: StepRecord, b: StepRecord) -> list | None:
+    """``(input index, a's flows, b's flows)`` for the edges of two nodes in one place.
+
+    Edge for edge when both have as many; a custom Function's node against an op that
+    reaches the same inputs along more edges (``x * x`` against ``Square``), input for
+    input, each input's flows to be summed; None when they cannot be paired.
+    """
+    ea, eb = edges(a), edges(b)
+    if len(ea) == len(eb):
+        return [(i, [fa], [fb]) for (i, fa), (_, fb) in zip(ea, eb)]
+    ga, gb = by_target(a), by_target(b)
+    if (is_custom(a) or is_custom(b)) and len(ga) == len(gb):
+        return [(i, fas, fbs) for (i, fas), (_, fbs) in zip(ga, gb)]
+    return None
+
+
+def summed(flows: list[GradFlow]):
+    """What the flows bring to one input, together (a summary string stays as it is)."""
+    values = [flow.value for flow in flows]
+    if len(values) == 1 or any(v is None or isinstance(v, str) for v in values):
+        return values[0]
+    return sum(values[1:], values[0])
 
 
 def same_op(a: StepRecord, b: StepRecord) -> bool:
@@ -159,13 +194,19 @@ class PassMatch:
     """Passes ``a`` and ``b`` matched node by node, by place in the graph (see the module).
 
     ``partner`` maps a's node ids to b's; ``parted`` says, for a node of a, how the two
-    graphs part there.
+    graphs part there; ``spelled`` where they are the same place spelled differently
+    (``x * x`` against a custom ``Square``). ``names`` are how the messages call the
+    passes ("the built-in", "your Exp"; "a" and "b" when nothing better is known).
     """
 
-    def __init__(self, a: list[StepRecord], b: list[StepRecord]) -> None:
-        self.a, self.b = Pass("a", a), Pass("b", b)
+    def __init__(
+        self, a: list[StepRecord], b: list[StepRecord], names: tuple[str, str] = ("a", "b")
+    ) -> None:
+        self.a, self.b = Pass(names[0], a), Pass(names[1], b)
+        self.names = names
         self.partner: dict[str, str] = {}
         self.parted: dict[str, str] = {}
+        self.spelled: dict[str, str] = {}
         self._match()
 
     def _match(self) -> None:
@@ -179,14 +220,17 @@ class PassMatch:
             ra, rb = self.a.first(na), self.b.first(nb)
             if ra is None or rb is None:
                 continue  # one pass never runs it: said when a's steps are walked
-            if not same_op(ra, rb) or len(edges(ra)) != len(edges(rb)):
-                self.parted[na] = other_op(ra, rb)
+            pairs = edge_pairs(ra, rb) if same_op(ra, rb) else None
+            if pairs is None:
+                self.parted[na] = other_op(ra, rb, self.names)
                 continue
-            for (i, fa), (_, fb) in zip(edges(ra), edges(rb)):
+            if len(edges(ra)) != len(edges(rb)):
+                self.spelled[na] = spelled_differently(ra, rb, self.names)
+            for i, (fa, *_), (fb, *_) in pairs:
                 ta, tb = fa.target, fb.target
                 if ta in self.partner or tb in taken:
                     if self.partner.get(ta) != tb or taken.get(tb) != ta:
-                        self.parted.setdefault(na, crossed(ra, rb, i, fa, fb))
+                        self.parted.setdefault(na, crossed(ra, rb, i, fa, fb, self.names))
                     continue
                 self.partner[ta], taken[tb] = tb, ta
                 pending.append((ta, tb))
@@ -214,16 +258,18 @@ class PassMatch:
         if occurrence == 0 and ra.node in self.parted:
             return Difference(ra.step, ra.name, self.b.first(nb).name, self.parted[ra.node])
         if nb is None:
-            return no_counterpart(ra)
+            return no_counterpart(ra, self.names)
         if occurrence >= len(runs_b):
-            return fewer_runs(ra, occurrence, len(runs_b))
+            return fewer_runs(ra, occurrence, len(runs_b), self.names)
         rb = self.b.records[runs_b[occurrence]]
         early = self.a.too_early(position) or self.b.too_early(runs_b[occurrence])
         if early is not None:
-            return Difference(ra.step, ra.name, rb.name, f"{at(ra, rb)}: {early}", None, rb.step)
-        found = step_difference(ra, rb)
+            said = f"{at(ra, rb, self.names)}: {early}"
+            return Difference(ra.step, ra.name, rb.name, said, None, rb.step)
+        found = step_difference(ra, rb, self.names)
         if found is None and occurrence == len(runs_a) - 1 and len(runs_b) > len(runs_a):
-            return more_runs(ra, rb, len(runs_a), [self.b.records[q].step for q in runs_b])
+            steps_b = [self.b.records[q].step for q in runs_b]
+            return more_runs(ra, rb, len(runs_a), steps_b, self.names)
         return found
 
     def unmatched_in_b(self) -> Difference | None:
@@ -235,8 +281,9 @@ class PassMatch:
                     min(record.step, len(self.a.records) + 1),
                     "",
                     record.name,
-                    f"At its step {record.step} b runs {record.name} {record.node}, which has "
-                    "no counterpart in a: a's graph has no node in that place.",
+                    f"At its step {record.step} {self.b.name} runs {record.name} {record.node}, "
+                    f"which has no counterpart in {self.a.name}: {self.a.name}'s graph has no "
+                    "node in that place.",
                     step_b=record.step,
                 )
         return None
@@ -259,9 +306,11 @@ class PassMatch:
         return None
 
 
-def difference_between(a: list[StepRecord], b: list[StepRecord]) -> Difference | None:
+def difference_between(
+    a: list[StepRecord], b: list[StepRecord], names: tuple[str, str] = ("a", "b")
+) -> Difference | None:
     """The first step (from 1, in a's order) where ``a`` and ``b`` part, or None."""
-    return PassMatch(a, b).first_difference()
+    return PassMatch(a, b, names).first_difference()
 
 
 def has_summary(record: StepRecord) -> bool:
@@ -270,64 +319,84 @@ def has_summary(record: StepRecord) -> bool:
     return any(isinstance(v, str) for v in values)
 
 
-def at(ra: StepRecord, rb: StepRecord | None = None) -> str:
+def at(ra: StepRecord, rb: StepRecord | None = None, names: tuple[str, str] = ("a", "b")) -> str:
     """ "At step 7 (TanhBackward0" plus b's step where b runs it at another."""
     said = f"At step {ra.step} ({ra.name}"
     if rb is not None and rb.step != ra.step:
-        said += f", b's step {rb.step}"
+        said += f", {names[1]}'s step {rb.step}"
     return said + ")"
 
 
-def other_op(ra: StepRecord, rb: StepRecord) -> str:
+def other_op(ra: StepRecord, rb: StepRecord, names: tuple[str, str]) -> str:
+    a, b = names
     return (
-        f"At step {ra.step}, a runs {ra.name} ({inputs_text(ra)}) and b runs {rb.name} "
+        f"At step {ra.step}, {a} runs {ra.name} ({inputs_text(ra)}) and {b} runs {rb.name} "
         f"({inputs_text(rb)}) in its place: the two graphs differ here (another op, or the "
         "same ops in another order)."
     )
 
 
-def crossed(ra: StepRecord, rb: StepRecord, i: int, fa: GradFlow, fb: GradFlow) -> str:
+def spelled_differently(ra: StepRecord, rb: StepRecord, names: tuple[str, str]) -> str:
+    """The same place, spelled differently: said beside the step, never a difference."""
+    a, b = names
     return (
-        f"{at(ra, rb)}, a sends the gradient for {edge_name(i, fa)} to {fa.label} and b "
-        f"sends it to {fb.label}, but elsewhere in the graphs those two nodes are in "
+        f"Here {a} runs {ra.name} and {b} runs {rb.name}: the same place in the graph, "
+        f"spelled differently ({len(edges(ra))} edges taking a gradient against "
+        f"{len(edges(rb))}, to the same inputs), so what each input receives is compared "
+        "summed over its edges."
+    )
+
+
+def crossed(
+    ra: StepRecord, rb: StepRecord, i: int, fa: GradFlow, fb: GradFlow, names: tuple[str, str]
+) -> str:
+    a, b = names
+    return (
+        f"{at(ra, rb, names)}, {a} sends the gradient for {edge_name(i, fa)} to {fa.label} "
+        f"and {b} sends it to {fb.label}, but elsewhere in the graphs those two nodes are in "
         "different places: one graph shares a node that the other does not, so the two "
         "graphs differ here."
     )
 
 
-def no_counterpart(ra: StepRecord) -> Difference:
+def no_counterpart(ra: StepRecord, names: tuple[str, str]) -> Difference:
+    a, b = names
     return Difference(
         ra.step,
         ra.name,
         "",
-        f"At step {ra.step} a runs {ra.name} {ra.node}, which has no counterpart in b: the "
-        "graphs parted above it.",
+        f"At step {ra.step} {a} runs {ra.name} {ra.node}, which has no counterpart in {b}: "
+        "the graphs parted above it.",
     )
 
 
-def fewer_runs(ra: StepRecord, occurrence: int, runs_b: int) -> Difference:
+def fewer_runs(ra: StepRecord, occurrence: int, runs_b: int, names: tuple[str, str]) -> Difference:
+    a, b = names
     if runs_b == 0:
         said = (
-            f"At step {ra.step} a runs {ra.name} {ra.node}; b never runs the node in its "
-            "place: no gradient reached it in b, or b stopped before it."
+            f"At step {ra.step} {a} runs {ra.name} {ra.node}; {b} never runs the node in its "
+            f"place: no gradient reached it in {b}, or {b} stopped before it."
         )
     else:
         said = (
-            f"At step {ra.step} a runs {ra.name} {ra.node} again ({occurrence + 1} runs so "
-            f"far); b runs it {times(runs_b)}. Each node runs once, when all of its gradient "
-            "has arrived."
+            f"At step {ra.step} {a} runs {ra.name} {ra.node} again ({occurrence + 1} runs so "
+            f"far); {b} runs it {times(runs_b)}. Each node runs once, when all of its "
+            "gradient has arrived."
         )
     return Difference(ra.step, ra.name, "", said)
 
 
-def more_runs(ra: StepRecord, rb: StepRecord, runs_a: int, steps_b: list[int]) -> Difference:
+def more_runs(
+    ra: StepRecord, rb: StepRecord, runs_a: int, steps_b: list[int], names: tuple[str, str]
+) -> Difference:
+    a, b = names
     listed = ", ".join(str(s) for s in steps_b)
     return Difference(
         ra.step,
         ra.name,
         rb.name,
-        f"{at(ra, rb)}: b runs {rb.name} {times(len(steps_b))} (its steps {listed}), a "
-        f"{times(runs_a)}. Each node runs once, when all of its gradient has arrived, on "
+        f"{at(ra, rb, names)}: {b} runs {rb.name} {times(len(steps_b))} (its steps {listed}), "
+        f"{a} {times(runs_a)}. Each node runs once, when all of its gradient has arrived, on "
         "their sum.",
         step_b=rb.step,
     )
@@ -337,20 +406,23 @@ def times(count: int) -> str:
     return {1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
-def step_difference(a: StepRecord, b: StepRecord) -> Difference | None:
+def step_difference(
+    a: StepRecord, b: StepRecord, names: tuple[str, str] = ("a", "b")
+) -> Difference | None:
     """Where the matched steps ``a`` and ``b`` differ: a gradient in, or one sent."""
     pairs = [("gradient that reached it", ga, gb) for ga, gb in zip(a.grads_in, b.grads_in)]
     pairs += [
-        (f"gradient for {edge_name(i, fa)}", fa.value, fb.value)
-        for (i, fa), (_, fb) in zip(edges(a), edges(b))
+        (f"gradient for {edge_name(i, fas[0])}", summed(fas), summed(fbs))
+        for i, fas, fbs in edge_pairs(a, b) or ()
     ]
     for what, va, vb in pairs:
         if isinstance(va, str) or isinstance(vb, str):
             continue  # a trace kept only a summary: said once no other difference is found
         rtol, atol = tolerances(va, vb)
-        finding = compare(f"b's {what}", va, vb, rtol=rtol, atol=atol)
+        finding = compare(f"{names[1]}'s {what}", va, vb, rtol=rtol, atol=atol)
         if finding is not None:
-            return Difference(a.step, a.name, b.name, sentence(a, b, finding), finding, b.step)
+            said = sentence(a, b, finding, names)
+            return Difference(a.step, a.name, b.name, said, finding, b.step, (va, vb))
     return None
 
 
@@ -359,23 +431,45 @@ def inputs_text(record: StepRecord) -> str:
     return f"{count} input" + ("" if count == 1 else "s") + " taking a gradient"
 
 
-def sentence(record: StepRecord, other: StepRecord, finding: Finding) -> str:
+def sentence(
+    record: StepRecord, other: StepRecord, finding: Finding, names: tuple[str, str] = ("a", "b")
+) -> str:
     """The checkers' finding, with a as the reference: "... is 2 times a's"."""
+    theirs = f"{names[0]}'s"
     if finding.kind == "sign":
-        observation = f"{finding.what} is minus a's: every element has the other sign"
+        observation = f"{finding.what} is minus {theirs}: every element has the other sign"
     elif finding.kind == "shape":
         expected, got = finding.details["expected_shape"], finding.details["got_shape"]
         observation = (
-            f"{finding.what} has shape {shape_text(got)} where a's has {shape_text(expected)}"
+            f"{finding.what} has shape {shape_text(got)} where {theirs} has {shape_text(expected)}"
         )
     else:
         observation = (
-            finding.observation.replace("the expected value", "a's")
-            .replace("was expected", "is a's")
-            .replace("were expected", "are a's")
+            finding.observation.replace("the expected value", theirs)
+            .replace("was expected", f"is {theirs}")
+            .replace("were expected", f"are {theirs}")
         )
     found = Finding(finding.kind, finding.what, observation, finding.advice)
-    return found.sentences(at(record, other))
+    return found.sentences(at(record, other, names))
+
+
+def side_name(side, records: list[StepRecord]) -> str:
+    """What a side is, when it can be told: "PyTorch" for a torch loss, "your Exp" for a
+    pass through a custom Function; "" when it is a plain workbench pass."""
+    if type(side).__module__.split(".")[0] == "torch":
+        return "PyTorch"
+    custom = next((r.name for r in records if is_custom(r)), None)
+    return f"your {custom.removesuffix('Backward')}" if custom else ""
+
+
+def side_names(a, b, records: list[list[StepRecord]]) -> tuple[str, str]:
+    """How the messages and the column titles call the two passes: by what they are
+    ("the built-in" against "your Tanh", "the workbench" against "PyTorch"), else a, b."""
+    known = side_name(a, records[0]), side_name(b, records[1])
+    if known[0] == known[1]:  # both plain, or both alike: nothing tells them apart
+        return ("a", "b")
+    plain = "the workbench" if "PyTorch" in known else "the built-in"
+    return (known[0] or plain, known[1] or plain)
 
 
 def as_target(side):
@@ -391,15 +485,19 @@ class CompareStepper(ClosingBox):
     """Two backward passes, ``a`` and ``b``, stepped together and side by side.
 
     ``a`` and ``b`` are each a loss Tensor, a saved Trace, or a PyTorch loss (``b =
-    torch_loss`` runs PyTorch's backward and replays it). :attr:`first_difference` is
-    None when the passes agree, else a :class:`Difference`; :meth:`run_to_difference`
-    shows it. Steps are numbered from 1, as in :class:`BackwardStepper`: ``go(k)`` shows
-    a's step k, and beside it b's step that runs the same node (the same run of it); past
-    what a has, b's step k.
+    torch_loss`` runs PyTorch's backward and replays it). ``names`` says what each is, in
+    the titles and the messages ("the engine", "your loop"); by default a side is called
+    by what it is when that can be told ("PyTorch", "your Exp" for a custom Function's
+    pass, "the built-in" or "the workbench" for the other), else "a" and "b".
+    :attr:`first_difference` is None when the passes agree, else a :class:`Difference`;
+    :meth:`run_to_difference` shows it. Steps are numbered from 1, as in
+    :class:`BackwardStepper`: ``go(k)`` shows a's step k, and beside it b's step that runs
+    the same node (the same run of it); past what a has, b's step k.
     """
 
-    def __init__(self, a, b) -> None:
+    def __init__(self, a, b, names: tuple[str, str] | None = None) -> None:
         super().__init__()
+        self.names = names or ("a", "b")
         self.message = widgets.HTML()
         self.sides: list[BackwardStepper] = []
         self.first_difference: Difference | None = None
@@ -413,12 +511,16 @@ class CompareStepper(ClosingBox):
             if failed:
                 raise ValueError(failed[0])
             records = [self._all_records(side) for side in self.sides]
-            self.match = PassMatch(*records)
+            self.names = names or side_names(a, b, records)
+            self.match = PassMatch(*records, names=self.names)
             self.first_difference = self.match.first_difference()
         except Exception as err:  # a UI boundary: the reason, never a traceback
             self._fail(err)
             return
-        self.columns.children = [self._column("a", self.sides[0]), self._column("b", self.sides[1])]
+        self._flag_the_difference()
+        self.columns.children = [
+            self._column(side, self.sides[k], self.names[k]) for k, side in enumerate("ab")
+        ]
         self._observe(self.slider, self._on_slider)
         self._show()
 
@@ -434,15 +536,28 @@ class CompareStepper(ClosingBox):
         self._on_click(self.reset_button, lambda _: self.go(1))
         self._on_click(self.difference_button, lambda _: self.run_to_difference())
         self.columns = widgets.HBox(layout=widgets.Layout(width="100%"))
+        self.values = widgets.HTML()  # the differing gradients, above the pictures
         buttons = [self.prev_button, self.next_button, self.reset_button]
         row = widgets.HBox([*buttons, self.difference_button, self.slider])
         row.layout.flex_flow = "row wrap"
-        self.children = [widgets.HTML(STYLE), self.message, row, self.columns]
+        self.children = [widgets.HTML(STYLE), self.message, self.values, row, self.columns]
 
-    def _column(self, name: str, side: BackwardStepper) -> widgets.VBox:
+    def _flag_the_difference(self) -> None:
+        """Outline the node where the passes first part, in both pictures."""
+        difference = self.first_difference
+        if difference is None:
+            return
+        a, b = self.sides
+        if difference.step <= a.total and difference.node:
+            a.flag([a.cursor.source.records[difference.step - 1].node])
+        if difference.step_b is not None:
+            b.flag([b.cursor.source.records[difference.step_b - 1].node])
+
+    def _column(self, name: str, side: BackwardStepper, said: str) -> widgets.VBox:
         """One pass: its picture above its panel, half the width, nothing over the other."""
         side.graph.layout.width = side.panel.layout.width = "100%"
-        title = widgets.HTML(f"<div class='wb-title'>{name}</div>")
+        heading = said[:1].upper() + said[1:]
+        title = widgets.HTML(f"<div class='wb-title'>{html.escape(heading)}</div>")
         column = widgets.VBox([title, side.graph, side.panel])
         column.layout = widgets.Layout(width="50%", min_width="0", overflow="auto")
         column.add_class(f"wb-compare-{name}")
@@ -525,20 +640,40 @@ class CompareStepper(ClosingBox):
         self.prev_button.disabled = self.step <= 1
         self.next_button.disabled = self.step >= self.total
         self.message.value = f"<div class='wb-compare-note'>{html.escape(self._said(note))}</div>"
+        self.values.value = self._values_html()
+
+    def _values_html(self) -> str:
+        """At the first difference, the two gradients side by side, above the pictures."""
+        difference = self.first_difference
+        if difference is None or not difference.values or self.step != difference.step:
+            return ""
+        what = html.escape(difference.finding.what if difference.finding else "gradient")
+        cells = "".join(
+            f"<td><b>{html.escape(name)}</b></td><td><pre>{html.escape(format_array(v))}</pre></td>"
+            for name, v in zip(self.names, difference.values)
+        )
+        return f"<table class='wb-compare-values'><caption>{what}</caption><tr>{cells}</tr></table>"
 
     def _said(self, note: str) -> str:
         difference = self.first_difference
         if note:
             return note
         if difference is None:
-            return f"The two passes agree at all {self.total} steps.{self._order_note()}"
+            agree = f"The two passes agree at all {self.total} steps."
+            return f"{agree}{self._order_note()}{self._spelling_note()}"
         if self.step == difference.step:
-            return difference.diagnosis
+            return difference.diagnosis + self._spelling_note()
         where = "ahead" if self.step < difference.step else "behind"
         return (
             f"They agree up to step {difference.step - 1}; the first difference is {where}, "
             f"at step {difference.step} (Run to difference).{self._order_note()}"
+            f"{self._spelling_note()}"
         )
+
+    def _spelling_note(self) -> str:
+        """Where the node on show is spelled differently in the two passes: said."""
+        note = self.match.spelled.get(self.sides[0].record.node) if self.match else None
+        return f" {note}" if note else ""
 
     def _order_note(self) -> str:
         """Where b runs the node on show at another step: why that is no difference."""
@@ -549,6 +684,7 @@ class CompareStepper(ClosingBox):
         if a.step == b.step or not same_node:
             return ""
         return (
-            f" b runs this node at its step {b.step}: of the nodes ready at the same time, an "
-            "engine may run any first, so the steps are matched by place in the graph."
+            f" {self.names[1]} runs this node at its step {b.step}: of the nodes ready at the "
+            "same time, an engine may run any first, so the steps are matched by place in "
+            "the graph."
         )

@@ -167,6 +167,7 @@ class BackwardStepper(ClosingBox):
         self._unfolded = None  # the whole picture's model, folded afresh when a box opens
         self.inspected: str | None = None  # the node shown in the inspector
         self.linked: str | None = None  # the node lit in both pictures after a click
+        self.flagged: list[str] = []  # nodes outlined as where a comparison found a difference
         self.forward_picture: Picture | None = None  # drawn the first time it is shown
         self._target = target  # a loss or trace, for the forward picture
         self.links: Links | None = None
@@ -632,6 +633,8 @@ class BackwardStepper(ClosingBox):
             classes = self.marks.classes(records, cursor.position, cursor.breakpoints)
             if self.linked:
                 classes = with_class(classes, self.links.in_backward(self.linked), "linked")
+            flagged = [self.picture.vertex_of(uid) for uid in self.flagged]
+            classes = with_class(classes, flagged, "differs")
             self.graph.classes = classes
             captions = self.marks.captions(records, cursor.position)
             self.graph.captions = self._unrevealed(captions) if self.hidden else captions
@@ -649,6 +652,12 @@ class BackwardStepper(ClosingBox):
         self.prev_button.disabled = cursor.position == 0
         if self.inspected:
             self.inspect(self.inspected)  # its gradient and saved tensors at this step
+
+    def flag(self, nodes: list[str]) -> None:
+        """Outline ``nodes`` (ids) in the picture, at every step: where a comparison found
+        the first difference (:class:`~.compare.CompareStepper`)."""
+        self.flagged = list(nodes)
+        self._show(pictures=False)
 
     # ----------------------------------------------------------- inspecting
     def node_id(self, node) -> str:
