@@ -337,7 +337,12 @@ class StepCursor:
         return self.source.expected_steps - 1
 
     def go(self, index: int) -> bool:
-        """Show step ``index``; False (and no move) if the pass has no such step."""
+        """Show step ``index``; False (and no move) if the pass has no such step.
+
+        The note said of an earlier move goes: a move that has something to say (run to
+        the end, a breakpoint) says it after its last ``go``.
+        """
+        self.note = ""
         if index < 0 or not self.source.load(index):
             self.source.show(self.position)  # loading may have run ahead: back to the one shown
             return False
