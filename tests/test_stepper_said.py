@@ -33,3 +33,40 @@ def test_a_move_that_has_something_to_say_still_says_it():
     stepper.go(1)
     assert not stepper.prev() and "This is the first step." in stepper.panel.value
     stepper.close()
+
+
+def labels(picture) -> str:
+    return "\n".join("\n".join(v.lines) for v in picture.model.vertices.values())
+
+
+def test_a_tensor_the_learner_did_not_name_is_called_after_the_op_that_made_it():
+    """Issue 39, point 6: ``tanh_out (t7)``, not ``t7``; a name the learner gave stays."""
+    x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
+    weights = wb.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="W")
+    scaled = wb.tanh(weights @ x) * 2
+    scaled.name = "scaled"
+    loss = scaled.sum()
+    text = labels(wb.viz.draw(loss, kind="forward"))
+    assert f"sum_out ({loss.uid})" in text and f"scaled ({scaled.uid})" in text
+    assert "tanh_out (" in text and "matmul_out (" in text and "mul_out" not in text
+    with wb.trace() as recorded:
+        x2 = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
+        wb.tanh(x2).sum().backward()
+    assert "sum_out (" in labels(wb.viz.draw(recorded))
+
+
+def test_a_custom_functions_output_is_called_after_it():
+    class Square(wb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * grad * x
+
+    x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
+    squared = Square.apply(x)
+    assert "square_out (" in labels(wb.viz.draw(squared.sum(), kind="forward"))

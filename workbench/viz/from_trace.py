@@ -34,6 +34,7 @@ class TensorInfo:
     dtype: str = ""
     name: str | None = None
     value: dict | None = None  # a summary
+    made_by: str | None = None  # the op that made it: a tensor not named is called "tanh_out"
 
 
 @dataclass
@@ -105,7 +106,7 @@ class TraceGraph:
                 info = self.tensors.setdefault(tid, TensorInfo(tuple(shape)))
                 info.name = info.name or name
         self.tensors[r["output"]] = TensorInfo(
-            tuple(r["output_shape"]), r["dtype"], r.get("name"), r.get("value")
+            tuple(r["output_shape"]), r["dtype"], r.get("name"), r.get("value"), r["op"]
         )
         if r["node"] is None:
             return
@@ -212,7 +213,8 @@ class TraceGraph:
     def tensor_lines(self, tid: str, grads: dict | None = None) -> list:
         info = self.tensors.get(tid, TensorInfo())
         grad = summary_array((grads or {}).get(tid))
-        return tensor_lines(tid, info.name, info.shape, info.dtype, summary_array(info.value), grad)
+        name = info.name or (f"{info.made_by}_out" if info.made_by else None)
+        return tensor_lines(tid, name, info.shape, info.dtype, summary_array(info.value), grad)
 
 
 # --------------------------------------------------------------- backward

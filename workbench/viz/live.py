@@ -7,6 +7,8 @@ are shown as freed.
 
 from __future__ import annotations
 
+import re
+
 from .. import backend
 from ..autograd.graph import (
     FREED,
@@ -114,8 +116,25 @@ def backward_model(roots: list) -> GraphModel:
     return model
 
 
+def made_by(t: Tensor) -> str | None:
+    """A tensor the learner did not name is called after the op that made it
+    (``tanh_out``, ``mm_out``), beside its id; None when no recorded op made it."""
+    node = t.grad_fn
+    return (
+        op_output_name(node) if node is not None and not isinstance(node, AccumulateGrad) else None
+    )
+
+
+def op_output_name(node: Node) -> str:
+    """``tanh_out`` for a tanh node; a custom Function's ``SquareBackward`` gives ``square_out``."""
+    op = getattr(node, "op", None)
+    base = op.name if op is not None else re.sub(r"Backward\d*$", "", node.name()).lower()
+    return f"{base}_out"
+
+
 def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:
-    lines = tensor_lines(tensor.uid, tensor.name, tensor.shape, tensor.dtype, _numpy(tensor))
+    name = tensor.name or made_by(tensor)
+    lines = tensor_lines(tensor.uid, name, tensor.shape, tensor.dtype, _numpy(tensor))
     model.add(Vertex(tensor.uid, "root", lines, members=(node.uid,)))
     model.connect(tensor.uid, node.uid, "1" if tensor.ndim == 0 else "ȳ")
 
@@ -172,12 +191,14 @@ def _saved_vertices(model: GraphModel, node: OpNode, values: bool = True) -> Non
 def _saved_text(node: OpNode, saved: SavedTensor, values: bool) -> list:
     if saved.tensor is not None:
         t = saved.tensor
-        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
+        name = t.name or made_by(t)
+        return tensor_lines(t.uid, name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
     if saved.array is not None:
         out = node.output()
         tid = out.uid if out is not None else f"{node.uid}.out"
         array = saved.array
-        return tensor_lines(tid, None, array.shape, array.dtype, array if values else None)
+        name = (out.name if out is not None else None) or op_output_name(node)
+        return tensor_lines(tid, name, array.shape, array.dtype, array if values else None)
     return ["(packed by a saved_tensors_hooks pack hook)"]
 
 
@@ -259,12 +280,12 @@ def _output_vertex(
     shape, dtype = shapes.get((node, 0), ((), ""))
     if out is None:
         tid = f"{node.uid}.out"
-        lines = [tid, f"{shape_text(shape)} {dtype}".strip()]
+        lines = [f"{op_output_name(node)} ({tid})", f"{shape_text(shape)} {dtype}".strip()]
     else:
         tid = out.uid
         grad = _numpy(out._grad) if out._retains_grad and values else None
         data = _numpy(out) if values else None
-        lines = tensor_lines(tid, out.name, out.shape, out.dtype, data, grad)
+        lines = tensor_lines(tid, out.name or made_by(out), out.shape, out.dtype, data, grad)
     model.vertices[tid] = Vertex(tid, "tensor", lines, members=(node.uid,))  # the full label
     return tid
 
