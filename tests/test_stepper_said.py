@@ -70,3 +70,19 @@ def test_a_custom_functions_output_is_called_after_it():
     x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
     squared = Square.apply(x)
     assert "square_out (" in labels(wb.viz.draw(squared.sum(), kind="forward"))
+
+
+def test_a_node_the_learner_did_not_write_says_where_it_came_from():
+    """Lesson 11's TwoModes drew a ViewBackward0 nobody wrote: make_dual's view."""
+    import workbench.autograd.forward_ad as fwAD
+
+    x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, wb.ones_like(x))
+        y = wb.sigmoid(dual).sum()
+    backward_text = labels(wb.viz.draw(y))
+    forward_text = labels(wb.viz.draw(y, kind="forward"))
+    for text in (backward_text, forward_text):
+        assert text.count("made by make_dual (a view)") == 1, text
+    plain = labels(wb.viz.draw(wb.sigmoid(x).sum()))
+    assert "made by" not in plain

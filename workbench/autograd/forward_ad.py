@@ -124,6 +124,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"the same level {LEVEL.index} is not supported."
         )
     dual = _alias(tensor)
+    if dual.grad_fn is not None:  # a node the learner did not write: pictures say why it is there
+        dual.grad_fn.metadata["origin"] = "made by make_dual (a view)"
     _attach(dual, tangent)
     return dual
 

@@ -147,12 +147,19 @@ def _node_vertex(model: GraphModel, node: Node, values: bool = True) -> None:
         lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
         model.add(Vertex(node.uid, "accumulate", lines, members=(node.uid,), tooltip=node.uid))
         return
-    lines = [node.name(), *formula_lines(node.formula)]
+    lines = [node.name(), *origin_lines(node), *formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
     vertex = Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip)
     vertex.segment = node.metadata.get("checkpoint", "")
     mark_recomputed(vertex, node)
     model.add(vertex)
+
+
+def origin_lines(node: Node) -> list:
+    """A node the learner did not write says where it came from (``node.metadata["origin"]``,
+    e.g. the view ``make_dual`` makes)."""
+    origin = node.metadata.get("origin")
+    return [origin] if origin else []
 
 
 def mark_recomputed(vertex: Vertex, node: Node) -> None:
@@ -263,7 +270,7 @@ def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -
 
 def _op_vertex(model: GraphModel, node: Node) -> None:
     name = node.op.name if isinstance(node, OpNode) else node.name().removesuffix("Backward")
-    lines = [name]
+    lines = [name, *origin_lines(node)]
     if isinstance(node, OpNode):
         lines += attr_lines(node.attrs)
     vertex = Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name())
