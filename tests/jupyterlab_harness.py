@@ -91,7 +91,7 @@ def _quiet_settings(config: Path) -> None:
     (folder / "notification.jupyterlab-settings").write_text(json.dumps(settings))
 
 
-def lab_command(notebooks: Path, port: int, token: str) -> list[str]:
+def lab_command(notebooks: Path, port: int, token: str, extra: tuple = ()) -> list[str]:
     cmd = [
         sys.executable,
         "-m",
@@ -105,7 +105,7 @@ def lab_command(notebooks: Path, port: int, token: str) -> list[str]:
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
-    return cmd
+    return cmd + list(extra)
 
 
 def lab_environment(home: Path) -> dict:
@@ -157,14 +157,15 @@ def shutdown(lab: Lab) -> None:
 
 
 @contextlib.contextmanager
-def running_lab(notebooks: Path, home: Path) -> Iterator[Lab]:
-    """JupyterLab serving ``notebooks`` until the ``with`` block ends."""
+def running_lab(notebooks: Path, home: Path, extra: tuple = ()) -> Iterator[Lab]:
+    """JupyterLab serving ``notebooks`` until the ``with`` block ends (``extra``: more
+    options for JupyterLab)."""
     port, token = free_port(), secrets.token_hex(16)
     home.mkdir(parents=True, exist_ok=True)
     log = home / "jupyterlab.log"
     with open(log, "w") as out:
         process = subprocess.Popen(
-            lab_command(notebooks, port, token),
+            lab_command(notebooks, port, token, extra),
             env=lab_environment(home),
             cwd=notebooks,
             stdout=out,

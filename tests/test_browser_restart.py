@@ -7,8 +7,9 @@ server starts a new one) and shut it down from the Kernel menu. Each time every 
 drawn before shows its "run this cell again" note, and a cell run again draws a live
 widget with no note. A busy kernel (a long cell) is alive: no note.
 
-The last test has a lab of its own, set to save widget state in the notebook: reopened
-on a new kernel, the saved widgets have no kernel-side half, and say so.
+The last test has a lab of its own, set up with the course's lab defaults (widget state
+saved in the notebook, as ``workbench lab`` and the hub's image set it): reopened on a
+new kernel, the saved widgets have no kernel-side half, and say so.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from jupyterlab_harness import (
@@ -27,6 +29,7 @@ from jupyterlab_harness import (
     write_notebook,
 )
 
+from workbench.cli import LAB_DEFAULTS, install_lab_defaults
 from workbench.widgets.connection import LOST_KERNEL
 
 pytestmark = BROWSER_TEST
@@ -206,11 +209,13 @@ def test_a_busy_kernel_is_alive_no_note(lab, page):
     assert_live(page)
 
 
-def save_widget_state(home) -> None:
-    """The lab's user setting "Save Jupyter widget state in notebooks" (off by default)."""
-    folder = home / "config" / "lab" / "user-settings" / "@jupyter-widgets" / "jupyterlab-manager"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "plugin.jupyterlab-settings").write_text(json.dumps({"saveState": True}))
+def course_lab_defaults(home: Path) -> tuple:
+    """JupyterLab's options for an environment set up as ``workbench lab`` sets its own:
+    the course's defaults (widget state saved in notebooks) in its settings folder, no
+    user setting of the learner's."""
+    prefix = home / "prefix"
+    assert install_lab_defaults(prefix)
+    return (f"--LabApp.app_settings_dir={(prefix / LAB_DEFAULTS).parent.parent}",)
 
 
 def test_widgets_saved_in_the_notebook_and_reopened_on_a_new_kernel_say_so(tmp_path):
@@ -218,8 +223,7 @@ def test_widgets_saved_in_the_notebook_and_reopened_on_a_new_kernel_say_so(tmp_p
     notebooks.mkdir()
     write_notebook(notebooks / "saved.ipynb", CELLS)
     home = tmp_path / "jupyter"
-    save_widget_state(home)
-    with running_lab(notebooks, home) as lab:
+    with running_lab(notebooks, home, course_lab_defaults(home)) as lab:
         with chromium_page(tmp_path / "first-profile") as page:
             open_with_widgets(page, lab, "saved.ipynb")
             page.keyboard.press("Control+s")

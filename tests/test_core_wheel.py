@@ -9,6 +9,7 @@ slow-ish (a minute or two), bounded in time, and part of ``make test``.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import zipfile
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli import NO_LAB, main
+from workbench.cli import LAB_DEFAULTS, NO_LAB, install_lab_defaults, main
 from workbench.viz.graphviz_asset import asset_source
 
 pytestmark = pytest.mark.slow
@@ -63,6 +64,19 @@ def test_the_wheel_carries_the_browsers_graphviz_and_no_native_code(core_wheel):
         wheel_info = next(n for n in names if n.endswith(".dist-info/WHEEL"))
         assert "Root-Is-Purelib: true" in archive.read(wheel_info).decode()
     assert not [n for n in names if n.endswith((".so", ".pyd", ".dylib", ".dll"))]
+
+
+def test_the_wheel_carries_the_lab_defaults_that_save_widget_state(core_wheel, tmp_path):
+    """Issue 39, point 7: a reopened notebook draws the course's lost-kernel note, which
+    needs the widgets' state saved in it; ``workbench lab`` (and the hub's image) set
+    JupyterLab's default so, from the file the wheel carries."""
+    with zipfile.ZipFile(core_wheel) as archive:
+        defaults = json.loads(archive.read("workbench/lab_defaults.json"))
+    assert defaults == {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True}}
+    assert install_lab_defaults(tmp_path)
+    assert json.loads((tmp_path / LAB_DEFAULTS).read_text()) == defaults
+    (tmp_path / LAB_DEFAULTS).write_text("{}")  # a teacher's own choice there is kept
+    assert not install_lab_defaults(tmp_path) and (tmp_path / LAB_DEFAULTS).read_text() == "{}"
 
 
 def test_a_fresh_core_venv_imports_workbench_and_builds_a_stepper(core_venv, tmp_path):

@@ -48,6 +48,29 @@ def lab_command(
     return cmd + list(extra)
 
 
+# The course's JupyterLab defaults ("Save Jupyter widget state in notebooks" on), where
+# JupyterLab reads them: {sys.prefix}/share/jupyter/lab/settings/overrides.d/*.json.
+LAB_DEFAULTS = Path("share/jupyter/lab/settings/overrides.d/autodiff-workbench.json")
+
+
+def install_lab_defaults(prefix: Path = Path(sys.prefix)) -> bool:
+    """Put the course's lab defaults (``workbench/lab_defaults.json``) where the JupyterLab
+    of ``prefix`` reads them, when they are missing; True if they were put there.
+
+    With widget state saved in the notebook, a notebook reopened after its kernel is gone
+    draws each widget with the course's "run this cell again" note instead of
+    JupyterLab's "Error displaying widget: model not found". ``workbench lab`` calls this
+    for its own environment; the hub's image, for the learners' (setup-learner-env.sh).
+    A learner can still turn the setting off in JupyterLab's settings.
+    """
+    target = prefix / LAB_DEFAULTS
+    if target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes((Path(__file__).parent / "lab_defaults.json").read_bytes())
+    return True
+
+
 def cmd_lab(args) -> int:
     from . import course
 
@@ -64,6 +87,8 @@ def cmd_lab(args) -> int:
         if made:
             print(f"made your copies of {len(made)} lessons in {mine} (solutions removed)")
         lessons = mine
+    if install_lab_defaults():
+        print("JupyterLab will save widget state in your notebooks (the course's default)")
     cmd = lab_command(lessons, args.port, not args.no_browser, args.jupyter_options)
     print("starting:", " ".join(cmd), flush=True)
     if args.no_browser:

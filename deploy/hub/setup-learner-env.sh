@@ -18,6 +18,9 @@
 #    config folder jupyter-instructor/, see deploy/hub/README.md);
 # 4. the build fails, not the class, if a front-end the lessons need is missing, or if
 #    the package can still find a solution.
+# 5. the course's JupyterLab defaults (workbench/lab_defaults.json: widget state saved in
+#    the notebook, so a notebook reopened after its kernel is gone shows the course's
+#    "run this cell again" note, not "model not found").
 set -euo pipefail
 python=$1 requirements=$2 wheel=$3
 bin=$(dirname "$python")
@@ -25,6 +28,7 @@ bin=$(dirname "$python")
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q -r "$requirements"
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q --force-reinstall "$wheel"
 "$python" -m pip check
+"$python" -I -c 'from workbench.cli import install_lab_defaults; install_lab_defaults()'
 # -I (isolated): the installed package, never a workbench/ in the current folder (a
 # checkout, where the rehearsal runs this) nor one on PYTHONPATH; and only a file
 # inside this Python's own prefix is deleted.
