@@ -138,6 +138,14 @@ def notebook_runner(lab, profile, width: int, height: int):
             shut_kernels_down(lab)
 
 
+def open_more(page) -> None:
+    """Show the controls behind "More ▾" (everyday: Prev, Next, Play and the slider)."""
+    more = page.get_by_role("button", name="More ▾")
+    if more.count() and more.first.is_visible():
+        more.first.click()
+        page.get_by_role("button", name="Less ▴").first.wait_for(timeout=30_000)
+
+
 def title(page) -> str:
     return page.locator(".wb-step .wb-title").inner_text()
 
@@ -169,7 +177,9 @@ def rerun_cell(page, index: int) -> str:
 def test_prev_puts_back_the_grad_that_a_later_cell_prints(opened):
     page = opened("rewind.ipynb")
     assert rerun_cell(page, 2) == "b.grad = 10.0000"  # step 1: b's node has not run
+    open_more(page)
     page.locator(".widget-text input").first.fill("leaf b")  # the node picker's filter
+    open_more(page)
     page.get_by_role("button", name="Run to node").click()
     wait_title(page, r"^Step \d+ of \d+: AccumulateGrad")
     panel = page.locator(".wb-step").inner_text()
@@ -250,6 +260,7 @@ def test_a_folded_box_opens_on_click_and_closes_again(opened):
     assert part.get_attribute("id").startswith("open0.part")
     widget = page.locator(".jp-OutputArea-output", has=page.locator(BACKWARD))
     widget.screenshot(path=str(ASSETS / "stepper_folded.png"))
+    open_more(page)
     page.get_by_role("button", name="Fold again ⟲").click()
     page.wait_for_selector(f"{BACKWARD} g.node.active[id='{box_id}']", timeout=120_000)
 
@@ -259,6 +270,7 @@ def test_a_pytorch_replay_steps_through_pytorchs_own_nodes(opened):
     page = opened("torch.ipynb")
     wait_title(page, r"^Step 1 of \d+: MeanBackward")
     total = int(re.search(r"of (\d+)", title(page)).group(1))
+    open_more(page)
     page.get_by_role("button", name="Continue ▶▶").click()
     wait_title(page, rf"^Step {total} of {total}: AccumulateGrad")
     assert page.locator(f"{BACKWARD} g.node.active").count() == 1
@@ -277,6 +289,7 @@ def test_play_runs_a_2001_node_pass_in_the_browser_and_the_panel_catches_up(open
     start, started = page.evaluate(SLIDER_STEP), page.evaluate("() => performance.now()")
     page.wait_for_timeout(4_000)
     end, ended = page.evaluate(SLIDER_STEP), page.evaluate("() => performance.now()")
+    open_more(page)
     page.get_by_role("button", name="■ Stop").click()  # stop, and stay at that step
     rate = (end - start) / ((ended - started) / 1000)
     print(f"\nPlay on a 2,001-node pass at 25 ms/step: {rate:.1f} steps a second in the page")

@@ -14,7 +14,14 @@ from jupyterlab_harness import (
     running_lab,
     write_notebook,
 )
-from test_browser_stepper import BACKWARD, FORWARD, notebook_runner, title, wait_title
+from test_browser_stepper import (
+    BACKWARD,
+    FORWARD,
+    notebook_runner,
+    open_more,
+    title,
+    wait_title,
+)
 
 pytestmark = BROWSER_TEST
 
@@ -224,6 +231,7 @@ def test_play_pauses_and_stop_stays_at_the_step_it_reached(opened):
         ".match(/Step (\\d+)/)[1] > 4",
         timeout=60_000,
     )
+    open_more(page)
     page.get_by_role("button", name="■ Stop").click()
     page.wait_for_selector(".wb-play button i.fa-play", timeout=30_000)
     page.wait_for_timeout(1000)  # the panel catches up with where Play stopped

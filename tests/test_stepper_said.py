@@ -86,3 +86,36 @@ def test_a_node_the_learner_did_not_write_says_where_it_came_from():
         assert text.count("made by make_dual (a view)") == 1, text
     plain = labels(wb.viz.draw(wb.sigmoid(x).sum()))
     assert "made by" not in plain
+
+
+def test_the_everyday_controls_are_few_and_the_rest_wait_behind_more():
+    """Issue 39, point 3: Prev, Next, Play and the step slider ("step k of n"); step over,
+    reset, speed, find, breakpoints and the views behind one "More" toggle."""
+    stepper = BackwardStepper(small_pass())
+    (everyday_row,) = [
+        c for c in stepper.children if stepper.prev_button in getattr(c, "children", ())
+    ]
+    assert list(everyday_row.children) == [
+        stepper.prev_button,
+        stepper.next_button,
+        stepper.play,
+        stepper.slider,
+        stepper.step_count,
+        stepper.more_button,
+    ]
+    assert f"of {stepper.total}" in stepper.step_count.value
+    assert stepper.more.layout.display == "none"
+    hidden = {stepper.over_button, stepper.reset_button, stepper.continue_button}
+    assert hidden <= set(descendants(stepper.more)) and stepper.view_switch in stepper.more.children
+    stepper.more_button.value = True
+    assert stepper.more.layout.display == "" and stepper.more_button.description == "Less ▴"
+    stepper.more_button.value = False
+    assert stepper.more.layout.display == "none"
+    stepper.close()
+
+
+def descendants(box) -> list:
+    found = []
+    for child in getattr(box, "children", ()):
+        found += [child, *descendants(child)]
+    return found

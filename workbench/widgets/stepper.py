@@ -260,20 +260,36 @@ class BackwardStepper(ClosingBox):
         )
         self._on_click(self.continue_button, lambda _: self.continue_())
         self._observe(self.slider, self._on_slider)
-        row1 = [self.prev_button, self.next_button, self.over_button, self.reset_button]
-        row1 += [self.play, self.stop_button, self.slider, self.speed]
-        row2 = [self.node_filter, self.node_picker, self.run_to_button, self.breakpoint_button]
-        row2 += [self.fold_button]
+        self.step_count = widgets.HTML()  # "of 7" after the slider's own "step k"
+        self.more_button = widgets.ToggleButton(
+            description="More ▾", tooltip="step over, reset, speed, find a node, breakpoints, views"
+        )
+        self.more = widgets.VBox(
+            [
+                _wrapping_row([self.over_button, self.reset_button, self.stop_button, self.speed]),
+                _wrapping_row([self.node_filter, self.node_picker, self.run_to_button]),
+                _wrapping_row([self.breakpoint_button, self.continue_button, self.fold_button]),
+                self.view_switch,
+            ],
+            layout=widgets.Layout(display="none"),
+        )
+        self._observe(self.more_button, lambda change: self._show_more(change["new"]))
+        everyday = [self.prev_button, self.next_button, self.play, self.slider, self.step_count]
         self.children = [
             widgets.HTML(STYLE),
             self.message,
             *self._build_quiz(),
-            _wrapping_row(row1),
-            _wrapping_row([*row2, self.continue_button]),
-            self.view_switch,
+            _wrapping_row([*everyday, self.more_button]),
+            self.more,
             self.graph_row,
             self.inspector,
         ]
+
+    def _show_more(self, shown: bool) -> None:
+        """The everyday controls are Prev, Next, Play and the step slider; the rest wait
+        behind "More" (a picture to look at first, eighteen controls later)."""
+        self.more.layout.display = "" if shown else "none"
+        self.more_button.description = "Less ▴" if shown else "More ▾"
 
     def _build_quiz(self) -> list:
         """The question box of predict mode: the question, an answer, Check and Show me."""
@@ -627,6 +643,7 @@ class BackwardStepper(ClosingBox):
         self._syncing = True
         try:
             self.slider.max = self.play.max = min(total, self.reachable)
+            self.step_count.value = f"<span class='wb-step-count'>of {total}</span>"
             self.slider.value = cursor.position + 1
             if pictures:
                 self.graph.step = cursor.position + 1
