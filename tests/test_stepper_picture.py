@@ -99,7 +99,8 @@ def test_titles_run_from_step_1_of_n_to_step_n_of_n():
 
 
 def test_arrays_in_the_panel_never_wrap_inside_a_word():
-    rule = re.search(r"\.wb-table pre\.wb-array \{[^}]*\}", STYLE).group()
+    rule = re.search(r"\.wb-panel pre\.wb-array, \.wb-table pre\.wb-array \{[^}]*\}", STYLE)
+    rule = rule.group()  # every panel (the forward stepper's too), not only the step table
     assert "white-space: pre;" in rule and "word-break: normal" in rule
 
 

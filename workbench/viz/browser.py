@@ -146,7 +146,12 @@ function placeCaption(g, text, isEdge) {
   t.setAttribute("class", "wb-caption");
   t.textContent = text;
   const path = isEdge ? g.querySelector("path") : null;
-  if (path) {  // past the middle, below Graphviz's own edge label (the shape)
+  const label = isEdge ? g.querySelector("text:not(.wb-caption)") : null;
+  if (label) {  // under Graphviz's own edge label (the shape), never on top of it
+    const b = label.getBBox();
+    t.setAttribute("x", b.x);
+    t.setAttribute("y", b.y + b.height + 10);
+  } else if (path) {  // an edge without a label: beside its path, past the middle
     const p = path.getPointAtLength(path.getTotalLength() * 0.62);
     t.setAttribute("x", p.x + 6);
     t.setAttribute("y", p.y + 6);

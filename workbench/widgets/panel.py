@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+import ipywidgets as widgets
 import numpy as np
 
 from ..ops.registry import OPS
@@ -143,14 +144,29 @@ def message_html(text: str) -> str:
     return f"<div class='wb-message'>⚠ {html.escape(text)}</div>"
 
 
+# A picture beside its panel where the output area has room for both (the picture at
+# least PICTURE_PX wide, the panel PANEL_PX), else the panel under the picture: a
+# JupyterLab split or the file browser open leaves ~700-850 px, too little for both.
+PICTURE_PX, PANEL_PX = 560, 300
+
+
+def picture_and_panel(graph: widgets.Widget, panel: widgets.Widget) -> widgets.HBox:
+    """``graph`` and ``panel`` side by side when they fit, the panel wrapped under else."""
+    for box, basis in ((graph, PICTURE_PX), (panel, PANEL_PX)):  # their own Layouts, changed:
+        box.layout.flex, box.layout.min_width = f"1 1 {basis}px", "0"  # a new one would leak
+    panel.layout.overflow = "auto"
+    return widgets.HBox([graph, panel], layout=widgets.Layout(flex_flow="row wrap"))
+
+
 STYLE = """
 <style>
 .wb-title { font-weight: 600; margin: 4px 0; }
 .wb-table th { text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; }
 .wb-table td { vertical-align: top; }
 .wb-array { margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px; }
-/* JupyterLab wraps <pre> (pre-wrap): an array must not break inside "shape": scroll instead */
-.wb-table pre.wb-array {
+/* JupyterLab wraps <pre> (pre-wrap): an array must not break inside a number or "shape":
+   it scrolls inside its own box instead (two classes: JupyterLab's own rule has two) */
+.wb-panel pre.wb-array, .wb-table pre.wb-array {
   white-space: pre; word-break: normal; overflow-wrap: normal; overflow-x: auto;
 }
 .wb-collapse { color: #8a4b00; font-size: 12px; }

@@ -42,7 +42,7 @@ from .closing import ClosingBox
 from .flow_marks import StepMarks
 from .graphview import GraphView, Picture, draw_folded, picture_of
 from .linked import Links, with_class
-from .panel import STYLE, inspect_html, message_html, step_html
+from .panel import STYLE, inspect_html, message_html, picture_and_panel, step_html
 from .steps import LiveSteps, StepCursor, StepRecord, StepSource
 from .trace_steps import is_trace, trace_source
 from .verdicts import (
@@ -177,14 +177,12 @@ class BackwardStepper(ClosingBox):
         self._syncing = False
         self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
-        self.graph = GraphView(layout=widgets.Layout(width="58%", min_width="0"))
+        self.graph = GraphView()
         self.graph.add_class("wb-backward-graph")
         self.forward_graph: GraphView | None = None  # made the first time it is shown
-        # a wide array scrolls inside the panel, never over the picture beside it
-        panel_layout = widgets.Layout(width="42%", min_width="0", overflow="auto")
-        self.panel = widgets.HTML(layout=panel_layout)
+        self.panel = widgets.HTML()  # a wide array scrolls inside it, never over the picture
         self.panel.add_class("wb-panel")
-        self.graph_row = widgets.HBox([self.graph, self.panel])
+        self.graph_row = picture_and_panel(self.graph, self.panel)
         self.inspector = widgets.HTML()
         self.verdict: Verdict | None = None  # the last prediction's
         self._build_controls(interval_ms, view)
@@ -800,17 +798,14 @@ class BackwardStepper(ClosingBox):
         backward = backward or not forward  # no forward picture: the backward one stays
         if forward:
             self._forward_view()
-        if self.forward_graph is not None:
+        if self.forward_graph is not None:  # widths: picture_and_panel's flex, wrapping
             self.forward_graph.layout.display = "" if forward else "none"
-            self.forward_graph.layout.width = "29%" if backward else "58%"
         self.graph.layout.display = "" if backward else "none"
-        self.graph.layout.width = "33%" if forward else "58%"
-        self.panel.layout.width = "38%" if forward and backward else "42%"
 
     def _forward_view(self) -> GraphView:
         """The forward picture's view, made (and linked to the slider) the first time."""
         if self.forward_graph is None:
-            layout = widgets.Layout(width="29%", min_width="0")
+            layout = widgets.Layout(flex=self.graph.layout.flex, min_width="0", width="auto")
             view = GraphView(dot=self.forward_picture.dot, layout=layout)
             view.add_class("wb-forward-graph")
             self._keep(widgets.jslink((self.slider, "value"), (view, "step")))

@@ -28,7 +28,7 @@ from ..autograd import forward_ad
 from ..tensor import Tensor
 from .closing import ClosingBox
 from .graphview import GraphView, Picture, picture_of
-from .panel import STYLE, format_array, jvp_line, message_html
+from .panel import STYLE, format_array, jvp_line, message_html, picture_and_panel
 from .steps import RecordedSteps, StepCursor
 from .time_travel import to_array
 
@@ -159,9 +159,9 @@ class ForwardStepper(ClosingBox):
         self.output_tangent = None if last.tangent is None else last.tangent
         self.cursor = StepCursor(RecordedSteps(self.records, ()))
         self.picture = _forward_picture(out)
-        self.graph = GraphView(layout=widgets.Layout(width="58%", min_width="0"))
+        self.graph = GraphView()
         self.graph.add_class("wb-forward-graph")
-        self.panel = widgets.HTML(layout=widgets.Layout(width="42%", min_width="0"))
+        self.panel = widgets.HTML()
         self.panel.add_class("wb-panel")
         self.message = widgets.HTML()
         self._build_controls(interval_ms)
@@ -190,7 +190,7 @@ class ForwardStepper(ClosingBox):
             widgets.HTML(STYLE),
             self.message,
             widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self.graph, self.panel]),
+            picture_and_panel(self.graph, self.panel),
         ]
 
     @property

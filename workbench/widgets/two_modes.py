@@ -16,6 +16,7 @@ import ipywidgets as widgets
 
 from ..factories import ones_like
 from .closing import ClosingBox
+from .panel import PICTURE_PX
 from .stepper import BackwardStepper
 from .tangent_flow import ForwardStepper
 
@@ -48,4 +49,7 @@ class TwoModes(ClosingBox):
     @staticmethod
     def _titled(title: str, stepper: widgets.Widget) -> widgets.VBox:
         heading = widgets.HTML(f"<h3>{title}</h3>")
-        return widgets.VBox([heading, stepper], layout=widgets.Layout(width="50%", min_width="0"))
+        # Side by side where each has room for its picture (PICTURE_PX) and a little
+        # more; else forward mode above reverse mode, each the full width.
+        layout = widgets.Layout(flex=f"1 1 {PICTURE_PX + 120}px", min_width="0")
+        return widgets.VBox([heading, stepper], layout=layout)
