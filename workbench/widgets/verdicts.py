@@ -10,16 +10,30 @@ The answer is checked with the exercise checkers' own diagnoses
 (:func:`~workbench.exercises.diagnose.compare`: a factor, a sign, a broadcast gradient
 not summed back, the gradient of the other input; lesson 3's reading of a node order),
 so the stepper says what a checker would. Nothing here imports ipywidgets.
+
+A prediction is right when it matches to the digits the question shows: within
+``PREDICT_RTOL`` of the value (the question says so), and within half a unit of the
+panel's fourth decimal for an element near zero. The diagnoses use the same tolerance,
+so a factor of 2 typed to four digits is still named a factor of 2.
+
+A prediction is untrusted input: it is read as plain numbers only (Python's own int,
+float and complex, lists and tuples of them, numpy arrays, tensors), never through an
+object's own ``__eq__``, ``__float__`` or ``__array__``; anything else gets a sentence
+on what a prediction looks like, cut short with :mod:`reprlib`.
 """
 
 from __future__ import annotations
 
 import ast
+import reprlib
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..autograd.graph import Node, walk
+from ..dtypes import bfloat16
+from ..exercises.answers import is_torch_tensor
 from ..exercises.diagnose import Finding, compare, diagnose_shape, diagnose_swapped, index_text
 from ..exercises.predictions import Mistake, known_mistake, not_ready, other_choice, read_order
 from ..tensor import Tensor
@@ -27,6 +41,41 @@ from .panel import format_array
 from .steps import GradFlow, StepRecord, node_label
 
 BIG = 16  # gradients with more elements than this may be predicted in part (a Glimpse)
+PREDICT_RTOL = 1e-3  # a prediction this close to the value is right: the question says so
+SHOWN_ATOL = 5e-5  # half a unit of the fourth decimal, the panel's last digit
+TOLERANCE_TEXT = "Right within rtol 1e-3 (3 significant digits): the digits shown are enough."
+MOST_NUMBERS = 100_000  # numbers in one prediction: far more than any question shows
+DEEPEST = 8  # lists nested deeper than this are no gradient
+WHAT_A_PREDICTION_IS = (
+    "write a gradient as numbers (0.5, [1, 2], a Tensor), or a big one as a dict of its "
+    "shape and a few elements, {'shape': (64, 10), (0, 3): 0.25}"
+)
+
+SHORT = reprlib.Repr()
+SHORT.maxstring = SHORT.maxother = 40
+SHORT.maxlist = SHORT.maxtuple = SHORT.maxdict = 4
+SHORT.maxlevel = 2
+
+
+def short(value) -> str:
+    """A value in a message, cut short: a prediction may be a megabyte long. An object
+    of the learner's own class is named by its type (its ``__repr__`` is not run)."""
+    scalars = (str, bytes, int, float, complex, type(None))
+    if type(value) in scalars:
+        return SHORT.repr(value)
+    if type(value) in (list, tuple) and all(type(item) in scalars for item in value[:9]):
+        return SHORT.repr(value[:9])
+    return f"a {type(value).__name__}"
+
+
+def tolerance(expected) -> tuple[float, float]:
+    """``(rtol, atol)`` for a prediction of ``expected``: the question's rtol, and for an
+    element near zero half a unit of the last digit shown (less for a tiny gradient,
+    where the panel shows more digits)."""
+    magnitudes = np.abs(np.asarray(expected)).astype(np.float64)
+    finite = magnitudes[np.isfinite(magnitudes)]
+    scale = float(finite.max()) if finite.size else 0.0
+    return PREDICT_RTOL, min(SHOWN_ATOL, PREDICT_RTOL * scale)
 
 
 @dataclass(frozen=True)
@@ -41,6 +90,8 @@ class Verdict:
     message: str
     counted: bool = True
     findings: tuple[Finding, ...] = ()
+    tries_left: int = 0  # wrong tries the learner still has at this step
+    demo: bool = False  # a lesson's demonstration: shown, never scored
 
     def __repr__(self) -> str:
         return f"Verdict(right={self.right}, message={self.message!r})"
@@ -78,37 +129,117 @@ class Glimpse:
     def of(cls, answer: dict) -> Glimpse:
         shape, elements = None, {}
         for key, value in answer.items():
-            if key == "shape":
-                shape = tuple(int(n) for n in np.atleast_1d(value))
+            if type(key) is str and key == "shape":
+                shape = read_shape(value)
                 continue
-            index = key if isinstance(key, tuple) else (key,)
-            if not all(isinstance(i, (int, np.integer)) for i in index):
-                raise ValueError(f"a key {key!r} (write an index, like (0, 3), or 'shape')")
+            index = read_index(key)
             number = as_values(value)
-            if number is None or number.size != 1:
-                raise ValueError(f"a value {value!r} for element {key!r} (one number)")
-            elements[tuple(int(i) for i in index)] = number.reshape(())
+            if not isinstance(number, np.ndarray) or number.size != 1:
+                raise ValueError(f"a value {short(value)} for element {short(key)} (one number)")
+            elements[index] = number.reshape(())
+        if not elements and shape is None:
+            raise ValueError("an empty dict")
         return cls(shape, elements)
+
+
+def is_whole(value) -> bool:
+    """A plain whole number (True and False are not one, nor an int's subclass)."""
+    return type(value) is int or (isinstance(value, np.integer) and type(value) is not np.bool_)
+
+
+def read_shape(value) -> tuple:
+    """A glimpse's shape: whole numbers, at least 0, at most 32 of them."""
+    sizes = value if type(value) in (tuple, list) else (value,)
+    if len(sizes) > 32 or not all(is_whole(n) and n >= 0 for n in sizes):
+        raise ValueError(f"a shape {short(value)} (write whole numbers, like (64, 10))")
+    return tuple(int(n) for n in sizes)
+
+
+def read_index(key) -> tuple:
+    """A glimpse's element index: a whole number or a tuple of them."""
+    index = key if type(key) is tuple else (key,)
+    if len(index) > 32 or not all(is_whole(i) for i in index):
+        raise ValueError(f"a key {short(key)} (write an index, like (0, 3), or 'shape')")
+    return tuple(int(i) for i in index)
 
 
 def as_values(value):
     """A predicted gradient as an array (a Tensor's values, a list, a number), a
-    :class:`Glimpse` of one (a dict), or None."""
+    :class:`Glimpse` of one (a dict), or None.
+
+    Only plain values are read, never through a method of the learner's own class; a
+    ``ValueError`` names what was given instead.
+    """
     if value is None:
         return None
     if isinstance(value, Tensor):
-        return value.detach().numpy()
-    if isinstance(value, dict):
+        return numbers_of(value.detach().numpy(), value)
+    if is_torch_tensor(value):
+        return torch_values(value)
+    if type(value) is dict:
         return Glimpse.of(value)
-    if isinstance(value, (str, bytes, set)):
-        raise ValueError(f"a {type(value).__name__}")
+    if type(value) is np.ndarray:
+        return numbers_of(value, value)
+    plain_numbers(value, 0, [0])
     try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"a {type(value).__name__}") from err
-    if array.dtype.kind not in "biufc":
-        raise ValueError(f"a {type(value).__name__}")
-    return array
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's warning about a ragged list
+            array = np.asarray(value)
+    except (ValueError, Warning) as err:
+        raise ValueError(f"a ragged {type(value).__name__} (rows of different lengths)") from err
+    return numbers_of(array, value)
+
+
+def plain_numbers(value, depth: int, count: list) -> None:
+    """``value`` is a plain number, or a list or tuple of them (nested), not too many."""
+    if type(value) in (int, float, complex) or (
+        isinstance(value, np.number) and type(value).__module__ == "numpy"
+    ):
+        count[0] += 1
+    elif type(value) is np.ndarray and value.dtype.kind in "iufc":
+        count[0] += value.size
+    elif type(value) in (list, tuple) and depth < DEEPEST:
+        for item in value:
+            plain_numbers(item, depth + 1, count)
+            if count[0] > MOST_NUMBERS:
+                break
+    elif type(value) in (list, tuple):
+        raise ValueError(f"a {type(value).__name__} nested too deep to be a gradient")
+    else:
+        raise ValueError(f"the text {short(value)}" if type(value) is str else short(value))
+    if count[0] > MOST_NUMBERS:
+        raise ValueError(f"more than {MOST_NUMBERS:,} numbers, far more than this step has")
+
+
+def numbers_of(array: np.ndarray, given) -> np.ndarray:
+    """``array`` as float64 (or complex) numbers; True/False, text and objects refused."""
+    if array.dtype == bfloat16:
+        array = array.astype(np.float64)
+    if array.size > MOST_NUMBERS:
+        raise ValueError(f"more than {MOST_NUMBERS:,} numbers, far more than this step has")
+    if array.dtype.kind == "b":
+        raise ValueError("True/False values")
+    if array.dtype.kind == "O":
+        raise ValueError(f"a {type(given).__name__} of Python objects (numbers too large?)")
+    if array.dtype.kind not in "iufc":
+        raise ValueError(f"a {type(given).__name__} of {array.dtype} values")
+    return array.astype(np.float64) if array.dtype.kind in "iu" else array.copy()
+
+
+def torch_values(tensor) -> np.ndarray:
+    """A PyTorch tensor's numbers (one that requires grad, or bfloat16, included)."""
+    try:
+        tensor = tensor.detach().cpu().resolve_conj().resolve_neg()
+        if tensor.numel() > MOST_NUMBERS:
+            raise ValueError(f"more than {MOST_NUMBERS:,} numbers, far more than this step has")
+        if str(tensor.dtype) == "torch.bool":
+            raise ValueError("True/False values")
+        wide = tensor.cdouble() if tensor.is_complex() else tensor.double()
+        return wide.numpy()
+    except ValueError:
+        raise
+    except Exception as err:  # a tensor of another device, or a subclass that misbehaves
+        raise ValueError(f"a PyTorch tensor it cannot read ({type(err).__name__})") from err
 
 
 # ------------------------------------------------------------------ the gradient question
@@ -128,7 +259,7 @@ def gradient_question(record: StepRecord) -> str:
         before = "None" if record.leaf.before is None else format_array(record.leaf.before)
         return (
             f"{head} {record.leaf.name}.grad is {before} before this step. "
-            f"What is {record.leaf.name}.grad after it?"
+            f"What is {record.leaf.name}.grad after it? {TOLERANCE_TEXT}"
         )
     if len(record.grads_out) == 1:
         asked = f"What gradient does it send to {edge_name(0, record.grads_out[0])}?"
@@ -138,7 +269,7 @@ def gradient_question(record: StepRecord) -> str:
             "What gradient does it send to each input? A list, one per input in this "
             f"order: {names} (None for an input that takes no gradient)."
         )
-    return f"{head} {asked}{_glimpse_hint(record)}"
+    return f"{head} {asked}{_glimpse_hint(record)} {TOLERANCE_TEXT}"
 
 
 def _glimpse_hint(record: StepRecord) -> str:
@@ -202,25 +333,25 @@ def _one_per_edge(answer, count: int, record: StepRecord):
     try:
         return [as_values(value) for value in answer]
     except ValueError as err:
-        return unreadable(
-            f"Your prediction holds {err}: write a gradient as numbers, or a big one as a "
-            "dict of its shape and a few elements, {'shape': (64, 10), (0, 3): 0.25}."
-        )
+        return unreadable(f"Your prediction holds {err}: {WHAT_A_PREDICTION_IS}.")
 
 
 def _diagnose(what, expected, got, upstream, others, record) -> Finding | None:
     """The checkers' diagnosis; with a few more where the step knows more."""
     if isinstance(got, Glimpse):
         return _diagnose_glimpse(what, expected, got)
-    finding = compare(what, expected, got, upstream=upstream)
+    rtol, atol = tolerance(expected) if expected is not None else (PREDICT_RTOL, 0.0)
+    finding = compare(what, expected, got, upstream=upstream, rtol=rtol, atol=atol)
     if finding is None or finding.kind not in ("elements", "factor"):
         return finding
-    swapped = diagnose_swapped(what, expected, got, others) if finding.kind == "elements" else None
+    swapped = None
+    if finding.kind == "elements":
+        swapped = diagnose_swapped(what, expected, got, others, rtol, atol)
     if swapped is not None:
         return swapped
     if record.leaf is None:
         return finding
-    mistake = known_mistake(finding, leaf_mistakes(record))
+    mistake = known_mistake(finding, leaf_mistakes(record), rtol, atol)
     if mistake is None:
         return finding
     return Finding(mistake.kind, what, finding.observation, mistake.says, finding.expected, got)
@@ -231,6 +362,7 @@ def _diagnose_glimpse(what: str, expected, glimpse: Glimpse) -> Finding | None:
     if expected is None:
         return compare(what, None, np.broadcast_to(0.0, glimpse.shape or ()))
     expected = np.asarray(expected)
+    rtol, atol = tolerance(expected)
     if glimpse.shape is not None:
         if np.prod(glimpse.shape, dtype=float) > BIG * max(expected.size, 1):
             raise ValueError(f"a shape {glimpse.shape}, far bigger than this gradient")
@@ -238,6 +370,11 @@ def _diagnose_glimpse(what: str, expected, glimpse: Glimpse) -> Finding | None:
         finding = diagnose_shape(what, expected, shaped, values_known=False)
         if finding is not None:
             return finding
+    if not glimpse.elements:  # a shape, and the right one: no values predicted yet
+        raise ValueError(
+            f"the right shape, {expected.shape}, and no element: give at least one "
+            "element too, by its index, {'shape': (64, 10), (0, 3): 0.25}"
+        )
     for index, value in glimpse.elements.items():
         if len(index) != expected.ndim or not all(
             -n <= i < n for i, n in zip(index, expected.shape)
@@ -245,7 +382,9 @@ def _diagnose_glimpse(what: str, expected, glimpse: Glimpse) -> Finding | None:
             raise ValueError(
                 f"element {list(index)}, which a gradient of shape {tuple(expected.shape)} has not"
             )
-        finding = compare(f"{what}{index_text(index)}", expected[index], value)
+        finding = compare(
+            f"{what}{index_text(index)}", expected[index], value, rtol=rtol, atol=atol
+        )
         if finding is not None:
             return finding
     return None
@@ -283,7 +422,7 @@ def check_node(guess, ran: list[StepRecord], step: int, graph: dict[str, Node] |
     is read as lesson 3's order check reads one, naming the rule it breaks.
     """
     record = ran[step - 1]
-    if not isinstance(guess, str):
+    if type(guess) is not str:
         kind = type(guess).__name__
         return unreadable(f"Name a node (MulBackward0) or give its id (n4), not a {kind}.")
     names = {r.name for r in ran}
@@ -291,7 +430,7 @@ def check_node(guess, ran: list[StepRecord], step: int, graph: dict[str, Node] |
         return Verdict(True, f"Right: step {step} runs {record.name} {record.node}.")
     if guess not in names and guess not in {r.node for r in ran}:
         known = ", ".join(sorted(names))
-        return unreadable(f"{guess!r} is no node of this graph: its nodes are named {known}.")
+        return unreadable(f"{short(guess)} is no node of this graph: its nodes are named {known}.")
     said = f"Step {step} runs {record.name} {record.node}, not {guess}."
     if graph is None:
         return Verdict(False, said)

@@ -1,0 +1,340 @@
+"""Predict mode is fair (issue 39, point 4).
+
+- typing the digits the question shows is right: the tolerance (rtol 1e-3) is the one
+  the question states, and the question shows the numbers a leaf's ``.grad`` is made of;
+- a wrong prediction gets its diagnosis at that tolerance (a factor of 2 typed to four
+  digits is still a factor of 2) and one more try before the reveal;
+- a guess the lesson's own code makes to demonstrate (``demo=True``) is never scored;
+- a prediction is untrusted input: every odd value gets a verdict that is not "right",
+  never a crash, never a megabyte message;
+- every node a question names is named the same way in the picture.
+
+The right answers are PyTorch's, computed here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from workbench import events
+from workbench.exercises.diagnose import compare
+from workbench.widgets import BackwardStepper
+
+PREDICT_RTOL = 1e-3  # the tolerance the questions state
+
+X = [0.5, -1.0, 2.0]
+LONGEST_MESSAGE = 600  # characters: a verdict is a sentence or two
+
+
+def sigmoid_quiz(**options) -> tuple[BackwardStepper, torch.Tensor]:
+    """Lesson 1's quiz, ``(3 * sigmoid(x)).sum()``, and PyTorch's x.grad for it."""
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    stepper = BackwardStepper((3 * wb.sigmoid(x)).sum(), predict=True, **options)
+    tx = torch.tensor(X, requires_grad=True)
+    (3 * torch.sigmoid(tx)).sum().backward()
+    return stepper, tx.grad.numpy()
+
+
+def at_the_leaf(stepper: BackwardStepper) -> BackwardStepper:
+    """Shown, as the lesson's own demonstration, up to the question about x.grad."""
+    while stepper.question and stepper._record_at(stepper.revealed + 1).leaf is None:
+        stepper.show_me(demo=True)
+        stepper.next()
+    return stepper
+
+
+def shown_numbers(question: str, after: str) -> list[float]:
+    """The numbers the question prints after ``after`` (up to "shape" or the sentence's end)."""
+    text = question.split(after, 1)[1]
+    text = re.split(r"shape|\. ", text, maxsplit=1)[0]
+    return [float(n) for n in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", text)]
+
+
+# ------------------------------------------------------------------ 1. the digits shown
+def test_the_digits_the_question_shows_are_a_right_answer():
+    stepper, x_grad = sigmoid_quiz()
+    at_the_leaf(stepper)
+    question = stepper.question
+    assert "x.grad is None before this step" in question, question
+    shown = shown_numbers(question, "receives x̄ = ")
+    assert len(shown) == 3 and not np.array_equal(shown, x_grad)  # rounded, not exact
+    np.testing.assert_allclose(shown, x_grad, rtol=PREDICT_RTOL)  # the same numbers
+    verdict = stepper.predict(shown)
+    assert verdict.right, verdict.message
+    assert stepper.score == (1, 1)
+    stepper.close()
+
+
+def test_the_question_states_its_tolerance():
+    stepper, _ = sigmoid_quiz()
+    assert "rtol 1e-3" in stepper.question and "3 significant digits" in stepper.question
+    assert "rtol 1e-3" in stepper.question_text.value
+    stepper.close()
+
+
+def leaf_question(value: float, **options) -> BackwardStepper:
+    """A stepper asking x.grad after ``x * value``'s backward: it is ``value``."""
+    events.reset_ids()
+    x = wb.tensor(1.0, requires_grad=True, name="x")
+    stepper = BackwardStepper(x * value, predict=True, **options)
+    return at_the_leaf(stepper)
+
+
+@pytest.mark.parametrize("typed, right", [(1.907, True), (1.9073, True), (1.91, False)])
+def test_a_number_typed_as_shown_is_right(typed, right):
+    stepper = leaf_question(1.90734)
+    verdict = stepper.predict(typed)
+    assert verdict.right is right, verdict.message
+    stepper.close()
+
+
+def test_a_wrong_answer_shows_digits_that_differ():
+    stepper = leaf_question(1.90734)
+    verdict = stepper.predict(1.9045)
+    assert not verdict.right and "1.905 where 1.907 was expected" in verdict.message
+    stepper.close()
+    # a check with a tighter tolerance never says "0.705 where 0.705 was expected"
+    finding = compare("your x.grad", np.array([0.70501107]), np.array([0.705]))
+    assert "it is 0.705 where 0.70501 was expected" in finding.observation, finding.observation
+
+
+# ------------------------------------------------------------------ 2. diagnosis, two tries
+def test_a_factor_of_two_typed_to_four_digits_is_named():
+    stepper, x_grad = sigmoid_quiz()
+    at_the_leaf(stepper)
+    typed = np.round(2 * x_grad, 4)
+    verdict = stepper.predict(typed)
+    assert not verdict.right and [f.kind for f in verdict.findings] == ["factor"], verdict.message
+    assert "2 times the expected value" in verdict.message
+    stepper.close()
+
+
+@pytest.mark.parametrize(
+    "mistake, kind",
+    [
+        (lambda g: -np.round(g, 4), "sign"),
+        (lambda g: np.round(g / 3, 4), "factor"),  # ȳ = 3 forgotten is a factor here
+    ],
+)
+def test_a_sign_or_factor_typed_to_four_digits_is_named(mistake, kind):
+    stepper, x_grad = sigmoid_quiz()
+    at_the_leaf(stepper)
+    verdict = stepper.predict(mistake(x_grad))
+    assert [f.kind for f in verdict.findings] == [kind], verdict.message
+    stepper.close()
+
+
+def test_a_broadcast_gradient_typed_to_four_digits_not_summed_is_named():
+    events.reset_ids()
+    a = wb.tensor([[0.1234, 0.5678], [0.9123, 0.4567]], requires_grad=True, name="a")
+    b = wb.tensor([0.3333, 0.6667], requires_grad=True, name="b")
+    stepper = BackwardStepper((a * b).sum(), predict=True)
+    stepper.predict(np.ones((2, 2)))
+    stepper.next()
+    unsummed = np.round(a.detach().numpy(), 4)  # b̄ before the collapse-sum, as typed
+    verdict = stepper.predict([np.round(np.broadcast_to(b.detach().numpy(), (2, 2)), 4), unsummed])
+    (finding,) = verdict.findings
+    assert finding.kind == "shape" and finding.details["right_once_summed"], verdict.message
+    stepper.close()
+
+
+def test_a_wrong_answer_gets_one_more_try_then_the_reveal():
+    stepper, x_grad = sigmoid_quiz()
+    at_the_leaf(stepper)
+    step = stepper.revealed + 1
+    first = stepper.predict(2 * x_grad)
+    assert not first.right and first.counted and first.tries_left == 1
+    assert "one more try" in first.message.lower()
+    assert stepper.hidden and stepper.revealed == step - 1 and stepper.score == (0, 0)
+    assert "one more try" in stepper.verdict_text.value.lower()
+    assert not stepper.check_button.disabled
+    second = stepper.predict(-x_grad)
+    assert not second.right and second.tries_left == 0
+    assert [f.kind for f in second.findings] == ["sign"]
+    assert not stepper.hidden and stepper.revealed == step and stepper.score == (0, 1)
+    stepper.close()
+
+
+def test_a_second_try_that_is_right_scores():
+    stepper, x_grad = sigmoid_quiz()
+    at_the_leaf(stepper)
+    assert not stepper.predict(2 * x_grad).right
+    verdict = stepper.predict(x_grad)
+    assert verdict.right and stepper.score == (1, 1) and not stepper.hidden
+    stepper.close()
+
+
+def test_tries_can_be_one():
+    stepper, x_grad = sigmoid_quiz(tries=1)
+    at_the_leaf(stepper)
+    verdict = stepper.predict(2 * x_grad)
+    assert verdict.tries_left == 0 and not stepper.hidden and stepper.score == (0, 1)
+    stepper.close()
+    with pytest.raises(ValueError, match="tries"):
+        sigmoid_quiz(tries=0)
+
+
+def test_a_node_guess_gets_one_more_try_too():
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    w = wb.tensor([1.5, -0.5, 0.25], requires_grad=True, name="w")
+    stepper = BackwardStepper((wb.tanh(x) * w).sum(), predict="node")
+    first = stepper.predict("TanhBackward0")
+    assert not first.right and first.tries_left == 1 and stepper.step == 1
+    assert stepper.predict("MulBackward0").right and stepper.step == 2
+    assert stepper.score == (1, 1)
+    stepper.close()
+
+
+# ------------------------------------------------------------------ 3. demonstrations
+def test_the_lessons_demonstration_guesses_never_count():
+    stepper, x_grad = sigmoid_quiz()
+    shown = stepper.predict(np.ones(3), demo=True)
+    assert shown.right and shown.demo and "demonstration" in shown.message
+    assert stepper.score == (0, 0) and not stepper.hidden
+    stepper.next()
+    stepper.show_me(demo=True)
+    stepper.next()
+    slip = stepper.predict(np.ones(3), demo=True)  # wrong: shown at once, not scored
+    assert not slip.right and not stepper.hidden and stepper.score == (0, 0)
+    stepper.next()
+    assert stepper.predict(x_grad).right and stepper.score == (1, 1)
+    stepper.close()
+
+
+# ------------------------------------------------------------------ 4. untrusted input
+class LyingEq:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class LyingFloat:
+    def __float__(self):
+        return 1.0
+
+
+class LyingArray:
+    """Says it is the right answer the first time numpy asks, something else after."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __array__(self, dtype=None, copy=None):
+        self.calls += 1
+        return np.ones(3) if self.calls == 1 else np.zeros(3)
+
+
+class LyingList(list):
+    def __eq__(self, other):
+        return True
+
+
+class Word(str):
+    pass
+
+
+class One(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def hostile_predictions() -> list:
+    return [
+        pytest.param({}, id="empty dict"),
+        pytest.param({"shape": (3,)}, id="dict with only a shape"),
+        pytest.param([{}], id="list of an empty dict"),
+        pytest.param([{}, {}, {}], id="list of empty dicts"),
+        pytest.param({"shape": float("inf")}, id="infinite shape"),
+        pytest.param({"shape": None}, id="None shape"),
+        pytest.param({"shape": (-3,), 0: 1.0}, id="negative shape"),
+        pytest.param({"shape": "3", 0: 1.0}, id="text shape"),
+        pytest.param({(True,): 1.0}, id="True as an index"),
+        pytest.param({0: LyingFloat()}, id="glimpse of a lying float"),
+        pytest.param("x" * 1_000_000, id="megabyte string"),
+        pytest.param({"x" * 1_000_000: 1.0}, id="megabyte key"),
+        pytest.param({0: "x" * 1_000_000}, id="megabyte value"),
+        pytest.param([1.0] * 2_000_000, id="two million numbers"),
+        pytest.param(LyingEq(), id="lying __eq__"),
+        pytest.param(LyingFloat(), id="lying __float__"),
+        pytest.param(LyingArray(), id="lying __array__"),
+        pytest.param([LyingFloat()] * 3, id="list of lying floats"),
+        pytest.param(LyingList([1.0, 1.0, 1.0]), id="list subclass"),
+        pytest.param([One(1)] * 3, id="int subclass"),
+        pytest.param(Word("1"), id="str subclass"),
+        pytest.param([True, True, True], id="booleans"),
+        pytest.param(np.array([1, 1, 1], dtype=object), id="object array"),
+        pytest.param(float("nan"), id="NaN"),
+        pytest.param([[[[[[[[[[1.0]]]]]]]]]], id="deeply nested"),
+    ]
+
+
+@pytest.mark.parametrize("answer", hostile_predictions())
+def test_an_untrusted_prediction_is_never_right_and_never_a_crash(answer):
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    stepper = BackwardStepper(wb.sigmoid(x).sum(), predict=True)
+    verdict = stepper.predict(answer)  # step 1: sum sends ones, shape (3,)
+    assert not verdict.right, verdict.message
+    assert verdict.message and len(verdict.message) < LONGEST_MESSAGE, verdict.message[:2000]
+    stepper.close()
+
+
+def test_a_node_guess_a_megabyte_long_is_said_short():
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    stepper = BackwardStepper(wb.sigmoid(x).sum(), predict="node")
+    for guess in ("x" * 1_000_000, Word("SigmoidBackward0"), LyingEq()):
+        verdict = stepper.predict(guess)
+        assert not verdict.right and len(verdict.message) < LONGEST_MESSAGE, verdict.message[:999]
+    stepper.close()
+
+
+def test_a_multi_input_node_gets_a_verdict_for_empty_dicts():
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    w = wb.tensor([1.5, -0.5, 0.25], requires_grad=True, name="w")
+    stepper = BackwardStepper((x * w).sum(), predict=True)
+    stepper.predict(np.ones(3))
+    stepper.next()
+    for answer in ([{}, {}], [{"shape": (3,)}, {"shape": (3,)}], [{}, w]):
+        verdict = stepper.predict(answer)
+        assert not verdict.right and stepper.hidden, verdict.message
+    stepper.close()
+
+
+def test_a_torch_tensor_that_requires_grad_is_read_as_numbers():
+    stepper, x_grad = sigmoid_quiz()
+    right = stepper.predict(torch.ones(3, requires_grad=True))
+    assert right.right, right.message
+    stepper.close()
+    stepper, x_grad = sigmoid_quiz()
+    wrong = stepper.predict(torch.full((3,), 2.0, requires_grad=True))
+    assert not wrong.right and [f.kind for f in wrong.findings] == ["factor"], wrong.message
+    stepper.close()
+
+
+@pytest.mark.parametrize("make", [torch.tensor, wb.tensor], ids=["torch", "workbench"])
+def test_a_right_bfloat16_answer_is_right_and_a_wrong_one_wrong(make):
+    for value, is_right in [(1.0, True), (1.5, False)]:
+        stepper, _ = sigmoid_quiz()
+        dtype = torch.bfloat16 if make is torch.tensor else wb.bfloat16
+        verdict = stepper.predict(make([value] * 3, dtype=dtype))
+        assert verdict.right is is_right, verdict.message
+        stepper.close()
+
+
+def test_a_bfloat16_answer_within_the_tolerance_is_right():
+    stepper = leaf_question(0.8125)  # a bfloat16 exactly
+    verdict = stepper.predict(torch.tensor(0.8125, dtype=torch.bfloat16))
+    assert verdict.right, verdict.message
+    stepper.close()
