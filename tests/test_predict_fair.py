@@ -338,3 +338,27 @@ def test_a_bfloat16_answer_within_the_tolerance_is_right():
     verdict = stepper.predict(torch.tensor(0.8125, dtype=torch.bfloat16))
     assert verdict.right, verdict.message
     stepper.close()
+
+
+def lesson_cell(lesson: str, cell_id: str) -> str:
+    import json
+    from pathlib import Path
+
+    notebook = json.loads((Path(__file__).parent.parent / "lessons" / lesson).read_text())
+    (cell,) = [c for c in notebook["cells"] if c.get("id") == cell_id]
+    return "".join(cell["source"])
+
+
+def test_lesson_1s_last_question_is_answered_by_what_it_shows(capsys):
+    """Lesson 1's quiz cell: its demonstrations leave the score at (0, 0), and typing
+    the x̄ its last question prints is right."""
+    names = {"np": np, "wb": wb}
+    exec(lesson_cell("01_sigmoid_gradient.ipynb", "predict-sigmoid-code"), names)
+    quiz = names["quiz"]
+    assert quiz.score == (0, 0)
+    printed = capsys.readouterr().out
+    question = quiz.question
+    assert question in printed and "x.grad" in question and "rtol 1e-3" in question
+    verdict = quiz.predict(shown_numbers(question, "receives x̄ = "))
+    assert verdict.right and quiz.score == (1, 1), verdict.message
+    quiz.close()
