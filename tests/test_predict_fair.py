@@ -362,3 +362,77 @@ def test_lesson_1s_last_question_is_answered_by_what_it_shows(capsys):
     verdict = quiz.predict(shown_numbers(question, "receives x̄ = "))
     assert verdict.right and quiz.score == (1, 1), verdict.message
     quiz.close()
+
+
+# ------------------------------------------------------------------ 5. names in the picture
+NODE_ID = re.compile(r"\bn\d+\b")
+
+
+def twice_mul():
+    """``((x * w) * x).sum()``: two MulBackward0 nodes, told apart by the order made."""
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    w = wb.tensor([1.5, -0.5, 0.25], requires_grad=True, name="w")
+    return ((x * w) * x).sum()
+
+
+def picture_names(stepper: BackwardStepper) -> set:
+    """Every node's name as its label reads: the first line, with "(the second mul)"."""
+    found = set()
+    for vertex in stepper._unfolded.vertices.values():  # the model the picture is drawn from
+        if vertex.kind == "backward":
+            which = (
+                vertex.lines[1] if vertex.lines[1:2] and vertex.lines[1].startswith("(the ") else ""
+            )
+            found.add(f"{vertex.lines[0]} {which}".strip())
+        elif vertex.kind == "accumulate":  # "AccumulateGrad" over the leaf "x (t1)"
+            found.add(f"{vertex.lines[0]} ({vertex.lines[1].split(' (')[0]})")
+    return found
+
+
+def named_nodes(text: str) -> list:
+    """The nodes a sentence names: ``MulBackward0``, ``MulBackward0 (the second mul)``."""
+    pattern = r"\b(?:\w+Backward\d*|AccumulateGrad)(?: \((?:the \w+ \w+|\w+)\))?"
+    return re.findall(pattern, text)
+
+
+def test_every_node_a_question_names_is_labelled_so_in_the_picture():
+    stepper = BackwardStepper(twice_mul(), predict=True)
+    shown = picture_names(stepper)
+    assert {"MulBackward0 (the first mul)", "MulBackward0 (the second mul)"} <= shown, shown
+    said = []
+    while stepper.question:
+        said.append(stepper.question)
+        said.append(stepper.predict([1e9] * 3 if stepper.record else 0).message)
+        said.append(stepper.show_me().message)
+        stepper.next()
+    text = " ".join(said)
+    assert not NODE_ID.search(text), NODE_ID.search(text)
+    named = named_nodes(text)
+    assert "MulBackward0 (the second mul)" in named and "AccumulateGrad (x)" in named, text
+    for name in named:
+        assert name in shown, f"{name!r} is not how the picture labels a node: {sorted(shown)}"
+    assert "(the second mul)" in stepper.picture.dot  # drawn in the label the browser gets
+    stepper.close()
+
+
+def test_node_guesses_use_and_accept_the_pictures_names():
+    stepper = BackwardStepper(twice_mul(), predict="node")
+    assert not NODE_ID.search(stepper.question), stepper.question
+    verdict = stepper.predict("MulBackward0 (the second mul)")
+    assert verdict.right, verdict.message
+    assert verdict.message == "Right: step 2 runs MulBackward0 (the second mul)."
+    wrong = stepper.predict("AccumulateGrad (x)")  # not ready: the first mul sends to x too
+    assert not wrong.right and "it is not ready then" in wrong.message, wrong.message
+    assert not NODE_ID.search(wrong.message), wrong.message
+    assert stepper.predict("MulBackward0 (the first mul)").right
+    stepper.close()
+
+
+def test_the_panel_names_nodes_as_the_picture_does():
+    stepper = BackwardStepper(twice_mul())
+    stepper.go(2)
+    title = re.search(r"<div class='wb-title'>(.*?)</div>", stepper.panel.value).group(1)
+    assert title == "Step 2 of 5: <b>MulBackward0 (the second mul)</b>", title
+    assert "→ input 0: MulBackward0 (the first mul)" in stepper.panel.value
+    stepper.close()

@@ -93,7 +93,7 @@ def test_a_factor_is_named_with_the_checkers_words(stepper):
     verdict = stepper.predict([2 * np.array(W), h])
     assert not verdict.right and verdict.counted
     (finding,) = verdict.findings
-    same = compare("your gradient for input 0 (TanhBackward0 n5)", np.array(W), 2 * np.array(W))
+    same = compare("your gradient for input 0 → TanhBackward0", np.array(W), 2 * np.array(W))
     assert finding.kind == same.kind == "factor"
     assert verdict.message == f"{same.sentences()} You have one more try before the step is shown."
     assert "2 times the expected value" in verdict.message

@@ -111,6 +111,7 @@ def backward_model(roots: list) -> GraphModel:
             _saved_vertices(model, node, values)
         _node_edges(model, node, shapes)
     model.order = [n.uid for n in backward_order(root_nodes)]
+    model.made = [n.uid for n in sorted(nodes, key=lambda n: n._seq)]
     return model
 
 

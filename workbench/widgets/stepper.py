@@ -193,6 +193,7 @@ class BackwardStepper(ClosingBox):
         self.order: list = []  # node id per step, predicted before step 1, then as run
         self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
+        self.names: dict = {}  # node id -> the name the picture shows it by
         self._syncing = False
         self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
@@ -210,6 +211,7 @@ class BackwardStepper(ClosingBox):
         try:
             source = source_for(target, retain_graph, gradient)
             self._unfolded = _backward_model(target)  # before any node runs and frees
+            self.names = self._unfolded.names  # node id -> the name its label shows
             self.picture = draw_folded(self._unfolded)
             self.cursor = StepCursor(source)  # runs step 1
             self.graph.dot = self.picture.dot
@@ -301,7 +303,7 @@ class BackwardStepper(ClosingBox):
         self.question_text = widgets.HTML()
         self.answer_box = widgets.Text(placeholder="e.g. 0.5, [1, 2], [[1, 2], None]")
         if self.predicting == "node":
-            self.answer_box.placeholder = "a node's name or id, e.g. MulBackward0 or n4"
+            self.answer_box.placeholder = "a node's name, e.g. MulBackward0"
         self.check_button = widgets.Button(description="Check", button_style="primary")
         self.show_me_button = widgets.Button(description="Show me")
         self.verdict_text = widgets.HTML()
@@ -413,9 +415,9 @@ class BackwardStepper(ClosingBox):
         if not self.predicting or self.cursor is None or self.revealed >= self.total:
             return ""
         if self.predicting == "node":
-            return node_question(self.cursor.source.records[self.revealed - 1])
+            return node_question(self.cursor.source.records[self.revealed - 1], self.names)
         record = self._record_at(self.revealed + 1)
-        return gradient_question(record) if record is not None else ""
+        return gradient_question(record, self.names) if record is not None else ""
 
     def predict(self, answer, *, demo: bool = False) -> Verdict:
         """Check a guess about the step asked.
@@ -434,7 +436,7 @@ class BackwardStepper(ClosingBox):
             return self._say(record)
         step = self.revealed + 1
         if self.predicting == "gradient":
-            verdict = check_gradient(record, answer)
+            verdict = check_gradient(record, answer, self.names)
         else:
             verdict = self._check_node(answer, step)
         if not verdict.counted:
@@ -495,7 +497,7 @@ class BackwardStepper(ClosingBox):
         source.load_all()  # the whole order, to say which rule a wrong guess breaks
         source.show(self._grads_at)
         graph = live_graph(source.task.root_nodes) if isinstance(source, LiveSteps) else None
-        return check_node(guess, source.records, step, graph)
+        return check_node(guess, source.records, step, graph, self.names)
 
     def _reveal(self, step: int) -> None:
         self.wrong_tries = 0  # the next question starts with every try
@@ -683,7 +685,9 @@ class BackwardStepper(ClosingBox):
                     self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
-        self.panel.value = step_html(cursor.record, total, cursor.note, hidden=self.hidden)
+        self.panel.value = step_html(
+            cursor.record, total, cursor.note, hidden=self.hidden, names=self.names
+        )
         self.next_button.disabled = source.finished and cursor.position == len(records) - 1
         self.next_button.disabled |= self.step >= self.reachable and self.revealed < total
         self._show_question()

@@ -243,18 +243,29 @@ def torch_values(tensor) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the gradient question
-def edge_name(i: int, flow: GradFlow) -> str:
-    """An input edge in a message: ``w`` for a leaf, else ``input 1 (TanhBackward0 n3)``."""
+def called(uid: str, name: str, names: dict | None) -> str:
+    """A node as the picture labels it (``MulBackward0 (the second mul)``, see
+    :func:`workbench.viz.model.name_nodes`); its bare name where there is no picture."""
+    return (names or {}).get(uid, name)
+
+
+def edge_name(i: int, flow: GradFlow, names: dict | None = None) -> str:
+    """An input edge in a message: ``w`` for a leaf, else ``input 1 → TanhBackward0``
+    (the node the gradient goes to, as the picture names it)."""
     if flow.label.startswith("leaf "):
         return flow.label.split(" ")[1]
-    return f"input {i} ({flow.label})"
+    if flow.target is None:
+        return f"input {i} (it takes no gradient)"
+    return f"input {i} → {called(flow.target, flow.label.split(' ')[0], names)}"
 
 
-def gradient_question(record: StepRecord) -> str:
-    """The question of a step whose result is hidden, in the learner's words."""
+def gradient_question(record: StepRecord, names: dict | None = None) -> str:
+    """The question of a step whose result is hidden, in the learner's words; ``names``
+    maps node ids to the names the picture shows them by."""
     symbol = "x̄" if record.leaf is not None else "ȳ"  # the panel's names
     incoming = ", ".join(format_array(g) for g in record.grads_in)
-    head = f"Step {record.step}: {record.name} {record.node} receives {symbol} = {incoming}."
+    node = called(record.node, record.name, names)
+    head = f"Step {record.step}: {node} receives {symbol} = {incoming}."
     if record.leaf is not None:
         before = "None" if record.leaf.before is None else format_array(record.leaf.before)
         return (
@@ -262,12 +273,12 @@ def gradient_question(record: StepRecord) -> str:
             f"What is {record.leaf.name}.grad after it? {TOLERANCE_TEXT}"
         )
     if len(record.grads_out) == 1:
-        asked = f"What gradient does it send to {edge_name(0, record.grads_out[0])}?"
+        asked = f"What gradient does it send to {edge_name(0, record.grads_out[0], names)}?"
     else:
-        names = ", ".join(edge_name(i, f) for i, f in enumerate(record.grads_out))
+        edges = ", ".join(edge_name(i, f, names) for i, f in enumerate(record.grads_out))
         asked = (
             "What gradient does it send to each input? A list, one per input in this "
-            f"order: {names} (None for an input that takes no gradient)."
+            f"order: {edges} (None for an input that takes no gradient)."
         )
     return f"{head} {asked}{_glimpse_hint(record)} {TOLERANCE_TEXT}"
 
@@ -283,25 +294,25 @@ def _glimpse_hint(record: StepRecord) -> str:
     )
 
 
-def expected_gradients(record: StepRecord) -> list[tuple[str, object]]:
+def expected_gradients(record: StepRecord, names: dict | None = None) -> list[tuple[str, object]]:
     """``(what, expected)`` per answer the step asks for."""
     if record.leaf is not None:
         return [(f"your {record.leaf.name}.grad after step {record.step}", record.leaf.after)]
     return [
-        (f"your gradient for {edge_name(i, flow)}", flow.value)
+        (f"your gradient for {edge_name(i, flow, names)}", flow.value)
         for i, flow in enumerate(record.grads_out)
     ]
 
 
-def check_gradient(record: StepRecord, answer) -> Verdict:
+def check_gradient(record: StepRecord, answer, names: dict | None = None) -> Verdict:
     """``answer`` against what the step sent: one value per input edge."""
-    wanted = expected_gradients(record)
+    wanted = expected_gradients(record, names)
     if any(isinstance(value, str) for _, value in wanted):
         return unreadable(
             f"This trace kept only a summary of step {record.step}'s gradients, "
             "not their values: there is nothing to check a prediction against."
         )
-    answers = _one_per_edge(answer, len(wanted), record)
+    answers = _one_per_edge(answer, len(wanted), called(record.node, record.name, names))
     if isinstance(answers, Verdict):
         return answers
     upstream = record.grads_in[0] if len(record.grads_in) == 1 else None
@@ -320,14 +331,14 @@ def check_gradient(record: StepRecord, answer) -> Verdict:
     return Verdict(True, f"Right. {sent[:1].upper()}{sent[1:]}.")
 
 
-def _one_per_edge(answer, count: int, record: StepRecord):
+def _one_per_edge(answer, count: int, node: str):
     """The answer as ``count`` arrays (or None), or an unreadable verdict saying why."""
     if count == 1:
         answer = [answer]
     elif not isinstance(answer, (list, tuple)) or len(answer) != count:
         given = f"{len(answer)} values" if isinstance(answer, (list, tuple)) else "one value"
         return unreadable(
-            f"{record.name} {record.node} has {count} inputs, and you gave {given}: give a "
+            f"{node} has {count} inputs, and you gave {given}: give a "
             f"list of {count} gradients, one per input (None for one that takes none)."
         )
     try:
@@ -406,17 +417,24 @@ def leaf_mistakes(record: StepRecord) -> list[Mistake]:
 
 
 # ------------------------------------------------------------------ the node question
-def node_question(record: StepRecord) -> str:
+def node_question(record: StepRecord, names: dict | None = None) -> str:
     return (
-        f"Step {record.step} ran {record.name} {record.node}. Which node runs at step "
-        f"{record.step + 1}? Its name (MulBackward0) or its id (n4)."
+        f"Step {record.step} ran {called(record.node, record.name, names)}. Which node runs "
+        f"at step {record.step + 1}? Its name as the picture shows it (MulBackward0)."
     )
 
 
-def check_node(guess, ran: list[StepRecord], step: int, graph: dict[str, Node] | None) -> Verdict:
-    """Is ``guess`` (a node's name or id) the node of step ``step`` (from 1)?
+def check_node(
+    guess,
+    ran: list[StepRecord],
+    step: int,
+    graph: dict[str, Node] | None,
+    names: dict | None = None,
+) -> Verdict:
+    """Is ``guess`` (a node's name, its name as the picture shows it, or its id) the node
+    of step ``step`` (from 1)?
 
-    ``ran`` is every record of the pass.
+    ``ran`` is every record of the pass; ``names`` maps node ids to the picture's names.
 
     ``graph`` maps node ids to the live nodes (None for a trace): with it, a wrong guess
     is read as lesson 3's order check reads one, naming the rule it breaks.
@@ -424,28 +442,32 @@ def check_node(guess, ran: list[StepRecord], step: int, graph: dict[str, Node] |
     record = ran[step - 1]
     if type(guess) is not str:
         kind = type(guess).__name__
-        return unreadable(f"Name a node (MulBackward0) or give its id (n4), not a {kind}.")
-    names = {r.name for r in ran}
+        return unreadable(f"Name a node as the picture does (MulBackward0), not a {kind}.")
+    by_title = {called(r.node, r.name, names): r.node for r in ran}
+    guess = by_title.get(guess, guess)  # "MulBackward0 (the second mul)" is that node
+    node = called(record.node, record.name, names)
     if guess in (record.name, record.node):
-        return Verdict(True, f"Right: step {step} runs {record.name} {record.node}.")
-    if guess not in names and guess not in {r.node for r in ran}:
-        known = ", ".join(sorted(names))
+        return Verdict(True, f"Right: step {step} runs {node}.")
+    kinds = {r.name for r in ran}
+    if guess not in kinds and guess not in {r.node for r in ran}:
+        known = ", ".join(sorted(kinds))
         return unreadable(f"{short(guess)} is no node of this graph: its nodes are named {known}.")
-    said = f"Step {step} runs {record.name} {record.node}, not {guess}."
+    said = f"Step {step} runs {node}, not {called(guess, guess, names)}."
     if graph is None:
         return Verdict(False, said)
-    return Verdict(False, f"{said} {_order_reason(guess, ran, step, graph)}")
+    return Verdict(False, f"{said} {_order_reason(guess, ran, step, graph, names)}")
 
 
-def _order_reason(guess: str, ran: list[StepRecord], step: int, graph: dict) -> str:
+def _order_reason(guess: str, ran: list[StepRecord], step: int, graph: dict, names) -> str:
     """Lesson 3's words for why ``guess`` cannot, or does not, run at ``step``."""
     nodes = [graph[r.node] for r in ran]
     by_id = {r.node: r.name for r in ran}
-    names = [r.name for r in ran[: step - 1]] + [by_id.get(guess, guess)]
-    reading = read_order(names, nodes)
-    if len(reading) < len(names):
-        return not_ready(names, reading, nodes, node_label)
-    return other_choice(step - 1, reading, nodes, node_label)
+    order = [r.name for r in ran[: step - 1]] + [by_id.get(guess, guess)]
+    reading = read_order(order, nodes)
+    label = (lambda n: called(n.uid, node_label(n), names)) if names else node_label
+    if len(reading) < len(order):
+        return not_ready(order, reading, nodes, label)
+    return other_choice(step - 1, reading, nodes, label)
 
 
 def live_graph(roots) -> dict[str, Node]:
