@@ -436,3 +436,23 @@ def test_the_panel_names_nodes_as_the_picture_does():
     assert title == "Step 2 of 5: <b>MulBackward0 (the second mul)</b>", title
     assert "→ input 0: MulBackward0 (the first mul)" in stepper.panel.value
     stepper.close()
+
+
+def test_intermediate_tensors_are_named_after_the_op_that_made_them():
+    """Issue 39, point 6: ``tanh_out``, ``mul_out_2``, not ``t2``; a name given stays."""
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    h = wb.tanh(x)
+    loss = (h * x * h).sum()
+    bare_id = re.compile(r"^(t\d+|n\d+\.out)$")
+    for kind in ("backward", "forward"):
+        lines = [line for v in wb.viz.build_model(loss, kind).vertices.values() for line in v.lines]
+        assert not [line for line in lines if bare_id.match(line)], (kind, lines)
+        assert {"tanh_out", "sum_out"} <= set(lines), (kind, lines)
+    forward = [
+        line for v in wb.viz.build_model(loss, "forward").vertices.values() for line in v.lines
+    ]
+    assert {"mul_out_1", "mul_out_2"} <= set(forward), forward  # the first mul's, the second's
+    h.name = "h"
+    named = [v.lines[0] for v in wb.viz.build_model(loss, "forward").vertices.values()]
+    assert f"h ({h.uid})" in named and "tanh_out" not in named, named

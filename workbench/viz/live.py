@@ -7,6 +7,8 @@ are shown as freed.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from .. import backend
 from ..autograd.graph import (
     FREED,
@@ -112,6 +114,40 @@ def backward_model(roots: list) -> GraphModel:
         _node_edges(model, node, shapes)
     model.order = [n.uid for n in backward_order(root_nodes)]
     model.made = [n.uid for n in sorted(nodes, key=lambda n: n._seq)]
+    return name_outputs(model, nodes)
+
+
+def output_names(nodes: list) -> dict:
+    """``node id -> "tanh_out"``: the name of each op's output, after the op that made it
+    (``mul_out``, ``mul_out_2`` for the second mul's, counted in the order made)."""
+    ops = [n for n in sorted(nodes, key=lambda n: n._seq) if isinstance(n, OpNode)]
+    total = Counter(n.op.name for n in ops)
+    seen: Counter = Counter()
+    names = {}
+    for node in ops:
+        seen[node.op.name] += 1
+        count = seen[node.op.name]
+        names[node.uid] = f"{node.op.name}_out" + (f"_{count}" if count > 1 else "")
+        if total[node.op.name] > 1 and count == 1:
+            names[node.uid] = f"{node.op.name}_out_1"
+    return names
+
+
+def name_outputs(model: GraphModel, nodes: list) -> GraphModel:
+    """Label each tensor an op made, and the learner did not name, after that op
+    (``tanh_out`` rather than an id like ``t67``), in every box that shows it."""
+    names = output_names(nodes)
+    by_id = {}
+    for node in nodes:
+        if node.uid not in names:
+            continue
+        out = node.output()
+        if out is None:
+            by_id[f"{node.uid}.out"] = names[node.uid]
+        elif out.name is None:
+            by_id[out.uid] = names[node.uid]
+    for vertex in model.vertices.values():
+        vertex.lines = [by_id.get(line, line) for line in vertex.lines]
     return model
 
 
@@ -230,7 +266,7 @@ def forward_model(roots: list) -> GraphModel:
         tid = _output_vertex(model, node, shapes, outputs, values)
         model.connect(node.uid, tid)
     model.order = [n.uid for n in backward_order(root_nodes)]
-    return model
+    return name_outputs(model, nodes)
 
 
 def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -> str:
