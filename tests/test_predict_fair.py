@@ -456,3 +456,14 @@ def test_intermediate_tensors_are_named_after_the_op_that_made_them():
     h.name = "h"
     named = [v.lines[0] for v in wb.viz.build_model(loss, "forward").vertices.values()]
     assert f"h ({h.uid})" in named and "tanh_out" not in named, named
+
+
+def test_the_whole_pass_check_reads_a_bfloat16_torch_prediction():
+    """Lesson 2's graded session hands answers to a stepper: a right bfloat16 one is right."""
+    from workbench.exercises.whole_pass import check_whole_pass
+
+    ones, w = np.ones((2, 2)), np.array([0.5, -1.0])
+    b_bar, w_bar = np.array([4.0]), np.array([4.0, 6.0])
+    steps = [ones, [ones, b_bar], b_bar, [ones * w, w_bar], w_bar, ones * w]
+    as_bfloat16 = [torch.tensor(ones, dtype=torch.bfloat16), *steps[1:]]
+    assert "predicted right" in str(check_whole_pass(lambda: as_bfloat16))

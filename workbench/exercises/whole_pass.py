@@ -147,8 +147,13 @@ def plain(answer, step: int, depth: int = 0):
     """
     if depth > 3:
         fail(f"Step {step}: your prediction is nested too deep to be a gradient.")
-    if is_torch_tensor(answer):
-        return answer.detach().cpu().numpy()
+    if is_torch_tensor(answer):  # read as the stepper reads one (requires grad, bfloat16)
+        from ..widgets.verdicts import torch_values
+
+        try:
+            return torch_values(answer)
+        except ValueError as err:
+            fail(f"Step {step}: your prediction holds {err}: write each gradient as numbers.")
     if isinstance(answer, (bool, np.bool_, str, bytes)):
         fail(
             f"Step {step}: your prediction holds {answer!r}: write each gradient as numbers "
