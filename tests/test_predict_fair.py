@@ -467,3 +467,18 @@ def test_the_whole_pass_check_reads_a_bfloat16_torch_prediction():
     steps = [ones, [ones, b_bar], b_bar, [ones * w, w_bar], w_bar, ones * w]
     as_bfloat16 = [torch.tensor(ones, dtype=torch.bfloat16), *steps[1:]]
     assert "predicted right" in str(check_whole_pass(lambda: as_bfloat16))
+
+
+def test_a_grad_added_from_the_digits_shown_is_right():
+    """x.grad after = before + x̄, each shown to four decimals: their sum is right."""
+    events.reset_ids()
+    x = wb.tensor([1.0, 1.0], requires_grad=True, name="x")
+    (x * 0.00504).sum().backward()  # x.grad holds 0.00504, shown as 0.005
+    stepper = at_the_leaf(BackwardStepper((x * 0.00504).sum(), predict=True))
+    question = stepper.question
+    before = shown_numbers(question, "x.grad is ")
+    incoming = shown_numbers(question, "receives x̄ = ")
+    assert before == incoming == [0.005, 0.005], question
+    verdict = stepper.predict(np.add(before, incoming))  # 0.01 where 0.01008 is exact
+    assert verdict.right, verdict.message
+    stepper.close()

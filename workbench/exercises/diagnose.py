@@ -567,8 +567,8 @@ def uniform_ratio(expected: np.ndarray, got: np.ndarray, rtol=RTOL, atol=ATOL) -
             return None
         ratios = ratios.real
     factor = float(np.median(ratios))
-    if not 1e-300 < abs(factor) < 1e300 or np.isclose(factor, 1, rtol=1e-4):
-        return None  # 0, inf, NaN, or one whose reciprocal overflows: no factor to name
+    if not 1e-300 < abs(factor) < 1e300 or np.isclose(factor, 1, rtol=max(1e-4, 10 * rtol)):
+        return None  # 0, inf, NaN, one whose reciprocal overflows, or rounding: no factor
     if not np.allclose(got, factor * expected, rtol=max(rtol, 1e-6), atol=atol):
         return None
     fraction = nice_fraction(factor, max(rtol, 1e-6))  # 2 for 1.9996: digits typed by hand

@@ -12,8 +12,9 @@ not summed back, the gradient of the other input; lesson 3's reading of a node o
 so the stepper says what a checker would. Nothing here imports ipywidgets.
 
 A prediction is right when it matches to the digits the question shows: within
-``PREDICT_RTOL`` of the value (the question says so), and within half a unit of the
-panel's fourth decimal for an element near zero. The diagnoses use the same tolerance,
+``PREDICT_RTOL`` of the value, or ``PREDICT_ATOL``, one unit of the fourth decimal the
+panel shows (two numbers read off the screen and added are off by that much at most);
+the question says so. The diagnoses use the same tolerance,
 so a factor of 2 typed to four digits is still named a factor of 2.
 
 A prediction is untrusted input: it is read as plain numbers only (Python's own int,
@@ -42,8 +43,11 @@ from .steps import GradFlow, StepRecord, node_label
 
 BIG = 16  # gradients with more elements than this may be predicted in part (a Glimpse)
 PREDICT_RTOL = 1e-3  # a prediction this close to the value is right: the question says so
-SHOWN_ATOL = 5e-5  # half a unit of the fourth decimal, the panel's last digit
-TOLERANCE_TEXT = "Right within rtol 1e-3 (3 significant digits): the digits shown are enough."
+PREDICT_ATOL = 1e-4  # one unit of the fourth decimal the panel shows (two added: at most that)
+TOLERANCE_TEXT = (
+    "Right to 3 significant digits or 4 decimals (rtol 1e-3, atol 1e-4): the digits shown "
+    "are enough."
+)
 MOST_NUMBERS = 100_000  # numbers in one prediction: far more than any question shows
 DEEPEST = 8  # lists nested deeper than this are no gradient
 WHAT_A_PREDICTION_IS = (
@@ -66,16 +70,6 @@ def short(value) -> str:
     if type(value) in (list, tuple) and all(type(item) in scalars for item in value[:9]):
         return SHORT.repr(value[:9])
     return f"a {type(value).__name__}"
-
-
-def tolerance(expected) -> tuple[float, float]:
-    """``(rtol, atol)`` for a prediction of ``expected``: the question's rtol, and for an
-    element near zero half a unit of the last digit shown (less for a tiny gradient,
-    where the panel shows more digits)."""
-    magnitudes = np.abs(np.asarray(expected)).astype(np.float64)
-    finite = magnitudes[np.isfinite(magnitudes)]
-    scale = float(finite.max()) if finite.size else 0.0
-    return PREDICT_RTOL, min(SHOWN_ATOL, PREDICT_RTOL * scale)
 
 
 @dataclass(frozen=True)
@@ -351,7 +345,7 @@ def _diagnose(what, expected, got, upstream, others, record) -> Finding | None:
     """The checkers' diagnosis; with a few more where the step knows more."""
     if isinstance(got, Glimpse):
         return _diagnose_glimpse(what, expected, got)
-    rtol, atol = tolerance(expected) if expected is not None else (PREDICT_RTOL, 0.0)
+    rtol, atol = PREDICT_RTOL, PREDICT_ATOL
     finding = compare(what, expected, got, upstream=upstream, rtol=rtol, atol=atol)
     if finding is None or finding.kind not in ("elements", "factor"):
         return finding
@@ -373,7 +367,7 @@ def _diagnose_glimpse(what: str, expected, glimpse: Glimpse) -> Finding | None:
     if expected is None:
         return compare(what, None, np.broadcast_to(0.0, glimpse.shape or ()))
     expected = np.asarray(expected)
-    rtol, atol = tolerance(expected)
+    rtol, atol = PREDICT_RTOL, PREDICT_ATOL
     if glimpse.shape is not None:
         if np.prod(glimpse.shape, dtype=float) > BIG * max(expected.size, 1):
             raise ValueError(f"a shape {glimpse.shape}, far bigger than this gradient")
