@@ -482,3 +482,10 @@ def test_a_grad_added_from_the_digits_shown_is_right():
     verdict = stepper.predict(np.add(before, incoming))  # 0.01 where 0.01008 is exact
     assert verdict.right, verdict.message
     stepper.close()
+
+
+def test_a_right_leaf_prediction_says_x_grad_in_lower_case():
+    stepper, x_grad = sigmoid_quiz()
+    verdict = at_the_leaf(stepper).predict(x_grad)
+    assert verdict.message.startswith("Right. x.grad after step 4: "), verdict.message
+    stepper.close()

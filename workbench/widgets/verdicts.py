@@ -35,7 +35,14 @@ import numpy as np
 from ..autograd.graph import Node, walk
 from ..dtypes import bfloat16
 from ..exercises.answers import is_torch_tensor
-from ..exercises.diagnose import Finding, compare, diagnose_shape, diagnose_swapped, index_text
+from ..exercises.diagnose import (
+    Finding,
+    capitalize,
+    compare,
+    diagnose_shape,
+    diagnose_swapped,
+    index_text,
+)
 from ..exercises.predictions import Mistake, known_mistake, not_ready, other_choice, read_order
 from ..tensor import Tensor
 from .panel import format_array
@@ -322,7 +329,7 @@ def check_gradient(record: StepRecord, answer, names: dict | None = None) -> Ver
     if findings:
         return Verdict(False, " ".join(f.sentences() for f in findings), findings=tuple(findings))
     sent = "; ".join(f"{what[5:]}: {format_array(value)}" for what, value in wanted)
-    return Verdict(True, f"Right. {sent[:1].upper()}{sent[1:]}.")
+    return Verdict(True, f"Right. {capitalize(sent)}.")
 
 
 def _one_per_edge(answer, count: int, node: str):
