@@ -489,3 +489,12 @@ def test_a_right_leaf_prediction_says_x_grad_in_lower_case():
     verdict = at_the_leaf(stepper).predict(x_grad)
     assert verdict.message.startswith("Right. x.grad after step 4: "), verdict.message
     stepper.close()
+
+
+def test_the_whole_pass_check_says_a_megabyte_string_short():
+    from workbench.exercises import ExerciseError
+    from workbench.exercises.whole_pass import check_whole_pass
+
+    with pytest.raises(ExerciseError) as caught:
+        check_whole_pass(lambda: ["x" * 1_000_000] * 6)
+    assert len(str(caught.value)) < LONGEST_MESSAGE, str(caught.value)[:999]

@@ -24,7 +24,7 @@ import numpy as np
 import workbench as wb
 
 from ..tensor import Tensor
-from .answers import call_answer, is_torch_tensor
+from .answers import call_answer
 from .guard import checker
 from .report import Passed, fail
 
@@ -147,16 +147,16 @@ def plain(answer, step: int, depth: int = 0):
     """
     if depth > 3:
         fail(f"Step {step}: your prediction is nested too deep to be a gradient.")
-    if is_torch_tensor(answer):  # read as the stepper reads one (requires grad, bfloat16)
-        from ..widgets.verdicts import torch_values
+    from ..widgets.verdicts import is_torch, short, torch_values
 
+    if is_torch(answer):  # read as the stepper reads one (requires grad, bfloat16)
         try:
             return torch_values(answer)
         except ValueError as err:
             fail(f"Step {step}: your prediction holds {err}: write each gradient as numbers.")
     if isinstance(answer, (bool, np.bool_, str, bytes)):
         fail(
-            f"Step {step}: your prediction holds {answer!r}: write each gradient as numbers "
+            f"Step {step}: your prediction holds {short(answer)}: write each gradient as numbers "
             "(None for an input that takes no gradient)."
         )
     if isinstance(answer, (list, tuple)):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import reprlib
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -34,7 +35,6 @@ import numpy as np
 
 from ..autograd.graph import Node, walk
 from ..dtypes import bfloat16
-from ..exercises.answers import is_torch_tensor
 from ..exercises.diagnose import (
     Finding,
     capitalize,
@@ -175,7 +175,7 @@ def as_values(value):
         return None
     if isinstance(value, Tensor):
         return numbers_of(value.detach().numpy(), value)
-    if is_torch_tensor(value):
+    if is_torch(value):
         return torch_values(value)
     if type(value) is dict:
         return Glimpse.of(value)
@@ -225,6 +225,13 @@ def numbers_of(array: np.ndarray, given) -> np.ndarray:
     if array.dtype.kind not in "iufc":
         raise ValueError(f"a {type(given).__name__} of {array.dtype} values")
     return array.astype(np.float64) if array.dtype.kind in "iu" else array.copy()
+
+
+def is_torch(value) -> bool:
+    """A real PyTorch tensor (torch is imported already when a learner has one), not an
+    object that only says it comes from torch."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def torch_values(tensor) -> np.ndarray:
