@@ -498,3 +498,24 @@ def test_the_whole_pass_check_says_a_megabyte_string_short():
     with pytest.raises(ExerciseError) as caught:
         check_whole_pass(lambda: ["x" * 1_000_000] * 6)
     assert len(str(caught.value)) < LONGEST_MESSAGE, str(caught.value)[:999]
+
+
+def test_a_traces_pictures_name_tensors_and_nodes_the_same_way():
+    events.reset_ids()
+    x = wb.tensor(X, requires_grad=True, name="x")
+    with wb.trace() as trace:
+        h = wb.tanh(x)
+        loss = (h * x * h).sum()
+        loss.backward()
+    forward = [v.lines[0] for v in wb.viz.build_model(trace, "forward").vertices.values()]
+    assert {"tanh_out", "mul_out_1", "mul_out_2", "sum_out"} <= set(forward), forward
+    backward = wb.viz.build_model(trace, "backward")
+    assert sorted(n for n in backward.names.values() if n.startswith("Mul")) == [
+        "MulBackward0 (the first mul)",
+        "MulBackward0 (the second mul)",
+    ]
+    stepper = BackwardStepper(trace, predict=True)
+    stepper.show_me()
+    stepper.next()
+    assert stepper.question.startswith("Step 2: MulBackward0 (the second mul) receives")
+    stepper.close()

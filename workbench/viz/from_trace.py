@@ -23,6 +23,8 @@ from .model import (
     broadcast_axes,
     collapse_lines,
     formula_lines,
+    output_names,
+    rename_tensors,
     shape_text,
     tensor_lines,
 )
@@ -209,6 +211,13 @@ class TraceGraph:
                 grads[r["tensor"]] = r["after"]
         return grads
 
+    def output_names(self) -> dict:
+        """``tensor id -> "tanh_out"`` for each output of a graph op the learner did not
+        name (see :func:`~workbench.viz.model.output_names`)."""
+        ops = [r for r in self.forward_ops if r["node"] is not None]
+        names = output_names([(r["output"], r["op"]) for r in ops])
+        return {tid: name for tid, name in names.items() if not self.tensors[tid].name}
+
     def tensor_lines(self, tid: str, grads: dict | None = None) -> list:
         info = self.tensors.get(tid, TensorInfo())
         grad = summary_array((grads or {}).get(tid))
@@ -233,7 +242,7 @@ def backward_model(trace: Trace, which: int = -1, upto_step: int | None = None) 
         _saved_vertices(model, graph, node)
         _node_edges(model, graph, node)
     model.order = graph.order(reachable)
-    return model
+    return rename_tensors(model, graph.output_names())
 
 
 def _node_vertex(model: GraphModel, graph: TraceGraph, node: NodeInfo, grads: dict) -> None:
@@ -349,4 +358,4 @@ def forward_model(trace: Trace, which: int = -1, upto_step: int | None = None) -
         model.vertices[out] = Vertex(out, "tensor", graph.tensor_lines(out, grads), members, scope)
         model.connect(op_id, out)
     model.order = graph.order(graph.reachable())
-    return model
+    return rename_tensors(model, graph.output_names())

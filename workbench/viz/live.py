@@ -7,8 +7,6 @@ are shown as freed.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from .. import backend
 from ..autograd.graph import (
     FREED,
@@ -29,6 +27,8 @@ from .model import (
     broadcast_axes,
     collapse_lines,
     formula_lines,
+    output_names,
+    rename_tensors,
     shape_text,
     tensor_lines,
 )
@@ -117,38 +117,19 @@ def backward_model(roots: list) -> GraphModel:
     return name_outputs(model, nodes)
 
 
-def output_names(nodes: list) -> dict:
-    """``node id -> "tanh_out"``: the name of each op's output, after the op that made it
-    (``mul_out``, ``mul_out_2`` for the second mul's, counted in the order made)."""
-    ops = [n for n in sorted(nodes, key=lambda n: n._seq) if isinstance(n, OpNode)]
-    total = Counter(n.op.name for n in ops)
-    seen: Counter = Counter()
-    names = {}
-    for node in ops:
-        seen[node.op.name] += 1
-        count = seen[node.op.name]
-        names[node.uid] = f"{node.op.name}_out" + (f"_{count}" if count > 1 else "")
-        if total[node.op.name] > 1 and count == 1:
-            names[node.uid] = f"{node.op.name}_out_1"
-    return names
-
-
 def name_outputs(model: GraphModel, nodes: list) -> GraphModel:
     """Label each tensor an op made, and the learner did not name, after that op
     (``tanh_out`` rather than an id like ``t67``), in every box that shows it."""
-    names = output_names(nodes)
+    ops = [n for n in sorted(nodes, key=lambda n: n._seq) if isinstance(n, OpNode)]
+    names = output_names([(node.uid, node.op.name) for node in ops])
     by_id = {}
-    for node in nodes:
-        if node.uid not in names:
-            continue
+    for node in ops:
         out = node.output()
         if out is None:
             by_id[f"{node.uid}.out"] = names[node.uid]
         elif out.name is None:
             by_id[out.uid] = names[node.uid]
-    for vertex in model.vertices.values():
-        vertex.lines = [by_id.get(line, line) for line in vertex.lines]
-    return model
+    return rename_tensors(model, by_id)
 
 
 def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:

@@ -14,6 +14,7 @@ tensor node ``n5`` saved in slot ``x``, ``n5.sum1`` the collapse-sum on its inpu
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,6 +138,27 @@ def name_nodes(model: GraphModel) -> GraphModel:
             model.names[vertex.id] = f"{name} {which}"
         else:
             model.names[vertex.id] = name
+    return model
+
+
+def output_names(made: list) -> dict:
+    """``key -> "tanh_out"`` for ``(key, op name)`` pairs in the order the ops ran: each
+    output named after the op that made it, numbered where an op ran more than once
+    (``mul_out_1``, ``mul_out_2``: the first mul's and the second's, as :func:`name_nodes`
+    tells the nodes apart)."""
+    total = Counter(op for _, op in made)
+    seen: Counter = Counter()
+    names = {}
+    for key, op in made:
+        seen[op] += 1
+        names[key] = f"{op}_out_{seen[op]}" if total[op] > 1 else f"{op}_out"
+    return names
+
+
+def rename_tensors(model: GraphModel, names: dict) -> GraphModel:
+    """Every label line that is a bare tensor id in ``names`` (``t67``) becomes its name."""
+    for vertex in model.vertices.values():
+        vertex.lines = [names.get(line, line) for line in vertex.lines]
     return model
 
 
