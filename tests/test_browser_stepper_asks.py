@@ -8,7 +8,9 @@ step of a 200-node pass the lit node is inside the visible part of its picture.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+import torch
 from jupyterlab_harness import (
     BROWSER_TEST,
     running_lab,
@@ -139,6 +141,19 @@ def wait_text(page, selector: str, words: str) -> None:
     )
 
 
+def sigmoid_slopes() -> np.ndarray:
+    """What SMALL's sigmoid sends back for ȳ = 1: σ'(x * w + b), from PyTorch."""
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    z = (x * torch.tensor([0.5, -1.0, 2.0]) + 0.1).requires_grad_()
+    torch.sigmoid(z).sum().backward()
+    return z.grad.numpy()
+
+
+def typed(values: np.ndarray) -> str:
+    """Values as a learner types them: four decimals."""
+    return repr(np.round(values.astype(np.float64), 4).tolist())
+
+
 def test_predict_mode_asks_checks_and_reveals(opened):
     page = opened("predict.ipynb", f"{BACKWARD} g.node.active")
     assert "predict it" in page.locator(".wb-step").inner_text()
@@ -151,14 +166,21 @@ def test_predict_mode_asks_checks_and_reveals(opened):
     assert "predict it" not in page.locator(".wb-step").inner_text()
     page.get_by_role("button", name="Next ▶").click()
     wait_title(page, r"^Step 2 of \d+: SigmoidBackward0")
-    page.locator(".wb-quiz input").fill("[[1, 1, 1], [1, 1, 1]]")  # forgets σ's slope
+    assert "rtol 1e-3" in page.locator(".wb-question").inner_text()  # the tolerance, stated
+    page.locator(".wb-quiz input").fill(typed(2 * sigmoid_slopes()))  # a factor 2 too many
     page.get_by_role("button", name="Check", exact=True).click()
-    wait_text(page, ".wb-verdict", "score 1 of 2")
-    assert page.locator(".wb-verdict").inner_text().startswith("✘")
+    wait_text(page, ".wb-verdict", "one more try")
+    verdict = page.locator(".wb-verdict").inner_text()
+    assert verdict.startswith("✘") and "2 times the expected value" in verdict, verdict
+    assert "score 1 of 1" in verdict and "predict it" in page.locator(".wb-step").inner_text()
+    page.locator(".wb-quiz input").fill(typed(sigmoid_slopes()))  # four digits, as shown
+    page.get_by_role("button", name="Check", exact=True).click()
+    wait_text(page, ".wb-verdict", "score 2 of 2")
+    assert page.locator(".wb-verdict").inner_text().startswith("✔")
     page.get_by_role("button", name="Next ▶").click()
     wait_title(page, r"^Step 3 of \d+: AddBackward0")
     page.get_by_role("button", name="Show me", exact=True).click()
-    wait_text(page, ".wb-verdict", "score 1 of 3")
+    wait_text(page, ".wb-verdict", "score 2 of 3")
     assert "predict it" not in page.locator(".wb-step").inner_text()
     assert title(page).startswith("Step 3 of")
 

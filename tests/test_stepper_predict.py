@@ -93,11 +93,14 @@ def test_a_factor_is_named_with_the_checkers_words(stepper):
     verdict = stepper.predict([2 * np.array(W), h])
     assert not verdict.right and verdict.counted
     (finding,) = verdict.findings
-    same = compare("your gradient for input 0 (TanhBackward0 n5)", np.array(W), 2 * np.array(W))
+    same = compare("your gradient for input 0 → TanhBackward0", np.array(W), 2 * np.array(W))
     assert finding.kind == same.kind == "factor"
-    assert verdict.message == same.sentences()
+    assert verdict.message == f"{same.sentences()} You have one more try before the step is shown."
     assert "2 times the expected value" in verdict.message
-    assert stepper.score == (1, 2) and not stepper.hidden  # revealed after a wrong guess too
+    assert stepper.score == (1, 1) and stepper.hidden  # one more try: still hidden
+    again = stepper.predict([2 * np.array(W), h])
+    assert again.message == f"{same.sentences()} Step 2 is shown now."
+    assert stepper.score == (1, 2) and not stepper.hidden  # revealed after the second one
 
 
 def test_a_sign_and_the_other_inputs_gradient(stepper):
@@ -152,6 +155,7 @@ def test_a_grad_replaced_not_added_to_is_named():
     verdict = stepper.predict(first)  # the incoming x̄ alone: backward adds into .grad
     assert [f.kind for f in verdict.findings] == ["not_accumulated"], verdict.message
     assert "Backward adds into .grad: w.grad was" in verdict.message
+    stepper.show_me()
     np.testing.assert_allclose(w.grad.numpy(), 2 * first, rtol=1e-6)  # the step on show
     stepper.close()
 
@@ -204,12 +208,14 @@ def test_predicting_the_next_node():
     assert not early.right and "A leaf's AccumulateGrad runs as soon as it is ready" in (
         early.message
     )
+    assert stepper.step == 2 and early.tries_left == 1  # one more try
+    stepper.predict("TanhBackward0")
     assert stepper.step == 3 and stepper.record.name == "AccumulateGrad"
     too_soon = stepper.predict(x)  # x's AccumulateGrad, before tanh sent it anything
     assert not too_soon.right and "it is not ready then" in too_soon.message
     unknown = stepper.predict("ExpBackward0")
     assert not unknown.counted and "no node of this graph" in unknown.message
-    assert stepper.score == (1, 3)
+    assert stepper.score == (1, 2)  # the guess about step 4 has one more try
     stepper.close()
 
 

@@ -47,12 +47,12 @@ def test_a_tensor_the_learner_did_not_name_is_called_after_the_op_that_made_it()
     scaled.name = "scaled"
     loss = scaled.sum()
     text = labels(wb.viz.draw(loss, kind="forward"))
-    assert f"sum_out ({loss.uid})" in text and f"scaled ({scaled.uid})" in text
-    assert "tanh_out (" in text and "matmul_out (" in text and "\nmul_out" not in text
+    assert "\nsum_out\n" in text and f"scaled ({scaled.uid})" in text
+    assert "\ntanh_out\n" in text and "\nmatmul_out\n" in text and "\nmul_out" not in text
     with wb.trace() as recorded:
         x2 = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
         wb.tanh(x2).sum().backward()
-    assert "sum_out (" in labels(wb.viz.draw(recorded))
+    assert "sum_out\n" in labels(wb.viz.draw(recorded))
 
 
 def test_a_custom_functions_output_is_called_after_it():
@@ -69,7 +69,7 @@ def test_a_custom_functions_output_is_called_after_it():
 
     x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
     squared = Square.apply(x)
-    assert "square_out (" in labels(wb.viz.draw(squared.sum(), kind="forward"))
+    assert "\nsquare_out\n" in labels(wb.viz.draw(squared.sum(), kind="forward"))
 
 
 def test_a_node_the_learner_did_not_write_says_where_it_came_from():

@@ -407,12 +407,12 @@ def diagnose_elements(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding
         return None
     indices = [tuple(int(i) for i in index) for index in np.argwhere(wrong)]
     if got.ndim == 0:
-        observation = f"{what} is {number(got)} where {number(expected)} was expected"
+        observation = f"{what} is {got_where_expected(got, expected)}"
     elif count == 1:
         (index,) = indices
         observation = (
             f"{what} is wrong at 1 element: at {index_text(index)} it is "
-            f"{number(got[index])} where {number(expected[index])} was expected"
+            f"{got_where_expected(got[index], expected[index])}"
         )
     else:
         first = indices[0]
@@ -420,8 +420,7 @@ def diagnose_elements(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding
         listed = "" if count == got.size else f" ({indices_text(indices)})"
         observation = (
             f"{what} is wrong at {which} {got.size} elements{listed}; "
-            f"at {index_text(first)} it is {number(got[first])} where "
-            f"{number(expected[first])} was expected"
+            f"at {index_text(first)} it is {got_where_expected(got[first], expected[first])}"
         )
     zeros = bool(np.all(got[wrong] == 0))
     advice = "these are 0 where nonzero values were expected" if zeros else ""
@@ -568,18 +567,21 @@ def uniform_ratio(expected: np.ndarray, got: np.ndarray, rtol=RTOL, atol=ATOL) -
             return None
         ratios = ratios.real
     factor = float(np.median(ratios))
-    if not 1e-300 < abs(factor) < 1e300 or np.isclose(factor, 1, rtol=1e-4):
-        return None  # 0, inf, NaN, or one whose reciprocal overflows: no factor to name
+    if not 1e-300 < abs(factor) < 1e300 or np.isclose(factor, 1, rtol=max(1e-4, 10 * rtol)):
+        return None  # 0, inf, NaN, one whose reciprocal overflows, or rounding: no factor
     if not np.allclose(got, factor * expected, rtol=max(rtol, 1e-6), atol=atol):
         return None
-    fraction = nice_fraction(factor)
+    fraction = nice_fraction(factor, max(rtol, 1e-6))  # 2 for 1.9996: digits typed by hand
+    if fraction == 1:
+        return None  # close to 1 within the tolerance, yet not close enough: no factor
     return float(fraction) if fraction is not None else factor
 
 
-def nice_fraction(value: float) -> Fraction | None:
-    """``value`` as a small fraction (2, ½, ⅓, 3/2...) when it is one, else None."""
+def nice_fraction(value: float, tolerance: float = 1e-6) -> Fraction | None:
+    """``value`` as a small fraction (2, ½, ⅓, 3/2...) when it is one, within
+    ``tolerance`` (relative), else None."""
     fraction = Fraction(value).limit_denominator(12)
-    if fraction == 0 or abs(float(fraction) - value) > 1e-6 * max(1.0, abs(value)):
+    if fraction == 0 or abs(float(fraction) - value) > tolerance * max(1.0, abs(value)):
         return None  # 0 is no factor: a tiny one (1e-16) is "almost all zeros", not "× 0"
     if abs(fraction.numerator) > 12:
         return None
@@ -634,12 +636,22 @@ def where_text(mask: np.ndarray) -> str:
     return f"at {indices_text(indices)}"
 
 
-def number(value) -> str:
-    """``0.5``, or ``3+4j`` for a complex value."""
+def number(value, digits: int = 4) -> str:
+    """``0.5``, or ``3+4j`` for a complex value: ``digits`` significant digits."""
     if np.iscomplexobj(value):
         z = complex(value)
-        return f"{z.real:.4g}{'-' if np.signbit(z.imag) else '+'}{abs(z.imag):.4g}j"
-    return f"{float(value):.4g}"
+        sign = "-" if np.signbit(z.imag) else "+"
+        return f"{z.real:.{digits}g}{sign}{abs(z.imag):.{digits}g}j"
+    return f"{float(value):.{digits}g}"
+
+
+def got_where_expected(got, expected) -> str:
+    """``1.906 where 1.907 was expected``: with as many digits as it takes (up to 10) for
+    the two to read differently, never "1.907 where 1.907 was expected"."""
+    digits = 4
+    while digits < 10 and number(got, digits) == number(expected, digits):
+        digits += 1
+    return f"{number(got, digits)} where {number(expected, digits)} was expected"
 
 
 def input_name(what: str) -> str | None:

@@ -32,7 +32,7 @@ import workbench as wb
 from ..autograd.graph import AccumulateGrad, Node, count_dependencies, edge_of, walk
 from ..tensor import Tensor
 from .answers import as_numbers, call_answer
-from .diagnose import Finding, compare, is_close
+from .diagnose import ATOL, RTOL, Finding, compare, is_close
 from .guard import checker
 from .report import Passed, fail
 
@@ -317,12 +317,14 @@ def check_prediction(what: str, expected, got, mistakes: list) -> None:
     fail(finding.sentences(), finding)
 
 
-def known_mistake(finding: Finding, mistakes: list) -> Mistake | None:
-    """The mistake whose value ``finding.got`` is exactly, if any."""
+def known_mistake(
+    finding: Finding, mistakes: list, rtol: float = RTOL, atol: float = ATOL
+) -> Mistake | None:
+    """The mistake whose value ``finding.got`` is (within ``rtol``, ``atol``), if any."""
     if finding.got is None or finding.expected is None:
         return None
     got = np.asarray(finding.got, dtype=np.float64)
-    return next((m for m in mistakes if is_close(np.asarray(m.value), got)), None)
+    return next((m for m in mistakes if is_close(np.asarray(m.value), got, rtol, atol)), None)
 
 
 # ------------------------------------------------------------- 03-stop-gradient

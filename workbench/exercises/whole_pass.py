@@ -24,7 +24,7 @@ import numpy as np
 import workbench as wb
 
 from ..tensor import Tensor
-from .answers import call_answer, is_torch_tensor
+from .answers import call_answer
 from .guard import checker
 from .report import Passed, fail
 
@@ -47,7 +47,7 @@ def check_whole_pass(predicted_steps: Callable[[], list]) -> Passed:
 
     answers = call_answer(predicted_steps, what=WHAT)
     loss, *_ = session_loss()
-    stepper = BackwardStepper(loss, predict=True)
+    stepper = BackwardStepper(loss, predict=True, tries=1)  # one answer per step, as written
     findings: list = []
     try:
         wrong = grade_session(stepper, answers, findings)
@@ -147,11 +147,16 @@ def plain(answer, step: int, depth: int = 0):
     """
     if depth > 3:
         fail(f"Step {step}: your prediction is nested too deep to be a gradient.")
-    if is_torch_tensor(answer):
-        return answer.detach().cpu().numpy()
+    from ..widgets.verdicts import is_torch, short, torch_values
+
+    if is_torch(answer):  # read as the stepper reads one (requires grad, bfloat16)
+        try:
+            return torch_values(answer)
+        except ValueError as err:
+            fail(f"Step {step}: your prediction holds {err}: write each gradient as numbers.")
     if isinstance(answer, (bool, np.bool_, str, bytes)):
         fail(
-            f"Step {step}: your prediction holds {answer!r}: write each gradient as numbers "
+            f"Step {step}: your prediction holds {short(answer)}: write each gradient as numbers "
             "(None for an input that takes no gradient)."
         )
     if isinstance(answer, (list, tuple)):

@@ -23,6 +23,8 @@ from .model import (
     broadcast_axes,
     collapse_lines,
     formula_lines,
+    output_names,
+    rename_tensors,
     shape_text,
     tensor_lines,
 )
@@ -34,7 +36,6 @@ class TensorInfo:
     dtype: str = ""
     name: str | None = None
     value: dict | None = None  # a summary
-    made_by: str | None = None  # the op that made it: a tensor not named is called "tanh_out"
 
 
 @dataclass
@@ -106,7 +107,7 @@ class TraceGraph:
                 info = self.tensors.setdefault(tid, TensorInfo(tuple(shape)))
                 info.name = info.name or name
         self.tensors[r["output"]] = TensorInfo(
-            tuple(r["output_shape"]), r["dtype"], r.get("name"), r.get("value"), r["op"]
+            tuple(r["output_shape"]), r["dtype"], r.get("name"), r.get("value")
         )
         if r["node"] is None:
             return
@@ -210,11 +211,17 @@ class TraceGraph:
                 grads[r["tensor"]] = r["after"]
         return grads
 
+    def output_names(self) -> dict:
+        """``tensor id -> "tanh_out"`` for each output of a graph op the learner did not
+        name (see :func:`~workbench.viz.model.output_names`)."""
+        ops = [r for r in self.forward_ops if r["node"] is not None]
+        names = output_names([(r["output"], r["op"]) for r in ops])
+        return {tid: name for tid, name in names.items() if not self.tensors[tid].name}
+
     def tensor_lines(self, tid: str, grads: dict | None = None) -> list:
         info = self.tensors.get(tid, TensorInfo())
         grad = summary_array((grads or {}).get(tid))
-        name = info.name or (f"{info.made_by}_out" if info.made_by else None)
-        return tensor_lines(tid, name, info.shape, info.dtype, summary_array(info.value), grad)
+        return tensor_lines(tid, info.name, info.shape, info.dtype, summary_array(info.value), grad)
 
 
 # --------------------------------------------------------------- backward
@@ -235,7 +242,7 @@ def backward_model(trace: Trace, which: int = -1, upto_step: int | None = None) 
         _saved_vertices(model, graph, node)
         _node_edges(model, graph, node)
     model.order = graph.order(reachable)
-    return model
+    return rename_tensors(model, graph.output_names())
 
 
 def _node_vertex(model: GraphModel, graph: TraceGraph, node: NodeInfo, grads: dict) -> None:
@@ -351,4 +358,4 @@ def forward_model(trace: Trace, which: int = -1, upto_step: int | None = None) -
         model.vertices[out] = Vertex(out, "tensor", graph.tensor_lines(out, grads), members, scope)
         model.connect(op_id, out)
     model.order = graph.order(graph.reachable())
-    return model
+    return rename_tensors(model, graph.output_names())

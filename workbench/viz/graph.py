@@ -25,7 +25,7 @@ from ..trace import Trace
 from . import from_trace, live
 from .dot import mark_step, to_dot
 from .fold import FOLD_LIMIT, fold
-from .model import GraphModel
+from .model import GraphModel, name_nodes
 from .renderers import render
 
 KINDS = ("forward", "backward")
@@ -123,15 +123,17 @@ def draw(
 def build_model(source, kind: str, step: int | None = None, which: int = -1) -> GraphModel:
     """The unfolded model of ``source`` (a Tensor, a list of Tensors or a Trace)."""
     if isinstance(source, Trace):
-        build = from_trace.backward_model if kind == "backward" else from_trace.forward_model
-        return build(source, which, step)
+        if kind == "backward":
+            return name_nodes(from_trace.backward_model(source, which, step))
+        return from_trace.forward_model(source, which, step)
     roots = [source] if isinstance(source, Tensor) else list(source)
     if not roots or not all(isinstance(t, Tensor) for t in roots):
         raise TypeError(
             f"draw() takes a Tensor, a list of Tensors or a Trace, not {type(source).__name__}"
         )
-    build = live.backward_model if kind == "backward" else live.forward_model
-    return build(roots)
+    if kind == "backward":
+        return name_nodes(live.backward_model(roots))
+    return live.forward_model(roots)
 
 
 _NODE_G = re.compile(r'<g id="([^"]*)" class="(node|edge)([^"]*)"')

@@ -7,8 +7,6 @@ are shown as freed.
 
 from __future__ import annotations
 
-import re
-
 from .. import backend
 from ..autograd.graph import (
     FREED,
@@ -29,6 +27,9 @@ from .model import (
     broadcast_axes,
     collapse_lines,
     formula_lines,
+    op_word,
+    output_names,
+    rename_tensors,
     shape_text,
     tensor_lines,
 )
@@ -113,28 +114,33 @@ def backward_model(roots: list) -> GraphModel:
             _saved_vertices(model, node, values)
         _node_edges(model, node, shapes)
     model.order = [n.uid for n in backward_order(root_nodes)]
-    return model
+    model.made = [n.uid for n in sorted(nodes, key=lambda n: n._seq)]
+    return name_outputs(model, nodes)
 
 
-def made_by(t: Tensor) -> str | None:
-    """A tensor the learner did not name is called after the op that made it
-    (``tanh_out``, ``mm_out``), beside its id; None when no recorded op made it."""
-    node = t.grad_fn
-    return (
-        op_output_name(node) if node is not None and not isinstance(node, AccumulateGrad) else None
-    )
+def name_outputs(model: GraphModel, nodes: list) -> GraphModel:
+    """Label each tensor an op made, and the learner did not name, after that op
+    (``tanh_out`` rather than an id like ``t67``), in every box that shows it."""
+    made = [n for n in sorted(nodes, key=lambda n: n._seq) if not isinstance(n, AccumulateGrad)]
+    names = output_names([(node.uid, made_by(node)) for node in made])
+    by_id = {}
+    for node in made:  # a custom Function's output is drawn as its node's "n7.out"
+        out = node.output() if isinstance(node, OpNode) else None
+        if out is None:
+            by_id[f"{node.uid}.out"] = names[node.uid]
+        elif out.name is None:
+            by_id[out.uid] = names[node.uid]
+    return rename_tensors(model, by_id)
 
 
-def op_output_name(node: Node) -> str:
-    """``tanh_out`` for a tanh node; a custom Function's ``SquareBackward`` gives ``square_out``."""
-    op = getattr(node, "op", None)
-    base = op.name if op is not None else re.sub(r"Backward\d*$", "", node.name()).lower()
-    return f"{base}_out"
+def made_by(node: Node) -> str:
+    """The op a node's output is named after: ``matmul`` (its registry op, whatever its
+    node is called, e.g. ``MvBackward0``), a custom Function's own name (``square``)."""
+    return node.op.name if isinstance(node, OpNode) else op_word(node.name())
 
 
 def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:
-    name = tensor.name or made_by(tensor)
-    lines = tensor_lines(tensor.uid, name, tensor.shape, tensor.dtype, _numpy(tensor))
+    lines = tensor_lines(tensor.uid, tensor.name, tensor.shape, tensor.dtype, _numpy(tensor))
     model.add(Vertex(tensor.uid, "root", lines, members=(node.uid,)))
     model.connect(tensor.uid, node.uid, "1" if tensor.ndim == 0 else "ȳ")
 
@@ -198,14 +204,12 @@ def _saved_vertices(model: GraphModel, node: OpNode, values: bool = True) -> Non
 def _saved_text(node: OpNode, saved: SavedTensor, values: bool) -> list:
     if saved.tensor is not None:
         t = saved.tensor
-        name = t.name or made_by(t)
-        return tensor_lines(t.uid, name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
+        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
     if saved.array is not None:
         out = node.output()
         tid = out.uid if out is not None else f"{node.uid}.out"
         array = saved.array
-        name = (out.name if out is not None else None) or op_output_name(node)
-        return tensor_lines(tid, name, array.shape, array.dtype, array if values else None)
+        return tensor_lines(tid, None, array.shape, array.dtype, array if values else None)
     return ["(packed by a saved_tensors_hooks pack hook)"]
 
 
@@ -257,7 +261,7 @@ def forward_model(roots: list) -> GraphModel:
         tid = _output_vertex(model, node, shapes, outputs, values)
         model.connect(node.uid, tid)
     model.order = [n.uid for n in backward_order(root_nodes)]
-    return model
+    return name_outputs(model, nodes)
 
 
 def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -> str:
@@ -287,12 +291,12 @@ def _output_vertex(
     shape, dtype = shapes.get((node, 0), ((), ""))
     if out is None:
         tid = f"{node.uid}.out"
-        lines = [f"{op_output_name(node)} ({tid})", f"{shape_text(shape)} {dtype}".strip()]
+        lines = [tid, f"{shape_text(shape)} {dtype}".strip()]
     else:
         tid = out.uid
         grad = _numpy(out._grad) if out._retains_grad and values else None
         data = _numpy(out) if values else None
-        lines = tensor_lines(tid, out.name or made_by(out), out.shape, out.dtype, data, grad)
+        lines = tensor_lines(tid, out.name, out.shape, out.dtype, data, grad)
     model.vertices[tid] = Vertex(tid, "tensor", lines, members=(node.uid,))  # the full label
     return tid
 

@@ -63,8 +63,10 @@ def _row(label: str, body: str) -> str:
 HIDDEN = "<i>? predict it, or press Show me</i>"
 
 
-def _flow_row(i: int, flow: GradFlow, collapses: tuple[CollapseInfo, ...], hidden: bool) -> str:
-    label = f"→ input {i}: {html.escape(flow.label)}"
+def _flow_row(
+    i: int, flow: GradFlow, collapses: tuple[CollapseInfo, ...], hidden: bool, names: dict
+) -> str:
+    label = f"→ input {i}: {html.escape(names.get(flow.target) or flow.label)}"
     if hidden:
         return _row(label, HIDDEN)
     summed = [c for c in collapses if c.input_index == i]
@@ -77,14 +79,28 @@ def collapse_text(c: CollapseInfo) -> str:
     return f"collapse-sum {c.from_shape} → {c.to_shape}: summed axes {c.axes}"
 
 
-def step_html(record: StepRecord, total: int, note: str = "", hidden: bool = False) -> str:
+def step_html(
+    record: StepRecord,
+    total: int,
+    note: str = "",
+    hidden: bool = False,
+    names: dict | None = None,
+) -> str:
     """The panel of the active step: op, rule, gradient in, gradients out, leaf update.
 
     Steps are counted from 1: "Step 1 of 7" is the root's, "Step 7 of 7" the last.
     ``hidden``: the step's result is still to be predicted (what it sends, a leaf's
     ``.grad`` after it); the node and the gradient that reached it are shown.
+    ``names``: node id -> the name the picture labels it with, used for every node named.
     """
-    title = f"Step {record.step} of {total}: <b>{html.escape(record.name)}</b> {record.node}"
+    names = names or {}
+    name = names.get(record.node)
+    shown = (
+        f"<b>{html.escape(name)}</b>"
+        if name
+        else f"<b>{html.escape(record.name)}</b> {record.node}"
+    )
+    title = f"Step {record.step} of {total}: {shown}"
     rows = [_row("op", html.escape(record.op or record.name))]
     rows.append(_row("rule", _formula(record.formula)))
     forward_mode = jvp_line(record.op)
@@ -97,7 +113,7 @@ def step_html(record: StepRecord, total: int, note: str = "", hidden: bool = Fal
         label = f"incoming gradient {symbol}" if len(record.grads_in) == 1 else f"incoming ȳ[{nr}]"
         rows.append(_row(label, _code(grad)))
     for i, flow in enumerate(record.grads_out):
-        rows.append(_flow_row(i, flow, record.collapses, hidden))
+        rows.append(_flow_row(i, flow, record.collapses, hidden, names))
     for c in record.collapses:
         if c.input_index is None and not hidden:
             rows.append(_row("collapse-sum", collapse_text(c)))

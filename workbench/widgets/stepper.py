@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import html
 import time
+from dataclasses import replace
 
 import ipywidgets as widgets
 
@@ -62,6 +63,7 @@ FASTEST_MS = 25  # the speed slider's quickest Play interval (40 steps a second)
 PLAYING_PANEL_S = 0.25  # while Play runs, the panel is redrawn at most this often
 
 PREDICT_KINDS = {False: "", True: "gradient", "gradient": "gradient", "node": "node"}
+DEMO_NOTE = "(A demonstration: not in your score.)"
 
 NO_GRAPH = (
     "This tensor has no backward graph, so there is nothing to step through: it does not "
@@ -75,6 +77,12 @@ NOT_SCALAR = (
     "Reduce it to one number first, e.g. BackwardStepper(y.sum()), or pass a gradient of "
     "its shape, as y.backward(gradient) takes one: BackwardStepper(y, gradient=wb.ones_like(y))."
 )
+
+
+def more_tries(left: int) -> str:
+    """What a learner reads after a wrong guess with ``left`` tries still to go."""
+    tries = "one more try" if left == 1 else f"{left} more tries"
+    return f"You have {tries} before the step is shown."
 
 
 def source_for(target, retain_graph: bool = False, gradient=None) -> StepSource:
@@ -138,6 +146,10 @@ class BackwardStepper(ClosingBox):
     :meth:`predict` checks a guess, or :meth:`show_me` gives up on one.
     ``predict="node"`` asks instead which node runs next. No move skips a question:
     Next, the slider and Play stop at the step to predict. ``score`` is ``(right, asked)``.
+    A wrong guess gets its diagnosis and, with ``tries=2`` (the default), one more try
+    before the step is shown. A guess a lesson's own code makes to show how it works,
+    ``predict(answer, demo=True)`` (and ``show_me(demo=True)``), is shown at once and
+    never scored.
     """
 
     def __init__(
@@ -149,6 +161,7 @@ class BackwardStepper(ClosingBox):
         interval_ms: int = 800,
         view: str = "backward",
         predict: bool | str = False,
+        tries: int = 2,
     ) -> None:
         super().__init__()
         if predict not in PREDICT_KINDS:
@@ -156,7 +169,14 @@ class BackwardStepper(ClosingBox):
                 f"BackwardStepper: predict must be True (the gradients), 'node' (the next "
                 f"node) or False, not {predict!r}."
             )
+        if type(tries) is not int or tries < 1:
+            raise ValueError(
+                f"BackwardStepper: tries must be a whole number, 1 or more (the guesses a "
+                f"step allows before it is shown), not {tries!r}."
+            )
         self.predicting = PREDICT_KINDS[predict]
+        self.tries = tries
+        self.wrong_tries = 0  # wrong guesses at the step asked now
         self.revealed = 0 if self.predicting == "gradient" else 1  # steps shown in full
         self.right = self.asked = 0
         self.retain_graph = retain_graph
@@ -174,6 +194,7 @@ class BackwardStepper(ClosingBox):
         self.order: list = []  # node id per step, predicted before step 1, then as run
         self._checked = 0  # how many records are known to have run as predicted
         self.error: str | None = None
+        self.names: dict = {}  # node id -> the name the picture shows it by
         self._syncing = False
         self._shown_at = 0.0  # when the panel was last drawn (time.monotonic)
         self.message = widgets.HTML()
@@ -189,6 +210,7 @@ class BackwardStepper(ClosingBox):
         try:
             source = source_for(target, retain_graph, gradient)
             self._unfolded = _backward_model(target)  # before any node runs and frees
+            self.names = self._unfolded.names  # node id -> the name its label shows
             self.picture = draw_folded(self._unfolded)
             self.cursor = StepCursor(source)  # runs step 1
             self.graph.dot = self.picture.dot
@@ -296,7 +318,7 @@ class BackwardStepper(ClosingBox):
         self.question_text = widgets.HTML()
         self.answer_box = widgets.Text(placeholder="e.g. 0.5, [1, 2], [[1, 2], None]")
         if self.predicting == "node":
-            self.answer_box.placeholder = "a node's name or id, e.g. MulBackward0 or n4"
+            self.answer_box.placeholder = "a node's name, e.g. MulBackward0"
         self.check_button = widgets.Button(description="Check", button_style="primary")
         self.show_me_button = widgets.Button(description="Show me")
         self.verdict_text = widgets.HTML()
@@ -408,39 +430,59 @@ class BackwardStepper(ClosingBox):
         if not self.predicting or self.cursor is None or self.revealed >= self.total:
             return ""
         if self.predicting == "node":
-            return node_question(self.cursor.source.records[self.revealed - 1])
+            return node_question(self.cursor.source.records[self.revealed - 1], self.names)
         record = self._record_at(self.revealed + 1)
-        return gradient_question(record) if record is not None else ""
+        return gradient_question(record, self.names) if record is not None else ""
 
-    def predict(self, answer) -> Verdict:
-        """Check a guess about the step asked; reveal that step when the guess could be read.
+    def predict(self, answer, *, demo: bool = False) -> Verdict:
+        """Check a guess about the step asked.
 
         ``answer``: the gradient sent to each input (a number, an array or a Tensor; a
         list of them, one per input, for a node with several) or, with
         ``predict="node"``, the next node's name, id, Node or Tensor.
+
+        A right guess shows the step. A wrong one gets its diagnosis, and one more try
+        while the learner has tries left (``tries``); the last wrong one shows the step.
+        An answer that cannot be read leaves all as it was. ``demo=True`` marks a
+        lesson's own demonstration: the step is shown at once, the score is untouched.
         """
         record = self._asked_record()
         if isinstance(record, Verdict):
             return self._say(record)
         step = self.revealed + 1
         if self.predicting == "gradient":
-            verdict = check_gradient(record, answer)
+            verdict = check_gradient(record, answer, self.names)
         else:
             verdict = self._check_node(answer, step)
-        if verdict.counted:
-            self.asked += 1
-            self.right += verdict.right
+        if not verdict.counted:
+            return self._say(verdict)
+        if demo:
             self._reveal(step)
+            return self._say(replace(verdict, message=f"{DEMO_NOTE} {verdict.message}", demo=True))
+        if not verdict.right:
+            self.wrong_tries += 1
+            tries_left = self.tries - self.wrong_tries
+            if tries_left > 0:
+                said = f"{verdict.message} {more_tries(tries_left)}"
+                return self._say(replace(verdict, message=said, tries_left=tries_left))
+            verdict = replace(verdict, message=f"{verdict.message} Step {step} is shown now.")
+        self.asked += 1
+        self.right += verdict.right
+        self._reveal(step)
         return self._say(verdict)
 
-    def show_me(self) -> Verdict:
-        """Reveal the step asked without a guess (counted as asked, not right)."""
+    def show_me(self, *, demo: bool = False) -> Verdict:
+        """Reveal the step asked without a guess (counted as asked, not right, unless it is
+        a lesson's demonstration: ``demo=True``)."""
         record = self._asked_record()
         if isinstance(record, Verdict):
             return self._say(record)
-        self.asked += 1
+        self.asked += not demo
         self._reveal(self.revealed + 1)
-        return self._say(Verdict(False, f"Shown: step {record.step} is in the panel."))
+        said = f"Shown: step {record.step} is in the panel."
+        if demo:
+            return self._say(Verdict(False, f"{DEMO_NOTE} {said}", counted=False, demo=True))
+        return self._say(Verdict(False, said))
 
     def _asked_record(self) -> StepRecord | Verdict:
         """The record of the step asked about, or a verdict saying why there is none."""
@@ -470,9 +512,10 @@ class BackwardStepper(ClosingBox):
         source.load_all()  # the whole order, to say which rule a wrong guess breaks
         source.show(self._grads_at)
         graph = live_graph(source.task.root_nodes) if isinstance(source, LiveSteps) else None
-        return check_node(guess, source.records, step, graph)
+        return check_node(guess, source.records, step, graph, self.names)
 
     def _reveal(self, step: int) -> None:
+        self.wrong_tries = 0  # the next question starts with every try
         self.revealed = max(self.revealed, step)
         self.cursor.go(step - 1)
         self.cursor.note = ""
@@ -660,7 +703,9 @@ class BackwardStepper(ClosingBox):
                     self.forward_graph.step = cursor.position + 1
         finally:
             self._syncing = False
-        self.panel.value = step_html(cursor.record, total, cursor.note, hidden=self.hidden)
+        self.panel.value = step_html(
+            cursor.record, total, cursor.note, hidden=self.hidden, names=self.names
+        )
         self.next_button.disabled = source.finished and cursor.position == len(records) - 1
         self.next_button.disabled |= self.step >= self.reachable and self.revealed < total
         self._show_question()
