@@ -23,8 +23,16 @@ The algorithm:
 1. Count, for every node, how many edges lead into it (its *dependencies*).
 2. A node is *ready* once every edge into it has delivered its gradient. Of the ready
    nodes, run the one with the smallest ``node._order`` first: a leaf's node as soon
-   as it is ready, otherwise the node recorded last. This is PyTorch's order; any
-   order that waits for every gradient gives the same ``.grad``.
+   as it is ready, otherwise the node recorded last. Any order that waits for every
+   gradient gives the same ``.grad``; this one is PyTorch's, to the last tie, so hooks
+   fire as they would there. PyTorch keeps the ready nodes in a binary heap (a
+   ``std::priority_queue``) ordered by sequence number, the number a node gets when it
+   is recorded, larger first. Every leaf's node (AccumulateGrad) has the same number,
+   the largest: when several leaves are ready at once (the five inputs of a
+   ``stack``), nothing orders them, and they come out where the heap's sifting leaves
+   them (a, c, e, b, d for a stack of a...e). ``heapq`` sifts exactly as that heap does
+   (``_order`` is minus the number, as ``heapq`` pops the smallest), so pushing each
+   node when it becomes ready, as PyTorch does, gives PyTorch's order.
 3. Running a node calls its rule; each gradient it returns is added into the
    buffer of the node its edge leads to. A leaf's node adds into ``leaf.grad``.
 
@@ -57,10 +65,10 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
     dependencies = count_dependencies(start)
     buffers = {start: [None] * start.num_outputs}  # node -> its gradients so far
     buffers[start][output_nr] = grad
-    ready = [(start._order, start)]  # a heap: the smallest _order comes out first
+    ready = [start]  # a heap of nodes: the smallest _order comes out first (Node.__lt__)
     with no_grad():  # rules compute gradients; they record no graph of their own
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)
             grads = buffers.pop(node, None)
             if grads is None:  # every edge into it carried None: it has nothing to send
                 grads_out = [None] * len(node.next_functions)
@@ -73,7 +81,7 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
                     add_to_buffer(buffers, child, nr, child_grad)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:  # every edge into it has delivered
-                    heapq.heappush(ready, (child._order, child))
+                    heapq.heappush(ready, child)
 
 
 def count_dependencies(start: Node) -> dict:
