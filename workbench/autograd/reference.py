@@ -21,20 +21,24 @@ The graph, as the forward pass left it:
 The algorithm:
 
 1. Count, for every node, how many edges lead into it (its *dependencies*).
-2. A node is *ready* once every edge into it has delivered its gradient. Of the ready
-   nodes, run the one with the smallest ``node._order`` first: a leaf's node as soon
-   as it is ready, otherwise the node recorded last. Any order that waits for every
-   gradient gives the same ``.grad``; this one is PyTorch's, to the last tie, so hooks
-   fire as they would there. PyTorch keeps the ready nodes in a binary heap (a
-   ``std::priority_queue``) ordered by sequence number, the number a node gets when it
-   is recorded, larger first. Every leaf's node (AccumulateGrad) has the same number,
-   the largest: when several leaves are ready at once (the five inputs of a
-   ``stack``), nothing orders them, and they come out where the heap's sifting leaves
-   them (a, c, e, b, d for a stack of a...e). ``heapq`` sifts exactly as that heap does
-   (``_order`` is minus the number, as ``heapq`` pops the smallest), so pushing each
-   node when it becomes ready, as PyTorch does, gives PyTorch's order.
+2. A node is *ready* once every edge into it has delivered its gradient; it is then
+   pushed onto a heap of ready nodes, and the one with the smallest ``node._order``
+   runs next: a leaf's node as soon as it is ready, otherwise the node recorded last.
+   Any order that waits for every gradient gives the same ``.grad``; this one is
+   PyTorch's, ties included, so hooks fire and the stepper steps as they would there.
 3. Running a node calls its rule; each gradient it returns is added into the
    buffer of the node its edge leads to. A leaf's node adds into ``leaf.grad``.
+
+Why ties fall as in PyTorch: PyTorch's ready queue is a binary heap (a
+``std::priority_queue``) keyed by each node's sequence number, its place in creation
+order, larger first (``_order`` is minus it: ``heapq`` pops the smallest). Every leaf's
+node (AccumulateGrad) has the same number, the largest, so leaves ready at once tie and
+only the heap's own moves order them: ``(x * w).sum()`` runs x's node, then w's; a stack
+of a, b, c, d, e runs a, c, e, b, d. ``heapq`` moves items as libstdc++'s ``push_heap``
+and ``pop_heap`` do (a pop sifts the hole down to the bottom along the child that
+comes out first, the right one on a tie, then sifts the last item up), ``Node.__lt__`` compares
+``_order`` alone, and each node is pushed when its last gradient arrives, as PyTorch
+pushes it: so the order is PyTorch's (``tests/test_ready_order.py`` checks it).
 
 What it leaves out (the engine's job): hooks and ``retain_grad``, ``inputs=``,
 ``retain_graph`` (the graph's saved tensors are always freed here),
