@@ -4,10 +4,10 @@ Read :mod:`workbench.autograd.reference` first. :meth:`GraphTask.loop` is the sa
 loop: count the edges into every node, run the ready node with the smallest
 ``_order`` (a leaf's AccumulateGrad as soon as it is ready, otherwise the node
 recorded last; PyTorch's order, ties included), call its rule, send each gradient
-along its edge. ``backward()`` and
-``grad()`` run it to the end (:meth:`GraphTask.run`); the stepper widget pulls one
-:class:`Step` at a time from the same loop (:meth:`GraphTask.steps`). Each extra
-costs only the nodes and passes that use it:
+along its edge. ``backward()`` and ``grad()`` run it to the end
+(:meth:`GraphTask.run`); the stepper widget pulls one :class:`Step` at a time from
+the same loop (:meth:`GraphTask.steps`). Each extra costs only the nodes and passes
+that use it:
 
 - hooks and ``retain_grad``, in PyTorch's order (:mod:`.hooks`), only at a node whose
   ``_hooked`` flag is set: adding any hook sets it;
