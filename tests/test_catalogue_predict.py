@@ -26,7 +26,7 @@ B_BAR = np.array([4.0])  # ȳ summed over everything
 def steps(x_bar=X_BAR, w_bar=W_BAR, b_bar=B_BAR, first=ONES, to_mul=ONES, w_grad=None):
     """A learner's six predictions, consistent with the gradients they give."""
     w_grad = w_bar if w_grad is None else w_grad
-    return lambda: [first, [to_mul, b_bar], b_bar, [x_bar, w_bar], w_grad, x_bar]
+    return lambda: [first, [to_mul, b_bar], b_bar, [x_bar, w_bar], x_bar, w_grad]
 
 
 SESSION = Catalogue(
@@ -48,8 +48,13 @@ SESSION = Catalogue(
         Mistake(
             "w̄ not summed over the rows",
             steps(w_bar=ONES * X),
-            ["Step 4 (MulBackward0)", "gradient for w has shape (2, 2)", "not summed back"],
-            ["Step 6"],
+            [
+                "Step 4 (MulBackward0)",
+                "gradient for w has shape (2, 2)",
+                "not summed back",
+                "Step 6 (AccumulateGrad): your answer is the gradient you predicted at step 4",
+            ],
+            ["Step 5"],
             kind="shape",
         ),
         Mistake(
@@ -80,7 +85,7 @@ SESSION = Catalogue(
         Mistake(
             "w.grad doubled: the leaf's gradient added twice",
             steps(w_grad=2 * W_BAR),
-            ["5 of 6 steps right", "Step 5 (AccumulateGrad)", "2 times the expected value"],
+            ["5 of 6 steps right", "Step 6 (AccumulateGrad)", "2 times the expected value"],
             kind="factor",
         ),
         Mistake(
@@ -98,8 +103,8 @@ SESSION = Catalogue(
                 [[[1, 1], [1, 1]], [4]],
                 [4],
                 [[[0.5, -1], [0.5, -1]], [4, 6]],
-                (4, 6),
                 [[0.5, -1], [0.5, -1]],
+                (4, 6),
             ],
         ),
         Right(

@@ -52,10 +52,11 @@ EXPECTED = [
     ("free", "n1", "a", "t1", 8),
     ("free", "n1", "b", "t2", 8),
     ("step", 2, "n1", "MulBackward0", ("n2", "n3"), None),
-    ("acc", "t2", None, [1.0, 2.0], [1.0, 2.0]),
-    ("step", 3, "n3", "AccumulateGrad", (), "t2"),
+    # a's and b's nodes are ready together: PyTorch's heap runs a's first (REFERENCE D24)
     ("acc", "t1", None, [4.0, 5.0], [4.0, 5.0]),
-    ("step", 4, "n2", "AccumulateGrad", (), "t1"),
+    ("step", 3, "n2", "AccumulateGrad", (), "t1"),
+    ("acc", "t2", None, [1.0, 2.0], [1.0, 2.0]),
+    ("step", 4, "n3", "AccumulateGrad", (), "t2"),
     ("finish", 5, ("t5",)),
 ]
 

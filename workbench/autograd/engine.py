@@ -3,15 +3,17 @@
 Read :mod:`workbench.autograd.reference` first. :meth:`GraphTask.loop` is the same
 loop: count the edges into every node, run the ready node with the smallest
 ``_order`` (a leaf's AccumulateGrad as soon as it is ready, otherwise the node
-recorded last), call its rule, send each gradient along its edge. ``backward()`` and
-``grad()`` run it to the end (:meth:`GraphTask.run`); the stepper widget pulls one
-:class:`Step` at a time from the same loop (:meth:`GraphTask.steps`). Each extra
-costs only the nodes and passes that use it:
+recorded last; PyTorch's order, ties included), call its rule, send each gradient
+along its edge. ``backward()`` and ``grad()`` run it to the end
+(:meth:`GraphTask.run`); the stepper widget pulls one :class:`Step` at a time from
+the same loop (:meth:`GraphTask.steps`). Each extra costs only the nodes and passes
+that use it:
 
 - hooks and ``retain_grad``, in PyTorch's order (:mod:`.hooks`), only at a node whose
   ``_hooked`` flag is set: adding any hook sets it;
 - ``grad()`` and ``backward(inputs=...)``: only the nodes on a path to an input run
-  (``needed``), and the gradient that reaches each input is kept (``captured``);
+  (``needed``; as in PyTorch, no other node joins the ready queue), and the gradient
+  that reaches each input is kept (``captured``);
 - ``create_graph``: rules run in grad mode, so they record a graph, and gradients that
   meet are summed by the ``add`` op instead of by numpy;
 - ``retain_graph``: each node keeps what it saved instead of freeing it;
@@ -38,7 +40,15 @@ import numpy as np
 from .. import backend, events, state
 from ..tensor import Tensor
 from . import collector, forward_ad, hooks, recompute
-from .graph import AccumulateGrad, Node, OpNode, backward_order, count_dependencies, edge_of
+from .graph import (
+    AccumulateGrad,
+    Node,
+    OpNode,
+    backward_order,
+    count_dependencies,
+    edge_of,
+    ready_roots,
+)
 
 _accumulate_lock = threading.Lock()
 
@@ -119,12 +129,11 @@ class GraphTask:
         self.extras = self.watched or self.needed is not None or state.anomaly.enabled
         if events.listening:
             publish_started(self)
-        roots = dict.fromkeys(self.root_nodes)  # each once
-        ready = sorted((node._order, node) for node in roots if node not in self.dependencies)
+        ready = ready_roots(self.root_nodes, self.dependencies, self.needed)  # a heap of nodes
         self.enter()
         try:
-            while ready:  # (a heap)
-                node = heapq.heappop(ready)[1]
+            while ready:
+                node = heapq.heappop(ready)
                 step = self.run_node(node, self.buffers.pop(node, None), ready)
                 if step is not None and self.stepping:
                     yield step
@@ -179,16 +188,14 @@ class GraphTask:
                     sent[i] = grad
                 self.receive(child, nr, grad)
             self.dependencies[child] -= 1
-            if self.dependencies[child] == 0:  # every edge into it has delivered
-                heapq.heappush(ready, (child._order, child))
+            if self.dependencies[child] == 0 and (self.needed is None or child in self.needed):
+                heapq.heappush(ready, child)  # every edge into it has delivered, and it runs
         return self.step(node, grads, sent) if sent is not None and grads is not None else None
 
     def run_with_extras(self, node: Node, grads: list) -> tuple:
         """A node in PyTorch's order: tensor hooks and ``retain_grad``, the gradients
         ``grad()`` asks for, pre-hooks, the rule (a leaf: into ``.grad``), post-hooks.
         Returns the gradients as the hooks left them, and one gradient per edge (or ())."""
-        if self.needed is not None and node not in self.needed:
-            return None, None  # it leads to no input asked for
         if node._hooked:
             grads = self.tensor_hooks(node, grads)
         if self.targets:

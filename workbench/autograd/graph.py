@@ -33,9 +33,10 @@ SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/auto
 
 # The engine runs the ready node with the smallest ``_order`` first: the node recorded
 # last (``_order`` is minus its creation number), except that a leaf's AccumulateGrad
-# runs as soon as it is ready, before any op node (PyTorch gives AccumulateGrad the
-# highest sequence number). Every node's ``_order`` differs from every other's.
-LEAVES_FIRST = 1 << 62
+# runs as soon as it is ready, before any op node. PyTorch gives every AccumulateGrad the
+# same, highest sequence number, so every AccumulateGrad here has the same ``_order``:
+# LEAVES_FIRST, below any op node's. Between two of them the heap decides (Node.__lt__).
+LEAVES_FIRST = -(1 << 62)
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -82,6 +83,16 @@ class Node:
         if self._uid is None:
             self._uid = events.new_node_id()
         return self._uid
+
+    def __lt__(self, other: Node) -> bool:
+        """Which of two ready nodes runs first, on the engine's heap: the smaller ``_order``.
+
+        Two leaves' nodes (the same ``_order``) are neither smaller: the heap leaves them
+        where its sifting puts them, as PyTorch's ready queue (a binary heap, a
+        ``std::priority_queue``) does. Python's ``heapq`` sifts as libstdc++'s
+        ``push_heap``/``pop_heap`` do, so ties fall as in PyTorch.
+        """
+        return self._order < other._order
 
     def name(self) -> str:
         raise NotImplementedError  # abstract: each kind of node names itself
@@ -149,8 +160,8 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         self.next_functions = ()
-        self._seq = seq = next(node_sequence)
-        self._order = -seq - LEAVES_FIRST  # it runs as soon as it is ready (see LEAVES_FIRST)
+        self._seq = next(node_sequence)
+        self._order = LEAVES_FIRST  # it runs as soon as it is ready (see LEAVES_FIRST)
         self.variable = variable
         if variable._hooks is not None or variable._post_acc_hooks is not None:
             self._hooked = True
@@ -648,18 +659,28 @@ def count_dependencies(roots) -> dict:
 def backward_order(roots) -> list:
     """The order in which ``backward()`` runs the nodes below ``roots``, without running
     anything: a node is ready once every edge into it has delivered, and the ready node
-    with the smallest ``_order`` runs first (see ``LEAVES_FIRST``)."""
-    roots = list(dict.fromkeys(roots))
+    with the smallest ``_order`` runs first (see ``LEAVES_FIRST`` and ``Node.__lt__``)."""
     dependencies = count_dependencies(roots)
-    ready = [(node._order, node) for node in roots if node not in dependencies]
-    heapq.heapify(ready)
+    ready = ready_roots(roots, dependencies)
     order = []
     while ready:
-        node = heapq.heappop(ready)[1]
+        node = heapq.heappop(ready)
         order.append(node)
         for child, _ in node.next_functions:
             if child is not None:
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
-                    heapq.heappush(ready, (child._order, child))
+                    heapq.heappush(ready, child)
     return order
+
+
+def ready_roots(roots: list, dependencies: dict, needed: set | None = None) -> list:
+    """The ready queue (a heap of nodes) as a pass starts, as PyTorch fills it: one node above
+    the roots (its GraphRoot) sends to each root in the order given, so a root that no other
+    edge leads into is pushed at its last mention (with ``inputs=``, only if ``needed``)."""
+    last = {node: i for i, node in enumerate(roots)}
+    ready = []
+    for i, node in enumerate(roots):
+        if last[node] == i and node not in dependencies and (needed is None or node in needed):
+            heapq.heappush(ready, node)  # one by one: the order of pushes places tied leaves
+    return ready

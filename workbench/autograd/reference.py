@@ -21,12 +21,24 @@ The graph, as the forward pass left it:
 The algorithm:
 
 1. Count, for every node, how many edges lead into it (its *dependencies*).
-2. A node is *ready* once every edge into it has delivered its gradient. Of the ready
-   nodes, run the one with the smallest ``node._order`` first: a leaf's node as soon
-   as it is ready, otherwise the node recorded last. This is PyTorch's order; any
-   order that waits for every gradient gives the same ``.grad``.
+2. A node is *ready* once every edge into it has delivered its gradient; it is then
+   pushed onto a heap of ready nodes, and the one with the smallest ``node._order``
+   runs next: a leaf's node as soon as it is ready, otherwise the node recorded last.
+   Any order that waits for every gradient gives the same ``.grad``; this one is
+   PyTorch's, ties included, so hooks fire and the stepper steps as they would there.
 3. Running a node calls its rule; each gradient it returns is added into the
    buffer of the node its edge leads to. A leaf's node adds into ``leaf.grad``.
+
+Why ties fall as in PyTorch: PyTorch's ready queue is a binary heap (a
+``std::priority_queue``) keyed by each node's sequence number, its place in creation
+order, larger first (``_order`` is minus it: ``heapq`` pops the smallest). Every leaf's
+node (AccumulateGrad) has the same number, the largest, so leaves ready at once tie and
+only the heap's own moves order them: ``(x * w).sum()`` runs x's node, then w's; a stack
+of a, b, c, d, e runs a, c, e, b, d. ``heapq`` moves items as libstdc++'s ``push_heap``
+and ``pop_heap`` do (a pop sifts the hole down to the bottom along the child that
+comes out first, the right one on a tie, then sifts the last item up), ``Node.__lt__`` compares
+``_order`` alone, and each node is pushed when its last gradient arrives, as PyTorch
+pushes it: so the order is PyTorch's (``tests/test_ready_order.py`` checks it).
 
 What it leaves out (the engine's job): hooks and ``retain_grad``, ``inputs=``,
 ``retain_graph`` (the graph's saved tensors are always freed here),
@@ -57,10 +69,10 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
     dependencies = count_dependencies(start)
     buffers = {start: [None] * start.num_outputs}  # node -> its gradients so far
     buffers[start][output_nr] = grad
-    ready = [(start._order, start)]  # a heap: the smallest _order comes out first
+    ready = [start]  # a heap of nodes: the smallest _order comes out first (Node.__lt__)
     with no_grad():  # rules compute gradients; they record no graph of their own
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)
             grads = buffers.pop(node, None)
             if grads is None:  # every edge into it carried None: it has nothing to send
                 grads_out = [None] * len(node.next_functions)
@@ -73,7 +85,7 @@ def backward(root: Tensor, grad: Tensor | None = None) -> None:
                     add_to_buffer(buffers, child, nr, child_grad)
                 dependencies[child] -= 1
                 if dependencies[child] == 0:  # every edge into it has delivered
-                    heapq.heappush(ready, (child._order, child))
+                    heapq.heappush(ready, child)
 
 
 def count_dependencies(start: Node) -> dict:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograd.graph import LEAVES_FIRST, backward_order, walk
+from ..autograd.graph import LEAVES_FIRST, Node, backward_order, walk
 from ..trace import BackwardPass, Trace, summary_array
 from .model import (
     GraphModel,
@@ -64,7 +64,9 @@ class _StandIn:
     def __init__(self, info: NodeInfo) -> None:
         self.info = info
         self.next_functions: tuple = ()
-        self._order = -info.rank - (LEAVES_FIRST if info.leaf is not None else 0)
+        self._order = LEAVES_FIRST if info.leaf is not None else -info.rank
+
+    __lt__ = Node.__lt__  # the heap compares ``_order`` only, as the engine's
 
 
 class TraceGraph:
