@@ -253,6 +253,8 @@ class Tensor:
 
     def _bump_version(self) -> None:
         """Note an in-place write into this tensor's memory (saved tensors and traces look)."""
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_write(self)  # a traced program has no in-place writes
         self._version_ref[0] += 1
         writes[0] += 1
 
@@ -376,6 +378,8 @@ class Tensor:
 
     # ----------------------------------------------------------- data access
     def numpy(self) -> np.ndarray:
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(self, "numpy()")
         if self._requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -388,6 +392,8 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     def item(self):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(self, "item()")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -395,6 +401,8 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(self, "tolist()")
         return backend.to_numpy(self._data).tolist()
 
     def __float__(self) -> float:

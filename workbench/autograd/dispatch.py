@@ -142,6 +142,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         _link_view(result, op, inputs, attrs, recording)
     if forward_ad.LEVEL is not None:  # inside a dual level: the output's tangent
         forward_ad.push_tangent(op, inputs, attrs, result, node)
+    if state.in_use.tracers and state.tracing.tracer is not None:  # wb.program.trace runs
+        state.tracing.tracer.record(op, inputs, attrs, result)
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result

@@ -1,0 +1,249 @@
+"""Tracing: run a function once on example inputs and write down every op it calls.
+
+The function runs eagerly, on real values, while a :class:`Tracer` sits in the one
+recording point of the engine (``state.tracing.tracer``, which ``apply_op`` calls after
+each kernel). Each op call becomes a binding; each tensor the tracer has not seen
+before (a parameter, a constant) becomes a captured value. Whatever a program cannot
+replay is refused with the line of the learner's code that asked for it: reading a
+traced value into Python (``if y > 0``, ``float(y)``, ``.item()``, ``.numpy()``: the
+answer would be baked into the program), writing into a tensor, and drawing random
+numbers (the program would replay one draw forever).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import traceback
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from .. import state
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from .ir import Binding, Program, Value
+
+WORKBENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class TraceError(RuntimeError):
+    """The traced function did something a program cannot replay (the message says what
+    and names the line)."""
+
+
+def learner_line() -> str:
+    """The innermost line of the call stack outside the workbench package: the learner's."""
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(WORKBENCH_DIR):
+            code = f": {frame.line}" if frame.line else ""
+            return f"{frame.filename}, line {frame.lineno}{code}"
+    return "(no line outside the workbench)"
+
+
+class Tracer:
+    """Writes a program while a function runs: ``record`` is called by ``apply_op``."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[int, tuple[Tensor, Value]] = {}  # id(tensor) -> (tensor, value)
+        self.arrays: dict[int, tuple[np.ndarray, Value]] = {}  # the same, by array
+        self.inputs: list[Value] = []
+        self.captured: list[Value] = []
+        self.bindings: list[Binding] = []
+        self.note = ""  # the comment the next binding gets
+        self.note_rest = ""  # the comment the bindings after it get
+        self.next_name: str | None = None  # the name of the next binding's output
+
+    # ------------------------------------------------------------ values
+    def add(self, tensor: Tensor, value: Value) -> Value:
+        self.tensors[id(tensor)] = (tensor, value)
+        self.arrays[id(tensor._data)] = (tensor._data, value)
+        return value
+
+    def add_input(
+        self, tensor: Tensor, name: str, requires_grad: bool, kind: str = "input"
+    ) -> Value:
+        data = tensor._data
+        value = Value(name, data.shape, data.dtype, kind, tensor, requires_grad)
+        self.inputs.append(value)
+        return self.add(tensor, value)
+
+    def capture(self, tensor: Tensor, name: str | None = None) -> Value:
+        """A tensor from outside the traced code: a parameter (it requires grad) or a
+        constant. The program reads it afresh at every run."""
+        data = tensor._data
+        kind = "param" if tensor._requires_grad else "const"
+        value = Value(name or tensor.name, data.shape, data.dtype, kind, tensor)
+        value.requires_grad = tensor._requires_grad
+        self.captured.append(value)
+        return self.add(tensor, value)
+
+    def value_of(self, x):
+        """The program's value for an op's input (a literal stays as it is)."""
+        if not isinstance(x, Tensor):
+            return x
+        known = self.tensors.get(id(x))
+        if known is not None:
+            return known[1]
+        same_array = self.arrays.get(id(x._data))
+        if same_array is not None:  # a saved output, unpacked as a new tensor object
+            return same_array[1]
+        self.refuse_escaped(x)
+        return self.capture(x)
+
+    def refuse_escaped(self, x: Tensor) -> None:
+        """A tensor made from a traced value's memory outside the ops (``detach()``,
+        ``.data``, an array taken out and wrapped again) would be baked in as a constant."""
+        for array, value in self.arrays.values():
+            if value.kind in ("input", "binding", "seed") and np.may_share_memory(x._data, array):
+                raise TraceError(
+                    f"a tensor shares memory with the traced value {value.ref()} but was not "
+                    f"made by an op (detach(), .data or a wrapped array): a program cannot "
+                    f"trace it. At {learner_line()}"
+                )
+
+    # ------------------------------------------------------- the hook
+    def record(self, op, inputs: tuple, attrs: dict | None, result: Tensor) -> None:
+        """``apply_op`` ran ``op``: write the binding ``result = op(*inputs, **attrs)``."""
+        args = tuple(self.value_of(x) for x in inputs)
+        data = result._data
+        out = Value(self.next_name, data.shape, data.dtype)
+        self.next_name = None
+        if op.view and args and isinstance(args[0], Value):
+            out.view_of = args[0]
+        self.bindings.append(Binding(op, args, dict(attrs or {}), out, self.note))
+        self.note = self.note_rest
+        self.add(result, out)
+
+    def refuse_read(self, tensor: Tensor, how: str) -> None:
+        known = self.tensors.get(id(tensor)) or self.arrays.get(id(tensor._data))
+        if known is None and not any(
+            np.may_share_memory(tensor._data, a) for a, _ in self.arrays.values()
+        ):
+            return  # a tensor the program never saw: reading it changes nothing
+        raise TraceError(
+            f"data-dependent Python control flow: {how} reads the value of a traced tensor "
+            f"into Python, and a program runs the same bindings whatever the values are. "
+            f"Use ops instead (wb.where(y > 0, a, b) for an if). At {learner_line()}"
+        )
+
+    def refuse_write(self, tensor: Tensor) -> None:
+        raise TraceError(
+            f"an in-place write (a method ending in _, x[i] = v, an optimizer step, a "
+            f"backward() accumulating into .grad) cannot be traced into a program: write it "
+            f"out of place. At {learner_line()}"
+        )
+
+    def refuse_draw(self) -> None:
+        raise TraceError(
+            f"random numbers (dropout, randn...) cannot be traced: the program would replay "
+            f"the same draw at every run. At {learner_line()}"
+        )
+
+    # ------------------------------------------------------------ result
+    def program(self, name: str, outputs: list, **extra) -> Program:
+        """The program written so far, returning ``outputs`` (values or None)."""
+        program = Program(name, self.inputs, self.captured, self.bindings, outputs, **extra)
+        self.name_values(program)
+        return program
+
+    def name_values(self, program: Program) -> None:
+        """Names the learner gave tensors (``t.name``) win; the rest are numbered; a name
+        used twice gets ``_1``, ``_2``... (names are text, never code: see ir.py)."""
+        for tensor, value in self.tensors.values():
+            if value.name is None and tensor.name is not None:
+                value.name = tensor.name
+        unique_names(program)
+
+
+def unique_names(program: Program) -> None:
+    taken = {v.name for v in program.values() if v.name is not None}
+    seen: set[str] = set()
+    number = 0
+    for value in program.values():
+        if value.name is None:
+            while str(number) in taken:
+                number += 1
+            value.name = str(number)
+            taken.add(value.name)
+        base, n = value.name, 0
+        while value.name in seen:
+            n += 1
+            value.name = f"{base}_{n}"
+        seen.add(value.name)
+
+
+@contextlib.contextmanager
+def tracing(tracer: Tracer) -> Iterator[Tracer]:
+    """``tracer`` records every op called in this thread inside the block."""
+    previous = state.set_tracer(tracer)
+    try:
+        yield tracer
+    finally:
+        state.set_tracer(previous)
+
+
+def argument_names(fn: Callable, count: int) -> list[str]:
+    """The names of ``fn``'s first ``count`` positional parameters (``x0``... if unknown)."""
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:count]]
+    if params and params[-1:] and len(names) < count:
+        names += [f"x{i}" for i in range(len(names), count)]
+    return names if len(names) == count else [f"x{i}" for i in range(count)]
+
+
+def trace(
+    fn: Callable, *example_inputs, captured_names: dict | None = None, name: str | None = None
+) -> Program:
+    """Trace ``fn`` once on ``example_inputs`` into a :class:`Program`.
+
+    Tensor arguments become the program's inputs (named after ``fn``'s parameters), other
+    arguments are baked in as the constants they are. ``captured_names`` maps tensors ``fn``
+    reads from outside (a module's parameters) to names (``{id(p): "fc1.weight"}``).
+    The function runs with grad mode off: tracing writes down values, not a tape.
+    """
+    tracer = Tracer()
+    for tensor, pname in (captured_names or {}).values():
+        tracer.capture(tensor, pname)
+    traced = []
+    names = argument_names(fn, len(example_inputs))
+    for arg_name, x in zip(names, example_inputs):
+        if isinstance(x, Tensor):
+            copy = Tensor._make(x._data)  # requires_grad is the value's metadata only
+            tracer.add_input(copy, arg_name, x._requires_grad)
+            traced.append(copy)
+        else:
+            traced.append(x)
+    with tracing(tracer), grad_mode.no_grad():
+        result = fn(*traced)
+    for value in tracer.captured:
+        value.requires_grad = value.tensor._requires_grad
+    single = isinstance(result, Tensor)
+    outs = [result] if single else list(result) if isinstance(result, (tuple, list)) else None
+    if outs is None or not all(isinstance(t, Tensor) for t in outs):
+        raise TraceError(
+            f"a traced function must return a tensor or a tuple of tensors, not "
+            f"{type(result).__name__}"
+        )
+    outputs = [tracer.value_of(t) for t in outs]
+    program = tracer.program(name or getattr(fn, "__name__", "program"), outputs)
+    program.single_output = single
+    _mark_requires_grad(program)
+    return program
+
+
+def _mark_requires_grad(program: Program) -> None:
+    """A binding's output requires grad where one of its inputs does (PyTorch's rule),
+    for ``gradient`` to know which outputs can be differentiated."""
+    for binding in program.bindings:
+        binding.out.requires_grad = binding.op.differentiable and any(
+            v.requires_grad for v in binding.inputs()
+        )
