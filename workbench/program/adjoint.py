@@ -63,6 +63,8 @@ def gradient(program: Program, wrt: list | None = None) -> Program:
         adjoints, seed_outputs = _backward(program, tracer, tensors)
     out_values = [None if v is None else tracer.value_of(tensors[v]) for v in program.outputs]
     grads = [_named_adjoint(tracer, adjoints.get(v), v.name) for v in wrt]
+    for binding in reversed(program.bindings):  # h̄ for every forward value h too
+        _named_adjoint(tracer, adjoints.get(binding.out), binding.out.name)
     adjoint = tracer.program(
         program.name + "_adjoint",
         out_values + grads,

@@ -97,7 +97,7 @@ class Compiled:
         """Trace for this signature; EAGER (after one note) where tracing refuses."""
         captured = {id(p): (p, name) for name, p in self.parameters_named()}
         forward = getattr(self.fn, "forward", self.fn)
-        name = getattr(forward, "__name__", "program")
+        name = getattr(self.fn, "__name__", None) or type(self.fn).__name__
         try:
             program = trace(self.fn, *args, captured_names=captured, name=name)
             program = _named_like(program, forward, args)

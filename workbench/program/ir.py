@@ -49,6 +49,8 @@ class Value:
 
     def ref(self) -> str:
         """``%name``; a name that is not a plain identifier is quoted, as text."""
+        if self.name is None:  # while tracing: not named yet
+            return f"%<{self.type_text()}>"
         return "%" + (self.name if IDENTIFIER.match(self.name) else _quoted(self.name))
 
     def type_text(self) -> str:

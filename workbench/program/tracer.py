@@ -87,8 +87,8 @@ class Tracer:
         if known is not None:
             return known[1]
         same_array = self.arrays.get(id(x._data))
-        if same_array is not None:  # a saved output, unpacked as a new tensor object
-            return same_array[1]
+        if same_array is not None and (x._grad_fn is not None or state.in_backward()):
+            return same_array[1]  # a saved output, unpacked (by a rule) as a new tensor object
         self.refuse_escaped(x)
         return self.capture(x)
 
@@ -123,8 +123,9 @@ class Tracer:
         ):
             return  # a tensor the program never saw: reading it changes nothing
         raise TraceError(
-            f"data-dependent Python control flow: {how} reads the value of a traced tensor "
-            f"into Python, and a program runs the same bindings whatever the values are. "
+            f"data-dependent Python control flow: the value of a traced tensor is read into "
+            f"Python ({how}; also if, bool(), float(), int()), and a program runs the same "
+            f"bindings whatever the values are. "
             f"Use ops instead (wb.where(y > 0, a, b) for an if). At {learner_line()}"
         )
 
