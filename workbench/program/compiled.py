@@ -16,6 +16,7 @@ function then runs eagerly for that signature, after one printed note;
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 
 import numpy as np
@@ -79,8 +80,20 @@ class Compiled:
         return getattr(self.__dict__["fn"], name)
 
     def parameters_named(self) -> list:
+        """``(name, parameter)`` of the module compiled, or of the modules the function
+        reads by name (``model`` in ``lambda x: loss(model(x))``: ``model.0.weight``)."""
         named = getattr(self.fn, "named_parameters", None)
-        return list(named()) if named is not None else []
+        if named is not None:
+            return list(named())
+        try:
+            seen = inspect.getclosurevars(self.fn)
+        except (TypeError, ValueError):
+            return []
+        found = []
+        for var, obj in {**seen.globals, **seen.nonlocals}.items():
+            if isinstance(getattr(obj, "named_parameters", None), Callable):
+                found += [(f"{var}.{name}", p) for name, p in obj.named_parameters()]
+        return found
 
     def signature(self, args: tuple) -> tuple:
         parts = [grad_mode.is_grad_enabled(), getattr(self.fn, "training", None)]

@@ -102,7 +102,10 @@ def _literal(value) -> str:
         return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else f"({inner})"
     if isinstance(value, (bool, int, float, complex, str, type(None), np.generic)):
         return repr(value.item() if isinstance(value, np.generic) else value)
-    return type(value).__name__ + getattr(value, "shape_text", "")
+    try:  # a stand-in for a tensor's shape (TensorShape, TensorMeta): its shape
+        return f"{type(value).__name__}{tuple(value.shape)}"
+    except (AttributeError, RuntimeError, TypeError):
+        return type(value).__name__
 
 
 @dataclass(eq=False)

@@ -74,7 +74,8 @@ class Tracer:
         constant. The program reads it afresh at every run."""
         data = tensor._data
         kind = "param" if tensor._requires_grad else "const"
-        value = Value(name or tensor.name, data.shape, data.dtype, kind, tensor)
+        name = name or tensor.name or f"{kind[0]}{sum(v.kind == kind for v in self.captured)}"
+        value = Value(name, data.shape, data.dtype, kind, tensor)
         value.requires_grad = tensor._requires_grad
         self.captured.append(value)
         return self.add(tensor, value)
