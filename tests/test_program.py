@@ -276,3 +276,38 @@ def test_compile_falls_back_to_eager_with_one_note(capsys):
 def test_compile_fullgraph_makes_the_refusal_an_error():
     with pytest.raises(TraceError, match="if x.sum"):
         wb.compile(_branchy, fullgraph=True)(wb.tensor([1.0]))
+
+
+def test_a_no_grad_block_inside_the_function_stops_the_gradient_as_in_eager():
+    def f(x):
+        with wb.no_grad():
+            scale = x.abs().sum()
+        return x * scale
+
+    x = wb.tensor([1.0, -2.0], requires_grad=True)
+    program = trace(f, x)
+    assert "no_grad: the gradient stops here" in str(program)
+    f(x).sum().backward()
+    _same(x.grad, gradient(program).run(x, wb.ones(2))[1])
+
+
+def test_backward_code_the_transform_cannot_see_is_refused():
+    class Double(wb.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad  # not the derivative: the program's rules would disagree
+
+    with pytest.raises(TraceError, match="custom Function Double"):
+        trace(lambda x: Double.apply(x), wb.ones(2, requires_grad=True))
+    with pytest.raises(TraceError, match="register_hook"):
+        trace(lambda x: (x * 2).register_hook(lambda g: g), wb.ones(2, requires_grad=True))
+
+
+def test_a_compiled_function_inside_a_trace_is_traced_inline():
+    inner = wb.compile(lambda x: x.exp())
+    program = trace(lambda x: inner(x) + 1, wb.ones(2))
+    assert [b.op.name for b in program.bindings] == ["exp", "add"]

@@ -336,6 +336,8 @@ class Tensor:
         A hook that returns a tensor replaces the gradient; hooks chain in the order
         they were registered.
         """
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_backward_code("register_hook")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:

@@ -18,6 +18,8 @@ backward recomputes them from the stage's inputs just before it first needs them
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import state
@@ -56,7 +58,9 @@ def gradient(program: Program, wrt: list | None = None) -> Program:
         for binding in program.bindings:
             args = [tensors[a] if isinstance(a, Value) else a for a in binding.args]
             tracer.next_name = binding.out.name
-            tensors[binding.out] = apply_op(binding.op, tuple(args), binding.attrs or None)
+            with grad_mode.no_grad() if binding.stops_gradient else contextlib.nullcontext():
+                tensors[binding.out] = apply_op(binding.op, tuple(args), binding.attrs or None)
+            tracer.bindings[-1].stops_gradient = binding.stops_gradient
         forward_count = len(tracer.bindings)
         if forward_count != len(program.bindings):
             raise TraceError("replaying the forward program recorded other bindings than it has")

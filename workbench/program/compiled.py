@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import state
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -68,8 +69,10 @@ class Compiled:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
-        if kwargs or not any(isinstance(a, Tensor) for a in args):
-            return self.fn(*args, **kwargs)  # keyword arguments and no tensors: eager
+        if kwargs or not any(isinstance(a, Tensor) for a in args) or state.tracing.tracer:
+            # keyword arguments, no tensors, or inside a trace (whose tracer must see the
+            # ops): eager
+            return self.fn(*args, **kwargs)
         key = self.signature(args)
         entry = self.cache.get(key)
         if entry is None:

@@ -76,6 +76,7 @@ class Binding:
     out: Value
     note: str = ""
     recomputed: bool = False  # a checkpoint's recomputation: CSE must not merge it away
+    stops_gradient: bool = False  # ran under no_grad while an input required grad
 
     def inputs(self) -> list[Value]:
         return [a for a in self.args if isinstance(a, Value)]
@@ -85,6 +86,8 @@ class Binding:
         parts += [f"{key}={_literal(value)}" for key, value in self.attrs.items()]
         line = f"{self.out.ref()} = {self.op.name}({', '.join(parts)})"
         comment = f"# shape {self.out.type_text()}"
+        if self.stops_gradient:
+            comment += "  # no_grad: the gradient stops here"
         return f"{line}  {comment}" + (f"  {self.note}" if self.note else "")
 
 

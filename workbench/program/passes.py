@@ -37,7 +37,13 @@ def eliminate_common_subexpressions(program: Program) -> Program:
     kept = []
     for binding in program.bindings:
         args = tuple(same.get(a, a) if isinstance(a, Value) else a for a in binding.args)
-        key = (binding.op.name, _key(args), _key(sorted(binding.attrs.items())), binding.recomputed)
+        key = (
+            binding.op.name,
+            _key(args),
+            _key(sorted(binding.attrs.items())),
+            binding.recomputed,
+            binding.stops_gradient,
+        )
         if key in first:
             same[binding.out] = first[key]
             continue

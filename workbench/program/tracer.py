@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .. import state
-from ..autograd import grad_mode
 from ..tensor import Tensor
 from .ir import Binding, Program, Value
 
@@ -109,11 +108,16 @@ class Tracer:
         """``apply_op`` ran ``op``: write the binding ``result = op(*inputs, **attrs)``."""
         args = tuple(self.value_of(x) for x in inputs)
         data = result._data
-        out = Value(self.next_name, data.shape, data.dtype)
+        out = Value(self.next_name, data.shape, data.dtype, requires_grad=result._requires_grad)
         self.next_name = None
         if op.view and args and isinstance(args[0], Value):
             out.view_of = args[0]
-        self.bindings.append(Binding(op, args, dict(attrs or {}), out, self.note))
+        binding = Binding(op, args, dict(attrs or {}), out, self.note)
+        # an input requires grad and the output does not: no_grad (or inference mode) ran it
+        binding.stops_gradient = not result._requires_grad and any(
+            isinstance(x, Tensor) and x._requires_grad for x in inputs
+        )
+        self.bindings.append(binding)
         self.note = self.note_rest
         self.add(result, out)
 
@@ -135,6 +139,12 @@ class Tracer:
             f"an in-place write (a method ending in _, x[i] = v, an optimizer step, a "
             f"backward() accumulating into .grad) cannot be traced into a program: write it "
             f"out of place. At {learner_line()}"
+        )
+
+    def refuse_backward_code(self, what: str) -> None:
+        raise TraceError(
+            f"{what} changes the backward pass with Python code the Gradient transform cannot "
+            f"see (it derives backward from the registered rules only). At {learner_line()}"
         )
 
     def refuse_draw(self) -> None:
@@ -210,7 +220,9 @@ def trace(
     Tensor arguments become the program's inputs (named after ``fn``'s parameters), other
     arguments are baked in as the constants they are. ``captured_names`` maps tensors ``fn``
     reads from outside (a module's parameters) to names (``{id(p): "fc1.weight"}``).
-    The function runs with grad mode off: tracing writes down values, not a tape.
+    The function runs eagerly, in the caller's grad mode, on copies of the inputs that
+    require grad as the inputs do: an op that a ``no_grad`` block inside ``fn`` ran is
+    written down as one that stops the gradient, as eager would.
     """
     tracer = Tracer()
     for tensor, pname in (captured_names or {}).values():
@@ -219,12 +231,12 @@ def trace(
     names = argument_names(fn, len(example_inputs))
     for arg_name, x in zip(names, example_inputs):
         if isinstance(x, Tensor):
-            copy = Tensor._make(x._data)  # requires_grad is the value's metadata only
+            copy = Tensor._make(x._data, x._requires_grad)
             tracer.add_input(copy, arg_name, x._requires_grad)
             traced.append(copy)
         else:
             traced.append(x)
-    with tracing(tracer), grad_mode.no_grad():
+    with tracing(tracer):
         result = fn(*traced)
     for value in tracer.captured:
         value.requires_grad = value.tensor._requires_grad
@@ -238,14 +250,4 @@ def trace(
     outputs = [tracer.value_of(t) for t in outs]
     program = tracer.program(name or getattr(fn, "__name__", "program"), outputs)
     program.single_output = single
-    _mark_requires_grad(program)
     return program
-
-
-def _mark_requires_grad(program: Program) -> None:
-    """A binding's output requires grad where one of its inputs does (PyTorch's rule),
-    for ``gradient`` to know which outputs can be differentiated."""
-    for binding in program.bindings:
-        binding.out.requires_grad = binding.op.differentiable and any(
-            v.requires_grad for v in binding.inputs()
-        )
