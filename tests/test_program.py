@@ -311,3 +311,25 @@ def test_a_compiled_function_inside_a_trace_is_traced_inline():
     inner = wb.compile(lambda x: x.exp())
     program = trace(lambda x: inner(x) + 1, wb.ones(2))
     assert [b.op.name for b in program.bindings] == ["exp", "add"]
+
+
+def test_peak_memory_follows_the_schedule_it_is_given():
+    def f(x):
+        a = x.exp()  # 8 x 1000 float32: 32,000 bytes each
+        b = x.sin()
+        return a.sum() + b.sum()
+
+    program = trace(f, wb.ones(8, 1000))
+    exp_, sin_, sum_a, sum_b, add = program.bindings
+    assert program.peak_memory() == 3 * 32_000  # x, exp(x) and sin(x) alive at once
+    assert program.peak_memory([exp_, sum_a, sin_, sum_b, add]) == 2 * 32_000 + 4
+    with pytest.raises(ValueError, match="scheduled before"):
+        program.peak_memory([sum_a, exp_, sin_, sum_b, add])
+
+
+def test_compiled_checkpoint_markers_recompute_in_the_compiled_backward():
+    x, w = wb.randn(8, 16), wb.randn(16, 16, requires_grad=True)
+    wb.compile(_stage)(x, w).backward()
+    ours, w.grad = w.grad, None
+    _stage(x, w).backward()
+    _same(w.grad, ours)

@@ -109,7 +109,8 @@ def float_input(x: Tensor, op: str) -> Tensor:
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
     with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
-    node when grad mode records and an input requires grad; an event if someone listens."""
+    node when grad mode records and an input requires grad; the call handed to the
+    program tracer while ``wb.program.trace`` runs; an event if someone listens."""
     if state.in_use.vmaps and (batched := vmap_call(op, inputs, attrs)) is not None:
         return batched  # a wb.func.vmap runs: a batched input went to its batching rule
     recording = state.grad_mode.records

@@ -12,6 +12,7 @@ quoted as text and the runner (runner.py) never evaluates anything.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -152,11 +153,27 @@ class Program:
 
         return Runner(self)(*inputs)
 
-    def peak_memory(self) -> int:
-        """The bytes of live values at the worst binding, bindings run in their order: a
-        value lives from its definition (inputs and captured values: from the start) to
-        its last use (outputs: to the end); a view costs nothing and keeps its base alive."""
-        return memory_profile(self)[0]
+    def peak_memory(self, schedule: list | None = None) -> int:
+        """The bytes of live values at the worst binding, the bindings run in the order
+        ``schedule`` gives (by default the program's own): a value lives from its
+        definition (inputs and captured values: from the start) to its last use (outputs:
+        to the end); a view costs nothing and keeps its base alive."""
+        if schedule is None:
+            return memory_profile(self)[0]
+        check_schedule(self, schedule)
+        return memory_profile(dataclasses.replace(self, bindings=list(schedule)))[0]
+
+
+def check_schedule(program: Program, schedule: list) -> None:
+    """``schedule`` must hold each binding once, each after the bindings it reads."""
+    if sorted(map(id, schedule)) != sorted(map(id, program.bindings)):
+        raise ValueError("a schedule must list every binding of the program exactly once")
+    made = set(program.inputs + program.captured)
+    for binding in schedule:
+        missing = [v.ref() for v in binding.inputs() if v not in made]
+        if missing:
+            raise ValueError(f"{binding.out.ref()} is scheduled before {', '.join(missing)}")
+        made.add(binding.out)
 
 
 def last_uses(program: Program) -> dict:
