@@ -62,7 +62,7 @@ class Compiled:
     """A compiled function or module: call it as you would call the original."""
 
     def __init__(self, fn: Callable, fullgraph: bool = False) -> None:
-        self.fn = fn
+        self.fn = self._orig_mod = fn  # (_orig_mod: PyTorch's name for the model compiled)
         self.fullgraph = fullgraph
         self.cache: dict = {}
         self.noted = False
@@ -152,7 +152,6 @@ class CompiledCall:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.forward = Runner(program)
-        self.inputs = [v.tensor for v in program.inputs]
         self.diff = [v for v in program.inputs + program.captured if v.requires_grad]
         wants_grad = grad_mode.is_grad_enabled() and any(
             v is not None and v.requires_grad for v in program.outputs
