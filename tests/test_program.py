@@ -333,3 +333,15 @@ def test_compiled_checkpoint_markers_recompute_in_the_compiled_backward():
     ours, w.grad = w.grad, None
     _stage(x, w).backward()
     _same(w.grad, ours)
+
+
+def test_a_compiled_backward_checks_versions_and_refuses_double_backward():
+    w = wb.tensor([1.0, 2.0], requires_grad=True)
+    compiled = wb.compile(lambda x: (x * w).sum())
+    x = wb.tensor([3.0, 4.0])
+    loss = compiled(x)
+    x.mul_(2)  # changed after the forward: eager would refuse too
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    with pytest.raises(RuntimeError, match="not differentiable again"):
+        wb.autograd.grad(compiled(x), w, create_graph=True)

@@ -171,8 +171,8 @@ class CompiledCall:
 
 
 def _split(adjoint: Program) -> tuple:
-    """(forward runner, backward runner, #outputs, seeds' output indices, wrt) of an
-    adjoint: the forward part also returns the values the backward part reads."""
+    """(forward runner, backward runner, number of outputs, the outputs' indices that
+    take a ȳ) of an adjoint: the forward part also returns the values backward reads."""
     count = adjoint.forward_count
     forward_values = {b.out for b in adjoint.bindings[:count]}
     backward = adjoint.bindings[count:]
@@ -208,22 +208,29 @@ class CompiledFunction(Function):
     @staticmethod
     def forward(ctx, call: CompiledCall, *tensors):
         fwd, _, n_out, _ = call.split
-        n_inputs = len(call.program.inputs)
-        arrays = [t._data for t in tensors[:n_inputs]]
-        outs = fwd.run_arrays(arrays)
-        ctx.call, ctx.arrays, ctx.saved = call, arrays, outs[n_out:]
+        outs = fwd.run_arrays([t._data for t in tensors[: len(call.program.inputs)]])
+        ctx.save_for_backward(*tensors)  # inputs and parameters: an in-place change is caught
+        ctx.call, ctx.saved = call, outs[n_out:]
         return tuple(Tensor._make(a) for a in outs[:n_out])
 
     @staticmethod
     def backward(ctx, *grads):
+        if grad_mode.is_grad_enabled():
+            raise RuntimeError(
+                "wb.compile: a compiled function's backward is not differentiable again "
+                "(create_graph=True), as with torch.compile: call the function uncompiled "
+                "for gradients of gradients"
+            )
         call = ctx.call
+        tensors = ctx.saved_tensors  # checks that no input or parameter changed since
+        arrays = [t._data for t in tensors[: len(call.program.inputs)]]
         _, bwd, n_out, seed_outputs = call.split
         seeds = []
         for index in seed_outputs:
             g = grads[index]
             out = call.program.outputs[index]
             seeds.append(np.zeros(out.shape, out.dtype) if g is None else g._data)
-        arrays = bwd.run_arrays(ctx.arrays + ctx.saved + seeds)
+        arrays = bwd.run_arrays(arrays + ctx.saved + seeds)
         by_value = dict(zip(map(id, call.diff), arrays))
         ordered = call.program.inputs + [v for v in call.program.captured if v.requires_grad]
         return (None,) + tuple(
