@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import zlib
 
+import fuzz_programs
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import workbench as wb
 from tests.samples import all_samples
@@ -345,3 +347,39 @@ def test_a_compiled_backward_checks_versions_and_refuses_double_backward():
         loss.backward()
     with pytest.raises(RuntimeError, match="not differentiable again"):
         wb.autograd.grad(compiled(x), w, create_graph=True)
+
+
+# ------------------------------------------------------- fuzz programs
+@settings(max_examples=40, deadline=None)
+@given(fuzz=fuzz_programs.programs(max_steps=8))
+def test_random_programs_trace_and_differentiate_as_eager(fuzz):
+    """The program fuzzer's random programs (tests/fuzz_programs.py): traced, their values
+    and their leaves' gradients (for random ȳ) equal eager's."""
+    outputs = fuzz_programs.output_indices(fuzz)
+
+    def fn(*leaves):
+        values = list(leaves)
+        for step in fuzz.steps:
+            operands = [values[i] for i in step.args]
+            values.append(fuzz_programs.OPS[step.op].fn(wb, *operands, *step.params))
+        return tuple(values[i] for i in outputs)
+
+    leaves = [wb.tensor(fuzz_programs.leaf_array(leaf), requires_grad=True) for leaf in fuzz.leaves]
+    program = trace(fn, *leaves)
+    eager = fn(*leaves)
+    for e, o in zip(eager, program.run(*leaves)):
+        _same(e, o)
+    differentiable = [o for o in eager if o.requires_grad]
+    if not differentiable:
+        return
+    seeds = [
+        wb.tensor(fuzz_programs.random_like(o, fuzz.seed + i)) for i, o in enumerate(differentiable)
+    ]
+    theirs = wb.autograd.grad(differentiable, leaves, seeds, allow_unused=True)
+    adjoint = gradient(program)
+    ours = adjoint.run(*leaves, *seeds)[adjoint.forward_outputs :]
+    for e, o in zip(theirs, ours):
+        if e is None:
+            assert o is None
+        else:
+            _same(e, o)
