@@ -27,7 +27,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .adjoint import gradient
 from .ir import Program
-from .passes import eliminate_dead_code
+from .simplify import eliminate_dead_code
 from .runner import Runner
 from .tracer import TraceError, trace
 

@@ -1,4 +1,4 @@
-"""Passes a learner turns on one by one and watches the program shrink.
+"""Simplifying passes a learner turns on one by one and watches the program shrink.
 
 ``eliminate_dead_code``: a binding whose output nothing reads (no later binding, no
 output) is dropped, from the end backwards, so whole dead chains go at once.
