@@ -14,8 +14,8 @@ signature, run the program, and backward through the adjoint program.
 from .adjoint import checkpoint_segment, gradient, recompute_checkpoints
 from .compiled import Compiled, compile
 from .ir import Binding, Program, Value
-from .simplify import eliminate_common_subexpressions, eliminate_dead_code
 from .runner import Runner
+from .simplify import eliminate_common_subexpressions, eliminate_dead_code
 from .tracer import TraceError, trace
 
 __all__ = [

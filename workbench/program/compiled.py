@@ -27,8 +27,8 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .adjoint import gradient
 from .ir import Program
-from .simplify import eliminate_dead_code
 from .runner import Runner
+from .simplify import eliminate_dead_code
 from .tracer import TraceError, trace
 
 EAGER = "eager"  # a signature whose tracing was refused: it runs eagerly
@@ -65,6 +65,7 @@ class Compiled:
         self.fn = self._orig_mod = fn  # (_orig_mod: PyTorch's name for the model compiled)
         self.fullgraph = fullgraph
         self.cache: dict = {}
+        self.modules: list | None = None  # (name, module) whose parameters fn reads
         self.noted = False
         functools.update_wrapper(self, fn, updated=())
 
@@ -85,18 +86,13 @@ class Compiled:
     def parameters_named(self) -> list:
         """``(name, parameter)`` of the module compiled, or of the modules the function
         reads by name (``model`` in ``lambda x: loss(model(x))``: ``model.0.weight``)."""
-        named = getattr(self.fn, "named_parameters", None)
-        if named is not None:
-            return list(named())
-        try:
-            seen = inspect.getclosurevars(self.fn)
-        except (TypeError, ValueError):
-            return []
-        found = []
-        for var, obj in {**seen.globals, **seen.nonlocals}.items():
-            if isinstance(getattr(obj, "named_parameters", None), Callable):
-                found += [(f"{var}.{name}", p) for name, p in obj.named_parameters()]
-        return found
+        if self.modules is None:
+            self.modules = modules_read(self.fn)
+        return [
+            (f"{var}.{name}" if var else name, p)
+            for var, module in self.modules
+            for name, p in module.named_parameters()
+        ]
 
     def signature(self, args: tuple) -> tuple:
         parts = [grad_mode.is_grad_enabled(), getattr(self.fn, "training", None)]
@@ -125,6 +121,22 @@ class Compiled:
                 print(f"wb.compile: {name} runs eagerly for these inputs: {err}")
                 self.noted = True
             return EAGER
+
+
+def modules_read(fn: Callable) -> list:
+    """``[(variable name, module)]``: ``fn`` itself if it is a module (name ""), else the
+    modules among the globals and closure variables its code names."""
+    if callable(getattr(fn, "named_parameters", None)):
+        return [("", fn)]
+    try:
+        seen = inspect.getclosurevars(fn)
+    except (TypeError, ValueError):
+        return []
+    return [
+        (var, obj)
+        for var, obj in {**seen.globals, **seen.nonlocals}.items()
+        if callable(getattr(obj, "named_parameters", None))
+    ]
 
 
 def _literal_key(a):
