@@ -5,7 +5,8 @@ does not fuse it yet) on the 784-256-256-10 network at batch 128, float32, one t
 The three contenders alternate round by round (``best_per_call``). Also printed: the
 time ``wb.compile`` spends on its first call (trace + Gradient transform + DCE + the
 split into forward and backward runners), and the peak memory of the step's adjoint
-program; and the same three on a 64-op elementwise chain on (8, 8) tensors, where the
+program (plain, and with the min-cut partitioner's recomputation) and what each keeps
+for backward; and the same three on a 64-op elementwise chain on (8, 8) tensors, where the
 per-op cost dominates. Prints one JSON line.
 """
 
@@ -18,7 +19,7 @@ from _common import best_per_call, emit, machine, ms, np, torch
 
 import workbench as wb
 from workbench import nn
-from workbench.program import eliminate_dead_code, gradient, trace
+from workbench.program import eliminate_dead_code, gradient, min_cut_partition, trace
 
 IN, HIDDEN, OUT, BATCH = 784, 256, 10, 128
 NUMBER, ROUNDS = 20, 15
@@ -69,6 +70,7 @@ def main() -> None:
     traced = time.perf_counter() - start
     adjoint = eliminate_dead_code(gradient(program))
     transformed = time.perf_counter() - start
+    cut = min_cut_partition(eliminate_dead_code(gradient(program)))
 
     def step(loss_fn_to_use):
         def run():
@@ -108,7 +110,15 @@ def main() -> None:
         "trace_ms": ms(traced),
         "trace_and_transform_ms": ms(transformed),
         "bindings": {"forward": len(program.bindings), "adjoint": len(adjoint.bindings)},
-        "peak_memory_bytes": {"forward": program.peak_memory(), "adjoint": adjoint.peak_memory()},
+        "peak_memory_bytes": {
+            "forward": program.peak_memory(),
+            "adjoint": adjoint.peak_memory(),
+            "adjoint_min_cut": cut.peak_memory(),
+        },
+        "saved_for_backward_bytes": {
+            "adjoint": adjoint.saved_bytes(),
+            "min_cut": cut.saved_bytes(),
+        },
     }
     if torch is not None:
         record["torch_ms"] = ms(best["torch"])

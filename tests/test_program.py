@@ -19,6 +19,7 @@ from workbench.program import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
     gradient,
+    min_cut_partition,
     trace,
 )
 
@@ -383,3 +384,15 @@ def test_random_programs_trace_and_differentiate_as_eager(fuzz):
             assert o is None
         else:
             _same(e, o)
+
+
+def test_the_min_cut_keeps_the_matmul_and_recomputes_the_cheap_chain():
+    x, w = wb.randn(8, 16), wb.randn(16, 16, requires_grad=True)
+    plain = eliminate_dead_code(gradient(trace(_plain, x, w)))
+    cut = min_cut_partition(eliminate_dead_code(gradient(trace(_plain, x, w))))
+    assert [v.name for v in plain.saved_for_backward()] == ["3", "2", "1"]  # the tanh outputs
+    assert [v.name for v in cut.saved_for_backward()] == ["0"]  # x @ w only
+    assert cut.saved_bytes() == 8 * 16 * 4 < plain.saved_bytes()
+    assert [b.out.name for b in cut.bindings if b.recomputed] == ["1_re", "2_re", "3_re"]
+    assert "# recomputed (min-cut)" in str(cut)
+    _same(plain.run(x, w)[1], cut.run(x, w)[1])

@@ -11,9 +11,10 @@ program from the same registered rules, and run either as a flat list of kernels
 signature, run the program, and backward through the adjoint program.
 """
 
-from .adjoint import checkpoint_segment, gradient, recompute_checkpoints
+from .adjoint import checkpoint_segment, gradient, recompute_checkpoints, recompute_in_backward
 from .compiled import Compiled, compile
 from .ir import Binding, Program, Value
+from .partition import min_cut_partition
 from .runner import Runner
 from .simplify import eliminate_common_subexpressions, eliminate_dead_code
 from .tracer import TraceError, trace
@@ -30,6 +31,8 @@ __all__ = [
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
     "gradient",
+    "min_cut_partition",
     "recompute_checkpoints",
+    "recompute_in_backward",
     "trace",
 ]

@@ -189,22 +189,27 @@ def recompute_checkpoints(adjoint: Program) -> Program:
     """Backward bindings that read a value of a checkpoint segment read a recomputed copy
     (``%h_re``), made from the stage's inputs right before the first backward binding
     that needs it; the forward copy then dies at the end of the forward."""
-    segment = checkpoint_segment(adjoint)
-    if not segment:
+    return recompute_in_backward(adjoint, checkpoint_segment(adjoint), "checkpoint")
+
+
+def recompute_in_backward(adjoint: Program, dropped: set, why: str) -> Program:
+    """``adjoint`` with no backward binding reading a forward value of ``dropped``: each
+    reads a copy recomputed (from values not dropped) right before the first backward
+    binding that needs it. ``why`` goes in the recomputed bindings' comments."""
+    if not dropped:
         return adjoint
     count = adjoint.forward_count
-    producer = {b.out: b for b in adjoint.bindings[:count] if b.out in segment}
+    producer = {b.out: b for b in adjoint.bindings[:count] if b.out in dropped}
     order = {b.out: i for i, b in enumerate(adjoint.bindings[:count])}
     again: dict[Value, Value] = {}
     backward = []
     for binding in adjoint.bindings[count:]:
-        needed = _needed(binding.inputs(), segment, producer, again)
+        needed = _needed(binding.inputs(), dropped, producer, again)
         for value in sorted(needed, key=order.__getitem__):
-            backward.append(_recompute(producer[value], again))
+            backward.append(_recompute(producer[value], again, why))
         args = tuple(again.get(a, a) if isinstance(a, Value) else a for a in binding.args)
         backward.append(Binding(binding.op, args, binding.attrs, binding.out, binding.note))
     adjoint.bindings = adjoint.bindings[:count] + backward
-    adjoint.outputs = [again.get(v, v) if v is not None else None for v in adjoint.outputs]
     unique_names(adjoint)
     return adjoint
 
@@ -221,10 +226,10 @@ def _needed(inputs: list, segment: set, producer: dict, again: dict) -> set:
     return needed
 
 
-def _recompute(binding: Binding, again: dict) -> Binding:
+def _recompute(binding: Binding, again: dict, why: str) -> Binding:
     old = binding.out
     view_of = None if old.view_of is None else again.get(old.view_of, old.view_of)
     out = Value(f"{old.name}_re", old.shape, old.dtype, view_of=view_of)
     again[old] = out
     args = tuple(again.get(a, a) if isinstance(a, Value) else a for a in binding.args)
-    return Binding(binding.op, args, binding.attrs, out, "# recomputed (checkpoint)", True)
+    return Binding(binding.op, args, binding.attrs, out, f"# recomputed ({why})", True)

@@ -153,6 +153,20 @@ class Program:
 
         return Runner(self)(*inputs)
 
+    def saved_for_backward(self) -> list[Value]:
+        """An adjoint's forward values that its backward reads: what the forward keeps
+        for backward (the memory held between the two, which a partitioner trades for
+        recomputation)."""
+        made = {b.out for b in self.bindings[: self.forward_count]}
+        saved: dict[Value, None] = {}
+        for binding in self.bindings[self.forward_count :]:
+            saved.update((v, None) for v in binding.inputs() if v in made)
+        return list(saved)
+
+    def saved_bytes(self) -> int:
+        """The bytes of :meth:`saved_for_backward` (a view's: its base's, once)."""
+        return sum(v.nbytes for v in {v.root() for v in self.saved_for_backward()})
+
     def peak_memory(self, schedule: list | None = None) -> int:
         """The bytes of live values at the worst binding, the bindings run in the order
         ``schedule`` gives (by default the program's own): a value lives from its
