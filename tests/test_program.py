@@ -396,3 +396,14 @@ def test_the_min_cut_keeps_the_matmul_and_recomputes_the_cheap_chain():
     assert [b.out.name for b in cut.bindings if b.recomputed] == ["1_re", "2_re", "3_re"]
     assert "# recomputed (min-cut)" in str(cut)
     _same(plain.run(x, w)[1], cut.run(x, w)[1])
+
+
+def test_an_output_returned_twice_gets_both_gradients():
+    def twice(x):
+        y = x * 2
+        return y, y
+
+    x = wb.tensor([1.0, 2.0], requires_grad=True)
+    a, b = wb.compile(twice)(x)
+    (a.sum() + 3 * b.sum()).backward()
+    assert x.grad.tolist() == [8.0, 8.0]

@@ -101,15 +101,15 @@ def _backward(program: Program, tracer: Tracer, tensors: dict) -> tuple[dict, li
     forward value's adjoint tensor, and the indices of the outputs that got a seed ȳ."""
     adjoints: dict[Value, Tensor] = {}
     seed_outputs = []
-    for index, value in enumerate(program.outputs):
-        out = None if value is None else tensors[value]
-        if out is not None and out._requires_grad and value not in adjoints:
-            seed = Tensor._make(np.ones_like(out._data))  # an example ȳ: ones
-            tracer.add_input(seed, f"{value.name}_bar", False, kind="seed")
-            adjoints[value] = seed
-            seed_outputs.append(index)
     outside = state.enter_backward(False, True)  # as the engine runs a rule: no recording
     try:
+        for index, value in enumerate(program.outputs):
+            out = None if value is None else tensors[value]
+            if out is not None and out._requires_grad:  # one ȳ per output, summed if repeated
+                seed = Tensor._make(np.ones_like(out._data))  # an example ȳ: ones
+                tracer.add_input(seed, f"{value.name}_bar", False, kind="seed")
+                _collect(tracer, adjoints, value, seed)
+                seed_outputs.append(index)
         for binding in reversed(program.bindings):
             grad = adjoints.get(binding.out)
             node = tensors[binding.out]._grad_fn
