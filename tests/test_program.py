@@ -407,3 +407,24 @@ def test_an_output_returned_twice_gets_both_gradients():
     a, b = wb.compile(twice)(x)
     (a.sum() + 3 * b.sum()).backward()
     assert x.grad.tolist() == [8.0, 8.0]
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda g, x: wb.func.jvp(g, (x,), (wb.tensor([1.0, 0.5, 0.0]),))[1],
+        lambda g, x: wb.func.grad(g)(x),
+        lambda g, x: wb.func.hessian(g)(x),
+        lambda g, x: wb.func.vmap(g)(wb.ones(4, 3) * x),
+    ],
+    ids=["jvp", "grad", "hessian", "vmap"],
+)
+def test_a_compiled_function_under_a_func_transform_runs_eagerly(transform):
+    """Tangents and batches ride on the ops, which the compiled program does not call:
+    inside a transform the function runs eagerly, with the transform's results."""
+
+    def f(x):
+        return (x.sin() * x).sum()
+
+    x = wb.tensor([1.0, 2.0, 3.0])
+    _same(transform(f, x), transform(wb.compile(f), x))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import state
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .adjoint import gradient
@@ -70,10 +70,8 @@ class Compiled:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
-        if kwargs or not any(isinstance(a, Tensor) for a in args) or state.tracing.tracer:
-            # keyword arguments, no tensors, or inside a trace (whose tracer must see the
-            # ops): eager
-            return self.fn(*args, **kwargs)
+        if kwargs or not any(isinstance(a, Tensor) for a in args) or _inside_a_transform():
+            return self.fn(*args, **kwargs)  # keyword arguments, no tensors: eager too
         key = self.signature(args)
         entry = self.cache.get(key)
         if entry is None:
@@ -121,6 +119,18 @@ class Compiled:
                 print(f"wb.compile: {name} runs eagerly for these inputs: {err}")
                 self.noted = True
             return EAGER
+
+
+def _inside_a_transform() -> bool:
+    """A trace (its tracer must see the ops), a ``wb.func`` transform or a dual level
+    (their tangents and batches ride on the ops) is running: the compiled program, which
+    carries none of them, must not run; the function runs eagerly instead."""
+    return bool(
+        state.tracing.tracer
+        or state.in_use.vmaps
+        or state.in_grad_transform()
+        or forward_ad.LEVEL is not None
+    )
 
 
 def modules_read(fn: Callable) -> list:
