@@ -428,3 +428,14 @@ def test_a_compiled_function_under_a_func_transform_runs_eagerly(transform):
 
     x = wb.tensor([1.0, 2.0, 3.0])
     _same(transform(f, x), transform(wb.compile(f), x))
+
+
+def test_a_backward_pass_inside_a_traced_function_is_refused():
+    """The engine sums gradients with numpy, outside the ops: traced, the sum would be a
+    constant from the example's values."""
+
+    def f(x):
+        return wb.autograd.grad((x * x).sum(), x, create_graph=False)[0]
+
+    with pytest.raises(TraceError, match="backward pass"):
+        trace(f, wb.tensor([1.0, 2.0], requires_grad=True))

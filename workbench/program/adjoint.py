@@ -102,6 +102,7 @@ def _backward(program: Program, tracer: Tracer, tensors: dict) -> tuple[dict, li
     adjoints: dict[Value, Tensor] = {}
     seed_outputs = []
     outside = state.enter_backward(False, True)  # as the engine runs a rule: no recording
+    tracer.running_rules = True
     try:
         for index, value in enumerate(program.outputs):
             out = None if value is None else tensors[value]
@@ -130,6 +131,7 @@ def _backward(program: Program, tracer: Tracer, tensors: dict) -> tuple[dict, li
                 _collect(tracer, adjoints, binding.args[i], g)
     finally:
         tracer.note = tracer.note_rest = ""
+        tracer.running_rules = False
         state.exit_backward(outside)
     return adjoints, seed_outputs
 

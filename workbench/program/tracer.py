@@ -53,6 +53,7 @@ class Tracer:
         self.note = ""  # the comment the next binding gets
         self.note_rest = ""  # the comment the bindings after it get
         self.next_name: str | None = None  # the name of the next binding's output
+        self.running_rules = False  # the Gradient transform runs the rules (adjoint.py)
 
     # ------------------------------------------------------------ values
     def add(self, tensor: Tensor, value: Value) -> Value:
@@ -106,6 +107,12 @@ class Tracer:
     # ------------------------------------------------------- the hook
     def record(self, op, inputs: tuple, attrs: dict | None, result: Tensor) -> None:
         """``apply_op`` ran ``op``: write the binding ``result = op(*inputs, **attrs)``."""
+        if state.in_backward() and not self.running_rules:
+            raise TraceError(
+                f"a backward pass (backward(), autograd.grad, wb.func.grad) inside a traced "
+                f"function cannot be traced: the engine adds gradients outside the ops. Trace "
+                f"the forward and take wb.program.gradient of the program. At {learner_line()}"
+            )
         args = tuple(self.value_of(x) for x in inputs)
         data = result._data
         out = Value(self.next_name, data.shape, data.dtype, requires_grad=result._requires_grad)
