@@ -439,3 +439,11 @@ def test_a_backward_pass_inside_a_traced_function_is_refused():
 
     with pytest.raises(TraceError, match="backward pass"):
         trace(f, wb.tensor([1.0, 2.0], requires_grad=True))
+
+
+def test_values_copied_out_of_ops_are_refused_or_traced_never_baked_in():
+    with pytest.raises(TraceError, match=r"wb.tensor\(t\)"):
+        trace(lambda x: wb.tensor(x * 2) + 1, wb.ones(2))
+    program = trace(lambda x: (x * 2).long().exp(), wb.ones(2))  # exp casts the integers
+    y = wb.tensor([1.0, 3.0])
+    _same((y * 2).long().exp(), program.run(y))

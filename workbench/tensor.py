@@ -1130,6 +1130,8 @@ def _to_array(data: Any, dtype, device):
     keep theirs.
     """
     if isinstance(data, Tensor):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(data, "wb.tensor(t) copies its values")
         data = data._data
     xp = np if isinstance(data, (list, tuple, int, float, bool)) else backend.xp(data)
     if dtype is not None:

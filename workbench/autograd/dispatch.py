@@ -102,7 +102,7 @@ def float_input(x: Tensor, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         checks.tensor_arg(op, "input", x)  # raises
     if not is_differentiable_dtype(x._data.dtype):
-        x = Tensor._make(x._data.astype(get_default_dtype()))  # a constant: no history
+        x = x.to(get_default_dtype())  # the astype op (no history: an integer has none)
     return x
 
 

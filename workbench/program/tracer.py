@@ -135,9 +135,10 @@ class Tracer:
         ):
             return  # a tensor the program never saw: reading it changes nothing
         raise TraceError(
-            f"data-dependent Python control flow: the value of a traced tensor is read into "
-            f"Python ({how}; also if, bool(), float(), int()), and a program runs the same "
-            f"bindings whatever the values are. "
+            f"the values of a traced tensor are read into Python ({how}): data-dependent "
+            f"Python control flow (if, bool(), float(), int(), .item()) and copies (.numpy(), "
+            f"wb.tensor(t)) cannot be traced, for a program runs the same bindings whatever "
+            f"the values are. "
             f"Use ops instead (wb.where(y > 0, a, b) for an if). At {learner_line()}"
         )
 
