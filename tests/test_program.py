@@ -447,3 +447,6 @@ def test_values_copied_out_of_ops_are_refused_or_traced_never_baked_in():
     program = trace(lambda x: (x * 2).long().exp(), wb.ones(2))  # exp casts the integers
     y = wb.tensor([1.0, 3.0])
     _same((y * 2).long().exp(), program.run(y))
+    program = trace(lambda x, i: x + i, wb.ones(2), wb.tensor([1, 2]))  # + casts i
+    assert "%0 = astype(%i, dtype=float32)" in str(program)
+    _same(y + wb.tensor([10, 20]), program.run(y, wb.tensor([10, 20])))

@@ -101,6 +101,8 @@ def _literal(value) -> str:
     its shape (its values would not fit on a line)."""
     if isinstance(value, np.ndarray):
         return f"array{tuple(value.shape)}"
+    if isinstance(value, np.dtype):
+        return dtype_name(value)
     if isinstance(value, (tuple, list)):
         inner = ", ".join(_literal(v) for v in value)
         return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else f"({inner})"
