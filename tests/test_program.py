@@ -450,3 +450,11 @@ def test_values_copied_out_of_ops_are_refused_or_traced_never_baked_in():
     program = trace(lambda x, i: x + i, wb.ones(2), wb.tensor([1, 2]))  # + casts i
     assert "%0 = astype(%i, dtype=float32)" in str(program)
     _same(y + wb.tensor([10, 20]), program.run(y, wb.tensor([10, 20])))
+
+
+def test_the_partitioners_leave_the_program_they_are_given_as_it_was():
+    x, w = wb.randn(8, 16), wb.randn(16, 16, requires_grad=True)
+    adjoint = eliminate_dead_code(gradient(trace(_plain, x, w)))
+    text = str(adjoint)
+    min_cut_partition(adjoint)
+    assert str(adjoint) == text

@@ -19,6 +19,7 @@ backward recomputes them from the stage's inputs just before it first needs them
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import numpy as np
 
@@ -211,7 +212,7 @@ def recompute_in_backward(adjoint: Program, dropped: set, why: str) -> Program:
             backward.append(_recompute(producer[value], again, why))
         args = tuple(again.get(a, a) if isinstance(a, Value) else a for a in binding.args)
         backward.append(Binding(binding.op, args, binding.attrs, binding.out, binding.note))
-    adjoint.bindings = adjoint.bindings[:count] + backward
+    adjoint = dataclasses.replace(adjoint, bindings=adjoint.bindings[:count] + backward)
     unique_names(adjoint)
     return adjoint
 

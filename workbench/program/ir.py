@@ -150,7 +150,8 @@ class Program:
         return self.inputs + self.captured + [b.out for b in self.bindings]
 
     def run(self, *inputs):
-        """Run the program on ``inputs`` (Tensors or arrays) with the flat runner."""
+        """Run the program on ``inputs`` (Tensors or arrays) with the flat runner (made
+        anew at each call: keep ``Runner(program)`` to run it many times)."""
         from .runner import Runner
 
         return Runner(self)(*inputs)
