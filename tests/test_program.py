@@ -235,6 +235,10 @@ def test_in_place_writes_and_escaped_values_are_refused():
         trace(lambda x: (x * 1).mul_(2), wb.ones(3))
     with pytest.raises(TraceError, match="detach"):
         trace(lambda x: (x * 2).detach() + 1, wb.ones(3))
+    with pytest.raises(TraceError, match="detach"):  # histogram reads the values, detached
+        trace(lambda x: wb.histogram(x * 2, bins=3)[0] + x.sum(), wb.ones(3))
+    with pytest.raises(TraceError, match="detach"):  # the shared memory, wrapped again
+        trace(lambda x: wb.Tensor._make((x * 2)._data[:1]) + 1, wb.ones(3))
 
 
 # ----------------------------------------------------------------- compile

@@ -455,6 +455,8 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, with no history."""
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_detach(self)
         out = Tensor._make(self._data)
         out._version_ref = self._version_ref
         if self._is_inference:

@@ -142,6 +142,16 @@ class Tracer:
             f"Use ops instead (wb.where(y > 0, a, b) for an if). At {learner_line()}"
         )
 
+    def refuse_detach(self, tensor: Tensor) -> None:
+        """``detach()`` of a traced value: the result is no op's output, so a program
+        could only bake its example values in (a rule's own detach is left alone)."""
+        if self.running_rules or self.tensors.get(id(tensor)) is None:
+            return
+        raise TraceError(
+            f"detach() of a traced value cannot be traced (it is no op: a program would keep "
+            f"the example's values). At {learner_line()}"
+        )
+
     def refuse_write(self, tensor: Tensor) -> None:
         raise TraceError(
             f"an in-place write (a method ending in _, x[i] = v, an optimizer step, a "
