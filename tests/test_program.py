@@ -294,6 +294,7 @@ def test_a_no_grad_block_inside_the_function_stops_the_gradient_as_in_eager():
     x = wb.tensor([1.0, -2.0], requires_grad=True)
     program = trace(f, x)
     assert "no_grad: the gradient stops here" in str(program)
+    assert "no_grad" not in str(trace(lambda x: (x > 0) * x, x))  # a comparison: no gradient
     f(x).sum().backward()
     _same(x.grad, gradient(program).run(x, wb.ones(2))[1])
 

@@ -120,9 +120,12 @@ class Tracer:
         if op.view and args and isinstance(args[0], Value):
             out.view_of = args[0]
         binding = Binding(op, args, dict(attrs or {}), out, self.note)
-        # an input requires grad and the output does not: no_grad (or inference mode) ran it
-        binding.stops_gradient = not result._requires_grad and any(
-            isinstance(x, Tensor) and x._requires_grad for x in inputs
+        # an input requires grad and the (differentiable) output does not: no_grad ran it
+        binding.stops_gradient = (
+            op.differentiable
+            and data.dtype.kind in "fc"
+            and not result._requires_grad
+            and any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
         )
         self.bindings.append(binding)
         self.note = self.note_rest
