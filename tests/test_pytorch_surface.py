@@ -254,7 +254,9 @@ def test_a_weights_only_load_refuses_other_objects():
 # ------------------------------------------------------------ the rest
 def test_process_switches_are_accepted():
     fn = lambda x: x * 2  # noqa: E731
-    assert wb.compile(fn) is fn and wb.compile()(fn) is fn
+    x = wb.tensor([1.0, 2.0])
+    assert wb.compile(fn)(x).tolist() == wb.compile()(fn)(x).tolist() == [2.0, 4.0]
+    assert wb.compile(fn, disable=True) is fn  # torch.compile's disable=: the model as it is
     wb.use_deterministic_algorithms(True)
     assert wb.are_deterministic_algorithms_enabled() and wb.get_num_threads() >= 1
     wb.backends.cudnn.deterministic = True

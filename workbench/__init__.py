@@ -23,6 +23,7 @@ from . import (
     cuda,
     events,
     func,  # wb.func: grad, vjp, jacrev, vmap (torch.func's transforms)
+    program,  # wb.program: trace a function into a program, its adjoint, the runner
     trace,  # callable: wb.trace() records; light (json and numpy only)
 )
 from .autograd import (

@@ -35,6 +35,8 @@ import os
 
 import numpy as np
 
+from . import state
+
 DEFAULT_FLOAT_WORDS = {np.dtype("float64"): 53, np.dtype("float32"): 24, np.dtype("float16"): 11}
 TWO_PI = 2.0 * math.pi
 BLOCK = 16  # PyTorch's normal_fill works on blocks of 16 values
@@ -113,6 +115,8 @@ class Generator:
     # ------------------------------------------------------------------ words
     def words32(self, n: int) -> np.ndarray:
         """``n`` raw 32-bit words (as uint64), PyTorch's ``random()``."""
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_draw()  # a traced program would replay one draw
         return self._twister.random_raw(n)
 
     def words64(self, n: int) -> np.ndarray:

@@ -1,8 +1,9 @@
 """PyTorch's process-wide switches, accepted where they change nothing here.
 
-``torch.compile(model)`` speeds a model up without changing its numbers: here it gives
-the model back as it is. ``use_deterministic_algorithms(True)`` asks for reproducible
-kernels: the workbench's always are. ``set_num_threads`` is PyTorch's CPU thread pool:
+``torch.compile(model)`` speeds a model up without changing its numbers: here it traces
+the model into a program and runs that (``workbench/program/``).
+``use_deterministic_algorithms(True)`` asks for reproducible kernels: the workbench's
+always are. ``set_num_threads`` is PyTorch's CPU thread pool:
 numpy's BLAS keeps its own (set ``OMP_NUM_THREADS`` before starting Python).
 """
 
@@ -13,10 +14,10 @@ from collections.abc import Callable
 
 
 def compile(model: Callable | None = None, **options):  # noqa: A001  (torch.compile's name)
-    """Return ``model`` unchanged (or, used as ``@compile(...)``, a decorator that does)."""
-    if model is None:
-        return lambda fn: fn
-    return model
+    """``torch.compile``: see :func:`workbench.program.compile` (imported when first used)."""
+    from .program import compile as compile_program
+
+    return compile_program(model, **options)
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

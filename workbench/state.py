@@ -25,7 +25,9 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
  (vmap levels, grad                       (``vmap_level``, func/vmap.py) and the
  transform depth)                         grad transforms (``grad_transform``,
                                           func/reverse.py)
-``in_use``             whole process      counts of the three above, kept by their
+``tracing``            one per thread     ``wb.program.trace`` (program/tracer.py),
+ (the program tracer)                     via ``set_tracer``
+``in_use``             whole process      counts of the four above, kept by their
                                           setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
@@ -177,6 +179,7 @@ class InUse:
     stages = 0
     saved_hooks = 0
     vmaps = 0  # threads inside a wb.func.vmap: apply_op asks the batching rules
+    tracers = 0  # threads tracing a program: apply_op hands each call to the tracer
 
 
 in_use = InUse()
@@ -221,6 +224,33 @@ def stage_recorder_paused() -> Iterator[None]:
         yield
     finally:
         set_stage_recorder(recording)
+
+
+# ------------------------------------------------------------ program tracing
+
+
+class Tracing(threading.local):
+    """This thread's program tracer (``wb.program.trace``), or None.
+
+    The one recording point of the compiled road: ``apply_op`` hands every op call to
+    ``tracer.record(op, inputs, attrs, result)``. Reading a tensor's values into Python
+    (``item()``, ``tolist()``, ``numpy()``), writing into a tensor and drawing random
+    numbers ask ``tracer.refuse_read(tensor, how)``, ``tracer.refuse_write(tensor)`` and
+    ``tracer.refuse_draw()``: a traced program cannot replay any of them.
+    """
+
+    tracer = None
+
+
+tracing = Tracing()
+
+
+def set_tracer(tracer) -> object:
+    """Start (a tracer) or stop (None) tracing in this thread; returns the previous tracer."""
+    previous = tracing.tracer
+    _count("tracers", previous is not None, tracer is not None)
+    tracing.tracer = tracer
+    return previous
 
 
 # ----------------------------------------------------------- function transforms

@@ -253,6 +253,8 @@ class Tensor:
 
     def _bump_version(self) -> None:
         """Note an in-place write into this tensor's memory (saved tensors and traces look)."""
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_write(self)  # a traced program has no in-place writes
         self._version_ref[0] += 1
         writes[0] += 1
 
@@ -334,6 +336,8 @@ class Tensor:
         A hook that returns a tensor replaces the gradient; hooks chain in the order
         they were registered.
         """
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_backward_code("register_hook")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
@@ -376,6 +380,8 @@ class Tensor:
 
     # ----------------------------------------------------------- data access
     def numpy(self) -> np.ndarray:
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(self, "numpy()")
         if self._requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -388,6 +394,8 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     def item(self):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(self, "item()")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -395,6 +403,8 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(self, "tolist()")
         return backend.to_numpy(self._data).tolist()
 
     def __float__(self) -> float:
@@ -445,6 +455,8 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, with no history."""
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_detach(self)
         out = Tensor._make(self._data)
         out._version_ref = self._version_ref
         if self._is_inference:
@@ -1120,6 +1132,8 @@ def _to_array(data: Any, dtype, device):
     keep theirs.
     """
     if isinstance(data, Tensor):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_read(data, "wb.tensor(t) copies its values")
         data = data._data
     xp = np if isinstance(data, (list, tuple, int, float, bool)) else backend.xp(data)
     if dtype is not None:

@@ -102,14 +102,15 @@ def float_input(x: Tensor, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         checks.tensor_arg(op, "input", x)  # raises
     if not is_differentiable_dtype(x._data.dtype):
-        x = Tensor._make(x._data.astype(get_default_dtype()))  # a constant: no history
+        x = x.to(get_default_dtype())  # the astype op (no history: an integer has none)
     return x
 
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
     with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
-    node when grad mode records and an input requires grad; an event if someone listens."""
+    node when grad mode records and an input requires grad; the call handed to the
+    program tracer while ``wb.program.trace`` runs; an event if someone listens."""
     if state.in_use.vmaps and (batched := vmap_call(op, inputs, attrs)) is not None:
         return batched  # a wb.func.vmap runs: a batched input went to its batching rule
     recording = state.grad_mode.records
@@ -142,6 +143,8 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         _link_view(result, op, inputs, attrs, recording)
     if forward_ad.LEVEL is not None:  # inside a dual level: the output's tangent
         forward_ad.push_tangent(op, inputs, attrs, result, node)
+    if state.in_use.tracers and state.tracing.tracer is not None:  # wb.program.trace runs
+        state.tracing.tracer.record(op, inputs, attrs, result)
     if events.listening:
         _publish_op(op, inputs, attrs, result, node)
     return result

@@ -196,6 +196,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if state.in_use.tracers and state.tracing.tracer is not None:
+            state.tracing.tracer.refuse_backward_code(f"the custom Function {cls.__name__}")
         ctx = BackwardFunction(cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)

@@ -64,11 +64,6 @@ def _is_operand(x) -> bool:
     return hasattr(x, "dtype") and hasattr(x, "shape")
 
 
-def _cast_constant(t: Tensor, dtype) -> Tensor:
-    """Cast a tensor that does not require grad: a copy, with no node in the graph."""
-    return Tensor._make(t._data.astype(dtype))
-
-
 # PyTorch's categories of dtypes, lowest first: bool < integer < float < complex.
 # "V" is bfloat16, the one void-kind dtype a tensor can hold (see workbench/dtypes.py).
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3, "V": 2}
@@ -185,9 +180,7 @@ def _cast(x, dtype: np.dtype):
         return x
     if x._data.dtype.kind in "fc" and np.promote_types(x._data.dtype, dtype) == dtype:
         return x
-    if x._requires_grad:
-        return astype(x, dtype)
-    return _cast_constant(x, dtype)
+    return astype(x, dtype)  # an op, so that a traced program casts too (wb.program)
 
 
 # The Python numbers that leave a tensor's dtype as it is, by the tensor's dtype kind:

@@ -1,0 +1,109 @@
+"""The flat runner: a program as a list of ``(kernel, input slots, attrs, output slot)``.
+
+Every value gets a slot in one list; literals (``2.0``, ``None``, a shape) sit in slots of
+their own, filled once. A run fills the input slots, reads each captured tensor's array
+(a parameter the optimizer changed is read as it is now), then calls the kernels in
+order: no dispatch, no checks, no nodes, no events. A slot is emptied after its last
+use, so memory follows ``Program.peak_memory``. Nothing is compiled from text: the
+kernels are the registry's functions, called with the arrays in the slots.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+import numpy as np
+
+from ..tensor import Tensor
+from .ir import Program, Value, last_uses
+
+
+class Runner:
+    """``Runner(program)(*inputs)`` runs ``program``; outputs come back as Tensors."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        slots: dict[Value, int] = {}
+        for value in program.inputs + program.captured + [b.out for b in program.bindings]:
+            slots[value] = len(slots)
+        constants: list = []  # (slot, literal)
+        last = last_uses(program)
+        frees: dict[int, list[int]] = {}
+        for value, index in last.items():
+            if value in slots and index < len(program.bindings):
+                frees.setdefault(index, []).append(slots[value])
+        self.steps = []
+        for i, binding in enumerate(program.bindings):
+            indices = []
+            for arg in binding.args:
+                if isinstance(arg, Value):
+                    indices.append(slots[arg])
+                else:
+                    constants.append((len(slots) + len(constants), arg))
+                    indices.append(constants[-1][0])
+            gather = _gather(indices)
+            self.steps.append(
+                (
+                    binding.op.forward,
+                    gather,
+                    binding.attrs or None,
+                    slots[binding.out],
+                    frees.get(i, ()),
+                )
+            )
+        self.size = len(slots) + len(constants)
+        self.constants = constants
+        self.input_slots = [slots[v] for v in program.inputs]
+        self.captured = [(slots[v], v.tensor) for v in program.captured]
+        self.output_slots = [None if v is None else slots[v] for v in program.outputs]
+
+    def run_arrays(self, arrays: list) -> list:
+        """The kernels on raw arrays: inputs in, output arrays (None for a None output) out."""
+        slots = [None] * self.size
+        for index, literal in self.constants:
+            slots[index] = literal
+        for index, array in zip(self.input_slots, arrays):
+            slots[index] = array
+        for index, tensor in self.captured:
+            slots[index] = tensor._data
+        with np.errstate(all="ignore"):  # inf and NaN are values, as in eager
+            for kernel, gather, attrs, out, frees in self.steps:
+                result = kernel(*gather(slots), **attrs) if attrs else kernel(*gather(slots))
+                slots[out] = np.asarray(result) if isinstance(result, np.generic) else result
+                for index in frees:
+                    slots[index] = None
+        return [None if index is None else slots[index] for index in self.output_slots]
+
+    def __call__(self, *inputs):
+        """Tensors (of the traced shapes and dtypes), or numbers and arrays (cast to the
+        input's dtype); an adjoint's ȳ inputs left out are ones (as for a loss)."""
+        values = self.program.inputs
+        seeds = sum(1 for v in values if v.kind == "seed")
+        if not len(values) - seeds <= len(inputs) <= len(values):
+            names = ", ".join(v.ref() for v in values)
+            raise TypeError(f"the program takes the inputs {names}; got {len(inputs)}")
+        inputs = inputs + tuple(np.ones(v.shape, v.dtype) for v in values[len(inputs) :])
+        arrays = [_array_for(value, x) for value, x in zip(values, inputs)]
+        outs = [None if a is None else Tensor._make(a) for a in self.run_arrays(arrays)]
+        return outs[0] if self.program.single_output and len(outs) == 1 else tuple(outs)
+
+
+def _array_for(value: Value, x) -> np.ndarray:
+    if not isinstance(x, Tensor):
+        return np.asarray(x, dtype=value.dtype)
+    if x._data.shape != tuple(value.shape) or x._data.dtype != value.dtype:
+        raise TypeError(
+            f"input {value.ref()} was traced as {value.type_text()}, got "
+            f"{tuple(x.shape)} {x.dtype}: trace again for these inputs"
+        )
+    return x._data
+
+
+def _gather(indices: list):
+    """A function from the slot list to the tuple of a kernel's arguments."""
+    if not indices:
+        return lambda slots: ()
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda slots: (slots[index],)
+    return itemgetter(*indices)
