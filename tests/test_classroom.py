@@ -30,8 +30,8 @@ from workbench import cli, course
 from workbench.classroom import class_report as report
 from workbench.classroom import coursedir, schedule
 from workbench.classroom import solution_key as answer_key
-from workbench.exercises.hint_texts import HINTS
 from workbench.exercises.hints import Unanswered
+from workbench.exercises.nudges import HINTS
 from workbench.exercises.report import NotAnswered
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ from workbench.exercises import (
     progress,
 )
 from workbench.exercises import hints as hints_module
-from workbench.exercises.hint_texts import HINTS
+from workbench.exercises.nudges import HINTS
 from workbench.exercises.report import wrapped
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ and, in the graded cell under the learner's answer::
     from workbench.exercises import grade
     grade("01-sigmoid-rule")
 
-The hints are the course's, by the exercise's name (:mod:`.hint_texts`): the cell that makes
+The hints are the course's, by the exercise's name (:mod:`.nudges`): the cell that makes
 the exercise does not print them above the button. Each :meth:`Exercise.check` of an
 answer is one attempt; the solution opens after the
 first (it is read from the course's solutions, :func:`workbench.course.solution`).
@@ -39,7 +39,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from .. import course
-from .hint_texts import HINTS
+from .nudges import HINTS
 from .report import ExerciseError, NotAnswered, Passed, running_ipython
 
 NOT_YET = (

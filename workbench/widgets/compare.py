@@ -14,12 +14,12 @@ Why not step k of one with step k of the other? Because the order is not all fix
 An engine runs any node that is ready (all its gradient has arrived); when several are
 ready at once it may pick any of them. PyTorch picks with a heap ordered by sequence
 number, and every ``AccumulateGrad`` has the same one (the largest there is), so which
-of several ready leaves runs first is the heap's tie-break; this workbench picks the
-leaf created first. For ``(tanh(a * b) * a + b).sum()`` PyTorch 2.13 runs a's
-``AccumulateGrad`` before b's and the workbench b's before a's: matched by position,
-step 6 would be a's leaf against b's, a "difference" that is not one. Matched by place,
-they agree. The engine's own order is left as it is: it is PyTorch's wherever
-PyTorch's is defined.
+of several ready leaves runs first is the heap's tie-break. The workbench's engine
+breaks ties as PyTorch's heap does, so the two agree step for step; but a loop a
+learner writes, or another engine, may pick any ready node first, and its pass is
+still right: for ``(tanh(a * b) * a + b).sum()``, a loop that runs b's
+``AccumulateGrad`` before a's, matched by position, would have a's leaf against b's at
+step 6, a "difference" that is not one. Matched by place, they agree.
 
 What is a difference, then, walking a's steps in a's order; the first found is
 :attr:`CompareStepper.first_difference`:

@@ -1,4 +1,4 @@
-"""Each exercise's hints, by exercise name, in the order the help button gives them.
+"""The nudges: each exercise's hints, by exercise name, in the order the help button gives them.
 
 They live here, not in the lesson's cell that makes the exercise, so a learner reads a hint
 only when they ask for one (issue 38, point 5: every hint was printed in the code right
