@@ -22,9 +22,7 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
 ``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
 ``transforms``         one per thread     ``wb.func``: the vmap levels running
- (vmap levels, grad                       (``vmap_level``, func/vmap.py) and the
- transform depth)                         grad transforms (``grad_transform``,
-                                          func/reverse.py)
+ (vmap levels)                            (``vmap_level``, func/vmap.py)
 ``in_use``             whole process      counts of the three above, kept by their
                                           setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
@@ -228,11 +226,10 @@ def stage_recorder_paused() -> Iterator[None]:
 
 class Transforms(threading.local):
     """This thread's ``wb.func`` transforms: ``levels``, the vmap levels running
-    (innermost last, numbered from 1), and ``grad_depth``, how many grad transforms
-    are running (the outermost one hands back tensors with no history)."""
+    (innermost last, numbered from 1). (A grad transform's level is the leaves it
+    made: see ``func/reverse.py``.)"""
 
     levels: tuple = ()
-    grad_depth = 0
 
 
 transforms = Transforms()
@@ -250,25 +247,6 @@ def vmap_level() -> Iterator[int]:
     finally:
         transforms.levels = outer
         _count("vmaps", True, bool(outer))
-
-
-@contextlib.contextmanager
-def grad_transform() -> Iterator[None]:
-    """A grad transform runs inside the block."""
-    transforms.grad_depth += 1
-    try:
-        yield
-    finally:
-        transforms.grad_depth -= 1
-
-
-def in_grad_transform() -> bool:
-    return transforms.grad_depth > 0
-
-
-def in_nested_grad_transform() -> bool:
-    """A grad transform runs inside another one (``grad(grad(f))``)."""
-    return transforms.grad_depth > 1
 
 
 # ----------------------------------------------------------- saved-tensor hooks

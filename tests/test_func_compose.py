@@ -1,0 +1,168 @@
+"""``wb.func`` transforms composed with each other and with the outer graph, against
+``torch.func`` 2.13 (shared/REFERENCE.md, D23).
+
+Each program is written once, for either library: ``program(lib, func)`` gets ``wb``
+and ``wb.func`` or ``torch`` and ``torch.func``, and returns named results. The same
+numbers go in; the same values, gradients and ``requires_grad`` flags must come out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import workbench as wb
+
+W = np.array([1.0, 2.0])
+X = np.array([3.0, 1.0])
+A = np.array([[0.5, -1.0], [2.0, 0.25]])
+
+
+def run_both(program) -> tuple[dict, dict]:
+    """``program`` run with the workbench and with PyTorch."""
+    return program(wb, wb.func), program(torch, tf)
+
+
+def check_same(ours: dict, theirs: dict) -> None:
+    """The same names, values and ``requires_grad`` flags."""
+    assert ours.keys() == theirs.keys()
+    for name in theirs:
+        _same(ours[name], theirs[name], name)
+
+
+def _same(ours, theirs, name: str) -> None:
+    if isinstance(theirs, (tuple, list)):
+        assert type(ours) is type(theirs), f"{name}: {type(ours)} against {type(theirs)}"
+        assert len(ours) == len(theirs), name
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            _same(a, b, f"{name}[{i}]")
+        return
+    if theirs is None or isinstance(theirs, bool):
+        assert ours == theirs, f"{name}: {ours} against {theirs}"
+        return
+    assert isinstance(ours, wb.Tensor), f"{name}: {type(ours)}"
+    assert tuple(ours.shape) == tuple(theirs.shape), name
+    assert ours.requires_grad == theirs.requires_grad, f"{name}: requires_grad"
+    np.testing.assert_allclose(
+        ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+    )
+
+
+def compare(program) -> None:
+    check_same(*run_both(program))
+
+
+# ------------------------------------------------ point 1: the outer graph stays whole
+def test_gradient_penalty_fills_the_outer_leaves_as_torch_func():
+    """The issue's example: w.grad [73, 17] as PyTorch's, not [1, 1]."""
+
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        g = func.grad(lambda x: (w * x * x).sum())(x)
+        (w.sum() + (g**2).sum()).backward()
+        return {"g": g, "w.grad": w.grad, "x.grad": x.grad}
+
+    ours, theirs = run_both(program)
+    np.testing.assert_allclose(theirs["w.grad"].numpy(), [73.0, 17.0])
+    check_same(ours, theirs)
+
+
+def test_backward_through_a_grad_result_of_an_argument_on_the_tape():
+    def program(lib, func):
+        x = lib.tensor(X, requires_grad=True)
+        g = func.grad(lambda x: (x.sin() * x).sum())(x)
+        g.sum().backward()
+        return {"g": g, "x.grad": x.grad}
+
+    compare(program)
+
+
+def test_a_transform_of_constants_returns_no_history():
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X)
+        f = lambda x: (x * x).sum() + w.sum()  # noqa: E731  (the value needs w, the gradient not)
+        g, value = func.grad_and_value(f)(x)
+        return {"g": g, "value": value}
+
+    compare(program)
+
+
+def test_vjp_jacrev_and_jvp_stay_on_the_outer_graph():
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        a = lib.tensor(A)
+        f = lambda x: (a @ (w * x)).tanh()  # noqa: E731
+        out, vjp_fn = func.vjp(f, x)
+        (pulled,) = vjp_fn(lib.ones(2, dtype=lib.float64))
+        jac = func.jacrev(f)(x)
+        primal, tangent = func.jvp(f, (x,), (lib.tensor([1.0, -1.0], dtype=lib.float64),))
+        hess = func.hessian(lambda x: (w * x.exp()).sum())(x)
+        total = out.sum() + pulled.sum() + (jac**2).sum() + primal.sum() + tangent.sum()
+        (total + hess.sum()).backward()
+        return {"out": out, "pulled": pulled, "jac": jac, "primal": primal, "tangent": tangent,
+                "hess": hess, "w.grad": w.grad, "x.grad": x.grad}  # fmt: skip
+
+    compare(program)
+
+
+def test_a_cotangent_that_requires_grad_stays_on_the_graph():
+    def program(lib, func):
+        v = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        _, vjp_fn = func.vjp(lambda x: x.exp() * 3, lib.tensor(X))
+        (pulled,) = vjp_fn(v)
+        (pulled**2).sum().backward()
+        return {"pulled": pulled, "v.grad": v.grad}
+
+    compare(program)
+
+
+NESTED = {
+    "grad(grad(f))": lambda func: func.grad(func.grad(lambda x: x.sin() * x**3)),
+    "grad(grad(f) * x)": lambda func: func.grad(
+        lambda x: func.grad(lambda y: y.exp() * y**2)(x) * x
+    ),
+    "x closed over by an inner grad": lambda func: func.grad(
+        lambda x: func.grad(lambda y: x * y)(x)  # d/dx [x] = 1, not 2
+    ),
+    "x + y inside, x outside": lambda func: func.grad(
+        lambda x: x * func.grad(lambda y: x + y)(x)  # d/dx [x · 1] = 1
+    ),
+    "grad of grad_and_value": lambda func: func.grad(
+        lambda x: sum(func.grad_and_value(lambda y: (x * y) ** 2)(x * 2))
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_grads_give_torch_funcs_answers_without_perturbation_confusion(name):
+    def program(lib, func):
+        x = lib.tensor(0.7, dtype=lib.float64)
+        return {"value": NESTED[name](func)(x)}
+
+    compare(program)
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_grads_on_the_outer_graph(name):
+    def program(lib, func):
+        x = lib.tensor(0.7, dtype=lib.float64, requires_grad=True)
+        value = NESTED[name](func)(x)
+        x_grad = lib.autograd.grad(value, x)[0] if value.requires_grad else None
+        return {"value": value, "x_grad": x_grad}
+
+    compare(program)
+
+
+def test_jacrev_of_grad_with_an_outer_weight_then_backward():
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        h = func.jacrev(func.grad(lambda x: (w * x.sin()).sum()))(lib.tensor(X))
+        (h * lib.eye(2, dtype=lib.float64)).sum().backward()
+        return {"h": h, "w.grad": w.grad}
+
+    compare(program)
