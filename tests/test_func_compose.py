@@ -166,3 +166,21 @@ def test_jacrev_of_grad_with_an_outer_weight_then_backward():
         return {"h": h, "w.grad": w.grad}
 
     compare(program)
+
+
+# ------------------------------------------ point 2: a transform's own level has grad mode
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_grad_inside_no_grad_or_inference_mode_as_torch_func(mode):
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X)
+        with getattr(lib, mode)():
+            made_inside = lib.tensor(X)
+            g = func.grad(lambda x: (w * x * x).sum())(x)
+            jac = func.jacrev(lambda x: x.sin() * w)(made_inside)
+            _, vjp_fn = func.vjp(lambda x: x.exp() * w, x)
+            (pulled,) = vjp_fn(lib.ones(2, dtype=lib.float64))
+            hess = func.hessian(lambda x: (x**3 * w).sum())(made_inside)
+        return {"g": g, "jac": jac, "pulled": pulled, "hess": hess}
+
+    compare(program)
