@@ -8,6 +8,8 @@ numbers go in; the same values, gradients and ``requires_grad`` flags must come 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -184,3 +186,86 @@ def test_grad_inside_no_grad_or_inference_mode_as_torch_func(mode):
         return {"g": g, "jac": jac, "pulled": pulled, "hess": hess}
 
     compare(program)
+
+
+# ---------------------------------------------- point 3: vmap keeps tangents; randomness
+XS = np.array([[0.3, -1.2], [0.5, 2.0], [1.5, 0.1]])
+TS = XS[::-1].copy()
+
+VMAP_OF_FORWARD = {
+    "vmap(jvp)": lambda func, f: func.vmap(lambda x, t: func.jvp(f, (x,), (t,))),
+    "jvp(vmap)": lambda func, f: lambda xs, ts: func.jvp(func.vmap(f), (xs,), (ts,)),
+    "vmap(jacfwd)": lambda func, f: lambda xs, ts: func.vmap(func.jacfwd(f))(xs),
+    "vmap(hessian)": lambda func, f: (
+        lambda xs, ts: func.vmap(func.hessian(lambda x: (f(x) ** 2).sum()))(xs)
+    ),
+    "vmap(jvp(grad))": lambda func, f: func.vmap(
+        lambda x, t: func.jvp(func.grad(lambda x: f(x).sum()), (x,), (t,))
+    ),
+    "jvp(vmap) over dim 1": lambda func, f: (
+        lambda xs, ts: func.jvp(func.vmap(f, in_dims=1, out_dims=1), (xs.T,), (ts.T,))
+    ),
+    "vmap(vmap(jvp))": lambda func, f: func.vmap(
+        func.vmap(lambda x, t: func.jvp(f, (x,), (t,))[1], in_dims=(0, None)), in_dims=(None, 0)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_OF_FORWARD))
+def test_vmap_carries_tangents_as_torch_func(name):
+    def program(lib, func):
+        f = lambda x: x.sin() * x.sum() + (x @ lib.tensor(A)).tanh()  # noqa: E731
+        return {"out": VMAP_OF_FORWARD[name](func, f)(lib.tensor(XS), lib.tensor(TS))}
+
+    compare(program)
+
+
+@pytest.mark.parametrize("read", ["tensor", "from_numpy", "numpy"])
+def test_reading_a_batched_tensors_values_inside_vmap_is_refused_as_pytorch(read):
+    reads = {
+        "tensor": lambda lib, x: lib.tensor(x),
+        "from_numpy": lambda lib, x: lib.from_numpy(np.asarray(x)),
+        "numpy": lambda lib, x: x.numpy(),
+    }
+    for lib, func in ((torch, tf), (wb, wb.func)):
+        with pytest.raises(RuntimeError), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.tensor(a tensor) advises clone()
+            func.vmap(lambda x, lib=lib: reads[read](lib, x))(lib.ones(3, 2))
+
+
+RANDOM = {
+    "randn": lambda lib, x: x + lib.randn(2, dtype=x.dtype),
+    "rand_like": lambda lib, x: x * lib.rand_like(x),
+    "randn_like": lambda lib, x: lib.randn_like(x),
+    "randint": lambda lib, x: lib.randint(0, 10, (2,)),
+    "normal": lambda lib, x: x + lib.normal(1.0, 2.0, (2,), dtype=x.dtype),
+    "dropout": lambda lib, x: lib.nn.functional.dropout(x, 0.5),
+}
+
+
+@pytest.mark.parametrize("randomness", ["same", "different"])
+@pytest.mark.parametrize("name", sorted(RANDOM))
+def test_vmap_randomness_draws_pytorchs_numbers(name, randomness):
+    def program(lib, func):
+        lib.manual_seed(0)
+        f = lambda x: RANDOM[name](lib, x)  # noqa: E731
+        once = func.vmap(f, randomness=randomness)(lib.ones(3, 2, dtype=lib.float64))
+        nested = func.vmap(func.vmap(f, randomness=randomness), randomness="different")(
+            lib.ones(4, 3, 2, dtype=lib.float64)
+        )
+        return {"once": once, "nested": nested}
+
+    compare(program)
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM))
+def test_vmap_refuses_random_ops_in_its_default_randomness_mode(name):
+    for lib, func in ((torch, tf), (wb, wb.func)):
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            func.vmap(lambda x, lib=lib: RANDOM[name](lib, x))(lib.ones(3, 2, dtype=lib.float64))
+
+
+def test_vmap_refuses_an_unknown_randomness_as_pytorch():
+    for func in (tf, wb.func):
+        with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+            func.vmap(lambda x: x, randomness="fresh")(torch.ones(3) if func is tf else wb.ones(3))

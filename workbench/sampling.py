@@ -13,13 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend, checks
-from .random import Generator, generator_arg
+from .random import Generator, batched_at, generator_arg, per_example
 from .tensor import Tensor, get_default_dtype, int64
 
 
-def _leaf(array, requires_grad: bool, device, name=None) -> Tensor:
+def _leaf(array, requires_grad: bool, device, name=None, levels: tuple = ()) -> Tensor:
+    """A new tensor of drawn values (batched at the vmap ``levels`` that drew one sample
+    per example: see ``random.per_example``)."""
     array = backend.to_device(array, backend.normalize_device(device))
     t = Tensor._make(array)
+    if levels:
+        t = batched_at(t, levels)
     if name is not None:
         t.name = name
     if requires_grad:
@@ -45,8 +49,9 @@ def rand(
     """Uniform samples in [0, 1)."""
     shape, dtype = checks.shape_arg("rand", size), _float_dtype("rand", dtype)
     checks.storage_fits("rand", shape, dtype)
-    values = generator_arg("rand", generator).uniform(shape, dtype)
-    return _leaf(values, requires_grad, device, name)
+    gen = generator_arg("rand", generator)
+    values, levels = per_example(shape, lambda shape: gen.uniform(shape, dtype))
+    return _leaf(values, requires_grad, device, name, levels)
 
 
 def randn(
@@ -60,8 +65,9 @@ def randn(
     """Standard normal samples."""
     shape, dtype = checks.shape_arg("randn", size), _float_dtype("randn", dtype)
     checks.storage_fits("randn", shape, dtype)
-    values = generator_arg("randn", generator).normal(shape, dtype)
-    return _leaf(values, requires_grad, device, name)
+    gen = generator_arg("randn", generator)
+    values, levels = per_example(shape, lambda shape: gen.normal(shape, dtype))
+    return _leaf(values, requires_grad, device, name, levels)
 
 
 def randint(
@@ -82,8 +88,9 @@ def randint(
         )
     shape = checks.shape_arg("randint", (size,))
     dtype = int64 if dtype is None else checks.dtype_arg("randint", dtype)
-    values = generator_arg("randint", generator).integers(low, high, shape).astype(dtype)
-    return _leaf(values, requires_grad, device)
+    gen = generator_arg("randint", generator)
+    values, levels = per_example(shape, lambda shape: gen.integers(low, high, shape))
+    return _leaf(values.astype(dtype), requires_grad, device, levels=levels)
 
 
 def _randint_args(args: tuple, low, high, size) -> tuple:
@@ -146,7 +153,9 @@ def normal(
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape, dtype = checks.shape_arg("normal", (size,)), _float_dtype("normal", dtype)
-    return _leaf(gen.normal(shape, dtype, float(mean), float(std)), requires_grad, device)
+    mean, std = float(mean), float(std)
+    values, levels = per_example(shape, lambda shape: gen.normal(shape, dtype, mean, std))
+    return _leaf(values, requires_grad, device, levels=levels)
 
 
 def _normal_of_tensors(mean, std, gen: Generator) -> Tensor:

@@ -22,7 +22,9 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
 ``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
 ``transforms``         one per thread     ``wb.func``: the vmap levels running
- (vmap levels)                            (``vmap_level``, func/vmap.py)
+ (vmap levels)                            (``vmap_level``, func/vmap.py), a draw
+                                          of one sample per example
+                                          (``drawing_per_example``, random.py)
 ``in_use``             whole process      counts of the three above, kept by their
                                           setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
@@ -49,6 +51,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 # ----------------------------------------------------------- grad mode (per thread)
 
@@ -225,28 +228,48 @@ def stage_recorder_paused() -> Iterator[None]:
 
 
 class Transforms(threading.local):
-    """This thread's ``wb.func`` transforms: ``levels``, the vmap levels running
-    (innermost last, numbered from 1). (A grad transform's level is the leaves it
-    made: see ``func/reverse.py``.)"""
+    """This thread's ``wb.func`` transforms: ``levels``, the vmaps running (innermost
+    last), each a :class:`VmapLevel`; ``drawing_per_example``: a random function is
+    drawing one sample per example (see ``vmap``'s ``randomness``). (A grad transform's
+    level is the leaves it made: see ``func/reverse.py``.)"""
 
     levels: tuple = ()
+    drawing_per_example = False
+
+
+class VmapLevel(NamedTuple):
+    """One running vmap: its level (1 for the outermost), batch size and randomness."""
+
+    level: int
+    size: int
+    randomness: str
 
 
 transforms = Transforms()
 
 
 @contextlib.contextmanager
-def vmap_level() -> Iterator[int]:
-    """A vmap runs inside the block; yields its level."""
+def vmap_level(size: int, randomness: str) -> Iterator[int]:
+    """A vmap of batch ``size`` runs inside the block; yields its level."""
     outer = transforms.levels
     level = len(outer) + 1
     _count("vmaps", bool(outer), True)
-    transforms.levels = (*outer, level)
+    transforms.levels = (*outer, VmapLevel(level, size, randomness))
     try:
         yield level
     finally:
         transforms.levels = outer
         _count("vmaps", True, bool(outer))
+
+
+@contextlib.contextmanager
+def drawing_per_example() -> Iterator[None]:
+    """A random function draws one sample per example of the vmaps inside the block."""
+    transforms.drawing_per_example = True
+    try:
+        yield
+    finally:
+        transforms.drawing_per_example = False
 
 
 # ----------------------------------------------------------- saved-tensor hooks

@@ -31,6 +31,7 @@ class BatchedArray(np.ndarray):
 
     physical = None  # the batch of arrays: batch dimension first
     level = 0  # the vmap it belongs to: 1 for the outermost
+    holds_values = False  # Tensor.numpy() and wb.tensor(x) refuse to read it
 
     def __array_finalize__(self, obj) -> None:
         # An array derived from a stand-in (a copy, a reshape) is not batched: its

@@ -6,7 +6,8 @@ physical tensor (batch dimension first), and runs the op's rule. A rule gets a
 :class:`Call` and returns the physical result, batch dimension first; it does its work
 with ops on the physical tensors, so under nested vmaps those ops are batched again at
 the outer level. Then ``batched_call`` wraps the result back and records the autograd
-node as ``apply_op`` would: ``vmap(grad(loss))`` differentiates through the rules.
+node and the tangent as ``apply_op`` would: ``vmap(grad(loss))`` differentiates through
+the rules, ``vmap(jvp(f))`` pushes tangents through them.
 
 Most rules are a few kinds:
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import state
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.dispatch import apply_op
 from ..autograd.graph import OpNode
 from ..ops.registry import OPS
@@ -72,7 +73,9 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
     with grad_mode.no_grad():  # the physical ops are not on the graph: the batched op is
         out = rule(Call(op, args, flags, dict(attrs or {}), size))
     result = B.wrap(out, level)
-    _record(op, inputs, attrs, result)
+    node = _record(op, inputs, attrs, result)
+    if forward_ad.LEVEL is not None:  # inside a dual level: the tangent, as apply_op gives it
+        forward_ad.push_tangent(op, inputs, attrs, result, node)
     return result
 
 
@@ -84,12 +87,13 @@ def _attr_values(attrs: dict):
             yield value
 
 
-def _record(op, inputs: tuple, attrs, result: Tensor) -> None:
-    """The autograd node of the batched call, as apply_op records one."""
+def _record(op, inputs: tuple, attrs, result: Tensor):
+    """The autograd node of the batched call, as apply_op records one (None if none)."""
     needs_grad = any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
     if needs_grad and state.grad_mode.records and op.differentiable:
         record = (state.in_use.stages and state.stage.record) or OpNode
-        record(op, inputs, attrs, result)
+        return record(op, inputs, attrs, result)
+    return None
 
 
 # ------------------------------------------------------------------ helpers
@@ -500,7 +504,7 @@ def nll_loss_backward(call: Call) -> Tensor:
 
 # ------------------------------------------------------------------ the tables
 ELEMENTWISE = (
-    "no_grad conj real imag angle complex clone astype to_device start_checkpoint "
+    "no_grad conj real imag angle complex clone astype to_device start_checkpoint dropout "
     "end_checkpoint add sub mul div neg pow sign abs sgn maximum minimum where lt le gt ge "
     "eq ne logical_and logical_or logical_xor logical_not isclose exp log sqrt sin cos "
     "log10 log2 log1p expm1 reciprocal rsqrt square floor ceil trunc round tan erf "
@@ -560,7 +564,6 @@ RULES.update(
 
 # Ops vmap refuses, and why (the reason starts the error message).
 REFUSED = {
-    "dropout": "called random operation while in randomness error mode",
     "batch_norm": "batch_norm's statistics mix the examples of a batch",
     "index_put": "indexed assignment writes in place",
     "take_backward": "take's backward has no batching rule",
