@@ -269,3 +269,103 @@ def test_vmap_refuses_an_unknown_randomness_as_pytorch():
     for func in (tf, wb.func):
         with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
             func.vmap(lambda x: x, randomness="fresh")(torch.ones(3) if func is tf else wb.ones(3))
+
+
+# ------------------------------------ point 4: forward mode through a custom Function's jvp
+def straight_through(lib):
+    """A straight-through rounding, with PyTorch's setup_context form and a jvp."""
+
+    class Round(lib.autograd.Function):
+        generate_vmap_rule = True  # (PyTorch's vmap needs it; the workbench's batches the ops)
+
+        @staticmethod
+        def forward(x, scale):
+            return x.round() * scale, x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, scale = inputs
+            ctx.scale = scale
+            ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, grad_rounded, grad_exp):
+            (x,) = ctx.saved_tensors
+            return grad_rounded * ctx.scale + grad_exp * x.exp(), None
+
+        @staticmethod
+        def jvp(ctx, x_tangent, scale_tangent):
+            (x,) = ctx.saved_tensors  # what save_for_forward kept
+            assert scale_tangent is None  # a number: no tangent
+            return x_tangent * ctx.scale, x_tangent * x.exp()
+
+    return Round
+
+
+def test_forward_mode_calls_a_functions_jvp_as_pytorch():
+    def program(lib, func):
+        Round = straight_through(lib)
+        f = lambda x: sum(Round.apply(x, 3.0))  # noqa: E731
+        x = lib.tensor(X)
+        tangent = lib.tensor([1.0, -2.0], dtype=lib.float64)
+        fwd_ad = lib.autograd.forward_ad
+        with fwd_ad.dual_level():
+            rounded, exp = Round.apply(fwd_ad.make_dual(x, tangent), 3.0)
+            dual = [fwd_ad.unpack_dual(rounded).tangent, fwd_ad.unpack_dual(exp).tangent]
+        return {
+            "dual": dual,
+            "jvp": func.jvp(f, (x,), (tangent,)),
+            "jacfwd": func.jacfwd(f)(x),
+            "jacrev": func.jacrev(f)(x),
+            "jvp(vmap)": func.jvp(func.vmap(f), (lib.tensor(XS),), (lib.tensor(TS),)),
+        }
+
+    ours, theirs = run_both(program)
+    check_same(ours, theirs)
+    _same(ours["jacfwd"], theirs["jacrev"], "jacfwd = jacrev: the rules agree")
+
+
+def _no_jvp(lib):
+    class Round(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.round()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    return Round
+
+
+def _wrong_count(lib):
+    class Pair(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return a * 2 + b * 3
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * 2
+
+    return Pair
+
+
+@pytest.mark.parametrize(
+    "build, error, match",
+    [
+        (_no_jvp, NotImplementedError, "You must implement the jvp function"),
+        (_wrong_count, RuntimeError, "jvp returned an invalid number of forward gradients"),
+    ],
+)
+def test_forward_mode_through_a_function_refuses_as_pytorch(build, error, match):
+    for lib in (torch, wb):
+        fwd_ad = lib.autograd.forward_ad
+        x = lib.tensor(X)
+        with fwd_ad.dual_level(), pytest.raises(error, match=match):
+            build(lib).apply(fwd_ad.make_dual(x, lib.ones_like(x)))
