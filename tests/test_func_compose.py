@@ -369,3 +369,79 @@ def test_forward_mode_through_a_function_refuses_as_pytorch(build, error, match)
         x = lib.tensor(X)
         with fwd_ad.dual_level(), pytest.raises(error, match=match):
             build(lib).apply(fwd_ad.make_dual(x, lib.ones_like(x)))
+
+
+# ---------------------------------------------- point 5: refused where torch.func refuses
+def _real(lib):
+    return lib.tensor(X)
+
+
+def _complex(lib):
+    return lib.tensor([0.3 + 1j, 1.7 - 0.5j], dtype=lib.complex128)
+
+
+REFUSALS = {
+    "jacrev of real → complex": lambda lib, func: func.jacrev(lambda x: x * (1 + 2j))(_real(lib)),
+    "jacrev of complex → real": lambda lib, func: func.jacrev(lambda z: z.abs())(_complex(lib)),
+    "jacfwd of complex → real": lambda lib, func: func.jacfwd(lambda z: z.abs())(_complex(lib)),
+    "jacfwd of real → complex": lambda lib, func: func.jacfwd(lambda x: x * 1j)(_real(lib)),
+    "jacfwd of a complex second argument": lambda lib, func: func.jacfwd(
+        lambda a, b: a * b, argnums=(0, 1)
+    )(_real(lib), _complex(lib)),
+    "hessian of complex": lambda lib, func: func.hessian(lambda z: z.abs().sum())(_complex(lib)),
+    "grad, has_aux, no pair": lambda lib, func: func.grad(lambda x: x.sum(), has_aux=True)(
+        _real(lib)
+    ),
+    "grad, has_aux, a list": lambda lib, func: func.grad(lambda x: [x.sum(), 1], has_aux=True)(
+        _real(lib)
+    ),
+    "jacrev, has_aux, no pair": lambda lib, func: func.jacrev(lambda x: x * 2, has_aux=True)(
+        _real(lib)
+    ),
+    "jacfwd, has_aux, no pair": lambda lib, func: func.jacfwd(lambda x: x * 2, has_aux=True)(
+        _real(lib)
+    ),
+    "jacfwd, has_aux, a triple": lambda lib, func: func.jacfwd(
+        lambda x: (x * 2, x, x), has_aux=True
+    )(_real(lib)),
+    "jvp, has_aux, no pair": lambda lib, func: func.jvp(
+        lambda x: x * 2, (_real(lib),), (_real(lib),), has_aux=True
+    ),
+    "vjp, has_aux, no pair": lambda lib, func: func.vjp(lambda x: x * 2, _real(lib), has_aux=True),
+    "jacfwd, repeated argnums": lambda lib, func: func.jacfwd(lambda a, b: a * b, argnums=(0, 0))(
+        _real(lib), _real(lib)
+    ),
+    "jacfwd, argnums repeated by a negative": lambda lib, func: func.jacfwd(
+        lambda a, b: a * b, argnums=(0, -2)
+    )(_real(lib), _real(lib)),
+    "grad, argnums repeated by a negative": lambda lib, func: func.grad(
+        lambda a, b: (a * b).sum(), argnums=(1, -1)
+    )(_real(lib), _real(lib)),
+    "hessian, repeated argnums": lambda lib, func: func.hessian(
+        lambda a, b: (a * b).sum(), argnums=(1, 1)
+    )(_real(lib), _real(lib)),
+    "jacfwd, empty argnums": lambda lib, func: func.jacfwd(lambda a: a, argnums=())(_real(lib)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_refused_with_torch_funcs_error(name):
+    with pytest.raises(Exception) as theirs:
+        REFUSALS[name](torch, tf)
+    with pytest.raises(type(theirs.value)) as ours:
+        REFUSALS[name](wb, wb.func)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_several_argnums_give_tuples_as_torch_func():
+    def program(lib, func):
+        x, y = lib.tensor(X), lib.tensor(W)
+        return {
+            "grad": func.grad(lambda a, b: (a * b.exp()).sum(), argnums=(0, 1))(x, y),
+            "grad, argnums=True": func.grad(lambda a, b: (a * b.exp()).sum(), argnums=True)(x, y),
+            "jacrev": func.jacrev(lambda a, b: a * b.exp(), argnums=(0, 1))(x, y),
+            "jacfwd": func.jacfwd(lambda a, b: a * b.exp(), argnums=(1, 0))(x, y),
+            "hessian": func.hessian(lambda a, b: (a * b.exp()).sum(), argnums=(0, 1))(x, y),
+        }
+
+    compare(program)

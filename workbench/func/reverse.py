@@ -27,19 +27,20 @@ from ..tensor import Tensor
 
 
 # ---------------------------------------------------------------- argnums
-def _positions(argnums, count: int) -> tuple:
-    """The argument positions ``argnums`` names, checked as torch.func checks them."""
-    if isinstance(argnums, int) and not isinstance(argnums, bool):
+def argnum_positions(argnums, count: int) -> tuple:
+    """The argument positions ``argnums`` names (an int or a tuple of ints, bools
+    counting as ints), checked as torch.func checks them: in range, and each position
+    once (``(0, -2)`` of two arguments names 0 twice)."""
+    if isinstance(argnums, int):
         return (_position(argnums, count),)
-    if not isinstance(argnums, tuple) or not all(
-        isinstance(a, int) and not isinstance(a, bool) for a in argnums
-    ):
+    if not isinstance(argnums, tuple) or not all(isinstance(a, int) for a in argnums):
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if not argnums:
         raise RuntimeError("argnums must be non-empty")
-    if len(set(argnums)) != len(argnums):
-        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
-    return tuple(_position(a, count) for a in argnums)
+    positions = tuple(_position(a, count) for a in argnums)
+    if len(set(positions)) != len(positions):
+        raise RuntimeError(f"argnums elements must be unique, got {positions}")
+    return positions
 
 
 def _position(argnum: int, count: int) -> int:
@@ -124,9 +125,9 @@ def _with_tangent_of(x: Tensor, plain: Tensor) -> Tensor:
     return plain if tangent is None else forward_ad.make_dual(plain, tangent.detach())
 
 
-def _flat(x) -> list:
+def flattened(x) -> list:
     if isinstance(x, (tuple, list)):
-        return [t for item in x for t in _flat(item)]
+        return [t for item in x for t in flattened(item)]
     return [x]
 
 
@@ -172,7 +173,8 @@ def _transform():
         yield
 
 
-def _split_aux(output, has_aux: bool, api: str):
+def split_aux(output, has_aux: bool, api: str):
+    """``(output, aux)``; with ``has_aux`` f must return exactly a pair (PyTorch's error)."""
     if not has_aux:
         return output, None
     if not (isinstance(output, tuple) and len(output) == 2):
@@ -180,6 +182,18 @@ def _split_aux(output, has_aux: bool, api: str):
             f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
         )
     return output
+
+
+def real_only(api: str, what: str, tensors: list) -> None:
+    """jacrev and jacfwd refuse complex inputs and outputs, as PyTorch does: a map
+    between real and complex numbers has no complex-linear Jacobian to give (jacrev of
+    a real→complex map would give zeros, jacfwd of a complex→real one only ∂/∂Re)."""
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor) and t.is_complex():
+            raise RuntimeError(
+                f"{api}: Expected all {what} to be real but received complex tensor at "
+                f"flattened input idx: {i}"
+            )
 
 
 # ---------------------------------------------------------------- the transforms
@@ -190,13 +204,13 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         api = "grad_and_value(f)(*args)"
-        positions = _positions(argnums, len(args))
+        positions = argnum_positions(argnums, len(args))
         level = _Level()
         with _transform():
             args = list(args)
             for p in positions:
                 args[p] = level.watch(args[p])
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, api)
+            output, aux = split_aux(func(*args, **kwargs), has_aux, api)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
@@ -208,8 +222,8 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                     "instead?"
                 )
             wrt = [args[p] for p in positions]
-            flat = _gradients(level, [output], _flat(wrt), None)
-            grads = _shaped(flat, wrt if isinstance(argnums, tuple) else wrt[0])
+            flat = _gradients(level, [output], flattened(wrt), None)
+            grads = _shaped(flat, tuple(wrt) if isinstance(argnums, tuple) else wrt[0])
         value = (output, aux) if has_aux else output
         return level.release(grads), level.release(value)
 
@@ -236,8 +250,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     level = _Level()
     with _transform():
         watched = [level.watch(p) for p in primals]
-        output, aux = _split_aux(func(*watched), has_aux, api)
-        outputs = _flat(output)
+        output, aux = split_aux(func(*watched), has_aux, api)
+        outputs = flattened(output)
         for o in outputs:
             if not isinstance(o, Tensor):
                 raise RuntimeError(
@@ -246,7 +260,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 )
 
     def vjp_fn(cotangents):
-        cotangents = _flat(cotangents)
+        cotangents = flattened(cotangents)
         if len(cotangents) != len(outputs):
             raise RuntimeError(
                 f"Expected pytree structure of cotangents to be the same as pytree structure "
@@ -263,7 +277,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 )
         level.records_outside = state.grad_mode.records  # the caller's grad mode now
         with _transform():
-            flat = _gradients(level, outputs, _flat(watched), cotangents)
+            flat = _gradients(level, outputs, flattened(watched), cotangents)
         return level.release(tuple(_shaped(flat, watched)))
 
     value = level.release(output)
@@ -276,20 +290,22 @@ def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        positions = _positions(argnums, len(args))
+        positions = argnum_positions(argnums, len(args))
         level = _Level()
         with _transform():
             args = list(args)
             for p in positions:
                 args[p] = level.watch(args[p])
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f)(*args)")
+            output, aux = split_aux(func(*args, **kwargs), has_aux, "vjp(f, *primals)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"jacrev(f)(*args): expected f(*args) to return a Tensor, got {type(output)}"
                 )
-            wrt = _flat([args[p] for p in positions])
+            wrt = flattened([args[p] for p in positions])
+            real_only("jacrev", "inputs", wrt)
+            real_only("jacrev", "outputs", [output])
             jacobians = _rows(level, output, wrt)
-            result = jacobians if isinstance(argnums, tuple) else jacobians[0]
+            result = tuple(jacobians) if isinstance(argnums, tuple) else jacobians[0]
         return level.release((result, aux)) if has_aux else level.release(result)
 
     return wrapper
