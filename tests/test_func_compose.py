@@ -237,10 +237,22 @@ RANDOM = {
     "randn": lambda lib, x: x + lib.randn(2, dtype=x.dtype),
     "rand_like": lambda lib, x: x * lib.rand_like(x),
     "randn_like": lambda lib, x: lib.randn_like(x),
-    "randint": lambda lib, x: lib.randint(0, 10, (2,)),
+    "randint": lambda lib, x: x + lib.randint(0, 10, (2,)),
     "normal": lambda lib, x: x + lib.normal(1.0, 2.0, (2,), dtype=x.dtype),
     "dropout": lambda lib, x: lib.nn.functional.dropout(x, 0.5),
 }
+
+
+def test_vmap_promotes_a_batched_integer_operand_as_pytorch():
+    def program(lib, func):
+        x, i = lib.tensor(XS), lib.arange(6).reshape(3, 2)
+        nested = func.vmap(func.vmap(lambda x, i: x * i))
+        return {
+            "x * i": func.vmap(lambda x, i: x * i)(x, i),
+            "nested": nested(lib.ones(2, 3, 2, dtype=lib.float64), lib.arange(12).reshape(2, 3, 2)),
+        }
+
+    compare(program)
 
 
 @pytest.mark.parametrize("randomness", ["same", "different"])

@@ -54,6 +54,13 @@ class BatchedArray(np.ndarray):
             return getattr(ufunc, method)(array.physical, **kwargs)
         raise _raw_numpy(ufunc.__name__)
 
+    def astype(self, dtype, *args, **kwargs):
+        """A cast treats every example alike: the batch is cast (type promotion casts a
+        constant operand this way, ``x + randint(...)``)."""
+        if self.physical is None:
+            raise _raw_numpy("astype")
+        return batched(self.physical.astype(dtype, *args, **kwargs), self.level)
+
     def item(self, *args):
         raise RuntimeError(
             "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
