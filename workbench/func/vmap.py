@@ -8,7 +8,13 @@ with an error naming it.
 Gradients flow *inside* vmap (``vmap(grad(loss))``), not through it: the batched
 tensors hand their results back without history, so a vmap whose inputs or outputs
 require grad under grad mode stops with an error that says so, rather than let an
-outer ``grad`` or ``backward`` see a function that does not depend on its inputs.
+outer ``grad`` or ``backward`` see a function that does not depend on its inputs
+(PyTorch differentiates through vmap). An output requires grad when the function
+closes over, or is given unbatched, a tensor that requires grad: ``vmap(grad(loss))``
+of a model's parameters must be given them detached, or run under ``no_grad``.
+
+Tangents flow both ways: ``vmap(jvp(f))`` pushes batched tangents through the batching
+rules, and ``jvp(vmap(f))`` batches the tangent of each input with it.
 """
 
 from __future__ import annotations
@@ -64,8 +70,8 @@ def _no_history(what: str, tensors) -> None:
         if isinstance(x, Tensor) and x.requires_grad:
             raise RuntimeError(
                 f"vmap: {what} requires grad, and differentiating through vmap is not "
-                "supported: put the transform inside it (vmap(grad(f))), or call vmap under "
-                "wb.no_grad()"
+                "supported: put the transform inside it (vmap(grad(f))), give vmap's function "
+                "tensors that do not require grad (p.detach()), or call vmap under wb.no_grad()"
             )
 
 
