@@ -358,9 +358,9 @@ def test_vmap_refuses_what_it_cannot_batch_and_never_reads_placeholders():
         vmap(lambda r: F.dropout(r, 0.5))(x)
     with pytest.raises(RuntimeError, match="vmap: .*batch_norm"):
         vmap(lambda r: F.batch_norm(r.reshape(2, 2), None, None, training=True))(x)
-    # in place: the batched tensor's data is a placeholder that cannot be written
-    with pytest.raises(RuntimeError, match="vmap: numpy's copyto"):
-        vmap(lambda r: r.add_(1))(x)
+    # in place: the write goes into every example (of the input itself, as PyTorch's)
+    same(vmap(lambda r: r.add_(1))(x), tf.vmap(lambda r: r.add_(1))(tx))
+    same(x, tx)
     # a raw numpy call on a batched tensor's data fails instead of reading placeholders
     with pytest.raises(RuntimeError, match="vmap: numpy's"):
         vmap(lambda r: wb.tensor(np.exp(r._data)))(x)

@@ -472,3 +472,45 @@ def test_per_example_gradients_of_parameters_that_require_grad():
     with pytest.raises(RuntimeError, match="differentiating through vmap is not supported"):
         per_example(wb, wb.func, w)
     compare(lambda lib, func: {"grads": per_example(lib, func, lib.tensor(A).detach())})
+
+
+# ------------------------------------------------------------- in place, under vmap
+def _write_in_place(lib):
+    def f(v):
+        u = v.clone()
+        u.mul_(lib.tensor(W[[0, 1, 0]]))
+        u[1:].add_(v[:-1].sin())  # through a view: the base gets the new history
+        u[0] = v[2] * 3  # setitem
+        return u * v
+
+    return f
+
+
+IN_PLACE = {
+    "vmap": lambda func, f: func.vmap(f),
+    "vmap, in_dims=1": lambda func, f: lambda xs: func.vmap(f, in_dims=1)(xs.T),
+    "vmap(grad)": lambda func, f: func.vmap(func.grad(lambda v: f(v).sum())),
+    "vmap(vjp)": lambda func, f: func.vmap(lambda v: func.vjp(f, v)[1](v.cos())[0]),
+    "vmap(jacfwd)": lambda func, f: func.vmap(func.jacfwd(f)),
+    "jvp(vmap)": lambda func, f: lambda xs: func.jvp(func.vmap(f), (xs,), (xs.cos(),))[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_ops_under_vmap_as_torch_func(name):
+    def program(lib, func):
+        xs = lib.tensor(np.column_stack([XS, XS[:, :1] * 2]))
+        return {"out": IN_PLACE[name](func, _write_in_place(lib))(xs)}
+
+    compare(program)
+
+
+def test_writing_a_batch_into_an_unbatched_tensor_is_refused_as_pytorch():
+    def write(lib, v):
+        u = lib.zeros(2, dtype=lib.float64)
+        u.add_(v)
+        return u
+
+    for lib, func in ((torch, tf), (wb, wb.func)):
+        with pytest.raises(RuntimeError):  # (PyTorch: "output with shape [2] doesn't match")
+            func.vmap(lambda v, lib=lib: write(lib, v))(lib.tensor(XS))

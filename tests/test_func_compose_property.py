@@ -1,9 +1,10 @@
 """Random compositions of ``wb.func`` transforms against ``torch.func`` (issue 36).
 
 A seed draws a tiny program ``f(x)`` (elementwise ops, a matmul, broadcasting, views,
-a tensor ``w`` closed over) and a stack of up to three transforms (grad, vjp, jvp,
-vmap with its in_dims, jacfwd, jacrev, hessian), run either alone or inside an
-ordinary ``autograd.grad(..., create_graph=True)`` followed by a second backward. Both
+in-place ops, a custom Function, a tensor ``w`` closed over) and a stack of up to three
+transforms (grad, vjp, jvp, vmap with its in_dims, jacfwd, jacrev, hessian), run either
+alone or inside an ordinary ``autograd.grad(..., create_graph=True)`` followed by a
+second backward. Both
 libraries run the same draw: the values, the gradients and the ``requires_grad``
 flags must agree, or both must refuse.
 
@@ -51,7 +52,49 @@ STEPS = {
     "outer_product_sum": lambda lib, v, w, k: (v.reshape(SIZE, 1) * w.reshape(1, SIZE)).sum(0),
     "transposed_view": lambda lib, v, w, k: v.unsqueeze(0).expand(2, SIZE).T.sum(1) * 0.5,
     "flip": lambda lib, v, w, k: v.flip(0) + v,
+    "in_place": lambda lib, v, w, k: _in_place(v, w),
+    "custom_function": lambda lib, v, w, k: _cube(lib).apply(v),
 }
+
+
+def _in_place(v, w):
+    """In-place ops on a copy, one of them through a view."""
+    u = v.clone()
+    u.mul_(w)
+    u[1:].add_(v[:-1].sin())
+    return u
+
+
+def _cube(lib):
+    """x³ as a custom Function, in the form torch.func accepts (setup_context, a jvp,
+    generate_vmap_rule)."""
+
+    class Cube(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x * x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x * x
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            (x,) = ctx.saved_tensors
+            return tangent * 3 * x * x
+
+    return Cube
+
+
 TRANSFORMS = ("grad", "vjp", "jvp", "vmap", "jacfwd", "jacrev", "hessian")
 
 
@@ -196,9 +239,10 @@ def test_random_compositions_match_torch_func(seed):
 
 # Seeds the property found failing before issue 36's fixes: an outer backward that got
 # nothing through grad/vjp/jacrev (1, 14), vmap losing jvp's, hessian's and jacfwd's
-# tangents (5, 36, 61, 98); and a linear map's constant tangent, which PyTorch keeps on
-# the tape with zero gradients (1166).
-ONCE_FAILED = [1, 5, 14, 36, 61, 98, 1166]
+# tangents (5, 36, 61, 98); a linear map's constant tangent, which PyTorch keeps on the
+# tape with zero gradients (1166); in-place ops through a view under vmap, whose base
+# kept its old history (302, 303).
+ONCE_FAILED = [1, 5, 14, 36, 61, 98, 302, 303, 1166]
 
 
 @pytest.mark.parametrize("seed", ONCE_FAILED)
