@@ -514,3 +514,53 @@ def test_writing_a_batch_into_an_unbatched_tensor_is_refused_as_pytorch():
     for lib, func in ((torch, tf), (wb, wb.func)):
         with pytest.raises(RuntimeError):  # (PyTorch: "output with shape [2] doesn't match")
             func.vmap(lambda v, lib=lib: write(lib, v))(lib.tensor(XS))
+
+
+def _old_style(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Double
+
+
+def _no_vmap_rule(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Double
+
+
+@pytest.mark.parametrize(
+    "build, transform",
+    [
+        (_old_style, lambda func, f: func.grad(lambda x: f(x).sum())),
+        (_old_style, lambda func, f: lambda x: func.jvp(f, (x,), (x,))),
+        (_old_style, lambda func, f: func.vmap(f)),
+        (_no_vmap_rule, lambda func, f: func.vmap(f)),
+    ],
+)
+def test_a_function_under_a_transform_needs_what_pytorch_asks_for(build, transform):
+    """setup_context under any transform; a vmap rule (or generate_vmap_rule) under vmap."""
+    with pytest.raises(RuntimeError) as theirs:
+        transform(tf, build(torch).apply)(torch.tensor(X))
+    with pytest.raises(RuntimeError) as ours:
+        transform(wb.func, build(wb).apply)(wb.tensor(X))
+    assert str(ours.value) == str(theirs.value)
+    # outside the transforms, it is an ordinary Function
+    assert build(wb).apply(wb.tensor(X)).tolist() == (2 * X).tolist()

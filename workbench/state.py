@@ -22,7 +22,8 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
 ``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
 ``transforms``         one per thread     ``wb.func``: the vmap levels running
- (vmap levels)                            (``vmap_level``, func/vmap.py), a draw
+ (vmap levels)                            (``vmap_level``, func/vmap.py), any
+                                          transform (``func_transform``), a draw
                                           of one sample per example
                                           (``drawing_per_example``, random.py)
 ``in_use``             whole process      counts of the three above, kept by their
@@ -230,11 +231,13 @@ def stage_recorder_paused() -> Iterator[None]:
 class Transforms(threading.local):
     """This thread's ``wb.func`` transforms: ``levels``, the vmaps running (innermost
     last), each a :class:`VmapLevel`; ``drawing_per_example``: a random function is
-    drawing one sample per example (see ``vmap``'s ``randomness``). (A grad transform's
-    level is the leaves it made: see ``func/reverse.py``.)"""
+    drawing one sample per example (see ``vmap``'s ``randomness``); ``running``: how
+    many transforms of any kind run (a custom Function checks it, as PyTorch's does).
+    (A grad transform's level is the leaves it made: see ``func/reverse.py``.)"""
 
     levels: tuple = ()
     drawing_per_example = False
+    running = 0  # wb.func transforms running (grad, vjp, jacrev, jvp, vmap...)
 
 
 class VmapLevel(NamedTuple):
@@ -255,11 +258,23 @@ def vmap_level(size: int, randomness: str) -> Iterator[int]:
     level = len(outer) + 1
     _count("vmaps", bool(outer), True)
     transforms.levels = (*outer, VmapLevel(level, size, randomness))
+    transforms.running += 1
     try:
         yield level
     finally:
+        transforms.running -= 1
         transforms.levels = outer
         _count("vmaps", True, bool(outer))
+
+
+@contextlib.contextmanager
+def func_transform() -> Iterator[None]:
+    """A ``wb.func`` transform runs inside the block."""
+    transforms.running += 1
+    try:
+        yield
+    finally:
+        transforms.running -= 1
 
 
 @contextlib.contextmanager

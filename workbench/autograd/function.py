@@ -172,6 +172,8 @@ class FunctionMeta(type):
 class Function(metaclass=FunctionMeta):
     """Base class of custom differentiable operations: subclass, then call ``.apply``."""
 
+    generate_vmap_rule = False  # under wb.func.vmap: batch the forward's own ops
+
     def __init__(self, *args, **kwargs) -> None:
         warnings.warn(
             f"{self.__class__} should not be instantiated. Methods on autograd functions are "
@@ -216,6 +218,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if state.transforms.running:
+            _check_transformable(cls)
         ctx = BackwardFunction(cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
@@ -235,6 +239,26 @@ class Function(metaclass=FunctionMeta):
 
 
 _NO_SETUP = object()
+
+
+def _check_transformable(cls) -> None:
+    """Under a ``wb.func`` transform, PyTorch's rules for a Function: a
+    ``setup_context`` staticmethod (forward without ctx), and under vmap a ``vmap``
+    staticmethod or ``generate_vmap_rule = True``. (The workbench batches the forward's
+    own ops in both cases, which is what a generated rule does.)"""
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, "
+            "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
+            "details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+        )
+    if state.transforms.levels and not (cls.generate_vmap_rule or hasattr(cls, "vmap")):
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
+            "Please override and implement the vmap staticmethod or set "
+            "generate_vmap_rule=True. For more details, please see "
+            "https://pytorch.org/docs/main/notes/extending.func.html"
+        )
 
 
 def _push_tangents(cls, ctx: BackwardFunction, args: tuple, outputs: tuple) -> None:

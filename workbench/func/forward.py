@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import state
 from ..autograd import forward_ad
 from ..tensor import Tensor
 from .reverse import argnum_positions, flattened, jacrev, real_only, split_aux
@@ -28,7 +29,7 @@ def jvp(
 ):
     """``(func(*primals), J · tangents)``: the outputs and their tangents, one forward pass."""
     _check_jvp_arguments(primals, tangents)
-    with forward_ad.dual_level():
+    with state.func_transform(), forward_ad.dual_level():
         duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
         outputs, aux = split_aux(func(*duals), has_aux, "jvp(f, primals, tangents)")
         values, directions = _unpacked(outputs)

@@ -169,7 +169,7 @@ def _gradients(level: _Level, outputs: list, inputs: list, cotangents: list | No
 def _transform():
     """Inside: grad mode on, whatever the caller's (``no_grad``, ``inference_mode``): a
     transform differentiates at its own level, as torch.func's do."""
-    with grad_mode.inference_mode(False):
+    with state.func_transform(), grad_mode.inference_mode(False):
         yield
 
 
