@@ -219,8 +219,9 @@ def check_vmap_randomness() -> None:
     if "different" in modes and not state.transforms.drawing_per_example:
         raise RuntimeError(
             "vmap: this random operation has no batching rule for randomness='different' in "
-            "the workbench (rand, randn, randint, normal with numbers, their _like forms and "
-            "dropout have one): use randomness='same', or draw outside vmap"
+            "the workbench (rand, randn, randint, normal with numbers, their _like forms, "
+            "dropout and the in-place fills have one): use randomness='same', or draw "
+            "outside vmap"
         )
 
 

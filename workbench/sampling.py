@@ -318,33 +318,35 @@ def randint_like(
 
 
 # ------------------------------------------------------------ in-place fills
-def fill_with(tensor: Tensor, values: np.ndarray) -> Tensor:
-    """Write drawn ``values`` into ``tensor`` in place, as an in-place op does (version
-    bump; refused on a leaf that requires grad, outside ``no_grad``)."""
+def fill_with(tensor: Tensor, draw) -> Tensor:
+    """Write the values ``draw(shape)`` gives into ``tensor`` in place, as an in-place op
+    does (version bump; refused on a leaf that requires grad, outside ``no_grad``); one
+    sample per example under ``vmap(randomness="different")``."""
     from . import _inplace
 
+    values, levels = per_example(tuple(tensor.shape), draw)
     drawn = Tensor._make(backend.to_device(values.astype(tensor.dtype), tensor.device.type))
-    return _inplace.fill(tensor, drawn)
+    return _inplace.fill(tensor, batched_at(drawn, levels) if levels else drawn)
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    values = generator_arg("uniform_", generator).uniform(tensor.shape, tensor.dtype, a, b)
-    return fill_with(tensor, values)
+    gen = generator_arg("uniform_", generator)
+    return fill_with(tensor, lambda shape: gen.uniform(shape, tensor.dtype, a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     if std < 0:
         raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
-    values = generator_arg("normal_", generator).normal(tensor.shape, tensor.dtype, mean, std)
-    return fill_with(tensor, values)
+    gen = generator_arg("normal_", generator)
+    return fill_with(tensor, lambda shape: gen.normal(shape, tensor.dtype, mean, std))
 
 
 def random_(tensor: Tensor, low: int = 0, high: int | None = None, generator=None) -> Tensor:
     """Integers in [low, high); without ``high``, up to the largest the dtype holds exactly."""
     if high is None:
         low, high = 0, _random_top(tensor.dtype) if low == 0 else low
-    values = generator_arg("random_", generator).integers(low, high, tensor.shape)
-    return fill_with(tensor, values)
+    gen = generator_arg("random_", generator)
+    return fill_with(tensor, lambda shape: gen.integers(low, high, shape))
 
 
 def _random_top(dtype) -> int:
@@ -359,10 +361,11 @@ def _random_top(dtype) -> int:
 def exponential_(tensor: Tensor, lambd: float = 1.0, generator=None) -> Tensor:
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    values = generator_arg("exponential_", generator).exponential(tensor.shape, tensor.dtype, lambd)
-    return fill_with(tensor, values)
+    gen = generator_arg("exponential_", generator)
+    return fill_with(tensor, lambda shape: gen.exponential(shape, tensor.dtype, lambd))
 
 
 def bernoulli_(tensor: Tensor, p: float = 0.5, generator=None) -> Tensor:
     checks.probability("bernoulli_", p)
-    return fill_with(tensor, generator_arg("bernoulli_", generator).bernoulli(tensor.shape, p))
+    gen = generator_arg("bernoulli_", generator)
+    return fill_with(tensor, lambda shape: gen.bernoulli(shape, p))
