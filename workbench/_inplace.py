@@ -224,7 +224,8 @@ def setitem(t: Tensor, key, value) -> None:
 
     check_inplace(t, writes_through_view=True)
     checks.operand("setitem", "value", value)
-    if not _recording(t, (value,)) and forward_ad.LEVEL is None:  # (tangents: index_put)
+    direct = not _recording(t, (value,)) and forward_ad.LEVEL is None  # (tangents: index_put)
+    if direct and not state.transforms.levels:  # (a vmap's batches: index_put's rule)
         array = value._data if isinstance(value, Tensor) else value
         index = ops.shape.index_key(key, t._data, "setitem")
         try:

@@ -114,9 +114,12 @@ class Generator:
 
     # ------------------------------------------------------------------ words
     def words32(self, n: int) -> np.ndarray:
-        """``n`` raw 32-bit words (as uint64), PyTorch's ``random()``."""
+        """``n`` raw 32-bit words (as uint64), PyTorch's ``random()``: every random
+        number comes from here (so vmap's randomness, and a trace's refusal, are here)."""
         if state.in_use.tracers and state.tracing.tracer is not None:
             state.tracing.tracer.refuse_draw()  # a traced program would replay one draw
+        if state.in_use.vmaps:
+            check_vmap_randomness()
         return self._twister.random_raw(n)
 
     def words64(self, n: int) -> np.ndarray:
@@ -164,6 +167,8 @@ class Generator:
     def _one_normal(self) -> float:
         """One N(0, 1) value; each Box–Muller pair gives two, the second kept for later."""
         if self._next_normal is not None:
+            if state.in_use.vmaps:
+                check_vmap_randomness()
             value, self._next_normal = self._next_normal, None
             return value
         u1, u2 = self.unit_uniform(2, np.float64)
@@ -199,6 +204,50 @@ class Generator:
     def bernoulli(self, shape: tuple, p: float) -> np.ndarray:
         """1 with probability p, else 0 (bool): ``u < p`` with float64 uniforms u."""
         return (self.unit_uniform(math.prod(shape), np.float64) < p).reshape(shape)
+
+
+# ----------------------------------------------------------------- under vmap
+def check_vmap_randomness() -> None:
+    """A random number is drawn: refused inside a ``vmap(randomness="error")`` (the
+    default), as PyTorch refuses it; inside ``randomness="different"`` only the
+    functions that draw one sample per example (:func:`per_example`) may draw."""
+    modes = {vmap.randomness for vmap in state.transforms.levels}
+    if "error" in modes:
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use "
+            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+            "operation out of vmap"
+        )
+    if "different" in modes and not state.transforms.drawing_per_example:
+        raise RuntimeError(
+            "vmap: this random operation has no batching rule for randomness='different' in "
+            "the workbench (rand, randn, randint, normal with numbers, their _like forms, "
+            "dropout and the in-place fills have one): use randomness='same', or draw "
+            "outside vmap"
+        )
+
+
+def per_example(shape: tuple, draw):
+    """``draw(shape)``, or inside ``vmap(randomness="different")`` one sample per example:
+    ``draw`` of the batch sizes of those vmaps (outermost first) then ``shape``, as
+    PyTorch draws it. Returns the values and the levels they are batched at (see
+    :func:`batched_at`)."""
+    levels = [vmap for vmap in state.transforms.levels if vmap.randomness == "different"]
+    if not levels:
+        return draw(shape), ()
+    with state.drawing_per_example():
+        values = draw((*(vmap.size for vmap in levels), *shape))
+    return values, tuple(vmap.level for vmap in levels)
+
+
+def batched_at(tensor, levels: tuple):
+    """``tensor``, whose first dims are the batches of the vmaps at ``levels``, as a
+    batched tensor at each of them (the innermost last)."""
+    from .func.batched import wrap  # (a higher layer: only under vmap)
+
+    for level in levels:
+        tensor = wrap(tensor, level)
+    return tensor
 
 
 def _box_muller(data: np.ndarray, mean: float, std: float) -> np.ndarray:

@@ -13,13 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend, checks
-from .random import Generator, generator_arg
+from .random import Generator, batched_at, generator_arg, per_example
 from .tensor import Tensor, get_default_dtype, int64
 
 
-def _leaf(array, requires_grad: bool, device, name=None) -> Tensor:
+def _leaf(array, requires_grad: bool, device, name=None, levels: tuple = ()) -> Tensor:
+    """A new tensor of drawn values (batched at the vmap ``levels`` that drew one sample
+    per example: see ``random.per_example``)."""
     array = backend.to_device(array, backend.normalize_device(device))
     t = Tensor._make(array)
+    if levels:
+        t = batched_at(t, levels)
     if name is not None:
         t.name = name
     if requires_grad:
@@ -45,8 +49,9 @@ def rand(
     """Uniform samples in [0, 1)."""
     shape, dtype = checks.shape_arg("rand", size), _float_dtype("rand", dtype)
     checks.storage_fits("rand", shape, dtype)
-    values = generator_arg("rand", generator).uniform(shape, dtype)
-    return _leaf(values, requires_grad, device, name)
+    gen = generator_arg("rand", generator)
+    values, levels = per_example(shape, lambda shape: gen.uniform(shape, dtype))
+    return _leaf(values, requires_grad, device, name, levels)
 
 
 def randn(
@@ -60,8 +65,9 @@ def randn(
     """Standard normal samples."""
     shape, dtype = checks.shape_arg("randn", size), _float_dtype("randn", dtype)
     checks.storage_fits("randn", shape, dtype)
-    values = generator_arg("randn", generator).normal(shape, dtype)
-    return _leaf(values, requires_grad, device, name)
+    gen = generator_arg("randn", generator)
+    values, levels = per_example(shape, lambda shape: gen.normal(shape, dtype))
+    return _leaf(values, requires_grad, device, name, levels)
 
 
 def randint(
@@ -82,8 +88,9 @@ def randint(
         )
     shape = checks.shape_arg("randint", (size,))
     dtype = int64 if dtype is None else checks.dtype_arg("randint", dtype)
-    values = generator_arg("randint", generator).integers(low, high, shape).astype(dtype)
-    return _leaf(values, requires_grad, device)
+    gen = generator_arg("randint", generator)
+    values, levels = per_example(shape, lambda shape: gen.integers(low, high, shape))
+    return _leaf(values.astype(dtype), requires_grad, device, levels=levels)
 
 
 def _randint_args(args: tuple, low, high, size) -> tuple:
@@ -146,7 +153,9 @@ def normal(
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape, dtype = checks.shape_arg("normal", (size,)), _float_dtype("normal", dtype)
-    return _leaf(gen.normal(shape, dtype, float(mean), float(std)), requires_grad, device)
+    mean, std = float(mean), float(std)
+    values, levels = per_example(shape, lambda shape: gen.normal(shape, dtype, mean, std))
+    return _leaf(values, requires_grad, device, levels=levels)
 
 
 def _normal_of_tensors(mean, std, gen: Generator) -> Tensor:
@@ -309,33 +318,35 @@ def randint_like(
 
 
 # ------------------------------------------------------------ in-place fills
-def fill_with(tensor: Tensor, values: np.ndarray) -> Tensor:
-    """Write drawn ``values`` into ``tensor`` in place, as an in-place op does (version
-    bump; refused on a leaf that requires grad, outside ``no_grad``)."""
+def fill_with(tensor: Tensor, draw) -> Tensor:
+    """Write the values ``draw(shape)`` gives into ``tensor`` in place, as an in-place op
+    does (version bump; refused on a leaf that requires grad, outside ``no_grad``); one
+    sample per example under ``vmap(randomness="different")``."""
     from . import _inplace
 
+    values, levels = per_example(tuple(tensor.shape), draw)
     drawn = Tensor._make(backend.to_device(values.astype(tensor.dtype), tensor.device.type))
-    return _inplace.fill(tensor, drawn)
+    return _inplace.fill(tensor, batched_at(drawn, levels) if levels else drawn)
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    values = generator_arg("uniform_", generator).uniform(tensor.shape, tensor.dtype, a, b)
-    return fill_with(tensor, values)
+    gen = generator_arg("uniform_", generator)
+    return fill_with(tensor, lambda shape: gen.uniform(shape, tensor.dtype, a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     if std < 0:
         raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std}")
-    values = generator_arg("normal_", generator).normal(tensor.shape, tensor.dtype, mean, std)
-    return fill_with(tensor, values)
+    gen = generator_arg("normal_", generator)
+    return fill_with(tensor, lambda shape: gen.normal(shape, tensor.dtype, mean, std))
 
 
 def random_(tensor: Tensor, low: int = 0, high: int | None = None, generator=None) -> Tensor:
     """Integers in [low, high); without ``high``, up to the largest the dtype holds exactly."""
     if high is None:
         low, high = 0, _random_top(tensor.dtype) if low == 0 else low
-    values = generator_arg("random_", generator).integers(low, high, tensor.shape)
-    return fill_with(tensor, values)
+    gen = generator_arg("random_", generator)
+    return fill_with(tensor, lambda shape: gen.integers(low, high, shape))
 
 
 def _random_top(dtype) -> int:
@@ -350,10 +361,11 @@ def _random_top(dtype) -> int:
 def exponential_(tensor: Tensor, lambd: float = 1.0, generator=None) -> Tensor:
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    values = generator_arg("exponential_", generator).exponential(tensor.shape, tensor.dtype, lambd)
-    return fill_with(tensor, values)
+    gen = generator_arg("exponential_", generator)
+    return fill_with(tensor, lambda shape: gen.exponential(shape, tensor.dtype, lambd))
 
 
 def bernoulli_(tensor: Tensor, p: float = 0.5, generator=None) -> Tensor:
     checks.probability("bernoulli_", p)
-    return fill_with(tensor, generator_arg("bernoulli_", generator).bernoulli(tensor.shape, p))
+    gen = generator_arg("bernoulli_", generator)
+    return fill_with(tensor, lambda shape: gen.bernoulli(shape, p))

@@ -22,12 +22,13 @@ checkpoint validity                       (``enter_backward`` / ``exit_backward`
 ``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
                                           and checkpointing (autograd/recompute.py)
 ``transforms``         one per thread     ``wb.func``: the vmap levels running
- (vmap levels, grad                       (``vmap_level``, func/vmap.py) and the
- transform depth)                         grad transforms (``grad_transform``,
-                                          func/reverse.py)
+ (vmap levels)                            (``vmap_level``, func/vmap.py), any
+                                          transform (``func_transform``), a draw
+                                          of one sample per example
+                                          (``drawing_per_example``, random.py)
 ``tracing``            one per thread     ``wb.program.trace`` (program/tracer.py),
  (the program tracer)                     via ``set_tracer``
-``in_use``             whole process      counts of the four above, kept by their
+``in_use``             whole process      counts of the ones above, kept by their
                                           setters
 ``name_scopes``        one per thread     ``name_scope`` (scope.py) and
                                           ``Module.__call__`` (nn/module.py)
@@ -53,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 # ----------------------------------------------------------- grad mode (per thread)
 
@@ -257,48 +259,62 @@ def set_tracer(tracer) -> object:
 
 
 class Transforms(threading.local):
-    """This thread's ``wb.func`` transforms: ``levels``, the vmap levels running
-    (innermost last, numbered from 1), and ``grad_depth``, how many grad transforms
-    are running (the outermost one hands back tensors with no history)."""
+    """This thread's ``wb.func`` transforms: ``levels``, the vmaps running (innermost
+    last), each a :class:`VmapLevel`; ``drawing_per_example``: a random function is
+    drawing one sample per example (see ``vmap``'s ``randomness``); ``running``: how
+    many transforms of any kind run (a custom Function checks it, as PyTorch's does).
+    (A grad transform's level is the leaves it made: see ``func/reverse.py``.)"""
 
     levels: tuple = ()
-    grad_depth = 0
+    drawing_per_example = False
+    running = 0  # wb.func transforms running (grad, vjp, jacrev, jvp, vmap...)
+
+
+class VmapLevel(NamedTuple):
+    """One running vmap: its level (1 for the outermost), batch size and randomness."""
+
+    level: int
+    size: int
+    randomness: str
 
 
 transforms = Transforms()
 
 
 @contextlib.contextmanager
-def vmap_level() -> Iterator[int]:
-    """A vmap runs inside the block; yields its level."""
+def vmap_level(size: int, randomness: str) -> Iterator[int]:
+    """A vmap of batch ``size`` runs inside the block; yields its level."""
     outer = transforms.levels
     level = len(outer) + 1
     _count("vmaps", bool(outer), True)
-    transforms.levels = (*outer, level)
+    transforms.levels = (*outer, VmapLevel(level, size, randomness))
+    transforms.running += 1
     try:
         yield level
     finally:
+        transforms.running -= 1
         transforms.levels = outer
         _count("vmaps", True, bool(outer))
 
 
 @contextlib.contextmanager
-def grad_transform() -> Iterator[None]:
-    """A grad transform runs inside the block."""
-    transforms.grad_depth += 1
+def func_transform() -> Iterator[None]:
+    """A ``wb.func`` transform runs inside the block."""
+    transforms.running += 1
     try:
         yield
     finally:
-        transforms.grad_depth -= 1
+        transforms.running -= 1
 
 
-def in_grad_transform() -> bool:
-    return transforms.grad_depth > 0
-
-
-def in_nested_grad_transform() -> bool:
-    """A grad transform runs inside another one (``grad(grad(f))``)."""
-    return transforms.grad_depth > 1
+@contextlib.contextmanager
+def drawing_per_example() -> Iterator[None]:
+    """A random function draws one sample per example of the vmaps inside the block."""
+    transforms.drawing_per_example = True
+    try:
+        yield
+    finally:
+        transforms.drawing_per_example = False
 
 
 # ----------------------------------------------------------- saved-tensor hooks

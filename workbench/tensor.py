@@ -387,7 +387,7 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
-        return backend.to_numpy(self._data)
+        return backend.to_numpy(_values(self._data))
 
     def __array__(self, dtype=None, copy=None):
         array = self.numpy()
@@ -1125,6 +1125,19 @@ def set_printoptions(
     )
 
 
+def _values(array):
+    """``array``, whose numbers are about to be read, unless it is vmap's stand-in for a
+    batch (``func/batched.py``): it has none of its own, as PyTorch's batched tensors
+    have no storage."""
+    if not getattr(array, "holds_values", True):
+        raise RuntimeError(
+            "vmap: cannot read the values of a batched tensor inside vmap (numpy(), "
+            "tensor(x), np.asarray(x)): each example has its own; compute with ops "
+            "(x.clone(), x.detach()) instead"
+        )
+    return array
+
+
 def _to_array(data: Any, dtype, device):
     """Turn Python data, a numpy/CuPy array or a Tensor into an array of the right dtype.
 
@@ -1134,7 +1147,7 @@ def _to_array(data: Any, dtype, device):
     if isinstance(data, Tensor):
         if state.in_use.tracers and state.tracing.tracer is not None:
             state.tracing.tracer.refuse_read(data, "wb.tensor(t) copies its values")
-        data = data._data
+        data = _values(data._data)
     xp = np if isinstance(data, (list, tuple, int, float, bool)) else backend.xp(data)
     if dtype is not None:
         dtype = checks.dtype_arg("tensor", dtype)

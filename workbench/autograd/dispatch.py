@@ -140,7 +140,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
-        _link_view(result, op, inputs, attrs, recording)
+        link_view(result, op, inputs, attrs, recording)
     if forward_ad.LEVEL is not None:  # inside a dual level: the output's tangent
         forward_ad.push_tangent(op, inputs, attrs, result, node)
     if state.in_use.tracers and state.tracing.tracer is not None:  # wb.program.trace runs
@@ -164,7 +164,7 @@ def vmap_call(op, inputs: tuple, attrs: dict | None) -> Tensor | None:
     return batched_call(op, inputs, attrs)
 
 
-def _link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:
+def link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:
     """A view shares its base's data and version counter, and remembers how it was made."""
     base = inputs[0]
     view._version_ref = base._version_ref

@@ -112,12 +112,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             raise ValueError(
                 f"Expected {name} to be floating point or complex, but got: {_torch_name(value)}"
             )
-    if tangent.shape != tensor.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
-            f"while the given forward gradient is of size {list(tangent.shape)}."
-        )
+    checked_tangent(tensor, tangent)
     if tangent_of(tensor) is not None:
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at "
@@ -128,6 +123,17 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         dual.grad_fn.metadata["origin"] = "made by make_dual (a view)"
     _attach(dual, tangent)
     return dual
+
+
+def checked_tangent(tensor: Tensor, tangent: Tensor) -> Tensor:
+    """``tangent``, if it may be ``tensor``'s: of its shape (PyTorch's error otherwise)."""
+    if tangent.shape != tensor.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}."
+        )
+    return tangent
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -261,7 +267,7 @@ def push_tangent(op, inputs: tuple, attrs, result: Tensor, node) -> None:
             f"Trying to use forward AD with {op.name} that does not support it because it "
             "has no JVP rule"
         )
-    filled = [_zero_if_missing(x, t) for x, t in zip(inputs, tangents)]
+    filled = [tangent_or_zeros(x, t) for x, t in zip(inputs, tangents)]
     with suspended():
         call = JvpCall(op, inputs, result, attrs or {}, tuple(t is not None for t in filled))
         tangent = op.jvp(call, filled)
@@ -295,7 +301,7 @@ def _fit(op, tangent: Tensor, result: Tensor) -> Tensor:
     return tangent
 
 
-def _zero_if_missing(x, tangent: Tensor | None) -> Tensor | None:
+def tangent_or_zeros(x, tangent: Tensor | None) -> Tensor | None:
     """A float or complex input without a tangent moves by zero; anything else has none."""
     if tangent is not None or not isinstance(x, Tensor):
         return tangent

@@ -22,13 +22,14 @@ what it saves lives exactly as long as the graph.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 import weakref
 
 from .. import backend, state
 from ..tensor import Tensor, is_differentiable_dtype
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .graph import (
     FREED,
     Node,
@@ -55,6 +56,8 @@ class BackwardFunction(Node):
         "input_meta",
         "output_meta",
         "num_outputs",
+        "saved_for_forward",
+        "_in_jvp",
     )
 
     def __init__(self, cls) -> None:
@@ -69,6 +72,8 @@ class BackwardFunction(Node):
         self.input_meta = ()
         self.output_meta = ()
         self.num_outputs = 1
+        self.saved_for_forward = ()
+        self._in_jvp = False
 
     def name(self) -> str:
         return f"{self._cls.__name__}Backward"
@@ -87,8 +92,14 @@ class BackwardFunction(Node):
                 )
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keep ``tensors`` for the Function's ``jvp`` (where ``saved_tensors`` gives them)."""
+        self.saved_for_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp:
+            return tuple(self.saved_for_forward)
         if self._saved is None:
             return tuple(self.to_save)  # inside forward, before outputs are wrapped
         return tuple(
@@ -161,6 +172,8 @@ class FunctionMeta(type):
 class Function(metaclass=FunctionMeta):
     """Base class of custom differentiable operations: subclass, then call ``.apply``."""
 
+    generate_vmap_rule = False  # under wb.func.vmap: batch the forward's own ops
+
     def __init__(self, *args, **kwargs) -> None:
         warnings.warn(
             f"{self.__class__} should not be instantiated. Methods on autograd functions are "
@@ -194,14 +207,26 @@ class Function(metaclass=FunctionMeta):
             "autograd.Function to use it with backward mode AD."
         )
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Forward mode's rule: one tangent per input in (zeros for a tensor input that
+        has none, None for a non-tensor), one per output out."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it "
+            "with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         if state.in_use.tracers and state.tracing.tracer is not None:
             state.tracing.tracer.refuse_backward_code(f"the custom Function {cls.__name__}")
+        if state.transforms.running:
+            _check_transformable(cls)
         ctx = BackwardFunction(cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
-        with grad_mode.no_grad():
+        dual = forward_ad.LEVEL is not None  # forward mode: tangents come from cls.jvp
+        with grad_mode.no_grad(), forward_ad.suspended() if dual else contextlib.nullcontext():
             if cls.setup_context is Function.setup_context:
                 outputs = cls.forward(ctx, *args, **kwargs)
             else:
@@ -210,10 +235,57 @@ class Function(metaclass=FunctionMeta):
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         outs = _wrap_outputs(ctx, args, outs, recording)
+        if dual:
+            _push_tangents(cls, ctx, args, outs)
         return outs[0] if single else outs
 
 
 _NO_SETUP = object()
+
+
+def _check_transformable(cls) -> None:
+    """Under a ``wb.func`` transform, PyTorch's rules for a Function: a
+    ``setup_context`` staticmethod (forward without ctx), and under vmap a ``vmap``
+    staticmethod or ``generate_vmap_rule = True``. (The workbench batches the forward's
+    own ops in both cases, which is what a generated rule does.)"""
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, "
+            "jvp, jacrev, ...), it must override the setup_context staticmethod. For more "
+            "details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+        )
+    if state.transforms.levels and not (cls.generate_vmap_rule or hasattr(cls, "vmap")):
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
+            "Please override and implement the vmap staticmethod or set "
+            "generate_vmap_rule=True. For more details, please see "
+            "https://pytorch.org/docs/main/notes/extending.func.html"
+        )
+
+
+def _push_tangents(cls, ctx: BackwardFunction, args: tuple, outputs: tuple) -> None:
+    """Forward mode through a Function: its outputs' tangents are what its ``jvp`` says
+    (never its forward's own ops: a straight-through estimator's ``round`` has tangent 0,
+    its rule says 1), as in PyTorch; without a ``jvp``, PyTorch's NotImplementedError."""
+    tangents = [forward_ad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return
+    filled = [forward_ad.tangent_or_zeros(a, t) for a, t in zip(args, tangents)]
+    ctx._in_jvp = True
+    try:
+        with forward_ad.suspended():
+            result = cls.jvp(ctx, *filled)
+    finally:
+        ctx._in_jvp = False
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(result)})"
+        )
+    for out, tangent in zip(outputs, result):
+        if isinstance(out, Tensor) and tangent is not None:
+            forward_ad.make_tangent(out, forward_ad.checked_tangent(out, tangent))
 
 
 def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording: bool):

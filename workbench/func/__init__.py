@@ -7,6 +7,12 @@ compose: ``vmap(grad(loss))`` gives per-example gradients, ``jacrev(grad(f))`` a
 ``jvp``, ``jacfwd``, ``hessian`` and ``linearize`` (``forward.py``) push tangents forward
 with the dual numbers of :mod:`workbench.autograd.forward_ad`: ``jacfwd`` builds a
 Jacobian one column per input, ``jacrev`` one row per output.
+
+They compose as torch.func's do, by *levels*: a grad transform's level is the leaves it
+made for its arguments (``reverse._Level``), a vmap's level is its number on batched
+tensors, and the one dual level carries tangents through both; whatever a result depends
+on outside a level (a tensor closed over, an argument on the tape) stays on the outer
+graph, so ``backward()`` through a ``grad`` result reaches it.
 """
 
 from .forward import hessian, jacfwd, jvp, linearize

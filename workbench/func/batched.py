@@ -12,11 +12,13 @@ its batching rule (``batching.py``), and the rule runs the op on the physical ar
 
 The stand-in holds no values: numpy functions and ufuncs on it raise, so a path that
 reads a tensor's numbers without going through an op fails loudly instead of quietly
-computing on the wrong data. Two exceptions: ``np.ones_like`` and ``np.zeros_like``
-(the engine seeds ``ȳ = 1`` with them, and a constant is the same for every example),
-and min, max, any and all over the whole array, which the ops' argument checks use
-("is every index in range?"): they read the whole batch, so a bad value in any
-example raises the op's error.
+computing on the wrong data. The exceptions treat every example alike:
+``np.ones_like`` and ``np.zeros_like`` (the engine seeds ``ȳ = 1`` with them, and a
+constant is the same for every example); min, max, any and all over the whole array,
+which the ops' argument checks use ("is every index in range?"): they read the whole
+batch, so a bad value in any example raises the op's error; and ``astype``, ``copy``
+and ``np.copyto``, which cast, copy and write the whole batch (type promotion, and
+in-place ops: a write into every example).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class BatchedArray(np.ndarray):
 
     physical = None  # the batch of arrays: batch dimension first
     level = 0  # the vmap it belongs to: 1 for the outermost
+    holds_values = False  # Tensor.numpy() and wb.tensor(x) refuse to read it
 
     def __array_finalize__(self, obj) -> None:
         # An array derived from a stand-in (a copy, a reshape) is not batched: its
@@ -41,6 +44,8 @@ class BatchedArray(np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         if func in _WHOLE_BATCH and kwargs.get("axis") is None and len(args) == 1:
             return func(self.physical, **kwargs)
+        if func is np.copyto:
+            return _copy_into(*args, **kwargs)
         if func in (np.ones_like, np.zeros_like):
             shape = kwargs.get("shape") or self.shape
             dtype = kwargs.get("dtype") or self.dtype
@@ -52,6 +57,19 @@ class BatchedArray(np.ndarray):
             (array,) = inputs
             return getattr(ufunc, method)(array.physical, **kwargs)
         raise _raw_numpy(ufunc.__name__)
+
+    def copy(self, order="C"):
+        """A copy of the batch (an in-place op keeps its input's old values this way)."""
+        if self.physical is None:
+            raise _raw_numpy("copy")
+        return batched(self.physical.copy(order), self.level)
+
+    def astype(self, dtype, *args, **kwargs):
+        """A cast treats every example alike: the batch is cast (type promotion casts a
+        constant operand this way, ``x + randint(...)``)."""
+        if self.physical is None:
+            raise _raw_numpy("astype")
+        return batched(self.physical.astype(dtype, *args, **kwargs), self.level)
 
     def item(self, *args):
         raise RuntimeError(
@@ -75,6 +93,25 @@ class BatchedArray(np.ndarray):
 
 _WHOLE_BATCH = (np.min, np.max, np.amin, np.amax, np.any, np.all)
 _WHOLE_BATCH_UFUNCS = (np.minimum, np.maximum, np.logical_or, np.logical_and)
+
+
+def _copy_into(destination, source, **kwargs) -> None:
+    """An in-place op's write (``np.copyto``) under vmap: into every example of a batched
+    destination, from the same example of a batched source, or from one unbatched value
+    for all. Writing a batch into an unbatched tensor is refused, as PyTorch refuses it."""
+    if type(destination) is not BatchedArray or destination.physical is None:
+        raise RuntimeError(
+            "vmap: an in-place operation would write a batched value into a tensor that is "
+            "not batched (each example would need its own copy of it): write out of place"
+        )
+    if type(source) is BatchedArray:
+        if source.level != destination.level:
+            raise RuntimeError(
+                "vmap: an in-place write between tensors of different vmap levels has no "
+                "batching rule: write out of place"
+            )
+        source = source.physical
+    np.copyto(destination.physical, source, **kwargs)
 
 
 def _raw_numpy(name: str) -> RuntimeError:

@@ -6,7 +6,8 @@ physical tensor (batch dimension first), and runs the op's rule. A rule gets a
 :class:`Call` and returns the physical result, batch dimension first; it does its work
 with ops on the physical tensors, so under nested vmaps those ops are batched again at
 the outer level. Then ``batched_call`` wraps the result back and records the autograd
-node as ``apply_op`` would: ``vmap(grad(loss))`` differentiates through the rules.
+node and the tangent as ``apply_op`` would: ``vmap(grad(loss))`` differentiates through
+the rules, ``vmap(jvp(f))`` pushes tangents through them.
 
 Most rules are a few kinds:
 
@@ -25,9 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import state
-from ..autograd import grad_mode
-from ..autograd.dispatch import apply_op
+from ..autograd import forward_ad, grad_mode
+from ..autograd.dispatch import apply_op, link_view
 from ..autograd.graph import OpNode
 from ..ops.registry import OPS
 from ..tensor import Tensor
@@ -66,13 +69,20 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
     if rule is None:
         why = REFUSED.get(op.name, "it has no batching rule yet")
         raise RuntimeError(f"vmap: {why}; batching is not supported for {op.name}")
+    for x in inputs:
+        if isinstance(x, Tensor) and x._view_of is not None and not x._requires_grad:
+            x._refresh_view()  # a view whose base may have gained a history (as apply_op)
     flags = [B.level_of(x) == level for x in inputs]
     args = [B.physical(x) if flag else x for x, flag in zip(inputs, flags)]
     size = next(a.shape[0] for a, flag in zip(args, flags) if flag)
     with grad_mode.no_grad():  # the physical ops are not on the graph: the batched op is
         out = rule(Call(op, args, flags, dict(attrs or {}), size))
     result = B.wrap(out, level)
-    _record(op, inputs, attrs, result)
+    node = _record(op, inputs, attrs, result)
+    if op.view:  # an in-place op through it changes its base, as apply_op links them
+        link_view(result, op, inputs, attrs, state.grad_mode.records)
+    if forward_ad.LEVEL is not None:  # inside a dual level: the tangent, as apply_op gives it
+        forward_ad.push_tangent(op, inputs, attrs, result, node)
     return result
 
 
@@ -84,12 +94,13 @@ def _attr_values(attrs: dict):
             yield value
 
 
-def _record(op, inputs: tuple, attrs, result: Tensor) -> None:
-    """The autograd node of the batched call, as apply_op records one."""
+def _record(op, inputs: tuple, attrs, result: Tensor):
+    """The autograd node of the batched call, as apply_op records one (None if none)."""
     needs_grad = any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
     if needs_grad and state.grad_mode.records and op.differentiable:
         record = (state.in_use.stages and state.stage.record) or OpNode
-        record(op, inputs, attrs, result)
+        return record(op, inputs, attrs, result)
+    return None
 
 
 # ------------------------------------------------------------------ helpers
@@ -225,6 +236,20 @@ def _batch_key(key, call: Call):
             f"is not supported for {call.op.name} with such a key"
         )
     return (slice(None), *key)
+
+
+def index_put(call: Call) -> Tensor:
+    """``x[key] = values`` in every example: the key gains a full slice over the batch
+    dim; batched values are lined up with the region they fill (unbatched ones
+    broadcast), an unbatched ``x`` is repeated along the batch first."""
+    x, values = call.args
+    key = call.attrs["key"]
+    if not call.batched[0]:
+        x = with_batch(x, call.size)
+    if call.batched[1]:
+        region = np.broadcast_to(np.empty((), np.int8), tuple(x.shape[1:]))[key]
+        values = padded(values, region.ndim)
+    return apply_op(call.op, (x, values), {**call.attrs, "key": _batch_key(key, call)})
 
 
 def expand(call: Call) -> Tensor:
@@ -500,7 +525,7 @@ def nll_loss_backward(call: Call) -> Tensor:
 
 # ------------------------------------------------------------------ the tables
 ELEMENTWISE = (
-    "no_grad conj real imag angle complex clone astype to_device start_checkpoint "
+    "no_grad conj real imag angle complex clone astype to_device start_checkpoint dropout "
     "end_checkpoint add sub mul div neg pow sign abs sgn maximum minimum where lt le gt ge "
     "eq ne logical_and logical_or logical_xor logical_not isclose exp log sqrt sin cos "
     "log10 log2 log1p expm1 reciprocal rsqrt square floor ceil trunc round tan erf "
@@ -530,6 +555,7 @@ RULES.update(
         "getitem": with_attr("key", _batch_key),
         "index": with_attr("key", _batch_key),
         "expand": expand,
+        "index_put": index_put,
         "collapse_sum_like": collapse_sum_like,
         "getitem_backward": getitem_backward,
         "cat": joined,
@@ -560,9 +586,7 @@ RULES.update(
 
 # Ops vmap refuses, and why (the reason starts the error message).
 REFUSED = {
-    "dropout": "called random operation while in randomness error mode",
     "batch_norm": "batch_norm's statistics mix the examples of a batch",
-    "index_put": "indexed assignment writes in place",
     "take_backward": "take's backward has no batching rule",
     "conv2d_weight_grad": "per-example convolution weight gradients have no batching rule",
 }

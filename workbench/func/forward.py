@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import state
 from ..autograd import forward_ad
 from ..tensor import Tensor
-from .reverse import jacrev
+from .reverse import argnum_positions, flattened, jacrev, real_only, split_aux
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
 
@@ -28,10 +29,9 @@ def jvp(
 ):
     """``(func(*primals), J · tangents)``: the outputs and their tangents, one forward pass."""
     _check_jvp_arguments(primals, tangents)
-    with forward_ad.dual_level():
+    with state.func_transform(), forward_ad.dual_level():
         duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
-        result = func(*duals)
-        outputs, aux = (result[0], result[1]) if has_aux else (result, None)
+        outputs, aux = split_aux(func(*duals), has_aux, "jvp(f, primals, tangents)")
         values, directions = _unpacked(outputs)
     return (values, directions, aux) if has_aux else (values, directions)
 
@@ -53,14 +53,16 @@ def linearize(func: Callable, *primals) -> tuple:
 def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
     """The Jacobian of ``func`` with respect to argument(s) ``argnums``, by forward mode:
     one pass per input element, each giving one column, shaped ``output.shape + input.shape``."""
-    _check_argnums(argnums)
 
     def jacobian(*args):
         per_argument, aux = [], None
-        for i in _positions(argnums, len(args)):
+        positions = argnum_positions(argnums, len(args))
+        real_only("jacfwd", "inputs", [args[i] for i in positions])
+        for i in positions:
             columns = []
             for unit in _unit_tangents(args[i]):
                 answer = jvp(_only_argument(func, args, i), (args[i],), (unit,), has_aux=has_aux)
+                real_only("jacfwd", "outputs", flattened(answer[0]))
                 aux = answer[2] if has_aux else None
                 columns.append(answer[1])
             per_argument.append(_assemble(columns, args[i]))
@@ -148,19 +150,3 @@ def _per_output(per_argument: list, argnums):
     if isinstance(per_argument[0], tuple):  # several outputs
         return tuple(tuple(arg[n] for arg in per_argument) for n in range(len(per_argument[0])))
     return tuple(per_argument)
-
-
-def _check_argnums(argnums) -> None:
-    ok = isinstance(argnums, int) or (
-        isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums)
-    )
-    if not ok:
-        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
-
-
-def _positions(argnums, count: int) -> list:
-    positions = [argnums] if isinstance(argnums, int) else list(argnums)
-    for a in positions:
-        if not -count <= a < count:
-            raise RuntimeError(f"Got argnum={a}, but only {count} positional inputs")
-    return [a % count for a in positions]

@@ -2,11 +2,13 @@
 ``torch.func`` names them, built on the workbench's own ``autograd.grad``.
 
 Each transform gives the arguments it differentiates a fresh place on the graph (a
-clone when an outer transform is already watching them, a new leaf otherwise), runs the
-function, and asks ``autograd.grad`` for the gradients with ``create_graph=True``, so
-that an outer transform can differentiate them again: ``grad(grad(f))`` and
-``jacrev(grad(f))`` are the same code run twice. The outermost transform hands back
-tensors with no history, as ``torch.func`` does.
+clone when they are on the tape already, a new leaf otherwise: its *level*, see
+``_Level``), runs the function, and asks ``autograd.grad`` for the gradients, with
+``create_graph=True`` when they depend on something outside the level, so that an
+outer transform or an ordinary ``backward()`` can differentiate them again:
+``grad(grad(f))``, ``jacrev(grad(f))`` and a gradient penalty are the same code run
+twice. What depends on nothing outside comes back without history, as from
+``torch.func``.
 
 ``jacrev`` builds the Jacobian row by row: one backward pass per output element.
 """
@@ -19,24 +21,26 @@ from collections.abc import Callable
 
 from .. import ops, state
 from ..autograd import engine, forward_ad, grad_mode
+from ..autograd.graph import AccumulateGrad, edge_of, walk
 from ..factories import zeros_like
 from ..tensor import Tensor
 
 
 # ---------------------------------------------------------------- argnums
-def _positions(argnums, count: int) -> tuple:
-    """The argument positions ``argnums`` names, checked as torch.func checks them."""
-    if isinstance(argnums, int) and not isinstance(argnums, bool):
+def argnum_positions(argnums, count: int) -> tuple:
+    """The argument positions ``argnums`` names (an int or a tuple of ints, bools
+    counting as ints), checked as torch.func checks them: in range, and each position
+    once (``(0, -2)`` of two arguments names 0 twice)."""
+    if isinstance(argnums, int):
         return (_position(argnums, count),)
-    if not isinstance(argnums, tuple) or not all(
-        isinstance(a, int) and not isinstance(a, bool) for a in argnums
-    ):
+    if not isinstance(argnums, tuple) or not all(isinstance(a, int) for a in argnums):
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if not argnums:
         raise RuntimeError("argnums must be non-empty")
-    if len(set(argnums)) != len(argnums):
-        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
-    return tuple(_position(a, count) for a in argnums)
+    positions = tuple(_position(a, count) for a in argnums)
+    if len(set(positions)) != len(positions):
+        raise RuntimeError(f"argnums elements must be unique, got {positions}")
+    return positions
 
 
 def _position(argnum: int, count: int) -> int:
@@ -45,29 +49,85 @@ def _position(argnum: int, count: int) -> int:
     return argnum % count
 
 
-# ---------------------------------------------------------------- leaves
-def _watched(x):
-    """``x`` (a tensor, or a tuple/list of them) on a fresh spot of the graph."""
-    if isinstance(x, (tuple, list)):
-        return type(x)(_watched(t) for t in x)
-    if not isinstance(x, Tensor):
-        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-    if x.requires_grad:  # an outer transform watches x: stay on its graph
-        return ops.clone(x)
-    return _with_tangent_of(x, x.detach().requires_grad_(True))
+# ---------------------------------------------------------------- levels
+class _Level:
+    """One grad transform at work, and the tensors that belong to it.
+
+    ``torch.func`` gives each running transform a *level* and wraps the tensors it
+    differentiates at that level: the transform computes its gradients at its own level
+    only, and every level outside it (an outer ``grad``, the ordinary tape of a
+    ``backward()`` to come) sees the whole computation, the inner gradient included.
+    ``grad(lambda x: (w * x * x).sum())(x)`` is then a differentiable function of ``w``
+    and ``x``: a gradient penalty built on it fills ``w.grad``.
+
+    The workbench has one tape, so a level is the set of **leaves** the transform made
+    for the arguments it differentiates (``watch``). An argument on the tape already
+    (it requires grad: an outer transform or the outer graph watches it) gets a clone
+    instead, a fresh spot of the one graph, still linked to the original: the inner
+    gradient is taken w.r.t. the clone, never w.r.t. the original, so that a tensor
+    closed over from outside stays a constant to the inner transform (no *perturbation
+    confusion* in ``grad(lambda x: grad(lambda y: x * y)(x))(x)``).
+
+    Everything the history of a result reaches beyond the level's own leaves is outside
+    it. The gradients are computed with ``create_graph`` when the outputs reach outside
+    (the inner backward pass is then on the tape, for the outer levels to differentiate);
+    a result that reaches nothing outside is handed back without history, as torch.func
+    unwraps it (``release``).
+    """
+
+    def __init__(self) -> None:
+        self.leaves: list[Tensor] = []
+        self.records_outside = state.grad_mode.records  # the caller's grad mode
+
+    def watch(self, x):
+        """``x`` (a tensor, or a tuple/list of them) on a fresh spot of the graph."""
+        if isinstance(x, (tuple, list)):
+            return type(x)(self.watch(t) for t in x)
+        if not isinstance(x, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        if x.requires_grad:  # on the tape already: a clone stays linked to it
+            return ops.clone(x)
+        leaf = Tensor._make(x._data).requires_grad_(True)  # (never an inference tensor)
+        self.leaves.append(leaf)
+        return _with_tangent_of(x, leaf)
+
+    def reaches_outside(self, tensors) -> bool:
+        """Whether the history of one of ``tensors`` reaches a tensor that requires grad
+        outside this level (a tensor closed over, an argument on the tape)."""
+        if not self.records_outside:
+            return False
+        own = {id(leaf) for leaf in self.leaves}
+        roots = [edge_of(t)[0] for t in tensors if isinstance(t, Tensor) and t.requires_grad]
+        return any(
+            isinstance(node, AccumulateGrad) and id(node.variable) not in own
+            for node in walk(roots)
+        )
+
+    def release(self, value):
+        """What the transform hands back: ``value`` with its history where it reaches
+        outside this level, without where it does not (tangents kept either way)."""
+        if isinstance(value, Tensor):
+            if self.reaches_outside([value]):
+                return value
+            return _with_tangent_of(value, value.detach())
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.release(v) for v in value)
+        if isinstance(value, dict):
+            return {key: self.release(v) for key, v in value.items()}
+        return value
 
 
 def _with_tangent_of(x: Tensor, plain: Tensor) -> Tensor:
-    """``plain`` (a detached copy of ``x``), carrying ``x``'s tangent if it has one, itself
-    without history: under an outer ``jvp`` (``jvp(grad(f))``, forward over reverse)
-    detaching must not drop it."""
+    """``plain`` (a copy of ``x`` without history), carrying ``x``'s tangent if it has
+    one: under an outer ``jvp`` (``jvp(grad(f))``, forward over reverse) detaching must
+    not drop it."""
     tangent = forward_ad.unpack_dual(x).tangent
     return plain if tangent is None else forward_ad.make_dual(plain, tangent.detach())
 
 
-def _flat(x) -> list:
+def flattened(x) -> list:
     if isinstance(x, (tuple, list)):
-        return [t for item in x for t in _flat(item)]
+        return [t for item in x for t in flattened(item)]
     return [x]
 
 
@@ -83,13 +143,12 @@ def _shaped(flat: list, like):
     return build(like)
 
 
-def _gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
+def _gradients(level: _Level, outputs: list, inputs: list, cotangents: list | None) -> list:
     """d⟨outputs, cotangents⟩/d inputs, zeros where an input does not reach the outputs.
 
-    The backward pass records a graph only inside another grad transform, which will
-    differentiate it (``grad(grad(f))``); the outermost returns plain tensors anyway.
-    Tangents need no graph: inside a dual level (jacfwd over jacrev) they flow through
-    the backward pass's ops as through any other."""
+    The backward pass records a graph when what it differentiates reaches outside the
+    level (see ``_Level``). Tangents need no graph: inside a dual level (jacfwd over
+    jacrev) they flow through the backward pass's ops as through any other."""
     reached = [o for o in outputs if o.requires_grad]
     if not reached:
         return [zeros_like(x) for x in inputs]
@@ -100,33 +159,22 @@ def _gradients(outputs: list, inputs: list, cotangents: list | None) -> list:
         inputs,
         cotangents,
         retain_graph=True,
-        create_graph=state.in_nested_grad_transform(),
+        create_graph=level.reaches_outside(reached + (cotangents or [])),
         allow_unused=True,
     )
     return [zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
 
 
-def _released(value):
-    """What the outermost transform returns: the same tensors with no history."""
-    if state.in_grad_transform():
-        return value
-    if isinstance(value, Tensor):
-        return _with_tangent_of(value, value.detach())
-    if isinstance(value, (tuple, list)):
-        return type(value)(_released(v) for v in value)
-    if isinstance(value, dict):
-        return {key: _released(v) for key, v in value.items()}
-    return value
-
-
 @contextlib.contextmanager
 def _transform():
-    """Inside: one more grad transform running (see ``state.grad_transform``), grad mode on."""
-    with state.grad_transform(), grad_mode.enable_grad():
+    """Inside: grad mode on, whatever the caller's (``no_grad``, ``inference_mode``): a
+    transform differentiates at its own level, as torch.func's do."""
+    with state.func_transform(), grad_mode.inference_mode(False):
         yield
 
 
-def _split_aux(output, has_aux: bool, api: str):
+def split_aux(output, has_aux: bool, api: str):
+    """``(output, aux)``; with ``has_aux`` f must return exactly a pair (PyTorch's error)."""
     if not has_aux:
         return output, None
     if not (isinstance(output, tuple) and len(output) == 2):
@@ -134,6 +182,18 @@ def _split_aux(output, has_aux: bool, api: str):
             f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
         )
     return output
+
+
+def real_only(api: str, what: str, tensors: list) -> None:
+    """jacrev and jacfwd refuse complex inputs and outputs, as PyTorch does: a map
+    between real and complex numbers has no complex-linear Jacobian to give (jacrev of
+    a real→complex map would give zeros, jacfwd of a complex→real one only ∂/∂Re)."""
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor) and t.is_complex():
+            raise RuntimeError(
+                f"{api}: Expected all {what} to be real but received complex tensor at "
+                f"flattened input idx: {i}"
+            )
 
 
 # ---------------------------------------------------------------- the transforms
@@ -144,12 +204,13 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         api = "grad_and_value(f)(*args)"
-        positions = _positions(argnums, len(args))
+        positions = argnum_positions(argnums, len(args))
+        level = _Level()
         with _transform():
             args = list(args)
             for p in positions:
-                args[p] = _watched(args[p])
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, api)
+                args[p] = level.watch(args[p])
+            output, aux = split_aux(func(*args, **kwargs), has_aux, api)
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
@@ -161,10 +222,10 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                     "instead?"
                 )
             wrt = [args[p] for p in positions]
-            flat = _gradients([output], _flat(wrt), None)
-            grads = _shaped(flat, wrt if isinstance(argnums, tuple) else wrt[0])
+            flat = _gradients(level, [output], flattened(wrt), None)
+            grads = _shaped(flat, tuple(wrt) if isinstance(argnums, tuple) else wrt[0])
         value = (output, aux) if has_aux else output
-        return _released(grads), _released(value)
+        return level.release(grads), level.release(value)
 
     return wrapper
 
@@ -186,10 +247,11 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)``, plus ``aux`` with ``has_aux``: ``vjp_fn(v)`` is
     vᵀ·J, one tensor per primal, for a ``v`` shaped like the output."""
     api = "vjp(f, *primals)"
+    level = _Level()
     with _transform():
-        watched = [_watched(p) for p in primals]
-        output, aux = _split_aux(func(*watched), has_aux, api)
-        outputs = _flat(output)
+        watched = [level.watch(p) for p in primals]
+        output, aux = split_aux(func(*watched), has_aux, api)
+        outputs = flattened(output)
         for o in outputs:
             if not isinstance(o, Tensor):
                 raise RuntimeError(
@@ -198,7 +260,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 )
 
     def vjp_fn(cotangents):
-        cotangents = _flat(cotangents)
+        cotangents = flattened(cotangents)
         if len(cotangents) != len(outputs):
             raise RuntimeError(
                 f"Expected pytree structure of cotangents to be the same as pytree structure "
@@ -213,12 +275,13 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                     f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(c.shape)} "
                     f"and output[{i}] has a shape of {tuple(o.shape)}."
                 )
+        level.records_outside = state.grad_mode.records  # the caller's grad mode now
         with _transform():
-            flat = _gradients(outputs, _flat(watched), cotangents)
-        return _released(tuple(_shaped(flat, watched)))
+            flat = _gradients(level, outputs, flattened(watched), cotangents)
+        return level.release(tuple(_shaped(flat, watched)))
 
-    value = _released(output)
-    return (value, vjp_fn, _released(aux)) if has_aux else (value, vjp_fn)
+    value = level.release(output)
+    return (value, vjp_fn, level.release(aux)) if has_aux else (value, vjp_fn)
 
 
 def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
@@ -227,25 +290,28 @@ def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        positions = _positions(argnums, len(args))
+        positions = argnum_positions(argnums, len(args))
+        level = _Level()
         with _transform():
             args = list(args)
             for p in positions:
-                args[p] = _watched(args[p])
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f)(*args)")
+                args[p] = level.watch(args[p])
+            output, aux = split_aux(func(*args, **kwargs), has_aux, "vjp(f, *primals)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(
                     f"jacrev(f)(*args): expected f(*args) to return a Tensor, got {type(output)}"
                 )
-            wrt = _flat([args[p] for p in positions])
-            jacobians = _rows(output, wrt)
-            result = jacobians if isinstance(argnums, tuple) else jacobians[0]
-        return _released((result, aux)) if has_aux else _released(result)
+            wrt = flattened([args[p] for p in positions])
+            real_only("jacrev", "inputs", wrt)
+            real_only("jacrev", "outputs", [output])
+            jacobians = _rows(level, output, wrt)
+            result = tuple(jacobians) if isinstance(argnums, tuple) else jacobians[0]
+        return level.release((result, aux)) if has_aux else level.release(result)
 
     return wrapper
 
 
-def _rows(output: Tensor, inputs: list) -> list:
+def _rows(level: _Level, output: Tensor, inputs: list) -> list:
     """One backward pass per output element (a one-hot cotangent each), stacked."""
     count = output.numel()
     flat_rows: list[list] = [[] for _ in inputs]
@@ -253,7 +319,7 @@ def _rows(output: Tensor, inputs: list) -> list:
         one_hot = zeros_like(output).reshape(-1)
         one_hot[i] = 1
         cotangent = one_hot.reshape(output.shape)
-        for rows, g in zip(flat_rows, _gradients([output], inputs, [cotangent])):
+        for rows, g in zip(flat_rows, _gradients(level, [output], inputs, [cotangent])):
             rows.append(g)
     jacobians = []
     for x, rows in zip(inputs, flat_rows):

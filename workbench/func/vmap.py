@@ -8,7 +8,13 @@ with an error naming it.
 Gradients flow *inside* vmap (``vmap(grad(loss))``), not through it: the batched
 tensors hand their results back without history, so a vmap whose inputs or outputs
 require grad under grad mode stops with an error that says so, rather than let an
-outer ``grad`` or ``backward`` see a function that does not depend on its inputs.
+outer ``grad`` or ``backward`` see a function that does not depend on its inputs
+(PyTorch differentiates through vmap). An output requires grad when the function
+closes over, or is given unbatched, a tensor that requires grad: ``vmap(grad(loss))``
+of a model's parameters must be given them detached, or run under ``no_grad``.
+
+Tangents flow both ways: ``vmap(jvp(f))`` pushes batched tangents through the batching
+rules, and ``jvp(vmap(f))`` batches the tangent of each input with it.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ import functools
 from collections.abc import Callable
 
 from .. import state
+from ..autograd import forward_ad
 from ..tensor import Tensor
 from . import batched as B
-from .batching import run
+from .batching import run, with_batch
 
 
 def vmap(
@@ -27,11 +34,14 @@ def vmap(
 ) -> Callable:
     """``func`` mapped over dim ``in_dims`` of its inputs (an int for all, or a tuple
     with one entry per argument, None for an argument that is not batched, nested as
-    the arguments are); the outputs carry the batch dim at ``out_dims``."""
-    if randomness != "error":
-        raise ValueError(
-            f"Only allowed values for randomness are 'error'; got {randomness!r} "
-            "(the workbench has no batched random ops)"
+    the arguments are); the outputs carry the batch dim at ``out_dims``.
+
+    ``randomness``, as PyTorch's: ``"error"`` refuses a random function inside,
+    ``"different"`` draws one sample per example, ``"same"`` one for the whole batch."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
         )
     if chunk_size is not None:
         raise ValueError("vmap: chunk_size is not supported: the whole batch runs at once")
@@ -42,7 +52,7 @@ def vmap(
         dims = _in_dims(in_dims, args, name)
         size = _batch_size(args, dims, name)
         _no_history("an input", [x for x, d in _leaves(args, dims) if d is not None])
-        with state.vmap_level() as level:
+        with state.vmap_level(size, randomness) as level:
             inputs = _map(lambda x, d: x if d is None else _batched(x, d, level), args, dims)
             outputs = func(*inputs, **kwargs)
         batched_outputs = [o for o, _ in _leaves(outputs, outputs) if B.level_of(o) == level]
@@ -60,8 +70,8 @@ def _no_history(what: str, tensors) -> None:
         if isinstance(x, Tensor) and x.requires_grad:
             raise RuntimeError(
                 f"vmap: {what} requires grad, and differentiating through vmap is not "
-                "supported: put the transform inside it (vmap(grad(f))), or call vmap under "
-                "wb.no_grad()"
+                "supported: put the transform inside it (vmap(grad(f))), give vmap's function "
+                "tensors that do not require grad (p.detach()), or call vmap under wb.no_grad()"
             )
 
 
@@ -154,15 +164,32 @@ def _batch_size(args: tuple, dims: tuple, name: str) -> int:
 
 
 def _batched(x: Tensor, dim: int, level: int) -> Tensor:
-    """``x`` as a batched tensor at ``level``, its dim ``dim`` the batch."""
+    """``x`` as a batched tensor at ``level``, its dim ``dim`` the batch; a tangent ``x``
+    carries (``jvp(vmap(f))``: the dual level is outside this vmap) is batched with it."""
     dim %= x.ndim
     if dim:
         order = (dim, *(d for d in range(x.ndim) if d != dim))
         x = run("permute", [x], {"dims": order})
-    return B.wrap(x, level)
+    batched = B.wrap(x, level)
+    tangent = forward_ad.tangent_of(x)
+    if tangent is not None:
+        forward_ad.make_tangent(batched, B.wrap(tangent, level))
+    return batched
 
 
 # ---------------------------------------------------------------- outputs
+def _physical(out: Tensor, level: int, size: int) -> Tensor:
+    """The batch behind ``out``, with the batch of its tangent if it carries one."""
+    full = B.physical(out)
+    tangent = forward_ad.tangent_of(out)
+    if tangent is not None:
+        same_batch = B.level_of(tangent) == level
+        forward_ad.make_tangent(
+            full, B.physical(tangent) if same_batch else with_batch(tangent, size)
+        )
+    return full
+
+
 def _unbatched_outputs(outputs, out_dims, level: int, size: int, name: str):
     if isinstance(outputs, (tuple, list)):
         if isinstance(out_dims, (tuple, list)):
@@ -194,7 +221,7 @@ def _unbatched(out: Tensor, out_dim, level: int, size: int, name: str) -> Tensor
                 f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
             )
         return out
-    full = B.physical(out) if is_batched else run("expand", [out], {"shape": (size, *out.shape)})
+    full = _physical(out, level, size) if is_batched else with_batch(out, size)
     ndim = full.ndim
     if not -ndim <= out_dim < ndim:
         raise IndexError(

@@ -844,11 +844,14 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return input
     if p == 1.0:  # everything dropped; PyTorch draws nothing for it
         return apply_op(_dropout, (input, Tensor._make(np.zeros_like(input._data))))
-    keep = random.default_generator.bernoulli(input.shape, 1.0 - p)
+    generator = random.default_generator
+    keep, levels = random.per_example(input.shape, lambda shape: generator.bernoulli(shape, 1 - p))
     mask = keep.astype(input.dtype) / input.dtype.type(1.0 - p)
     # Drawn on the CPU (a seed gives the same mask on every device), then moved to the
     # input's device, where the multiply runs.
     mask = Tensor._make(backend.to_device(mask, backend.device_of(input._data)))
+    if levels:  # one mask per example, under vmap(randomness="different")
+        mask = random.batched_at(mask, levels)
     return apply_op(_dropout, (input, mask))
 
 

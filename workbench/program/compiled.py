@@ -128,7 +128,7 @@ def _inside_a_transform() -> bool:
     return bool(
         state.tracing.tracer
         or state.in_use.vmaps
-        or state.in_grad_transform()
+        or state.transforms.running
         or forward_ad.LEVEL is not None
     )
 

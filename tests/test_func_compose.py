@@ -1,0 +1,573 @@
+"""``wb.func`` transforms composed with each other and with the outer graph, against
+``torch.func`` 2.13 (shared/REFERENCE.md, D23).
+
+Each program is written once, for either library: ``program(lib, func)`` gets ``wb``
+and ``wb.func`` or ``torch`` and ``torch.func``, and returns named results. The same
+numbers go in; the same values, gradients and ``requires_grad`` flags must come out.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import workbench as wb
+
+W = np.array([1.0, 2.0])
+X = np.array([3.0, 1.0])
+A = np.array([[0.5, -1.0], [2.0, 0.25]])
+
+
+def run_both(program) -> tuple[dict, dict]:
+    """``program`` run with the workbench and with PyTorch."""
+    return program(wb, wb.func), program(torch, tf)
+
+
+def check_same(ours: dict, theirs: dict) -> None:
+    """The same names, values and ``requires_grad`` flags."""
+    assert ours.keys() == theirs.keys()
+    for name in theirs:
+        _same(ours[name], theirs[name], name)
+
+
+def _same(ours, theirs, name: str) -> None:
+    if isinstance(theirs, (tuple, list)):
+        assert type(ours) is type(theirs), f"{name}: {type(ours)} against {type(theirs)}"
+        assert len(ours) == len(theirs), name
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            _same(a, b, f"{name}[{i}]")
+        return
+    if theirs is None or isinstance(theirs, bool):
+        assert ours == theirs, f"{name}: {ours} against {theirs}"
+        return
+    assert isinstance(ours, wb.Tensor), f"{name}: {type(ours)}"
+    assert tuple(ours.shape) == tuple(theirs.shape), name
+    assert ours.requires_grad == theirs.requires_grad, f"{name}: requires_grad"
+    np.testing.assert_allclose(
+        ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+    )
+
+
+def compare(program) -> None:
+    check_same(*run_both(program))
+
+
+# ------------------------------------------------ point 1: the outer graph stays whole
+def test_gradient_penalty_fills_the_outer_leaves_as_torch_func():
+    """The issue's example: w.grad [73, 17] as PyTorch's, not [1, 1]."""
+
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        g = func.grad(lambda x: (w * x * x).sum())(x)
+        (w.sum() + (g**2).sum()).backward()
+        return {"g": g, "w.grad": w.grad, "x.grad": x.grad}
+
+    ours, theirs = run_both(program)
+    np.testing.assert_allclose(theirs["w.grad"].numpy(), [73.0, 17.0])
+    check_same(ours, theirs)
+
+
+def test_backward_through_a_grad_result_of_an_argument_on_the_tape():
+    def program(lib, func):
+        x = lib.tensor(X, requires_grad=True)
+        g = func.grad(lambda x: (x.sin() * x).sum())(x)
+        g.sum().backward()
+        return {"g": g, "x.grad": x.grad}
+
+    compare(program)
+
+
+def test_a_transform_of_constants_returns_no_history():
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X)
+        f = lambda x: (x * x).sum() + w.sum()  # noqa: E731  (the value needs w, the gradient not)
+        g, value = func.grad_and_value(f)(x)
+        return {"g": g, "value": value}
+
+    compare(program)
+
+
+def test_vjp_jacrev_and_jvp_stay_on_the_outer_graph():
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        a = lib.tensor(A)
+        f = lambda x: (a @ (w * x)).tanh()  # noqa: E731
+        out, vjp_fn = func.vjp(f, x)
+        (pulled,) = vjp_fn(lib.ones(2, dtype=lib.float64))
+        jac = func.jacrev(f)(x)
+        primal, tangent = func.jvp(f, (x,), (lib.tensor([1.0, -1.0], dtype=lib.float64),))
+        hess = func.hessian(lambda x: (w * x.exp()).sum())(x)
+        total = out.sum() + pulled.sum() + (jac**2).sum() + primal.sum() + tangent.sum()
+        (total + hess.sum()).backward()
+        return {"out": out, "pulled": pulled, "jac": jac, "primal": primal, "tangent": tangent,
+                "hess": hess, "w.grad": w.grad, "x.grad": x.grad}  # fmt: skip
+
+    compare(program)
+
+
+def test_a_cotangent_that_requires_grad_stays_on_the_graph():
+    def program(lib, func):
+        v = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        _, vjp_fn = func.vjp(lambda x: x.exp() * 3, lib.tensor(X))
+        (pulled,) = vjp_fn(v)
+        (pulled**2).sum().backward()
+        return {"pulled": pulled, "v.grad": v.grad}
+
+    compare(program)
+
+
+NESTED = {
+    "grad(grad(f))": lambda func: func.grad(func.grad(lambda x: x.sin() * x**3)),
+    "grad(grad(f) * x)": lambda func: func.grad(
+        lambda x: func.grad(lambda y: y.exp() * y**2)(x) * x
+    ),
+    "x closed over by an inner grad": lambda func: func.grad(
+        lambda x: func.grad(lambda y: x * y)(x)  # d/dx [x] = 1, not 2
+    ),
+    "x + y inside, x outside": lambda func: func.grad(
+        lambda x: x * func.grad(lambda y: x + y)(x)  # d/dx [x · 1] = 1
+    ),
+    "grad of grad_and_value": lambda func: func.grad(
+        lambda x: sum(func.grad_and_value(lambda y: (x * y) ** 2)(x * 2))
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_grads_give_torch_funcs_answers_without_perturbation_confusion(name):
+    def program(lib, func):
+        x = lib.tensor(0.7, dtype=lib.float64)
+        return {"value": NESTED[name](func)(x)}
+
+    compare(program)
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_grads_on_the_outer_graph(name):
+    def program(lib, func):
+        x = lib.tensor(0.7, dtype=lib.float64, requires_grad=True)
+        value = NESTED[name](func)(x)
+        x_grad = lib.autograd.grad(value, x)[0] if value.requires_grad else None
+        return {"value": value, "x_grad": x_grad}
+
+    compare(program)
+
+
+def test_jacrev_of_grad_with_an_outer_weight_then_backward():
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        h = func.jacrev(func.grad(lambda x: (w * x.sin()).sum()))(lib.tensor(X))
+        (h * lib.eye(2, dtype=lib.float64)).sum().backward()
+        return {"h": h, "w.grad": w.grad}
+
+    compare(program)
+
+
+# ------------------------------------------ point 2: a transform's own level has grad mode
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_grad_inside_no_grad_or_inference_mode_as_torch_func(mode):
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X)
+        with getattr(lib, mode)():
+            made_inside = lib.tensor(X)
+            g = func.grad(lambda x: (w * x * x).sum())(x)
+            jac = func.jacrev(lambda x: x.sin() * w)(made_inside)
+            _, vjp_fn = func.vjp(lambda x: x.exp() * w, x)
+            (pulled,) = vjp_fn(lib.ones(2, dtype=lib.float64))
+            hess = func.hessian(lambda x: (x**3 * w).sum())(made_inside)
+        return {"g": g, "jac": jac, "pulled": pulled, "hess": hess}
+
+    compare(program)
+
+
+# ---------------------------------------------- point 3: vmap keeps tangents; randomness
+XS = np.array([[0.3, -1.2], [0.5, 2.0], [1.5, 0.1]])
+TS = XS[::-1].copy()
+
+VMAP_OF_FORWARD = {
+    "vmap(jvp)": lambda func, f: func.vmap(lambda x, t: func.jvp(f, (x,), (t,))),
+    "jvp(vmap)": lambda func, f: lambda xs, ts: func.jvp(func.vmap(f), (xs,), (ts,)),
+    "vmap(jacfwd)": lambda func, f: lambda xs, ts: func.vmap(func.jacfwd(f))(xs),
+    "vmap(hessian)": lambda func, f: (
+        lambda xs, ts: func.vmap(func.hessian(lambda x: (f(x) ** 2).sum()))(xs)
+    ),
+    "vmap(jvp(grad))": lambda func, f: func.vmap(
+        lambda x, t: func.jvp(func.grad(lambda x: f(x).sum()), (x,), (t,))
+    ),
+    "jvp(vmap) over dim 1": lambda func, f: (
+        lambda xs, ts: func.jvp(func.vmap(f, in_dims=1, out_dims=1), (xs.T,), (ts.T,))
+    ),
+    "vmap(vmap(jvp))": lambda func, f: func.vmap(
+        func.vmap(lambda x, t: func.jvp(f, (x,), (t,))[1], in_dims=(0, None)), in_dims=(None, 0)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_OF_FORWARD))
+def test_vmap_carries_tangents_as_torch_func(name):
+    def program(lib, func):
+        f = lambda x: x.sin() * x.sum() + (x @ lib.tensor(A)).tanh()  # noqa: E731
+        return {"out": VMAP_OF_FORWARD[name](func, f)(lib.tensor(XS), lib.tensor(TS))}
+
+    compare(program)
+
+
+@pytest.mark.parametrize("read", ["tensor", "from_numpy", "numpy"])
+def test_reading_a_batched_tensors_values_inside_vmap_is_refused_as_pytorch(read):
+    reads = {
+        "tensor": lambda lib, x: lib.tensor(x),
+        "from_numpy": lambda lib, x: lib.from_numpy(np.asarray(x)),
+        "numpy": lambda lib, x: x.numpy(),
+    }
+    for lib, func in ((torch, tf), (wb, wb.func)):
+        with pytest.raises(RuntimeError), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.tensor(a tensor) advises clone()
+            func.vmap(lambda x, lib=lib: reads[read](lib, x))(lib.ones(3, 2))
+
+
+RANDOM = {
+    "randn": lambda lib, x: x + lib.randn(2, dtype=x.dtype),
+    "rand_like": lambda lib, x: x * lib.rand_like(x),
+    "randn_like": lambda lib, x: lib.randn_like(x),
+    "randint": lambda lib, x: x + lib.randint(0, 10, (2,)),
+    "normal": lambda lib, x: x + lib.normal(1.0, 2.0, (2,), dtype=x.dtype),
+    "dropout": lambda lib, x: lib.nn.functional.dropout(x, 0.5),
+    "normal_": lambda lib, x: x.clone().normal_(),
+    "uniform_": lambda lib, x: x.clone().uniform_(-1, 2),
+    "exponential_": lambda lib, x: x.clone().exponential_(),
+    "random_": lambda lib, x: x.clone().random_(0, 7),
+    "bernoulli_": lambda lib, x: x.clone().bernoulli_(0.6),
+}
+
+
+def test_vmap_promotes_a_batched_integer_operand_as_pytorch():
+    def program(lib, func):
+        x, i = lib.tensor(XS), lib.arange(6).reshape(3, 2)
+        nested = func.vmap(func.vmap(lambda x, i: x * i))
+        return {
+            "x * i": func.vmap(lambda x, i: x * i)(x, i),
+            "nested": nested(lib.ones(2, 3, 2, dtype=lib.float64), lib.arange(12).reshape(2, 3, 2)),
+        }
+
+    compare(program)
+
+
+@pytest.mark.parametrize("randomness", ["same", "different"])
+@pytest.mark.parametrize("name", sorted(RANDOM))
+def test_vmap_randomness_draws_pytorchs_numbers(name, randomness):
+    def program(lib, func):
+        lib.manual_seed(0)
+        f = lambda x: RANDOM[name](lib, x)  # noqa: E731
+        once = func.vmap(f, randomness=randomness)(lib.ones(3, 2, dtype=lib.float64))
+        if name.endswith("_"):  # PyTorch refuses in-place fills under nested vmaps
+            return {"once": once}
+        nested = func.vmap(func.vmap(f, randomness=randomness), randomness="different")(
+            lib.ones(4, 3, 2, dtype=lib.float64)
+        )
+        return {"once": once, "nested": nested}
+
+    compare(program)
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM))
+def test_vmap_refuses_random_ops_in_its_default_randomness_mode(name):
+    for lib, func in ((torch, tf), (wb, wb.func)):
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            func.vmap(lambda x, lib=lib: RANDOM[name](lib, x))(lib.ones(3, 2, dtype=lib.float64))
+
+
+def test_vmap_refuses_an_unknown_randomness_as_pytorch():
+    for func in (tf, wb.func):
+        with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+            func.vmap(lambda x: x, randomness="fresh")(torch.ones(3) if func is tf else wb.ones(3))
+
+
+# ------------------------------------ point 4: forward mode through a custom Function's jvp
+def straight_through(lib):
+    """A straight-through rounding, with PyTorch's setup_context form and a jvp."""
+
+    class Round(lib.autograd.Function):
+        generate_vmap_rule = True  # (PyTorch's vmap needs it; the workbench's batches the ops)
+
+        @staticmethod
+        def forward(x, scale):
+            return x.round() * scale, x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, scale = inputs
+            ctx.scale = scale
+            ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, grad_rounded, grad_exp):
+            (x,) = ctx.saved_tensors
+            return grad_rounded * ctx.scale + grad_exp * x.exp(), None
+
+        @staticmethod
+        def jvp(ctx, x_tangent, scale_tangent):
+            (x,) = ctx.saved_tensors  # what save_for_forward kept
+            assert scale_tangent is None  # a number: no tangent
+            return x_tangent * ctx.scale, x_tangent * x.exp()
+
+    return Round
+
+
+def test_forward_mode_calls_a_functions_jvp_as_pytorch():
+    def program(lib, func):
+        Round = straight_through(lib)
+        f = lambda x: sum(Round.apply(x, 3.0))  # noqa: E731
+        x = lib.tensor(X)
+        tangent = lib.tensor([1.0, -2.0], dtype=lib.float64)
+        fwd_ad = lib.autograd.forward_ad
+        with fwd_ad.dual_level():
+            rounded, exp = Round.apply(fwd_ad.make_dual(x, tangent), 3.0)
+            dual = [fwd_ad.unpack_dual(rounded).tangent, fwd_ad.unpack_dual(exp).tangent]
+        return {
+            "dual": dual,
+            "jvp": func.jvp(f, (x,), (tangent,)),
+            "jacfwd": func.jacfwd(f)(x),
+            "jacrev": func.jacrev(f)(x),
+            "jvp(vmap)": func.jvp(func.vmap(f), (lib.tensor(XS),), (lib.tensor(TS),)),
+        }
+
+    ours, theirs = run_both(program)
+    check_same(ours, theirs)
+    _same(ours["jacfwd"], theirs["jacrev"], "jacfwd = jacrev: the rules agree")
+
+
+def _no_jvp(lib):
+    class Round(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.round()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    return Round
+
+
+def _wrong_count(lib):
+    class Pair(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return a * 2 + b * 3
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * 2
+
+    return Pair
+
+
+@pytest.mark.parametrize(
+    "build, error, match",
+    [
+        (_no_jvp, NotImplementedError, "You must implement the jvp function"),
+        (_wrong_count, RuntimeError, "jvp returned an invalid number of forward gradients"),
+    ],
+)
+def test_forward_mode_through_a_function_refuses_as_pytorch(build, error, match):
+    for lib in (torch, wb):
+        fwd_ad = lib.autograd.forward_ad
+        x = lib.tensor(X)
+        with fwd_ad.dual_level(), pytest.raises(error, match=match):
+            build(lib).apply(fwd_ad.make_dual(x, lib.ones_like(x)))
+
+
+# ---------------------------------------------- point 5: refused where torch.func refuses
+def _real(lib):
+    return lib.tensor(X)
+
+
+def _complex(lib):
+    return lib.tensor([0.3 + 1j, 1.7 - 0.5j], dtype=lib.complex128)
+
+
+REFUSALS = {
+    "jacrev of real → complex": lambda lib, func: func.jacrev(lambda x: x * (1 + 2j))(_real(lib)),
+    "jacrev of complex → real": lambda lib, func: func.jacrev(lambda z: z.abs())(_complex(lib)),
+    "jacfwd of complex → real": lambda lib, func: func.jacfwd(lambda z: z.abs())(_complex(lib)),
+    "jacfwd of real → complex": lambda lib, func: func.jacfwd(lambda x: x * 1j)(_real(lib)),
+    "jacfwd of a complex second argument": lambda lib, func: func.jacfwd(
+        lambda a, b: a * b, argnums=(0, 1)
+    )(_real(lib), _complex(lib)),
+    "hessian of complex": lambda lib, func: func.hessian(lambda z: z.abs().sum())(_complex(lib)),
+    "grad, has_aux, no pair": lambda lib, func: func.grad(lambda x: x.sum(), has_aux=True)(
+        _real(lib)
+    ),
+    "grad, has_aux, a list": lambda lib, func: func.grad(lambda x: [x.sum(), 1], has_aux=True)(
+        _real(lib)
+    ),
+    "jacrev, has_aux, no pair": lambda lib, func: func.jacrev(lambda x: x * 2, has_aux=True)(
+        _real(lib)
+    ),
+    "jacfwd, has_aux, no pair": lambda lib, func: func.jacfwd(lambda x: x * 2, has_aux=True)(
+        _real(lib)
+    ),
+    "jacfwd, has_aux, a triple": lambda lib, func: func.jacfwd(
+        lambda x: (x * 2, x, x), has_aux=True
+    )(_real(lib)),
+    "jvp, has_aux, no pair": lambda lib, func: func.jvp(
+        lambda x: x * 2, (_real(lib),), (_real(lib),), has_aux=True
+    ),
+    "vjp, has_aux, no pair": lambda lib, func: func.vjp(lambda x: x * 2, _real(lib), has_aux=True),
+    "jacfwd, repeated argnums": lambda lib, func: func.jacfwd(lambda a, b: a * b, argnums=(0, 0))(
+        _real(lib), _real(lib)
+    ),
+    "jacfwd, argnums repeated by a negative": lambda lib, func: func.jacfwd(
+        lambda a, b: a * b, argnums=(0, -2)
+    )(_real(lib), _real(lib)),
+    "grad, argnums repeated by a negative": lambda lib, func: func.grad(
+        lambda a, b: (a * b).sum(), argnums=(1, -1)
+    )(_real(lib), _real(lib)),
+    "hessian, repeated argnums": lambda lib, func: func.hessian(
+        lambda a, b: (a * b).sum(), argnums=(1, 1)
+    )(_real(lib), _real(lib)),
+    "jacfwd, empty argnums": lambda lib, func: func.jacfwd(lambda a: a, argnums=())(_real(lib)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_refused_with_torch_funcs_error(name):
+    with pytest.raises(Exception) as theirs:
+        REFUSALS[name](torch, tf)
+    with pytest.raises(type(theirs.value)) as ours:
+        REFUSALS[name](wb, wb.func)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_several_argnums_give_tuples_as_torch_func():
+    def program(lib, func):
+        x, y = lib.tensor(X), lib.tensor(W)
+        return {
+            "grad": func.grad(lambda a, b: (a * b.exp()).sum(), argnums=(0, 1))(x, y),
+            "grad, argnums=True": func.grad(lambda a, b: (a * b.exp()).sum(), argnums=True)(x, y),
+            "jacrev": func.jacrev(lambda a, b: a * b.exp(), argnums=(0, 1))(x, y),
+            "jacfwd": func.jacfwd(lambda a, b: a * b.exp(), argnums=(1, 0))(x, y),
+            "hessian": func.hessian(lambda a, b: (a * b.exp()).sum(), argnums=(0, 1))(x, y),
+        }
+
+    compare(program)
+
+
+def test_per_example_gradients_of_parameters_that_require_grad():
+    """PyTorch differentiates through vmap; the workbench refuses, loudly, rather than
+    hand back per-example gradients cut from the parameters' graph. Given parameters
+    that do not require grad, both agree."""
+
+    def per_example(lib, func, w):
+        loss = lambda w, x: ((x @ w).tanh() ** 2).sum()  # noqa: E731
+        return func.vmap(func.grad(loss), in_dims=(None, 0))(w, lib.tensor(XS))
+
+    w = wb.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="differentiating through vmap is not supported"):
+        per_example(wb, wb.func, w)
+    compare(lambda lib, func: {"grads": per_example(lib, func, lib.tensor(A).detach())})
+
+
+# ------------------------------------------------------------- in place, under vmap
+def _write_in_place(lib):
+    def f(v):
+        u = v.clone()
+        u.mul_(lib.tensor(W[[0, 1, 0]]))
+        u[1:].add_(v[:-1].sin())  # through a view: the base gets the new history
+        u[0] = v[2] * 3  # setitem
+        return u * v
+
+    return f
+
+
+IN_PLACE = {
+    "vmap": lambda func, f: func.vmap(f),
+    "vmap, in_dims=1": lambda func, f: lambda xs: func.vmap(f, in_dims=1)(xs.T),
+    "vmap(grad)": lambda func, f: func.vmap(func.grad(lambda v: f(v).sum())),
+    "vmap(vjp)": lambda func, f: func.vmap(lambda v: func.vjp(f, v)[1](v.cos())[0]),
+    "vmap(jacfwd)": lambda func, f: func.vmap(func.jacfwd(f)),
+    "jvp(vmap)": lambda func, f: lambda xs: func.jvp(func.vmap(f), (xs,), (xs.cos(),))[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_ops_under_vmap_as_torch_func(name):
+    def program(lib, func):
+        xs = lib.tensor(np.column_stack([XS, XS[:, :1] * 2]))
+        return {"out": IN_PLACE[name](func, _write_in_place(lib))(xs)}
+
+    compare(program)
+
+
+def test_writing_a_batch_into_an_unbatched_tensor_is_refused_as_pytorch():
+    def write(lib, v):
+        u = lib.zeros(2, dtype=lib.float64)
+        u.add_(v)
+        return u
+
+    for lib, func in ((torch, tf), (wb, wb.func)):
+        with pytest.raises(RuntimeError):  # (PyTorch: "output with shape [2] doesn't match")
+            func.vmap(lambda v, lib=lib: write(lib, v))(lib.tensor(XS))
+
+
+def _old_style(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Double
+
+
+def _no_vmap_rule(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Double
+
+
+@pytest.mark.parametrize(
+    "build, transform",
+    [
+        (_old_style, lambda func, f: func.grad(lambda x: f(x).sum())),
+        (_old_style, lambda func, f: lambda x: func.jvp(f, (x,), (x,))),
+        (_old_style, lambda func, f: func.vmap(f)),
+        (_no_vmap_rule, lambda func, f: func.vmap(f)),
+    ],
+)
+def test_a_function_under_a_transform_needs_what_pytorch_asks_for(build, transform):
+    """setup_context under any transform; a vmap rule (or generate_vmap_rule) under vmap."""
+    with pytest.raises(RuntimeError) as theirs:
+        transform(tf, build(torch).apply)(torch.tensor(X))
+    with pytest.raises(RuntimeError) as ours:
+        transform(wb.func, build(wb).apply)(wb.tensor(X))
+    assert str(ours.value) == str(theirs.value)
+    # outside the transforms, it is an ordinary Function
+    assert build(wb).apply(wb.tensor(X)).tolist() == (2 * X).tolist()
