@@ -5,6 +5,9 @@ around the registry's ops. Each case runs the same code on the workbench and on 
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 import workbench as wb
@@ -122,3 +125,81 @@ def test_module_to_an_integer_dtype_is_refused():
             lib.nn.Linear(2, 2).to(lib.int64)
     layer = wb.nn.Linear(2, 2).to("cpu", wb.float64)
     assert layer.weight.dtype == wb.float64
+
+
+# ------------------------------------------------- gradients that are 0, not NaN
+def _grad_of(loss_of, lib):
+    x = lib.tensor([[0.1, 0.2, 0.3], [1.0, 2.0, 3.0]], requires_grad=True)
+    loss = loss_of(x, lib)
+    loss.backward()
+    return math.isnan(loss.item()), x.grad
+
+
+ALL_IGNORED = {
+    "cross_entropy": lambda x, lib: lib.nn.functional.cross_entropy(x, lib.tensor([-100, -100])),
+    "nll_loss": lambda x, lib: lib.nn.functional.nll_loss(
+        x.log_softmax(1), lib.tensor([-100, -100])
+    ),
+    "ignore_index=1": lambda x, lib: lib.nn.functional.cross_entropy(
+        x, lib.tensor([1, 1]), ignore_index=1
+    ),
+    "class weights": lambda x, lib: lib.nn.functional.cross_entropy(
+        x, lib.tensor([-100, -100]), weight=lib.tensor([1.0, 2.0, 3.0])
+    ),
+    "label_smoothing": lambda x, lib: lib.nn.functional.cross_entropy(
+        x, lib.tensor([-100, -100]), label_smoothing=0.1
+    ),
+    "CrossEntropyLoss": lambda x, lib: lib.nn.CrossEntropyLoss()(x, lib.tensor([-100, -100])),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("loss", ALL_IGNORED, ids=list(ALL_IGNORED))
+def test_a_loss_with_every_target_ignored_has_zero_gradients(loss):
+    """The mean over no targets is NaN (0/0), as PyTorch's; its gradient is 0, as
+    PyTorch's: ignored rows are never written, so one optimizer step changes nothing."""
+    for lib in LIBS:
+        is_nan, grad = _grad_of(ALL_IGNORED[loss], lib)
+        assert is_nan, lib.__name__
+        assert grad.tolist() == [[0.0] * 3] * 2, (lib.__name__, grad)
+
+
+@needs_torch
+def test_a_zero_class_weight_still_gives_nan_as_pytorch():
+    """Not ignored, but weighing 0: PyTorch divides by the total weight 0 and writes NaN."""
+    run = lambda lib: _grad_of(  # noqa: E731
+        lambda x, lib: lib.nn.functional.nll_loss(x, lib.tensor([1, 1]), weight=lib.zeros(3)),
+        lib,
+    )[1]
+    assert str(outcome(run, wb)) == str(outcome(run, torch)) == str([[0.0, float("nan"), 0.0]] * 2)
+
+
+NORM_ORDERS = [0.5, 0.3, -0.5, -1.0, 1.5, 3.0, 1.0, 2.0, math.inf, -math.inf]
+
+
+@needs_torch
+@pytest.mark.parametrize("p", NORM_ORDERS, ids=str)
+@pytest.mark.parametrize(
+    "values", [[0.0, 1.0, -2.0], [[0.0, 0.0], [1.0, 0.0]]], ids=["vector", "rows"]
+)
+def test_norm_gradient_at_a_zero_element_is_pytorchs(p, values):
+    """For p < 1 the slope |x|^(p−1) is infinite at 0; PyTorch's norm_backward gives 0
+    there (and 0 everywhere when the norm itself is 0, as for p < 0 with a zero)."""
+
+    def run(lib):
+        x = lib.tensor(values, requires_grad=True)
+        dim = None if x.ndim == 1 else 1
+        x.norm(p=p, dim=dim).sum().backward()
+        return x.grad
+
+    got, expected = outcome(run, wb), outcome(run, torch)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+def test_norm_zero_sends_no_gradient_as_pytorch():
+    """p = 0 counts the nonzero elements: PyTorch's rule returns no gradient at all."""
+    for lib in LIBS:
+        x = lib.tensor([0.0, 1.0, -2.0], requires_grad=True)
+        x.norm(p=0).backward()
+        assert x.grad is None, lib.__name__
