@@ -203,3 +203,61 @@ def test_norm_zero_sends_no_gradient_as_pytorch():
         x = lib.tensor([0.0, 1.0, -2.0], requires_grad=True)
         x.norm(p=0).backward()
         assert x.grad is None, lib.__name__
+
+
+# ------------------------------------------------------------- modules and optimizers
+@needs_torch
+def test_a_module_registered_twice_is_saved_under_both_names():
+    """PyTorch's state_dict walks every name a module is registered under (parameters()
+    still lists a shared parameter once)."""
+
+    def run(lib):
+        shared = lib.nn.Linear(2, 2)
+        model = lib.nn.Sequential(shared, lib.nn.ReLU(), shared)
+        holder = lib.nn.Module()
+        holder.a, holder.b = shared, shared
+        return [list(model.state_dict()), list(holder.state_dict()), len(list(model.parameters()))]
+
+    assert outcome(run, wb) == outcome(run, torch)
+    assert run(wb)[1] == ["a.weight", "a.bias", "b.weight", "b.bias"]
+
+
+@needs_torch
+def test_a_module_registered_twice_loads_back():
+    for lib in LIBS:
+        shared = lib.nn.Linear(2, 2)
+        model = lib.nn.Sequential(shared, shared)
+        state = {k: v * 0 + 3 for k, v in model.state_dict().items()}
+        assert model.load_state_dict(state) is not None
+        assert shared.weight.tolist() == [[3.0, 3.0]] * 2, lib.__name__
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "SGD"])
+def test_loaded_optimizer_state_takes_the_parameters_dtype(name):
+    """PyTorch casts a loaded state's tensors (Adam's moments...) to a floating parameter's
+    dtype: float32 moments saved from a float32 model must not step a float64 one."""
+
+    def run(lib):
+        single = lib.nn.Parameter(lib.ones(2))
+        kwargs = {"lr": 0.1, "momentum": 0.9} if name != "Adam" else {"lr": 0.1}
+        saved = getattr(lib.optim, name)([single], **kwargs)
+        single.grad = lib.ones(2)
+        saved.step()
+        double = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        loaded = getattr(lib.optim, name)([double], **kwargs)
+        loaded.load_state_dict(saved.state_dict())
+        state = loaded.state[double]
+        return {k: str(v.dtype).split(".")[-1] for k, v in state.items() if k != "step"}
+
+    assert outcome(run, wb) == outcome(run, torch)
+    assert set(outcome(run, wb).values()) == {"float64"}
+
+
+@needs_torch
+@pytest.mark.parametrize("seed", [1.5, 2.0, True])
+def test_module_manual_seed_takes_int_of_the_seed_as_pytorch(seed):
+    """torch.manual_seed converts with int() (its Generator.manual_seed refuses floats:
+    tests/test_surface_errors.py)."""
+    assert wb.manual_seed(seed).initial_seed() == torch.manual_seed(seed).initial_seed()
+    assert wb.rand(3).tolist() == pytest.approx(torch.rand(3).tolist())
