@@ -261,3 +261,58 @@ def test_module_manual_seed_takes_int_of_the_seed_as_pytorch(seed):
     tests/test_surface_errors.py)."""
     assert wb.manual_seed(seed).initial_seed() == torch.manual_seed(seed).initial_seed()
     assert wb.rand(3).tolist() == pytest.approx(torch.rand(3).tolist())
+
+
+# ------------------------------------------- what the refusals of issue 36 still let through
+ACCEPTED = {
+    "full complex": lambda lib: lib.full((2,), 1j),
+    "full 0-d tensor": lambda lib: lib.full((2,), lib.tensor(1.5)),
+    "full numpy float": lambda lib: lib.full((2,), np.float64(1.5)),
+    "full bool": lambda lib: lib.full((2,), True),
+    "full int64 max": lambda lib: lib.full((1,), 2**63 - 1),
+    "tensor int64 max": lambda lib: lib.tensor([2**63 - 1, -(2**63)]),
+    "leaky_relu 0-d slope": lambda lib: lib.nn.functional.leaky_relu(
+        lib.tensor([-1.0, 1.0]), lib.tensor(0.5)
+    ),
+    "leaky_relu bool slope": lambda lib: lib.nn.functional.leaky_relu(lib.tensor([-1.0]), True),
+    "reshape numpy int": lambda lib: lib.ones(2).reshape(np.int64(2)),
+    "reshape 0-d int tensor": lambda lib: lib.ones(2).reshape(lib.tensor(2)),
+    "mask and": lambda lib: (lib.tensor([1, 2]) > 1) & (lib.tensor([3, 0]) > 0),
+    "mask or bool": lambda lib: (lib.tensor([1, 2]) > 1) | True,
+    "mask xor": lambda lib: False ^ (lib.tensor([1, 2]) > 1),
+    "mask invert": lambda lib: ~(lib.tensor([1, 2]) > 1),
+    "outer mixed dtypes": lambda lib: lib.outer(lib.ones(2), lib.ones(2, dtype=lib.float64)),
+    "matmul int64": lambda lib: lib.ones(2, 2, dtype=lib.int64) @ lib.ones(2, 2, dtype=lib.int64),
+    "SGD lr inf": lambda lib: lib.optim.SGD(
+        [lib.nn.Parameter(lib.ones(1))], lr=math.inf
+    ).param_groups[0]["lr"],
+    "roll tuple": lambda lib: lib.arange(4.0).roll((1,), (0,)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("run", ACCEPTED.values(), ids=list(ACCEPTED))
+def test_what_pytorch_accepts_still_works(run):
+    got, expected = outcome(run, wb), outcome(run, torch)
+    assert got == expected, f"workbench {got!r}, PyTorch {expected!r}"
+    assert not isinstance(got, str), got
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
+def test_grad_outputs_of_another_real_dtype_are_cast_as_pytorch(dtype):
+    def run(lib):
+        x = lib.ones(2, requires_grad=True)
+        (g,) = lib.autograd.grad(x * 2, x, grad_outputs=lib.ones(2, dtype=getattr(lib, dtype)))
+        return [g.tolist(), str(g.dtype).split(".")[-1]]
+
+    assert outcome(run, wb) == outcome(run, torch)
+
+
+@needs_torch
+def test_backward_into_a_non_leaf_input_still_works():
+    for lib in LIBS:
+        x = lib.ones(2, requires_grad=True)
+        h = x * 2
+        (h * h).sum().backward(inputs=[h])
+        assert h.grad.tolist() == [4.0, 4.0] and x.grad is None, lib.__name__

@@ -160,6 +160,9 @@ def _loaded(key: str, value: Any, param: Tensor) -> Any:
 
 
 def check_non_negative(name: str, value: float) -> None:
-    """PyTorch's argument checks: ``Invalid learning rate: -1.0``."""
-    if value < 0.0:
+    """PyTorch's argument checks: ``Invalid learning rate: -1.0``. NaN is refused too, as
+    Adam's and RMSprop's ``not 0.0 <= lr`` refuse it. (PyTorch's SGD checks ``lr < 0.0``,
+    which NaN passes; the workbench refuses it there as well: a NaN rate or momentum
+    silently turns every weight NaN at the first step.)"""
+    if not 0.0 <= value:
         raise ValueError(f"Invalid {name}: {value}")
