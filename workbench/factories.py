@@ -82,8 +82,7 @@ def _fits_integer_dtype(op: str, value, dtype) -> None:
     limits = np.iinfo(dtype)
     if not (math.isfinite(value) and limits.min <= value <= limits.max):
         raise RuntimeError(
-            f"{op}: value cannot be converted to type {np.dtype(dtype)} without overflow: "
-            f"{value!r}"
+            f"{op}: value cannot be converted to type {np.dtype(dtype)} without overflow: {value!r}"
         )
 
 
