@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import workbench as wb
@@ -452,6 +453,13 @@ CASES = [
         r"float",
     ),
     case("rand a float tensor", lambda m: 1 & m.ones(2), NotImplementedError, r"bitwise_and"),
+    case(
+        "and a numpy float",
+        lambda m: (m.ones(2) > 0) & np.float64(1.0),
+        NotImplementedError,
+        r"bitwise_and",
+        r"float64",
+    ),
     case(
         "invert float",
         lambda m: ~m.ones(2),

@@ -1203,6 +1203,8 @@ def _number_kind(value) -> tuple:
     """(dtype name, numpy kind letter) of a tensor or Python number; (None, None) else."""
     if isinstance(value, Tensor):
         return str(value.dtype), dtypes.kind(value._data.dtype)
+    if isinstance(value, np.generic):
+        return str(value.dtype), dtypes.kind(value.dtype)
     if isinstance(value, (bool, int, float, complex)):
         name = type(value).__name__
         return name, {"bool": "b", "int": "i", "float": "f", "complex": "c"}[name]
