@@ -389,6 +389,27 @@ CASES = [
         r"1180591620717411303424",
     ),
     case("roll float", lambda m: m.ones(4).roll(1.5), TypeError, r"roll\(\)", r"float"),
+    case(
+        "std correction beyond 64 bits",
+        lambda m: m.ones(2, 3).std(correction=2**70),
+        OverflowError,
+        r"std\(\)",
+        r"correction",
+    ),
+    case(
+        "nll_loss ignore_index beyond 64 bits",
+        lambda m: m.F.nll_loss(m.ones(2, 3), m.tensor([0, 1]), ignore_index=2**70),
+        ValueError,
+        r"nll_loss\(\)",
+        r"ignore_index",
+    ),
+    case(
+        "cross_entropy ignore_index float",
+        lambda m: m.F.cross_entropy(m.ones(2, 3), m.tensor([0, 1]), ignore_index=1.5),
+        TypeError,
+        r"ignore_index",
+        r"float",
+    ),
     # ---------------------------------------------------------------- optimizers
     case(
         "Adam lr nan",
@@ -609,3 +630,41 @@ def test_pytorch_raises_the_same_kind_of_error(case):
         f"torch: {type(theirs.value).__name__}: {theirs.value}\n"
         f"workbench: {type(ours.value).__name__}: {ours.value}"
     )
+
+
+# ------------------------------------------------------------------ traces
+HUGE = 2**70
+CALLS_WITH_A_HUGE_INT = {
+    "roll": lambda x: x.roll(HUGE),
+    "std correction": lambda x: x.std(correction=HUGE),
+    "var correction": lambda x: x.var(0, correction=HUGE),
+    "nll_loss ignore_index": lambda x: wb.nn.functional.nll_loss(
+        x, wb.tensor([0, 1]), ignore_index=HUGE
+    ),
+    "cross_entropy ignore_index": lambda x: wb.nn.functional.cross_entropy(
+        x, wb.tensor([0, 1]), ignore_index=HUGE
+    ),
+    "slice": lambda x: x[HUGE:],
+    "tril": lambda x: x.tril(HUGE),
+    "pad": lambda x: wb.nn.functional.pad(x, (HUGE, 0)),
+    "mul": lambda x: x * HUGE,
+    "reshape": lambda x: x.reshape(-1, HUGE),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # (std: degrees of freedom <= 0)
+@pytest.mark.parametrize("call", CALLS_WITH_A_HUGE_INT.values(), ids=list(CALLS_WITH_A_HUGE_INT))
+def test_a_trace_of_a_python_int_beyond_64_bits_reads_back(call, tmp_path):
+    """Either the op refuses the int where it is given, or the trace that recorded it
+    reads back: ``Trace.load`` takes integers of at most 64 bits (issue 36)."""
+    from workbench.trace import Trace
+
+    x = wb.ones(2, 3, requires_grad=True)
+    with wb.trace() as trace:
+        try:
+            call(x)
+        except (TypeError, ValueError, OverflowError, RuntimeError):
+            pass  # refused where given
+    path = tmp_path / "trace.json"
+    trace.save(path)
+    assert Trace.load(path).records == trace.records

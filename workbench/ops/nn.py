@@ -534,6 +534,7 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
     """Shapes, dtypes and target range, with errors that name the op and the shapes."""
     checks.reduction(op, reduction)
     checks.tensor_args(op, ("weight",), input=predictions, target=targets, weight=weights)
+    checks.int_arg(op, "ignore_index", ignore_index)  # an int of 64 bits, as PyTorch's
     if targets.dtype.kind not in "iu":
         raise RuntimeError(
             f"{op}: expected integer class targets, but got {targets.dtype} "

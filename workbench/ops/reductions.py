@@ -643,6 +643,8 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
         checks.flag(name, "unbiased", unbiased)
     if correction is not None:
         checks.number_arg(name, "correction", correction)
+        if isinstance(correction, int) and not checks.INT_LOW <= correction <= checks.INT_HIGH:
+            raise checks.int_overflow(name, "correction", correction)  # (a trace holds 64 bits)
     if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
     dims = None if dim is None else reduced_dims(dim, input.ndim, name)
