@@ -19,9 +19,12 @@ ARGS   ?=
 
 .PHONY: lab test quick fuzz lite hub hub-image venv lint clean
 
+# setuptools>=77: scripts/learner_env.sh (make hub, tests/test_hub.py) builds the wheel
+# with --no-build-isolation, on .venv's own setuptools; older ones (a fresh venv on
+# Python 3.11 holds 65.5.0) refuse pyproject's licence string (tests/test_make_venv.py).
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'
 
 # setuptools boxes a note ("Editable installation ... folders with the same name may take
 # precedence") into every editable install; it is information, not a problem: kept quiet.
