@@ -1,0 +1,144 @@
+"""Answers that would pass a check without doing the exercise, or escape the checker.
+
+A rule exercise asks the learner to write the op's gradient rule; an answer that hands
+the work to the engine's own rule (directly, through the registry, through backward on
+the op, through ``as_torch``'s ``torch``) is refused with a message that says so. An
+answer that raises ``SystemExit``, ``GeneratorExit`` or ``KeyboardInterrupt`` gets a
+verdict, not an exit from the check (issue 37, points 3 and 8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.exercises import ExerciseError, check_rule
+from workbench.ops import OPS
+from workbench.ops.activations import sigmoid_grad
+
+
+def refused(op_name: str, rule) -> str:
+    with pytest.raises(ExerciseError) as info:
+        check_rule(op_name, rule)
+    return info.value.message
+
+
+def through_the_registry(orig, grad):
+    return wb.ops.OPS["sigmoid"].gradient(orig, grad)
+
+
+def through_the_function_itself(orig, grad):
+    return sigmoid_grad(orig, grad)
+
+
+def through_the_nodes_op(orig, grad):
+    return orig.op.gradient(orig, grad)
+
+
+def through_backward_on_the_op(orig, grad):
+    y = orig.out.detach()
+    x = wb.log(y / (1 - y)).requires_grad_()  # sigmoid's input, from its output
+    with wb.enable_grad():  # a rule runs under no_grad, as in the engine
+        return list(wb.autograd.grad(wb.sigmoid(x), x, grad))
+
+
+def through_the_forward_rule(orig, grad):
+    y = orig.out.detach()
+    x = wb.log(y / (1 - y))
+    return [wb.func.jvp(wb.sigmoid, (x,), (grad,))[1]]
+
+
+def through_as_torch(orig, grad):
+    wb.as_torch()
+    import torch
+
+    y = orig.out.detach()
+    x = torch.log(y / (1 - y)).requires_grad_()
+    with torch.enable_grad():
+        torch.sigmoid(x).backward(grad)
+    return [x.grad]
+
+
+ENGINE_ROUTES = [
+    through_the_registry,
+    through_the_function_itself,
+    through_the_nodes_op,
+    through_backward_on_the_op,
+    through_the_forward_rule,
+]
+
+
+@pytest.mark.parametrize("rule", ENGINE_ROUTES, ids=lambda rule: rule.__name__)
+def test_a_rule_that_calls_the_engines_rule_is_refused_and_told_so(rule):
+    message = refused("sigmoid", rule)
+    assert "engine's own rule for sigmoid" in message, message
+    assert OPS["sigmoid"].gradient is sigmoid_grad  # the registry is as it was
+
+
+def test_the_engines_rule_through_as_torch_is_refused(tmp_path):
+    """``as_torch()`` cannot be undone in a process: run in a child."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "as_torch.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import workbench as wb
+            from workbench.exercises import ExerciseError, check_rule
+
+            {textwrap.indent(_source(through_as_torch), " " * 12).strip()}
+
+            try:
+                check_rule("sigmoid", through_as_torch)
+            except ExerciseError as err:
+                print(err.message)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    assert "engine's own rule for sigmoid" in done.stdout, done.stdout + done.stderr
+
+
+def _source(function) -> str:
+    import inspect
+
+    return inspect.getsource(function)
+
+
+def test_pytorchs_own_backward_is_refused_too():
+    torch = pytest.importorskip("torch")
+
+    def through_pytorch(orig, grad):
+        y = torch.from_numpy(orig.out.detach().numpy())
+        x = torch.log(y / (1 - y)).requires_grad_()
+        with torch.enable_grad():
+            torch.sigmoid(x).backward(torch.from_numpy(grad.numpy()))
+        return [wb.tensor(x.grad.numpy())]
+
+    message = refused("sigmoid", through_pytorch)
+    assert "PyTorch's backward ran inside it" in message, message
+
+
+def test_a_rule_of_its_own_still_passes_and_may_use_other_ops_rules():
+    def sigmoid_rule(orig, grad):
+        y = orig.out
+        return [grad * y * (1 - y)]
+
+    def tanh_from_sigmoid(orig, grad):  # tanh(x) = 2σ(2x) − 1: backward through sigmoid
+        y = orig.out.detach()
+        x = (0.5 * wb.log((1 + y) / (1 - y))).requires_grad_()
+        with wb.enable_grad():
+            (gx,) = wb.autograd.grad(2 * wb.sigmoid(2 * x) - 1, x, grad)
+        return [gx]
+
+    assert check_rule("sigmoid", sigmoid_rule)
+    assert check_rule("tanh", tanh_from_sigmoid)
+
+
+def test_a_right_rule_passes_after_a_refused_one():
+    refused("sigmoid", through_the_registry)
+    assert check_rule("sigmoid", lambda orig, grad: [grad * orig.out * (1 - orig.out)])
+    assert np.isfinite(wb.sigmoid(wb.tensor([0.5], requires_grad=True)).sum().item())
