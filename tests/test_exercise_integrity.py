@@ -142,3 +142,54 @@ def test_a_right_rule_passes_after_a_refused_one():
     refused("sigmoid", through_the_registry)
     assert check_rule("sigmoid", lambda orig, grad: [grad * orig.out * (1 - orig.out)])
     assert np.isfinite(wb.sigmoid(wb.tensor([0.5], requires_grad=True)).sum().item())
+
+
+# ------------------------------------------------- an answer that tries to end the check
+def sigmoid_rule_raising(exception: BaseException):
+    def sigmoid_rule(orig, grad):
+        raise exception
+
+    return sigmoid_rule
+
+
+@pytest.mark.parametrize(
+    "exception",
+    [SystemExit(0), SystemExit(1), GeneratorExit(), KeyboardInterrupt(), BaseException("x")],
+    ids=lambda e: f"{type(e).__name__}({', '.join(map(repr, e.args))})",
+)
+def test_an_answer_that_raises_an_exit_or_an_interrupt_gets_a_verdict(exception):
+    message = refused("sigmoid", sigmoid_rule_raising(exception))
+    assert type(exception).__name__ in message, message
+    assert "line" in message and "raise exception" in message, message
+    assert wb.is_grad_enabled()
+
+
+def test_an_answer_cannot_end_a_checking_script_with_status_0(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "check.py"
+    script.write_text(
+        "from workbench.exercises import check_answer\n"
+        "class Lie:\n"
+        "    def __array__(self, *a, **k):\n"
+        "        raise SystemExit(0)\n"
+        "check_answer('x.grad', [1.0, 2.0], Lie())\n"
+        "print('passed')\n"
+    )
+    done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "passed" not in done.stdout
+    assert "ExerciseError" in done.stderr and "SystemExit" in done.stderr, done.stderr
+
+
+# ------------------------------------------------- a right answer in low precision
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_right_answer_in_low_precision_is_right_and_a_wrong_one_wrong(dtype):
+    from workbench.exercises import check_answer
+
+    truth = np.array([0.1, -0.3, 2.5, 1e-3])
+    assert check_answer("x.grad", truth, wb.tensor(truth).to(getattr(wb, dtype)))
+    torch = pytest.importorskip("torch")
+    assert check_answer("x.grad", truth, torch.tensor(truth).to(getattr(torch, dtype)))
+    with pytest.raises(ExerciseError, match="element"):
+        check_answer("x.grad", truth, wb.tensor(truth * 1.05).to(getattr(wb, dtype)))
