@@ -7,7 +7,7 @@
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
 #               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md;
-#               SOLUTIONS=1: a self-study site, the exercises' solutions kept in its wheel)
+#               SOLUTIONS=1: a self-study site, the solutions file beside its lessons)
 #   make hub    the class set-up as one JupyterHub on this machine (127.0.0.1:8000), as root
 #   make hub-image  the build context of the learners' image (build/hub-image), no solution in it
 PYTHON ?= python3
