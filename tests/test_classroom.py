@@ -341,3 +341,20 @@ def test_a_corrupt_autograded_notebook_is_reported_and_skipped(graded_class, tmp
     assert cli.main(["class-report", str(root)]) == 0
     printed = capsys.readouterr().out
     assert f"could not read {grace}" in printed and f"could not read {edsger}" in printed
+
+
+def test_the_course_directory_autogrades_with_the_sealed_checker():
+    """`workbench course`'s nbgrader_config.py replaces nbgrader's Execute step of
+    autograde with the one that grades apart from the learner's code (docs/teaching.md)."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+    from traitlets.config import Config
+
+    from workbench.classroom.autograde import SealedExecute
+
+    config = Config()
+    namespace = {"get_config": lambda: config, "__file__": "/course/nbgrader_config.py"}
+    exec(coursedir.CONFIG.format(course_id="c"), namespace)
+    steps = Autograde(config=config).autograde_preprocessors
+    assert SealedExecute in steps and Execute not in steps
+    assert steps.index(SealedExecute) == 0

@@ -9,6 +9,8 @@ verdict, not an exit from the check (issue 37, points 3 and 8).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -193,3 +195,87 @@ def test_a_right_answer_in_low_precision_is_right_and_a_wrong_one_wrong(dtype):
     assert check_answer("x.grad", truth, torch.tensor(truth).to(getattr(torch, dtype)))
     with pytest.raises(ExerciseError, match="element"):
         check_answer("x.grad", truth, wb.tensor(truth * 1.05).to(getattr(wb, dtype)))
+
+
+# ------------------------------------------------- grading apart from the learner's code
+HELP = """\
+sigmoid_exercise = Exercise(
+    "01-sigmoid-rule",
+    lambda rule: check_rule("sigmoid", rule),
+    hints=["a nudge", "a stronger hint"],
+    answer="sigmoid_rule",
+)
+"""
+RIGHT = "def sigmoid_rule(orig, grad):\n    y = orig.out\n    return [grad * y * (1 - y)]\n"
+
+
+def notebook_run(*cells: str) -> dict:
+    """A notebook's globals after its cells ran: the imports, the help cell, ``cells``."""
+    namespace: dict = {"__name__": "__main__"}
+    for cell in ("from workbench.exercises import Exercise, check_rule, grade", HELP, *cells):
+        exec(compile(cell, "<cell>", "exec"), namespace)
+    return namespace
+
+
+def sealed(namespace: dict):
+    from workbench.exercises.sealed import sealed_grade
+
+    return sealed_grade("01-sigmoid-rule", namespace, HELP)
+
+
+def test_the_sealed_grader_passes_a_right_answer_and_fails_a_wrong_one(monkeypatch, capsys):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert sealed(notebook_run(RIGHT)) is None
+    assert "Your rule for sigmoid is right" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="Multiply it by"):
+        sealed(notebook_run(RIGHT.replace("grad * y", "y")))
+    assert sealed(notebook_run()).__class__.__name__ == "Unanswered"
+
+
+DISARMS = {
+    "grade replaced": "import workbench.exercises as _e\n_e.grade = lambda *a, **k: None",
+    "hints.grade replaced": "import workbench.exercises.hints as _h\n_h.grade = lambda *a: None",
+    "check_answer replaced": "import workbench.exercises as _e\n_e.check_answer = print",
+    "a tolerance widened": "import workbench.exercises.diagnose as _d\n_d.RTOL = 1e9",
+    "the registry's check": (
+        "import workbench.exercises.hints as _h\n"
+        "_h.EXERCISES['01-sigmoid-rule'].checker = lambda rule: None"
+    ),
+    "the registry emptied": "import workbench.exercises.hints as _h\n_h.EXERCISES.clear()",
+    "a method": (
+        "import workbench.exercises.hints as _h\n_h.Exercise.grade = lambda self, *a: None"
+    ),
+    "the notebook's name": "check_rule = lambda *a, **k: None",
+    "a check's inner function": (
+        "import workbench.exercises.rules as _r\n"
+        "_r.check_rule.__closure__[0].cell_contents = lambda *a, **k: None"
+    ),
+}
+
+
+@pytest.mark.parametrize("disarm", DISARMS.values(), ids=DISARMS.keys())
+def test_a_disarmed_checker_scores_0_and_says_what_was_changed(disarm, monkeypatch):
+    """The notebook's code changes the checker before the graded cell: the sealed grader
+    grades with a fresh one, and fails the exercise even for a right answer."""
+    import workbench.exercises as live
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    kept = {
+        name: dict(vars(module))
+        for name, module in sys.modules.items()
+        if name.startswith("workbench.exercises")
+    }
+    kept_methods = dict(vars(live.hints.Exercise))
+    kept_closure = live.rules.check_rule.__closure__[0].cell_contents
+    try:
+        namespace = notebook_run(RIGHT, disarm)
+        with pytest.raises(AssertionError, match="The checker was changed by code in this"):
+            sealed(namespace)
+    finally:
+        for name, values in kept.items():
+            vars(sys.modules[name]).update(values)
+        for name, value in kept_methods.items():
+            if not name.startswith("__"):
+                setattr(live.hints.Exercise, name, value)
+        live.rules.check_rule.__closure__[0].cell_contents = kept_closure
+        live.hints.EXERCISES.clear()
