@@ -354,7 +354,7 @@ def test_the_course_directory_autogrades_with_the_sealed_checker():
     from nbgrader.preprocessors import Execute
     from traitlets.config import Config
 
-    from workbench.classroom.autograde import SealedExecute
+    from workbench.classroom.preprocessors import SealedExecute
 
     config = Config()
     namespace = {"get_config": lambda: config, "__file__": "/course/nbgrader_config.py"}

@@ -82,7 +82,7 @@ def graded_course(tmp_path_factory):
         "c.ExecutePreprocessor.timeout = 120\n"
         "from workbench.exercises.feedback import use_readable_feedback\n"
         "use_readable_feedback(c)\n"
-        "from workbench.classroom.autograde import use_sealed_grading\n"
+        "from workbench.classroom.preprocessors import use_sealed_grading\n"
         "use_sealed_grading(c)\n"
     )
     source = root / "source" / ASSIGNMENT
@@ -174,7 +174,7 @@ def test_a_common_slip_loses_that_exercise_only(graded_course):
 @pytest.mark.parametrize("student", DISARMERS)
 def test_a_disarmed_checker_scores_0_and_is_reported(graded_course, student):
     """Autograde checks each graded cell with a checker loaded afresh, apart from what the
-    learner's cells changed (workbench.classroom.autograde): the disarm scores 0 on every
+    learner's cells changed (workbench.classroom.preprocessors): the disarm scores 0 on every
     exercise after it, and each graded cell says what was changed; the feedback shows the
     graded cell as it was written."""
     assert scores(graded_course, student)[Path(LESSON_1).stem] == (0, 4)

@@ -119,3 +119,20 @@ def descendants(box) -> list:
     for child in getattr(box, "children", ()):
         found += [child, *descendants(child)]
     return found
+
+
+def test_no_glyph_the_default_fonts_lack():
+    """Issue 39, point 6: ❓ drew as a box in Chromium's default fonts; the widgets' text
+    uses no emoji (pictographs U+1F300-1FAFF, ❓❔❕❗✅❌⭐)."""
+    import re
+    from pathlib import Path
+
+    emoji = re.compile("[\U0001f300-\U0001faff\u2753\u2754\u2755\u2757\u2705\u274c\u2b50]")
+    package = Path(wb.__file__).parent
+    found = [
+        f"{path.relative_to(package)}:{number}"
+        for path in package.rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if emoji.search(line)
+    ]
+    assert not found, found

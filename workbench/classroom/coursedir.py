@@ -56,8 +56,8 @@ from workbench.exercises.feedback import use_readable_feedback  # noqa: E402
 use_readable_feedback(c)
 
 # Autograde checks each graded cell with the checker loaded afresh, apart from what the
-# learner's cells changed (workbench.classroom.autograde).
-from workbench.classroom.autograde import use_sealed_grading  # noqa: E402
+# learner's cells changed (workbench.classroom.preprocessors).
+from workbench.classroom.preprocessors import use_sealed_grading  # noqa: E402
 
 use_sealed_grading(c)
 """

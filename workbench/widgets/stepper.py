@@ -551,7 +551,8 @@ class BackwardStepper(ClosingBox):
         if not self.predicting:
             return
         question = self.question or "Every step is shown."
-        self.question_text.value = f"<div class='wb-question'>❓ {html.escape(question)}</div>"
+        asked = f"<b>Predict:</b> {html.escape(question)}"  # (an emoji drew as a box)
+        self.question_text.value = f"<div class='wb-question'>{asked}</div>"
         said = self.verdict.message if self.verdict else ""
         mark = "" if self.verdict is None else ("✔ " if self.verdict.right else "✘ ")
         self.verdict_text.value = (

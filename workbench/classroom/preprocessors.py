@@ -2,7 +2,7 @@
 
 In the course's ``nbgrader_config.py`` (``workbench course`` writes it)::
 
-    from workbench.classroom.autograde import use_sealed_grading
+    from workbench.classroom.preprocessors import use_sealed_grading
     use_sealed_grading(c)
 
 replaces nbgrader's ``Execute`` step of ``nbgrader autograde`` with :class:`SealedExecute`.
