@@ -40,6 +40,13 @@ HINTS: dict[str, tuple[str, ...]] = {
         "At the mul, x̄ = ȳ · w and w̄ = ȳ · x, each summed back to its own input's shape. A "
         "leaf's AccumulateGrad puts what reaches it into .grad.",
     ),
+    "02-linear-rule": (
+        "Write down each shape: x (N, in), W (out, in), b (out,), ȳ (N, out). Each gradient "
+        "has the shape of its own input.",
+        "A product (a, k) @ (k, b) is (a, b): for x̄ find the factor that turns ȳ's (N, out) "
+        "into (N, in); for W̄ the only way to (out, in) transposes one of ȳ and x. b was "
+        "broadcast over the batch rows: sum ȳ back over them.",
+    ),
     # 03_backward_graph_step_by_step.ipynb
     "03-order": (
         "The add was created last, so its node runs first; then its two inputs' nodes are "
