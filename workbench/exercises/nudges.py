@@ -126,6 +126,13 @@ HINTS: dict[str, tuple[str, ...]] = {
         "retain_graph=True); stack the rows and give the result the shape y.shape + x.shape.",
     ),
     # 08_convolution_and_pooling.ipynb
+    "08-safe-where": (
+        "Backward runs through both branches of a where. Which values of x must sqrt never "
+        "see, even in the branch that is not taken?",
+        "First a where that swaps those x for a harmless number, where sqrt and its slope "
+        "are finite; then the sqrt of that; then the where that picks the value. Test x > 0 "
+        "in both: at x = 0 the 0 branch is taken.",
+    ),
     "08-conv-pool-avg-pool": (
         "Each input in window (i, j) gets ȳ[..., i, j] / k². Inputs outside every window get "
         "0: start from zeros of data's shape.",
