@@ -21,6 +21,7 @@ from workbench.exercises import (
     check_take_backward,
 )
 from workbench.exercises.micro_batches import check_accumulated_gradients
+from workbench.exercises.safe_where import check_safe_sqrt
 from workbench.nn import functional as F
 from workbench.ops import grad as G
 
@@ -951,7 +952,72 @@ ACCUMULATE = Catalogue(
     ],
 )
 
-CATALOGUES = [POOL, TAKE, XENT, MOMENTUM, ACCUMULATE]
+
+# ------------------------------------------------------------- a safe where (lesson 8)
+def safe_sqrt_right(x):
+    safe = wb.where(x > 0, x, 1)
+    return wb.where(x > 0, safe.sqrt(), 0)
+
+
+def safe_sqrt_by_relu(x):
+    return x.relu().sqrt()  # relu′(0) = 0 stops sqrt's infinite slope at the boundary
+
+
+def safe_sqrt_masked(x):
+    positive = x > 0
+    safe = wb.where(positive, x, wb.ones_like(x))
+    return safe.sqrt() * positive
+
+
+SAFE_WHERE = Catalogue(
+    exercise="08-safe-where",
+    check=check_safe_sqrt,
+    mistakes=[
+        Mistake(
+            "one where: NaN from the untaken branch",
+            lambda x: wb.where(x > 0, x.sqrt(), 0),
+            says=["NaN at x = -2, -0.5, 0", "the untaken branch", "safe = wb.where(x > 0, x, 1)"],
+            kind="untaken_branch",
+        ),
+        Mistake(
+            "a clamp: the gradient gets through at the boundary",
+            lambda x: x.clamp(min=0).sqrt(),
+            says=["inf at the boundary x = 0", "clamp(min=0)"],
+            kind="boundary",
+        ),
+        Mistake(
+            "x >= 0: the sqrt branch taken at 0",
+            lambda x: wb.where(x >= 0, wb.where(x >= 0, x, 1).sqrt(), 0),
+            says=["inf at the boundary x = 0", "x >= 0"],
+            kind="boundary",
+        ),
+        Mistake(
+            "no outer where: the placeholder's value at 0",
+            lambda x: wb.where(x > 0, x, 1).sqrt(),
+            says=["your value is 1, 1, 1 at x = -2, -0.5, 0", "must be 0"],
+            kind="value_at_zero",
+        ),
+        Mistake(
+            "numpy: no graph",
+            lambda x: np.sqrt(np.maximum(x.detach().numpy(), 0)),
+            says=["returned a value of type ndarray", "tensor operations"],
+        ),
+        Mistake(
+            "a tiny epsilon: a huge gradient at 0, no cause the check can know",
+            lambda x: (x.clamp(min=0) + 1e-30).sqrt() - 1e-15,
+            says=["your gradient is wrong at 1 element", EXPECTED_GOT],
+            kind="elements",
+        ),
+    ],
+    rights=[
+        Right("the double where (the lesson's)", safe_sqrt_right),
+        Right("relu, then sqrt", safe_sqrt_by_relu),
+        Right("a mask times the sqrt of a safe input", safe_sqrt_masked),
+    ],
+)
+
+
+CATALOGUES = [SAFE_WHERE, POOL, TAKE, XENT, MOMENTUM, ACCUMULATE]
 
 
 @pytest.mark.parametrize("catalogue", CATALOGUES, ids=lambda c: c.exercise)

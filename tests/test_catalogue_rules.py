@@ -17,6 +17,7 @@ from catalogue import Catalogue, Mistake, Right, exercise_setup
 import workbench as wb
 from workbench import course
 from workbench.exercises import check_rule
+from workbench.exercises.linear_rule import check_linear_rule
 from workbench.exercises.rules import check_collapse_sum
 from workbench.ops import collapse_sum_like
 
@@ -582,6 +583,121 @@ COLLAPSE = Catalogue(
 )
 
 
+# ------------------------------------------------------ lesson 2: linear, by shapes
+def linear_solution(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W, grad.T @ x, collapse_sum_like(grad, b)]
+
+
+def linear_written_out(orig, grad):
+    x, W, b = orig.args
+    x_bar = wb.matmul(grad, W)
+    W_bar = wb.matmul(x.T, grad).T  # (xᵀ ȳ)ᵀ = ȳᵀ x
+    return (x_bar, W_bar, grad.sum(dim=0))
+
+
+def linear_by_outer_products(orig, grad):
+    x, W, b = orig.args
+    W_bar = (grad.unsqueeze(-1) * x.unsqueeze(-2)).sum(dim=0)  # Σ over rows of ȳᵢ xᵢᵀ
+    return [(grad.unsqueeze(-1) * W).sum(dim=1), W_bar, grad.sum(0)]
+
+
+def linear_transposes_swapped(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W.T, x.T @ grad.T, collapse_sum_like(grad, b)]
+
+
+def linear_weight_as_xt_ybar(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W, x.T @ grad, collapse_sum_like(grad, b)]
+
+
+def linear_bias_not_summed(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W, grad.T @ x, grad]
+
+
+def linear_bias_wrong_axis(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W, grad.T @ x, grad.sum(dim=1)]
+
+
+def linear_bias_summed_whole(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W, grad.T @ x, grad.sum()]
+
+
+def linear_factors_reversed(orig, grad):
+    x, W, b = orig.args
+    return [W @ grad, grad.T @ x, grad.sum(0)]
+
+
+def linear_bias_mean(orig, grad):
+    x, W, b = orig.args
+    return [grad @ W, grad.T @ x, grad.mean(0)]
+
+
+LINEAR = Catalogue(
+    exercise="02-linear-rule",
+    check=check_linear_rule,
+    mistakes=[
+        Mistake(
+            "the transposes swapped: ȳ Wᵀ",
+            linear_transposes_swapped,
+            [
+                "It multiplies ȳ (2, 4) by Wᵀ (3, 4)",
+                "the inner sizes 4 and 3 differ",
+                "the transposes are swapped",
+                "x̄ must have x's shape (2, 3)",
+            ],
+            kind="unmatched_shapes",
+        ),
+        Mistake(
+            "W̄ as xᵀ ȳ",
+            linear_weight_as_xt_ybar,
+            ["has shape (3, 4), (in, out)", "(4, 3), (out, in), was expected", "transposed"],
+            kind="transposed",
+        ),
+        Mistake(
+            "b̄ not summed over the batch",
+            linear_bias_not_summed,
+            ["shape (2, 4) where (4,) was expected", "not summed over the batch", "axis 0"],
+            kind="not_summed",
+        ),
+        Mistake(
+            "b̄ summed over the wrong axis",
+            linear_bias_wrong_axis,
+            ["shape (2,) where (4,) was expected", "the wrong axis", "batch axis 0"],
+            kind="wrong_axis",
+        ),
+        Mistake(
+            "b̄ summed into one number",
+            linear_bias_summed_whole,
+            ["shape () where (4,) was expected", "summed over every axis"],
+            kind="summed_all",
+        ),
+        Mistake(
+            "W ȳ: the factors in the wrong order",
+            linear_factors_reversed,
+            ["It multiplies W (4, 3) by ȳ (2, 4)", "the factors are in the wrong order"],
+            ["swapped"],
+            kind="unmatched_shapes",
+        ),
+        Mistake(
+            "b̄ a mean over the batch",
+            linear_bias_mean,
+            ["your gradient for bias is half the expected value"],
+            kind="factor",
+        ),
+    ],
+    rights=[
+        Right("the solution", linear_solution),
+        Right("wb.matmul, (xᵀ ȳ)ᵀ, a tuple", linear_written_out),
+        Right("outer products summed over the rows", linear_by_outer_products),
+    ],
+)
+
+
 # ------------------------------------------------------- lesson 10: exp, complex
 KEEPS_THE_OUTPUT_Z = ["the node keeps its output y = orig.out, not z", "Write the rule with y"]
 
@@ -760,7 +876,7 @@ ABS = Catalogue(
 )
 
 
-CATALOGUES = [SIGMOID, TANH, MUL, COLLAPSE, EXP, ABS]
+CATALOGUES = [SIGMOID, TANH, MUL, COLLAPSE, LINEAR, EXP, ABS]
 
 # The check each exercise's setup cell calls, as the catalogue above calls it.
 LESSON_CHECKS = {
@@ -768,6 +884,7 @@ LESSON_CHECKS = {
     "01-tanh-rule": ("01_sigmoid_gradient.ipynb", 'lambda rule: check_rule("tanh", rule)'),
     "02-mul-rule": ("02_mul_and_broadcasting.ipynb", 'lambda rule: check_rule("mul", rule)'),
     "02-collapse-sum": ("02_mul_and_broadcasting.ipynb", "check_collapse_sum,"),
+    "02-linear-rule": ("02_mul_and_broadcasting.ipynb", "check_linear_rule,"),
     "complex-autodiff-exp-rule": (
         "10_complex_autodiff.ipynb",
         'lambda rule: check_rule("exp", rule, complex_values=True)',

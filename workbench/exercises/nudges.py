@@ -40,6 +40,13 @@ HINTS: dict[str, tuple[str, ...]] = {
         "At the mul, x̄ = ȳ · w and w̄ = ȳ · x, each summed back to its own input's shape. A "
         "leaf's AccumulateGrad puts what reaches it into .grad.",
     ),
+    "02-linear-rule": (
+        "Write down each shape: x (N, in), W (out, in), b (out,), ȳ (N, out). Each gradient "
+        "has the shape of its own input.",
+        "A product (a, k) @ (k, b) is (a, b): for x̄ find the factor that turns ȳ's (N, out) "
+        "into (N, in); for W̄ the only way to (out, in) transposes one of ȳ and x. b was "
+        "broadcast over the batch rows: sum ȳ back over them.",
+    ),
     # 03_backward_graph_step_by_step.ipynb
     "03-order": (
         "The add was created last, so its node runs first; then its two inputs' nodes are "
@@ -119,6 +126,13 @@ HINTS: dict[str, tuple[str, ...]] = {
         "retain_graph=True); stack the rows and give the result the shape y.shape + x.shape.",
     ),
     # 08_convolution_and_pooling.ipynb
+    "08-safe-where": (
+        "Backward runs through both branches of a where. Which values of x must sqrt never "
+        "see, even in the branch that is not taken?",
+        "First a where that swaps those x for a harmless number, where sqrt and its slope "
+        "are finite; then the sqrt of that; then the where that picks the value. Test x > 0 "
+        "in both: at x = 0 the 0 branch is taken.",
+    ),
     "08-conv-pool-avg-pool": (
         "Each input in window (i, j) gets ȳ[..., i, j] / k². Inputs outside every window get "
         "0: start from zeros of data's shape.",
