@@ -20,6 +20,7 @@ from catalogue import Catalogue, Mistake, Right, exercise_setup, not_yet
 
 import workbench as wb
 from workbench.exercises import (
+    ExerciseError,
     NotAnswered,
     check_clip_per_example,
     check_dual_interpreter,
@@ -380,7 +381,7 @@ DUAL_INTERPRETER = Catalogue(
         Mistake(
             "f run on numbers, not on a Dual",
             lambda f, x, v: (f(x), v),
-            ["ran f on a ndarray, not on a Dual", "Dual(x, v)"],
+            ["ran f on a numpy array, not on a Dual", "Dual(x, v)"],
         ),
         Mistake(
             "the Dual itself returned",
@@ -685,3 +686,37 @@ def test_a_method_still_the_stub_is_named_not_answered():
 
     with pytest.raises(NotAnswered, match="method sin of your Dual"):
         check_dual_interpreter(lambda f, x, v: jvp_of(Open, f, x, v))
+
+
+class Unreadable:
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("no reading me")
+
+
+ODD_RETURNS = {
+    "None": None,
+    "text": "1, 2",
+    "complex": np.full(5, 1 + 5j),
+    "True/False": np.ones(5, dtype=bool),
+    "10**400": [10**400] * 5,
+    "a ragged list": [[1.0], [2.0, 3.0]],
+    "an object numpy cannot read": Unreadable(),
+    "a megabyte": np.ones(1 << 17),
+    "a 0-d array": np.array(1.0),
+}
+
+
+@pytest.mark.parametrize("label", sorted(ODD_RETURNS))
+@pytest.mark.parametrize("where", ["alone", "as the primal", "as the tangent"])
+def test_an_interpreter_that_runs_f_and_returns_something_odd_gets_a_sentence(label, where):
+    value = ODD_RETURNS[label]
+
+    def odd_jvp(f, x, v):
+        primal, tangent = jvp(f, x, v)
+        return {"alone": value, "as the primal": (value, tangent)}.get(where, (primal, value))
+
+    with pytest.raises(ExerciseError) as caught:
+        check_dual_interpreter(odd_jvp)
+    message = str(caught.value)
+    assert "gap in the checker" not in message and "Traceback" not in message, message
+    assert len(message) < 600, message

@@ -290,13 +290,13 @@ def misuse_of(x, program: Program) -> str:
         )
     if isinstance(x, (numbers.Number, np.ndarray)):
         return (
-            f"your jvp ran f on a {type(x).__name__}, not on a Dual: wrap the input as "
+            f"your jvp ran f on {a_kind(x)}, not on a Dual: wrap the input as "
             "Dual(x, v), then run f on it once"
         )
     missing = [name for name in program.needs if not callable(getattr(type(x), name, None))]
     if missing:
         return (
-            f"f was given a {type(x).__name__}, which has no method {missing[0]}: the "
+            f"f was given {a_kind(x)}, which has no method {missing[0]}: the "
             f"programs call it as they would on a tensor ({program.text})"
         )
     return ""
@@ -337,15 +337,12 @@ def pair_of(got, run: Run) -> tuple:
     """``(primal, tangent)`` as float arrays; anything else refused with a sentence."""
     if hasattr_safely(got, "primal") and hasattr_safely(got, "tangent"):
         fail(
-            f"{run.context}, your jvp returned a {type(got).__name__}, the dual number itself. "
+            f"{run.context}, your jvp returned {a_kind(got)}, the dual number itself. "
             "Return its two parts as a pair: (out.primal, out.tangent)."
         )
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        what = (
-            f"a {type(got).__name__} of {len(got)}"
-            if isinstance(got, (tuple, list))
-            else (f"a {type(got).__name__}")
-        )
+        count = f" of {len(got)}" if isinstance(got, (tuple, list)) else ""
+        what = f"{a_kind(got)}{count}"
         fail(
             f"{run.context}, your jvp returned {what}. Return a pair (primal, tangent): "
             "the value of f at x and its tangent, as wb.func.jvp does."
@@ -364,7 +361,7 @@ def numbers_of(value, name: str, run: Run) -> np.ndarray:
         fail(f"{run.context}, your primal is None. Return the value of f at x first.")
     if hasattr_safely(value, "primal") or hasattr_safely(value, "tangent"):
         fail(
-            f"{run.context}, your {name} is a {type(value).__name__}, not numbers: return "
+            f"{run.context}, your {name} is {a_kind(value)}, not numbers: return "
             f"out.primal and out.tangent, the two parts of f's output."
         )
     array = as_numbers(value, f"{name} ({run.program.text})")
@@ -374,6 +371,14 @@ def numbers_of(value, name: str, run: Run) -> np.ndarray:
             "(numpy's sin, cos and exp of real arrays)."
         )
     return array.astype(np.float64)
+
+
+def a_kind(value) -> str:
+    """``a tuple``, ``an int``, ``a numpy array``: the kind of ``value``, with its article."""
+    if isinstance(value, np.ndarray):
+        return "a numpy array"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def hasattr_safely(value, name: str) -> bool:
