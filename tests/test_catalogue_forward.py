@@ -338,6 +338,12 @@ DUAL_INTERPRETER = Catalogue(
             kind="constant_moves",
         ),
         Mistake(
+            "a constant given the tangent 1 in + alone",
+            slipped(__add__=add_constant_moves, __radd__=add_constant_moves),
+            ["f(x) = 2 + 3 * x", "your + gives a constant (the 2", "tangent 0"],
+            kind="constant_moves",
+        ),
+        Mistake(
             "sin's tangent cos(ẋ)",
             slipped(sin=sin_at_the_tangent),
             ["f(x) = x.sin()", "cos(ẋ)", "ẏ = cos(x) · ẋ"],

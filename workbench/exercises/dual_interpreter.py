@@ -70,7 +70,7 @@ class Rules:
     mul: Callable = lambda a, da, b, db: da * b + a * db
     sin: Callable = lambda x, dx: np.cos(x) * dx
     exp: Callable = lambda x, dx: np.exp(x) * dx
-    constant: float = 0.0  # a constant's tangent
+    constants: tuple = (0.0, 0.0)  # a constant's tangent in + and in *
     seed: Callable = lambda x, v: (x, v)  # jvp's Dual(x, v)
     out: Callable = lambda p, t: (p, t)  # what jvp returns
     carried: bool = True  # False: every tangent is 0
@@ -83,15 +83,18 @@ class Model:
         self.primal, self.rules = primal, rules
         self.tangent = tangent if rules.carried else np.zeros_like(np.asarray(tangent, float))
 
-    def lift(self, other) -> Model:
-        return other if isinstance(other, Model) else Model(other, self.rules.constant, self.rules)
+    def lift(self, other, where: int) -> Model:
+        """``other`` as a Model; a constant gets the tangent ``rules.constants[where]``."""
+        if isinstance(other, Model):
+            return other
+        return Model(other, self.rules.constants[where], self.rules)
 
     def __add__(self, other) -> Model:
-        other = self.lift(other)
+        other = self.lift(other, 0)
         return Model(self.primal + other.primal, self.tangent + other.tangent, self.rules)
 
     def __mul__(self, other) -> Model:
-        o, r = self.lift(other), self.rules
+        o, r = self.lift(other, 1), self.rules
         tangent = r.mul(self.primal, self.tangent, o.primal, o.tangent)
         return Model(self.primal * o.primal, tangent, r)
 
@@ -139,8 +142,20 @@ SLIPS = (
     ),
     Slip(
         "constant_moves",
-        replace(RIGHT, constant=1.0),
+        replace(RIGHT, constants=(1.0, 1.0)),
         "your Dual gives a constant (the 2 and the 3 in 2 + 3 * x) the tangent 1",
+        "a constant does not move when x moves: wrap it as a Dual with tangent 0",
+    ),
+    Slip(
+        "constant_moves",
+        replace(RIGHT, constants=(1.0, 0.0)),
+        "your + gives a constant (the 2 in 2 + 3 * x) the tangent 1",
+        "a constant does not move when x moves: wrap it as a Dual with tangent 0",
+    ),
+    Slip(
+        "constant_moves",
+        replace(RIGHT, constants=(0.0, 1.0)),
+        "your * gives a constant (the 3 in 2 + 3 * x) the tangent 1",
         "a constant does not move when x moves: wrap it as a Dual with tangent 0",
     ),
     Slip(
