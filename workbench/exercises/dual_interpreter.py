@@ -260,8 +260,8 @@ def check_dual_interpreter(jvp: Callable) -> Passed:
         diagnose(runs, wrong[0])
     return Passed(
         "Your forward-mode interpreter is right.",
-        f"On {len(runs)} programs, from x * x to x.sin() * x + (x * 2).exp(), one run of f "
-        "on your Dual gave the same value and tangent J·v as wb.func.jvp. You just wrote "
+        f"On {len(runs)} programs, from x * x to x.sin() * x + (x * 2).exp(), f run on your "
+        "Dual gave the same value and tangent J·v as wb.func.jvp. You just wrote "
         "forward-mode autodiff: each operation computes its output's tangent as it runs, "
         "and a value used twice needs no bookkeeping.",
     )
