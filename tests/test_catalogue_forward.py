@@ -20,8 +20,10 @@ from catalogue import Catalogue, Mistake, Right, exercise_setup, not_yet
 
 import workbench as wb
 from workbench.exercises import (
+    ExerciseError,
     NotAnswered,
     check_clip_per_example,
+    check_dual_interpreter,
     check_example_norms,
     check_fewer_passes,
     check_jvp_rule,
@@ -194,6 +196,209 @@ MUL_JVP = Catalogue(
         Right("the solution", mul_jvp),
         Right("wb.mul and wb.add, factors in another order", mul_jvp_with_wb_mul),
         Right("the terms kept apart, then added", mul_jvp_by_parts),
+    ],
+)
+
+
+# ----------------------------------------------------------------- lesson 11: the interpreter
+class Dual:
+    """The lesson's solution: a primal and its tangent (``type(self)`` makes each result,
+    so that a slipped subclass below keeps its slip through every operation)."""
+
+    def __init__(self, primal, tangent):
+        self.primal, self.tangent = primal, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else type(self)(other, 0.0)
+        return type(self)(self.primal + other.primal, self.tangent + other.tangent)
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Dual) else type(self)(other, 0.0)
+        tangent = self.tangent * other.primal + self.primal * other.tangent
+        return type(self)(self.primal * other.primal, tangent)
+
+    __radd__, __rmul__ = __add__, __mul__
+
+    def sin(self):
+        return type(self)(np.sin(self.primal), np.cos(self.primal) * self.tangent)
+
+    def exp(self):
+        y = np.exp(self.primal)
+        return type(self)(y, y * self.tangent)
+
+
+def jvp(f, x, v):
+    out = f(Dual(x, v))
+    return out.primal, out.tangent
+
+
+class Lifted:
+    """Right, written another way: constants lifted by a helper, __rmul__ of its own."""
+
+    def __init__(self, primal, tangent):
+        self.primal, self.tangent = primal, tangent
+
+    @staticmethod
+    def lift(value):
+        return value if isinstance(value, Lifted) else Lifted(value, np.zeros_like(value))
+
+    def __add__(self, other):
+        other = Lifted.lift(other)
+        return Lifted(self.primal + other.primal, self.tangent + other.tangent)
+
+    def __radd__(self, other):
+        return Lifted.lift(other) + self
+
+    def __mul__(self, other):
+        a, b = self, Lifted.lift(other)
+        return Lifted(a.primal * b.primal, a.primal * b.tangent + b.primal * a.tangent)
+
+    def __rmul__(self, other):
+        return Lifted.lift(other) * self
+
+    def sin(self):
+        return Lifted(np.sin(self.primal), self.tangent * np.cos(self.primal))
+
+    def exp(self):
+        return Lifted(np.exp(self.primal), np.exp(self.primal) * self.tangent)
+
+
+def jvp_lifted(f, x, v):
+    result = f(Lifted(np.asarray(x, dtype=float), np.asarray(v, dtype=float)))
+    return [result.primal, result.tangent]
+
+
+class Chained(Dual):
+    """Right, written another way: sin and exp give their derivative to one chain-rule step."""
+
+    def chain(self, value, derivative):
+        return Dual(value, derivative * self.tangent)
+
+    def sin(self):
+        return self.chain(np.sin(self.primal), np.cos(self.primal))
+
+    def exp(self):
+        return self.chain(np.exp(self.primal), np.exp(self.primal))
+
+
+def slipped(**changes):
+    """The solution with one method changed, as a learner's slip changes it: a jvp."""
+    cls = type("Dual", (Dual,), changes)
+    return lambda f, x, v: jvp_of(cls, f, x, v)
+
+
+def jvp_of(cls, f, x, v):
+    out = f(cls(x, v))
+    return out.primal, out.tangent
+
+
+def mul_first_term_only(self, other):
+    other = other if isinstance(other, Dual) else type(self)(other, 0.0)
+    return type(self)(self.primal * other.primal, self.tangent * other.primal)
+
+
+def add_constant_moves(self, other):
+    other = other if isinstance(other, Dual) else type(self)(other, 1.0)
+    return type(self)(self.primal + other.primal, self.tangent + other.tangent)
+
+
+def mul_constant_moves(self, other):
+    other = other if isinstance(other, Dual) else type(self)(other, 1.0)
+    tangent = self.tangent * other.primal + self.primal * other.tangent
+    return type(self)(self.primal * other.primal, tangent)
+
+
+def sin_at_the_tangent(self):
+    return type(self)(np.sin(self.primal), np.cos(self.tangent))
+
+
+def exp_without_the_tangent(self):
+    return type(self)(np.exp(self.primal), np.exp(self.primal))
+
+
+DUAL_INTERPRETER = Catalogue(
+    exercise="11-dual-interpreter",
+    check=check_dual_interpreter,
+    mistakes=[
+        Mistake(
+            "the product rule's second term forgotten",
+            slipped(__mul__=mul_first_term_only, __rmul__=mul_first_term_only),
+            ["ȧ · b, the product rule's first term alone", "add a · ḃ"],
+            kind="second_term_forgotten",
+        ),
+        Mistake(
+            "a constant given the tangent 1",
+            slipped(
+                __add__=add_constant_moves,
+                __radd__=add_constant_moves,
+                __mul__=mul_constant_moves,
+                __rmul__=mul_constant_moves,
+            ),
+            ["f(x) = 2 + 3 * x", "a constant", "the tangent 1", "tangent 0"],
+            kind="constant_moves",
+        ),
+        Mistake(
+            "a constant given the tangent 1 in + alone",
+            slipped(__add__=add_constant_moves, __radd__=add_constant_moves),
+            ["f(x) = 2 + 3 * x", "your + gives a constant (the 2", "tangent 0"],
+            kind="constant_moves",
+        ),
+        Mistake(
+            "sin's tangent cos(ẋ)",
+            slipped(sin=sin_at_the_tangent),
+            ["f(x) = x.sin()", "cos(ẋ)", "ẏ = cos(x) · ẋ"],
+            kind="derivative_at_tangent",
+        ),
+        Mistake(
+            "exp's tangent without ẋ",
+            slipped(exp=exp_without_the_tangent),
+            ["f(x) = x.exp()", "exp(x): the derivative alone", "ẏ = exp(x) · ẋ"],
+            kind="exp_without_tangent",
+        ),
+        Mistake(
+            "primal and tangent swapped in what jvp returns",
+            lambda f, x, v: jvp(f, x, v)[::-1],
+            ["the tangent first and the primal second", "swapped", "(primal, tangent)"],
+            kind="swapped",
+        ),
+        Mistake(
+            "primal and tangent swapped in the input Dual",
+            lambda f, x, v: jvp(f, v, x),
+            ["runs f at v, moving along x", "swapped", "Dual(x, v)"],
+            kind="swapped",
+        ),
+        Mistake(
+            "the direction v ignored (ẋ = 1, as for one number)",
+            lambda f, x, v: jvp(f, x, np.ones_like(x)),
+            ["the direction ẋ = 1", "not for the direction v", "Dual(x, v)"],
+            kind="direction_ignored",
+        ),
+        Mistake(
+            "the tangent not carried: 0 returned",
+            lambda f, x, v: (jvp(f, x, v)[0], 0.0),
+            ["your tangent is 0 everywhere", "not carried"],
+            kind="not_carried",
+        ),
+        Mistake(
+            "the tangent not carried: None returned",
+            lambda f, x, v: (f(Dual(x, v)).primal, None),
+            ["your tangent is None", "not carried"],
+        ),
+        Mistake(
+            "f run on numbers, not on a Dual",
+            lambda f, x, v: (f(x), v),
+            ["ran f on a numpy array, not on a Dual", "Dual(x, v)"],
+        ),
+        Mistake(
+            "the Dual itself returned",
+            lambda f, x, v: f(Dual(x, v)),
+            ["returned a Dual, the dual number itself", "(out.primal, out.tangent)"],
+        ),
+    ],
+    rights=[
+        Right("the solution", jvp),
+        Right("constants lifted by a helper, __rmul__ of its own, a list", jvp_lifted),
+        Right("the chain rule in one helper", lambda f, x, v: jvp_of(Chained, f, x, v)),
     ],
 )
 
@@ -390,7 +595,7 @@ CLIP = Catalogue(
 )
 
 
-CATALOGUES = [SIGMOID_JVP, MUL_JVP, FEWER_PASSES, EXAMPLE_NORMS, CLIP]
+CATALOGUES = [SIGMOID_JVP, MUL_JVP, DUAL_INTERPRETER, FEWER_PASSES, EXAMPLE_NORMS, CLIP]
 
 # The check each exercise's setup cell calls, as the catalogue above calls it.
 LESSON_CHECKS = {
@@ -399,6 +604,7 @@ LESSON_CHECKS = {
         'lambda rule: check_jvp_rule("sigmoid", rule)',
     ),
     "11-mul-jvp": ("11_forward_or_reverse.ipynb", 'lambda rule: check_jvp_rule("mul", rule)'),
+    "11-dual-interpreter": ("11_forward_or_reverse.ipynb", "check_dual_interpreter,"),
     "11-fewer-passes": ("11_forward_or_reverse.ipynb", "check_fewer_passes,"),
     "12-example-norms": ("12_per_example_gradients.ipynb", "check_example_norms,"),
     "12-clip-per-example": ("12_per_example_gradients.ipynb", "check_clip_per_example,"),
@@ -463,3 +669,60 @@ def test_the_norm_reference_is_torchs_norm_of_the_concatenated_rows():
     for grads in gradient_tuples():
         rows = torch.cat([torch.tensor(g).reshape(len(g), -1) for g in grads], dim=1)
         np.testing.assert_allclose(whole_norms(grads), rows.norm(dim=1).numpy(), rtol=1e-12)
+
+
+def test_the_interpreter_check_trusts_wb_func_jvp_which_is_torch_funcs():
+    """check_dual_interpreter compares with wb.func.jvp, and names slips by a model
+    interpreter: both against torch.func.jvp of the same programs."""
+    from workbench.exercises.dual_interpreter import PROGRAMS, RIGHT, engine_jvp, model_jvp
+
+    rng = np.random.default_rng(0)
+    for program in PROGRAMS:
+        x, v = rng.standard_normal(5), rng.standard_normal(5)
+        theirs = torch.func.jvp(program.run, (torch.tensor(x),), (torch.tensor(v),))
+        for ours in (engine_jvp(program, x, v), model_jvp(RIGHT, program, x, v)):
+            for mine, torchs in zip(ours, theirs):
+                np.testing.assert_allclose(mine, torchs.numpy(), rtol=1e-12)
+
+
+def test_a_method_still_the_stub_is_named_not_answered():
+    class Open(Dual):
+        def sin(self):
+            raise NotImplementedError()
+
+    with pytest.raises(NotAnswered, match="method sin of your Dual"):
+        check_dual_interpreter(lambda f, x, v: jvp_of(Open, f, x, v))
+
+
+class Unreadable:
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("no reading me")
+
+
+ODD_RETURNS = {
+    "None": None,
+    "text": "1, 2",
+    "complex": np.full(5, 1 + 5j),
+    "True/False": np.ones(5, dtype=bool),
+    "10**400": [10**400] * 5,
+    "a ragged list": [[1.0], [2.0, 3.0]],
+    "an object numpy cannot read": Unreadable(),
+    "a megabyte": np.ones(1 << 17),
+    "a 0-d array": np.array(1.0),
+}
+
+
+@pytest.mark.parametrize("label", sorted(ODD_RETURNS))
+@pytest.mark.parametrize("where", ["alone", "as the primal", "as the tangent"])
+def test_an_interpreter_that_runs_f_and_returns_something_odd_gets_a_sentence(label, where):
+    value = ODD_RETURNS[label]
+
+    def odd_jvp(f, x, v):
+        primal, tangent = jvp(f, x, v)
+        return {"alone": value, "as the primal": (value, tangent)}.get(where, (primal, value))
+
+    with pytest.raises(ExerciseError) as caught:
+        check_dual_interpreter(odd_jvp)
+    message = str(caught.value)
+    assert "gap in the checker" not in message and "Traceback" not in message, message
+    assert len(message) < 600, message

@@ -60,6 +60,7 @@ from .cross_entropy import check_cross_entropy_grad
 from .custom_functions import check_function, check_hypot, check_power, check_softplus
 from .descent import check_optimizer_step
 from .diagnose import Finding, compare
+from .dual_interpreter import check_dual_interpreter  # noqa: F401 (lesson 11)
 from .higher_order import check_hvp, check_jacobian
 from .hints import Exercise, Hint, Hints, grade, progress
 from .jvp_rules import check_jvp_rule

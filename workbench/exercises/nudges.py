@@ -187,6 +187,14 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Both inputs move: ẏ has one term for each tangent, each tangent times the other "
         "input. Broadcasting gives the sum y's shape by itself.",
     ),
+    "11-dual-interpreter": (
+        "Start from the first section's Dual: the same arithmetic, named primal and tangent. "
+        "A constant becomes a Dual that does not move. jvp makes one Dual, runs f on it once, "
+        "and takes the result apart.",
+        "Each method returns a new Dual: its primal is the function's value, its tangent the "
+        "derivative taken at the primal times the tangent coming in (for sin, cos at the "
+        "primal). The product's tangent has two terms. jvp returns the primal first.",
+    ),
     "11-fewer-passes": (
         "Which ẋ makes J·ẋ equal to column j of J? Which ȳ makes ȳᵀJ equal to row i?",
         "A whole J needs all its columns (one forward pass each) or all its rows (one "
