@@ -727,7 +727,8 @@ def value_class(
     local derivative; ``mul``: whose data a factor's grad takes; ``order``: "reversed" (a
     topological order reversed), "as built" (not reversed) or "breadth first" (from the
     root, each node when first met); ``seed``: 1.0 set on the root; ``visited``: a set
-    keeps each node once in the order."""
+    keeps each node once in the order. Results are made with type(self), so that a
+    subclass (tests/test_value_recorder.py) changes one method for every node."""
 
     def send(op, parent, part):
         parent.grad = part if op in assign else parent.grad + part
@@ -741,8 +742,8 @@ def value_class(
             self._backward = lambda: None
 
         def __add__(self, other):
-            other = other if isinstance(other, Value) else Value(other)
-            out = Value(self.data + other.data, (self, other), "+")
+            other = other if isinstance(other, Value) else type(self)(other)
+            out = type(self)(self.data + other.data, (self, other), "+")
 
             def _backward():
                 send("+", self, out.grad)
@@ -752,8 +753,8 @@ def value_class(
             return out
 
         def __mul__(self, other):
-            other = other if isinstance(other, Value) else Value(other)
-            out = Value(self.data * other.data, (self, other), "*")
+            other = other if isinstance(other, Value) else type(self)(other)
+            out = type(self)(self.data * other.data, (self, other), "*")
 
             def _backward():
                 own = mul == "own"
@@ -764,7 +765,7 @@ def value_class(
             return out
 
         def tanh(self):
-            out = Value(math.tanh(self.data), (self,), "tanh")
+            out = type(self)(math.tanh(self.data), (self,), "tanh")
 
             def _backward():
                 y = out.data

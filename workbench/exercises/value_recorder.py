@@ -33,6 +33,7 @@ from .guard import checker
 from .report import PASSED_ON, ExerciseError, Passed, fail, learner_error
 
 WHAT = "Value class"
+DONE = object()  # the end of a node's parents, in a walk
 RTOL, ATOL = 1e-9, 1e-12
 
 
@@ -242,6 +243,13 @@ def check_probe(Value: Callable, probe: Probe) -> None:
             "the Value it made, or of theirs: record every input as a parent, so that "
             "backward can reach it."
         )
+    looped = node_on_a_cycle(graph)
+    if looped is not None:
+        fail(
+            f"On {probe.text}, the parents (_prev) of {names[id(looped)]} lead back to it: "
+            "a Value is made from Values that existed before it, so its graph has no cycle. "
+            "Record the op's inputs as its parents, and nothing else."
+        )
     runs = watch_closures(graph)
     learners_call(lambda: root.backward(), Value, probe)
     seed = number_of(getattr(root, "grad", None), "the grad of the root", probe)
@@ -335,6 +343,30 @@ def walk(root) -> dict:
         found[id(node)] = node
         stack.extend(parents_of(node))
     return found
+
+
+def node_on_a_cycle(graph: dict):
+    """A node from which ``_prev`` leads back to itself, or None (a depth-first walk that
+    keeps the nodes on its current path)."""
+    done: set = set()
+    for first in graph.values():
+        if id(first) in done:
+            continue
+        path, stack = set(), [(first, iter(parents_of(first)))]
+        path.add(id(first))
+        while stack:
+            node, parents = stack[-1]
+            parent = next(parents, DONE)
+            if parent is DONE:
+                stack.pop()
+                path.discard(id(node))
+                done.add(id(node))
+            elif id(parent) in path:
+                return parent
+            elif id(parent) not in done:
+                path.add(id(parent))
+                stack.append((parent, iter(parents_of(parent))))
+    return None
 
 
 def parents_of(node) -> list:
