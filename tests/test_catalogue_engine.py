@@ -8,6 +8,7 @@ make; the check must name it (``says``), and never with the cause it was once gi
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter, deque
 
 import numpy as np
@@ -20,6 +21,7 @@ from workbench.exercises.backward_loop import check_backward_loop
 from workbench.exercises.dependencies import check_dependency_counts
 from workbench.exercises.in_place import check_fixed_loss
 from workbench.exercises.predictions import check_step_order, check_stop_gradient, check_x_grad
+from workbench.exercises.value_recorder import ScalarValue, check_value_recorder
 
 ADD, SUM, MUL, TANH, ACC = (
     "AddBackward0",
@@ -715,4 +717,211 @@ LOOP = Catalogue(
 )
 
 
-CATALOGUES = [ORDER, X_GRAD, STOP, IN_PLACE, DEPENDENCIES, LOOP]
+# ------------------------------------------------------------------ 04-value-recorder
+def value_class(
+    assign=(), tanh_slope="1 - y**2", mul="other", order="reversed", seed=True, visited=True
+):
+    """A learner's Value, as the lesson's cell writes it: one keyword per mistake.
+
+    ``assign``: the ops whose closure sets the parents' grad with =; ``tanh_slope``: its
+    local derivative; ``mul``: whose data a factor's grad takes; ``order``: "reversed" (a
+    topological order reversed), "as built" (not reversed) or "breadth first" (from the
+    root, each node when first met); ``seed``: 1.0 set on the root; ``visited``: a set
+    keeps each node once in the order. Results are made with type(self), so that a
+    subclass (tests/test_value_recorder.py) changes one method for every node."""
+
+    def send(op, parent, part):
+        parent.grad = part if op in assign else parent.grad + part
+
+    class Value:
+        def __init__(self, data, _parents=(), _op=""):
+            self.data = float(data)
+            self.grad = 0.0
+            self._prev = tuple(_parents)
+            self._op = _op
+            self._backward = lambda: None
+
+        def __add__(self, other):
+            other = other if isinstance(other, Value) else type(self)(other)
+            out = type(self)(self.data + other.data, (self, other), "+")
+
+            def _backward():
+                send("+", self, out.grad)
+                send("+", other, out.grad)
+
+            out._backward = _backward
+            return out
+
+        def __mul__(self, other):
+            other = other if isinstance(other, Value) else type(self)(other)
+            out = type(self)(self.data * other.data, (self, other), "*")
+
+            def _backward():
+                own = mul == "own"
+                send("*", self, (self.data if own else other.data) * out.grad)
+                send("*", other, (other.data if own else self.data) * out.grad)
+
+            out._backward = _backward
+            return out
+
+        def tanh(self):
+            out = type(self)(math.tanh(self.data), (self,), "tanh")
+
+            def _backward():
+                y = out.data
+                slope = {"1 - y**2": 1 - y**2, "1 - y": 1 - y, "1 - x**2": 1 - self.data**2}
+                send("tanh", self, slope[tanh_slope] * out.grad)
+
+            out._backward = _backward
+            return out
+
+        def backward(self):
+            if order == "breadth first":
+                nodes, queue, seen = [], deque([self]), {self}
+                while queue:
+                    node = queue.popleft()
+                    nodes.append(node)
+                    for parent in node._prev:
+                        if parent not in seen:
+                            seen.add(parent)
+                            queue.append(parent)
+            else:
+                built, seen = [], set()
+
+                def visit(node):
+                    if visited and node in seen:
+                        return
+                    seen.add(node)
+                    for parent in node._prev:
+                        visit(parent)
+                    built.append(node)
+
+                visit(self)
+                nodes = list(reversed(built)) if order == "reversed" else built
+            if seed:
+                self.grad = 1.0
+            for node in nodes:
+                node._backward()
+
+        def __radd__(self, other):
+            return self + other
+
+        def __rmul__(self, other):
+            return self * other
+
+        def __neg__(self):
+            return self * -1
+
+        def __sub__(self, other):
+            return self + (-other)
+
+    return Value
+
+
+def counted_value_class():
+    """A right Value whose backward waits for every consumer by counting, as Exercise 1."""
+    Base = value_class()
+
+    class Value(Base):
+        def backward(self):
+            waiting, stack, seen = Counter(), [self], {self}
+            while stack:
+                for parent in stack.pop()._prev:
+                    waiting[parent] += 1
+                    if parent not in seen:
+                        seen.add(parent)
+                        stack.append(parent)
+            self.grad = 1.0
+            ready = [self]
+            while ready:
+                node = ready.pop()
+                node._backward()
+                for parent in set(node._prev):
+                    waiting[parent] -= node._prev.count(parent)
+                    if waiting[parent] == 0:
+                        ready.append(parent)
+
+    return Value
+
+
+RIGHT_VALUE = value_class()
+
+
+class ParentsForgotten(value_class()):
+    """Records only the left parent of a product."""
+
+    def __mul__(self, other):
+        out = super().__mul__(other)
+        out._prev = out._prev[:1]
+        return out
+
+
+VALUE_RECORDER = Catalogue(
+    exercise="04-value-recorder",
+    check=check_value_recorder,
+    mistakes=[
+        Mistake(
+            "= instead of += in add (a value used twice)",
+            value_class(assign={"+"}),
+            says=["On a + a", "one use's part alone", "the closure of + sets", "+="],
+        ),
+        Mistake(
+            "= instead of += in mul",
+            value_class(assign={"*"}),
+            says=["On a * a", "one use's part alone", "the closure of * sets"],
+        ),
+        Mistake(
+            "= instead of += in tanh",
+            value_class(assign={"tanh"}),
+            says=["On tanh(a) + a", "tanh's closure sets its parent's .grad with ="],
+        ),
+        Mistake(
+            "= everywhere",
+            value_class(assign={"+", "*", "tanh"}),
+            says=["On a + a", "with = and so replaces"],
+        ),
+        Mistake(
+            "tanh's slope 1 − y", value_class(tanh_slope="1 - y"), says=["= 1 − y,", "y squared"]
+        ),
+        Mistake(
+            "tanh's slope from the input",
+            value_class(tanh_slope="1 - x**2"),
+            says=["= 1 − a², from the input a"],
+        ),
+        Mistake(
+            "mul's closure uses its own data",
+            value_class(mul="own"),
+            says=["each factor got its own data", "other.data * out.grad"],
+        ),
+        Mistake(
+            "the order not reversed (leaves first)",
+            value_class(order="as built"),
+            says=["ran before that of", "which uses it", "reverse a topological order"],
+        ),
+        Mistake(
+            "breadth first from the root, each node when first met",
+            value_class(order="breadth first"),
+            says=["On (t + h) * h", "the closure of h ran before that of t"],
+        ),
+        Mistake("the seed missing", value_class(seed=False), says=["the seed is missing"]),
+        Mistake(
+            "no visited set (a node twice in the order)",
+            value_class(visited=False),
+            says=["the closure of h ran 3 times", "set of the nodes already visited"],
+        ),
+        Mistake(
+            "a parent not recorded",
+            ParentsForgotten,
+            says=["On a * b", "b is not among the parents (_prev)"],
+        ),
+    ],
+    rights=[
+        Right("leaves made by a function", lambda data: RIGHT_VALUE(data)),
+        Right("a recursive walk, reversed, as micrograd", value_class()),
+        Right("the workbench's ScalarValue", ScalarValue),
+        Right("dependency counts, as Exercise 1", counted_value_class()),
+    ],
+)
+
+
+CATALOGUES = [ORDER, X_GRAD, STOP, IN_PLACE, DEPENDENCIES, LOOP, VALUE_RECORDER]

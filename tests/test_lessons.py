@@ -179,7 +179,8 @@ def test_every_exercise_has_its_hint_button_answer_and_graded_cell(path):
         assert grade_id in made, f"{path.name}: no Exercise({grade_id!r}, ...) is made"
         answer, setup = made[grade_id]
         assert setup.rstrip().endswith(".button()"), f"{path.name}: {grade_id} has no hint button"
-        assert f"def {answer}(" in course.cell_text(cell) or f"class {answer}(" in (
-            course.cell_text(cell)
-        ), f"{path.name}: the answer cell of {grade_id} does not define {answer}"
+        defines = (f"def {answer}(", f"class {answer}(", f"class {answer}:")
+        assert any(d in course.cell_text(cell) for d in defines), (
+            f"{path.name}: the answer cell of {grade_id} does not define {answer}"
+        )
         assert f'grade("{grade_id}")' in course.cell_text(cells[i + 1])

@@ -83,6 +83,15 @@ HINTS: dict[str, tuple[str, ...]] = {
         "its first gradient arrives; a gradient that arrives is added to what its slot holds. "
         "A leaf's gradient is added to its .grad, which may already hold one.",
     ),
+    "04-value-recorder": (
+        "Each op makes its result as a new Value whose parents are the inputs, and gives that "
+        "result a closure: it adds (never sets) the result's grad, times the local derivative, "
+        "into each parent's grad. For a · b the derivative for a is b's data; for tanh it is "
+        "1 − y², with y the result's data.",
+        "backward(): a depth-first walk from the root, with a set of nodes already visited, "
+        "that appends a node to a list after visiting all its parents. The root's own grad is "
+        "1.0 before anything runs; then call every node's closure, the list read from its end.",
+    ),
     # 05_checkpointing.ipynb
     "05-checkpointing-peak": (
         "Three moments: before the step (what is held, and a fresh peak), the step itself, "
