@@ -359,6 +359,8 @@ def batched_matmul(a: Tensor, a_batched: bool, b: Tensor, b_batched: bool) -> Te
     rest, and the dims put in are taken out again."""
     a_ndim = a.ndim - 1 if a_batched else a.ndim
     b_ndim = b.ndim - 1 if b_batched else b.ndim
+    if a_batched and a_ndim == 1 and not b_batched and b_ndim == 2:
+        return run("matmul", [a, b])  # the batch of row vectors is a matrix: (B, n) @ (n, m)
     row = a_batched and a_ndim == 1 and (b_batched or b_ndim >= 2)
     column = b_batched and b_ndim == 1
     if row:

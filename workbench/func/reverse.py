@@ -335,7 +335,7 @@ def _rows(level: _Level, output: Tensor, inputs: list, chunk_size: int | None) -
             if not batching_refused(error):
                 raise
         else:
-            return [r.reshape(*output.shape, *x.shape) for r, x in zip(rows, inputs)]
+            return [_shaped_as(r, (*output.shape, *x.shape)) for r, x in zip(rows, inputs)]
     return _looped_rows(level, output, inputs)
 
 
@@ -347,6 +347,10 @@ def _batched_rows(level: _Level, output: Tensor, inputs: list, chunk_size: int |
         return tuple(_gradients(level, [output], inputs, [cotangent]))
 
     return through_vmap(pull_back, one_hots(output.numel(), output), 0, chunk_size)
+
+
+def _shaped_as(t: Tensor, shape: tuple) -> Tensor:
+    return t if tuple(t.shape) == shape else t.reshape(shape)
 
 
 def _looped_rows(level: _Level, output: Tensor, inputs: list) -> list:
