@@ -10,6 +10,7 @@ import torch
 import torch.func as tf
 
 import workbench as wb
+from tests.fake_gpu import pretend_gpu  # noqa: F401  (a fixture)
 from tests.samples import all_samples
 from tests.samples.complex_numbers import COMPLEX_NAMES, complex_variant
 from workbench.autograd import engine
@@ -188,3 +189,18 @@ def test_vmap_of_linear_with_only_the_bias_batched_matches_torch():
         lambda b: torch.nn.functional.linear(torch.from_numpy(x), torch.from_numpy(w), b)
     )(torch.from_numpy(biases))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.usefixtures("pretend_gpu")
+def test_on_a_gpu_the_jacobians_take_the_loop():
+    """vmap runs on the CPU only: on a GPU the loop builds the Jacobians there."""
+    x = wb.randn(3, device="cuda")
+    for transform, f in [
+        (jacrev, lambda r: r.tanh() * r),
+        (jacfwd, lambda r: r.tanh() * r),
+        (hessian, lambda r: (r.tanh() * r).sum()),
+    ]:
+        jac = transform(f)(x)
+        assert jac.device.type == "cuda"
+        expected = transform(f)(x.cpu()).numpy()
+        np.testing.assert_allclose(jac.cpu().numpy(), expected, rtol=1e-6, atol=1e-7)

@@ -61,8 +61,9 @@ def jacfwd(
     every one-hot tangent at once (``vmap`` over ``jvp``, ``randomness`` as vmap's).
 
     The loop, one forward pass per input element (a column each), is the general road:
-    it is taken when the gradients must keep their history (an argument on the tape:
-    ``jacrev(jacfwd(f))``) or when an op has no batching rule (see ``basis.py``)."""
+    it is taken on a GPU (vmap runs on the CPU only), when the gradients must keep their
+    history (an argument on the tape: ``jacrev(jacfwd(f))``) or when an op has no
+    batching rule (see ``basis.py``)."""
 
     def jacobian(*args):
         per_argument, aux = [], None
@@ -80,7 +81,8 @@ def jacfwd(
 def _columns(of_one: Callable, x: Tensor, has_aux: bool, randomness: str):
     """``(Jacobian of of_one at x, aux)``: one batched forward pass where it can be taken,
     else one forward pass per column (``_looped_columns``)."""
-    if x.numel() and not (state.grad_mode.records and x.requires_grad):
+    on_cpu = x.device.type == "cpu"  # vmap's only device
+    if x.numel() and on_cpu and not (state.grad_mode.records and x.requires_grad):
         try:
             return _batched_columns(of_one, x, has_aux, randomness)
         except RuntimeError as error:
@@ -174,7 +176,7 @@ def _unit_tangents(x: Tensor):
     for k in range(x.numel()):
         unit = np.zeros(x.shape, dtype=x._data.dtype)
         unit.reshape(-1)[k] = 1
-        yield Tensor._make(unit)
+        yield Tensor._make(unit).to(x.device)  # on x's device (a GPU's: the loop runs there)
 
 
 def _assemble(columns: list, x: Tensor):

@@ -295,10 +295,11 @@ def jacrev(
     pulls every one-hot cotangent (a row of the identity) back at once, ``vmap`` over
     the pullback as in torch.func (``chunk_size`` rows at a time when given).
 
-    The loop, one backward pass per output element, is the general road: it is taken
-    when the gradients must keep their history (an outer transform or the outer graph
-    differentiates them again: ``jacrev(jacrev(f))``, a closed-over tensor that requires
-    grad) or when an op on the backward path has no batching rule (see ``basis.py``)."""
+    The loop, one backward pass per output element, is the general road: it is taken on
+    a GPU (vmap runs on the CPU only), when the gradients must keep their history (an
+    outer transform or the outer graph differentiates them again: ``jacrev(jacrev(f))``,
+    a closed-over tensor that requires grad) or when an op on the backward path has no
+    batching rule (see ``basis.py``)."""
     check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func)
@@ -328,7 +329,8 @@ def _rows(level: _Level, output: Tensor, inputs: list, chunk_size: int | None) -
     """The Jacobian of ``output`` w.r.t. each of ``inputs``: one batched backward pass
     where it can be taken, else one backward pass per row (``_looped_rows``)."""
     count = output.numel()
-    if count and not level.reaches_outside([output]):
+    on_cpu = all(t.device.type == "cpu" for t in (output, *inputs))  # vmap's only device
+    if count and on_cpu and not level.reaches_outside([output]):
         try:
             rows = _batched_rows(level, output, inputs, chunk_size)
         except RuntimeError as error:
