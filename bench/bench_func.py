@@ -6,9 +6,8 @@
 * ``hessian`` of a 100-input scalar function (``sum(tanh(W x) * x)``), forward over reverse.
 
 Both libraries run the same functions on the same numbers (checked before timing).
-Workbench's jacrev is one backward pass per output row (100 passes) and its jacfwd one
-forward pass per input column, as the lesson on forward and reverse mode counts them;
-torch.func vmaps its vjp and jvp over the rows and columns.
+Both vmap their vjp and jvp over the rows and columns: one forward pass and one batched
+backward pass for jacrev, one batched forward pass for jacfwd (lesson 11 counts them).
 
 Prints one JSON line: milliseconds per call of each and the ratio workbench / torch.
 """

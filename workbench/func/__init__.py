@@ -5,8 +5,9 @@ function with the workbench's own reverse mode; ``vmap`` (``vmap.py``) runs a fu
 one example on a whole batch, each op by its batching rule (``batching.py``). They
 compose: ``vmap(grad(loss))`` gives per-example gradients, ``jacrev(grad(f))`` a Hessian.
 ``jvp``, ``jacfwd``, ``hessian`` and ``linearize`` (``forward.py``) push tangents forward
-with the dual numbers of :mod:`workbench.autograd.forward_ad`: ``jacfwd`` builds a
-Jacobian one column per input, ``jacrev`` one row per output.
+with the dual numbers of :mod:`workbench.autograd.forward_ad`. ``jacfwd`` and ``jacrev``
+push the whole basis through one vectorised pass (``vmap`` over ``jvp`` or over the
+pullback, ``basis.py``), as torch.func's do, and loop over it where that cannot batch.
 
 They compose as torch.func's do, by *levels*: a grad transform's level is the leaves it
 made for its arguments (``reverse._Level``), a vmap's level is its number on batched

@@ -137,11 +137,29 @@ def read_from_batch(array) -> bool:
     return False
 
 
+_BUFFERS: dict = {}
+
+
+def _no_values(dtype) -> NoValues:
+    """The read-only one-element buffer behind the stand-ins of ``dtype`` (shared: it is
+    never read as a value)."""
+    buffer = _BUFFERS.get(dtype)
+    if buffer is None:
+        buffer = np.zeros((), dtype).view(NoValues)
+        buffer.flags.writeable = False
+        _BUFFERS[dtype] = buffer
+    return buffer
+
+
 def batched(physical: np.ndarray, level: int) -> BatchedArray:
     """The stand-in for a batch ``physical`` (batch dimension first) at vmap ``level``."""
-    buffer = np.zeros((), physical.dtype).view(NoValues)
-    stand_in = np.broadcast_to(buffer, physical.shape[1:], subok=True)
-    stand_in = stand_in.view(BatchedArray)
+    shape = physical.shape[1:]
+    # Every element is the buffer's one element (strides 0), as np.broadcast_to would
+    # make it, built directly: this runs once per batched op.
+    stand_in = np.ndarray.__new__(
+        BatchedArray, shape, physical.dtype, _no_values(physical.dtype), 0, (0,) * len(shape)
+    )
+    stand_in.flags.writeable = False
     stand_in.physical = physical
     stand_in.level = level
     return stand_in

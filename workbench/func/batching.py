@@ -31,7 +31,7 @@ import numpy as np
 from .. import state
 from ..autograd import forward_ad, grad_mode
 from ..autograd.dispatch import apply_op, link_view
-from ..autograd.graph import OpNode
+from ..autograd.graph import OpNode, TensorMeta
 from ..ops.registry import OPS
 from ..tensor import Tensor
 from . import batched as B
@@ -73,7 +73,7 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
         if isinstance(x, Tensor) and x._view_of is not None and not x._requires_grad:
             x._refresh_view()  # a view whose base may have gained a history (as apply_op)
     flags = [B.level_of(x) == level for x in inputs]
-    args = [B.physical(x) if flag else x for x, flag in zip(inputs, flags)]
+    args = [B.physical(x) if flag else _shape_only(x) for x, flag in zip(inputs, flags)]
     size = next(a.shape[0] for a, flag in zip(args, flags) if flag)
     with grad_mode.no_grad():  # the physical ops are not on the graph: the batched op is
         out = rule(Call(op, args, flags, dict(attrs or {}), size))
@@ -84,6 +84,15 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
     if forward_ad.LEVEL is not None:  # inside a dual level: the tangent, as apply_op gives it
         forward_ad.push_tangent(op, inputs, attrs, result, node)
     return result
+
+
+def _shape_only(x):
+    """An input a backward op reads only the shape of (a :class:`TensorMeta`: the forward
+    op did not save it) as zeros of that shape, broadcast from one number, so that a rule
+    can expand and reshape it along with the batch; anything else as it is."""
+    if isinstance(x, TensorMeta):
+        return Tensor._make(np.broadcast_to(np.zeros((), x.dtype), x.shape))
+    return x
 
 
 def _attr_values(attrs: dict):
@@ -179,8 +188,29 @@ def along_dim(call: Call) -> Tensor:
             return apply_op(call.op, (flat,), {**attrs, "dim": 1, "keepdim": False})
         raise RuntimeError(f"vmap: {call.op.name} over all dims has no batching rule")
     attrs["dim"] = shifted(attrs["dim"])
-    args = all_batched(call) if call.op.name in ("gather", "gather_backward") else aligned(call)
+    if call.op.name in ("gather", "gather_backward"):
+        args = all_batched(call)
+    else:  # the shifted dim must name the same axis in every input: all get a batch dim
+        ndim = max(call.logical_ndim(i) for i in range(len(call.args)))
+        args = [padded(x if flag else unit_batch(x), ndim) for x, flag in _tensors(call)]
+        args += call.args[len(args) :]
     return apply_op(call.op, tuple(args), attrs)
+
+
+def _tensors(call: Call) -> list:
+    """The leading tensor arguments with their batched flags."""
+    pairs = []
+    for x, flag in zip(call.args, call.batched):
+        if not isinstance(x, Tensor):
+            break
+        pairs.append((x, flag))
+    return pairs
+
+
+def unit_batch(x: Tensor) -> Tensor:
+    """An unbatched ``x`` with a size-1 batch dim in front (it broadcasts along the batch;
+    a dim argument shifted by one then names the same axis in it as in the batched ones)."""
+    return run("reshape", [x], {"shape": (1, *x.shape)})
 
 
 def with_attr(name: str, change):
@@ -329,6 +359,8 @@ def batched_matmul(a: Tensor, a_batched: bool, b: Tensor, b_batched: bool) -> Te
     rest, and the dims put in are taken out again."""
     a_ndim = a.ndim - 1 if a_batched else a.ndim
     b_ndim = b.ndim - 1 if b_batched else b.ndim
+    if a_batched and a_ndim == 1 and not b_batched and b_ndim == 2:
+        return run("matmul", [a, b])  # the batch of row vectors is a matrix: (B, n) @ (n, m)
     row = a_batched and a_ndim == 1 and (b_batched or b_ndim >= 2)
     column = b_batched and b_ndim == 1
     if row:
@@ -369,7 +401,7 @@ def linear(call: Call) -> Tensor:
     if not wb_ and not bb:
         return apply_op(call.op, (x, weight, bias), call.attrs or None)
     out = batched_matmul(x, xb, _transposed(weight, wb_), wb_)
-    return out if bias is None else _add(out, True, bias, bb)
+    return out if bias is None else _add(out, xb or wb_, bias, bb)
 
 
 def addmm(call: Call) -> Tensor:

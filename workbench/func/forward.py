@@ -1,10 +1,11 @@
 """torch.func's forward-mode transforms: ``jvp``, ``jacfwd``, ``hessian``, ``linearize``.
 
 Each is a few lines over ``wb.autograd.forward_ad``: make the inputs dual, run the
-function once, read the outputs' tangents. ``jacfwd`` builds a Jacobian column by
-column, one forward pass per input element; ``hessian`` is ``jacfwd`` of a reverse-mode
-Jacobian (forward over reverse: the backward passes run inside the dual level, so the
-gradients carry tangents).
+function once, read the outputs' tangents. ``jacfwd`` pushes the whole basis of one-hot
+tangents through one batched forward pass (``vmap`` over ``jvp``, as torch.func does;
+one forward pass per input element where that pass cannot batch); ``hessian`` is
+``jacfwd`` of a reverse-mode Jacobian (forward over reverse: the backward pass runs
+inside the dual level, so the gradients carry tangents).
 
 One dual level at a time, as in ``forward_ad``: forward over forward (``jacfwd(jacfwd(f))``)
 is refused with PyTorch's "Nested forward mode AD is not supported" error.
@@ -19,7 +20,9 @@ import numpy as np
 from .. import state
 from ..autograd import forward_ad
 from ..tensor import Tensor
+from .basis import batching_refused, one_hots
 from .reverse import argnum_positions, flattened, jacrev, real_only, split_aux
+from .vmap import vmap
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
 
@@ -50,26 +53,69 @@ def linearize(func: Callable, *primals) -> tuple:
     return output, jvp_fn
 
 
-def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian of ``func`` with respect to argument(s) ``argnums``, by forward mode:
-    one pass per input element, each giving one column, shaped ``output.shape + input.shape``."""
+def jacfwd(
+    func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error"
+) -> Callable:
+    """The Jacobian of ``func`` with respect to argument(s) ``argnums`` by forward mode,
+    shaped ``output.shape + input.shape``: per argument, one forward pass that carries
+    every one-hot tangent at once (``vmap`` over ``jvp``, ``randomness`` as vmap's).
+
+    The loop, one forward pass per input element (a column each), is the general road:
+    it is taken on a GPU (vmap runs on the CPU only), when the gradients must keep their
+    history (an argument on the tape: ``jacrev(jacfwd(f))``) or when an op has no
+    batching rule (see ``basis.py``)."""
 
     def jacobian(*args):
         per_argument, aux = [], None
         positions = argnum_positions(argnums, len(args))
         real_only("jacfwd", "inputs", [args[i] for i in positions])
         for i in positions:
-            columns = []
-            for unit in _unit_tangents(args[i]):
-                answer = jvp(_only_argument(func, args, i), (args[i],), (unit,), has_aux=has_aux)
-                real_only("jacfwd", "outputs", flattened(answer[0]))
-                aux = answer[2] if has_aux else None
-                columns.append(answer[1])
-            per_argument.append(_assemble(columns, args[i]))
+            columns, aux = _columns(_only_argument(func, args, i), args[i], has_aux, randomness)
+            per_argument.append(columns)
         jac = _per_output(per_argument, argnums)
         return (jac, aux) if has_aux else jac
 
     return jacobian
+
+
+def _columns(of_one: Callable, x: Tensor, has_aux: bool, randomness: str):
+    """``(Jacobian of of_one at x, aux)``: one batched forward pass where it can be taken,
+    else one forward pass per column (``_looped_columns``)."""
+    on_cpu = x.device.type == "cpu"  # vmap's only device
+    if x.numel() and on_cpu and not (state.grad_mode.records and x.requires_grad):
+        try:
+            return _batched_columns(of_one, x, has_aux, randomness)
+        except RuntimeError as error:
+            if not batching_refused(error):
+                raise
+    return _looped_columns(of_one, x, has_aux)
+
+
+def _batched_columns(of_one: Callable, x: Tensor, has_aux: bool, randomness: str):
+    """Every column J·eₖ at once: ``jvp`` under ``vmap`` over the basis of one-hot
+    tangents; the primal outputs (and aux) do not depend on the tangent, so they are
+    the same in every example and leave the vmap unbatched."""
+    unbatched = []
+
+    def push_forward(unit: Tensor):
+        answer = jvp(of_one, (x,), (unit,), has_aux=has_aux)
+        real_only("jacfwd", "outputs", flattened(answer[0]))
+        unbatched.append(answer[2] if has_aux else None)
+        return answer[1]
+
+    out_dims = -1  # output.shape + (x.numel(),), as the loop stacks its columns
+    stacked = vmap(push_forward, out_dims=out_dims, randomness=randomness)(one_hots(x.numel(), x))
+    return _reshaped(stacked, x), unbatched[0]
+
+
+def _looped_columns(of_one: Callable, x: Tensor, has_aux: bool):
+    columns, aux = [], None
+    for unit in _unit_tangents(x):
+        answer = jvp(of_one, (x,), (unit,), has_aux=has_aux)
+        real_only("jacfwd", "outputs", flattened(answer[0]))
+        aux = answer[2] if has_aux else None
+        columns.append(answer[1])
+    return _assemble(columns, x), aux
 
 
 def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
@@ -130,7 +176,7 @@ def _unit_tangents(x: Tensor):
     for k in range(x.numel()):
         unit = np.zeros(x.shape, dtype=x._data.dtype)
         unit.reshape(-1)[k] = 1
-        yield Tensor._make(unit)
+        yield Tensor._make(unit).to(x.device)  # on x's device (a GPU's: the loop runs there)
 
 
 def _assemble(columns: list, x: Tensor):
@@ -139,8 +185,17 @@ def _assemble(columns: list, x: Tensor):
 
     if isinstance(columns[0], tuple):
         return tuple(_assemble([c[n] for c in columns], x) for n in range(len(columns[0])))
-    stacked = ops.stack(columns, dim=-1)  # output.shape + (x.numel(),)
-    return ops.reshape(stacked, tuple(columns[0].shape) + tuple(x.shape))
+    return _reshaped(ops.stack(columns, dim=-1), x)  # output.shape + (x.numel(),)
+
+
+def _reshaped(stacked, x: Tensor):
+    """Columns stacked on a last dim (``output.shape + (x.numel(),)``) as a Jacobian
+    ``output.shape + x.shape`` (each output of a tuple alike)."""
+    from .. import ops
+
+    if isinstance(stacked, tuple):
+        return tuple(_reshaped(s, x) for s in stacked)
+    return ops.reshape(stacked, tuple(stacked.shape[:-1]) + tuple(x.shape))
 
 
 def _per_output(per_argument: list, argnums):

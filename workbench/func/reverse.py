@@ -10,7 +10,9 @@ outer transform or an ordinary ``backward()`` can differentiate them again:
 twice. What depends on nothing outside comes back without history, as from
 ``torch.func``.
 
-``jacrev`` builds the Jacobian row by row: one backward pass per output element.
+``jacrev`` runs the function once and pulls the whole basis of one-hot cotangents back
+through its graph in one batched backward pass (``vmap`` over the pullback, as
+torch.func does); where that pass cannot batch, one backward pass per output element.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..autograd import engine, forward_ad, grad_mode
 from ..autograd.graph import AccumulateGrad, edge_of, walk
 from ..factories import zeros_like
 from ..tensor import Tensor
+from .basis import batching_refused, check_chunk_size, one_hots, through_vmap
 
 
 # ---------------------------------------------------------------- argnums
@@ -284,9 +287,20 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     return (value, vjp_fn, level.release(aux)) if has_aux else (value, vjp_fn)
 
 
-def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
-    """The Jacobian of ``func`` w.r.t. the arguments ``argnums`` names, row by row: one
-    backward pass per element of the output; its shape is ``output.shape + input.shape``."""
+def jacrev(
+    func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None
+) -> Callable:
+    """The Jacobian of ``func`` w.r.t. the arguments ``argnums`` names, shaped
+    ``output.shape + input.shape``: one forward pass, then one batched backward pass that
+    pulls every one-hot cotangent (a row of the identity) back at once, ``vmap`` over
+    the pullback as in torch.func (``chunk_size`` rows at a time when given).
+
+    The loop, one backward pass per output element, is the general road: it is taken on
+    a GPU (vmap runs on the CPU only), when the gradients must keep their history (an
+    outer transform or the outer graph differentiates them again: ``jacrev(jacrev(f))``,
+    a closed-over tensor that requires grad) or when an op on the backward path has no
+    batching rule (see ``basis.py``)."""
+    check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -304,14 +318,44 @@ def jacrev(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
             wrt = flattened([args[p] for p in positions])
             real_only("jacrev", "inputs", wrt)
             real_only("jacrev", "outputs", [output])
-            jacobians = _rows(level, output, wrt)
+            jacobians = _rows(level, output, wrt, chunk_size)
             result = tuple(jacobians) if isinstance(argnums, tuple) else jacobians[0]
         return level.release((result, aux)) if has_aux else level.release(result)
 
     return wrapper
 
 
-def _rows(level: _Level, output: Tensor, inputs: list) -> list:
+def _rows(level: _Level, output: Tensor, inputs: list, chunk_size: int | None) -> list:
+    """The Jacobian of ``output`` w.r.t. each of ``inputs``: one batched backward pass
+    where it can be taken, else one backward pass per row (``_looped_rows``)."""
+    count = output.numel()
+    on_cpu = all(t.device.type == "cpu" for t in (output, *inputs))  # vmap's only device
+    if count and on_cpu and not level.reaches_outside([output]):
+        try:
+            rows = _batched_rows(level, output, inputs, chunk_size)
+        except RuntimeError as error:
+            if not batching_refused(error):
+                raise
+        else:
+            return [_shaped_as(r, (*output.shape, *x.shape)) for r, x in zip(rows, inputs)]
+    return _looped_rows(level, output, inputs)
+
+
+def _batched_rows(level: _Level, output: Tensor, inputs: list, chunk_size: int | None):
+    """Every row vᵀ·J at once: the backward pass run by the batching rules on the basis
+    of one-hot cotangents (one per output element, stacked along a batch dim)."""
+
+    def pull_back(cotangent: Tensor) -> tuple:
+        return tuple(_gradients(level, [output], inputs, [cotangent]))
+
+    return through_vmap(pull_back, one_hots(output.numel(), output), 0, chunk_size)
+
+
+def _shaped_as(t: Tensor, shape: tuple) -> Tensor:
+    return t if tuple(t.shape) == shape else t.reshape(shape)
+
+
+def _looped_rows(level: _Level, output: Tensor, inputs: list) -> list:
     """One backward pass per output element (a one-hot cotangent each), stacked."""
     count = output.numel()
     flat_rows: list[list] = [[] for _ in inputs]

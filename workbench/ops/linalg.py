@@ -40,6 +40,11 @@ def matmul_grad(orig, grad):
     need_a, need_b = orig.needs_input_grad
     if a.ndim == 1 and b.ndim == 1:
         return [grad * conj(b) if need_a else None, grad * conj(a) if need_b else None]
+    if a.ndim == 2 and b.ndim == 1:  # matrix · vector: Ā = ȳ ⊗ conj(b), b̄ = Aᴴ ȳ
+        return [
+            unsqueeze(grad, -1) * conj(b) if need_a else None,
+            matrix_transpose(conj(a)) @ grad if need_b else None,
+        ]
     a_shape, b_shape = a.shape, b.shape
     # Treat 1-D operands as matrices: a row vector on the left, a column on the right.
     if a.ndim == 1:

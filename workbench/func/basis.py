@@ -1,0 +1,68 @@
+"""A Jacobian from one batched pass: the whole basis through ``vmap`` at once.
+
+``jacrev`` needs vᵀ·J for every one-hot v (one row each), ``jacfwd`` needs J·v for every
+one-hot v (one column each). Looping runs one pass per basis vector; torch.func, and
+the workbench when it can, pushes the identity matrix through *one* vectorised pass
+instead: ``vmap`` over the pullback (``jacrev``) or over ``jvp`` (``jacfwd``). Every op
+of that pass runs its batching rule once on the whole basis.
+
+The loop stays the general road: the batched pass is taken only where every op on
+the way has a batching rule. An op without one stops ``vmap`` with a ``"vmap: ..."``
+error (:func:`batching_refused`), and the transform then runs its loop, which gives
+the same numbers one basis vector at a time, or PyTorch's error where there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..tensor import Tensor
+from .vmap import vmap
+
+
+def one_hots(count: int, like: Tensor) -> Tensor:
+    """The basis e₀ … e_{count-1} as the rows of an identity matrix of ``like``'s dtype
+    (a row per basis vector, each shaped like ``like``)."""
+    identity = np.eye(count, dtype=like._data.dtype)
+    return Tensor._make(identity.reshape(count, *like.shape))
+
+
+def check_chunk_size(chunk_size, api: str) -> None:
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"{api}: `chunk_size` should be greater than 0.")
+
+
+def through_vmap(one_pass: Callable, basis: Tensor, out_dims, chunk_size: int | None):
+    """``vmap(one_pass, out_dims=out_dims)(basis)``, ``chunk_size`` basis vectors at a
+    time when given (less memory, more passes: torch.func's ``chunk_size``), the chunks'
+    results concatenated along ``out_dims``."""
+    mapped = vmap(one_pass, out_dims=out_dims)
+    count = basis.shape[0]
+    if chunk_size is None or chunk_size >= count:
+        return mapped(basis)
+    chunks = [mapped(basis[start : start + chunk_size]) for start in range(0, count, chunk_size)]
+    return _concatenated(chunks, out_dims)
+
+
+def _concatenated(chunks: list, dim: int):
+    from .. import ops
+
+    if isinstance(chunks[0], (tuple, list)):
+        return type(chunks[0])(
+            _concatenated([c[n] for c in chunks], dim) for n in range(len(chunks[0]))
+        )
+    return ops.cat(chunks, dim=dim)
+
+
+def batching_refused(error: Exception) -> bool:
+    """Whether ``error`` is vmap refusing to batch something (an op, a raw numpy call on
+    a batched tensor, a write into an unbatched one): the loop can do it instead. A
+    random op under ``randomness='error'`` is PyTorch's error, not a refusal to batch."""
+    message = str(error)
+    return (
+        isinstance(error, RuntimeError)
+        and message.startswith("vmap:")
+        and "randomness error mode" not in message
+    )
