@@ -62,6 +62,10 @@ class Layer:
     # Names a package keeps binding after a move, for PyTorch's paths:
     # (package, name, module it binds, comment)
     faces: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # Files the layer adds (path from the repository root: text)
+    new_files: dict[str, str] = field(default_factory=dict)
+    # Text rules applied before the module renames: (pattern, replacement)
+    text_rules: list[tuple[str, str]] = field(default_factory=list)
 
 
 CORE = Layer(
@@ -113,6 +117,7 @@ RECORD = Layer(
         "autograd/anomaly.py": "record/anomaly.py",
         "autograd/collector.py": "record/collector.py",
         "autograd/recompute.py": "record/recompute.py",
+        "autograd/forward_ad.py": "record/forward_ad.py",
         "_inplace.py": "record/inplace.py",
     },
     readme="""\
@@ -124,12 +129,20 @@ records, the memory saved tensors hold, in-place writes and views (`inplace.py`)
 garbage collector kept off big graphs and the recomputation behind checkpointing.
 Everything here runs in the forward pass; the backward pass is `autograd/`.
 
-May import: `core/`. `wb.autograd.graph` (PyTorch's `torch.autograd.graph`) is this
-folder's `graph.py`, bound under that name by `autograd/__init__.py`.
+Forward mode lives here too (`forward_ad.py`: dual levels, and `push_tangent`, which
+`apply_op` calls to run an op's JVP rule as the op runs): it happens during the forward
+pass, at the op's call, with no graph and no second loop.
+
+May import: `core/`. `wb.autograd.graph` and `wb.autograd.forward_ad` (PyTorch's
+`torch.autograd.graph` and `torch.autograd.forward_ad`) are this folder's `graph.py`
+and `forward_ad.py`, bound under those names by `autograd/__init__.py` (and importable
+by them). Exceptions (named in the layer contract): forward mode builds tangents with
+ops (`view`, `expand`, `astype`), as `Tensor`'s methods do.
 """,
     message=(
         "Relayout (issue 35, point 1): recording a node (dispatch, graph nodes, grad modes, "
-        "memory, anomaly records, in-place, recompute) moves into workbench/record/"
+        "memory, anomaly records, in-place, recompute, forward mode's tangents) moves into "
+        "workbench/record/"
     ),
     faces=[
         (
@@ -137,6 +150,12 @@ folder's `graph.py`, bound under that name by `autograd/__init__.py`.
             "graph",
             "workbench.record.graph",
             "torch.autograd.graph's path: wb.autograd.graph, also importable",
+        ),
+        (
+            "workbench.autograd",
+            "forward_ad",
+            "workbench.record.forward_ad",
+            "torch.autograd.forward_ad's path: wb.autograd.forward_ad, also importable",
         ),
     ],
 )
@@ -190,6 +209,18 @@ draw traces).
     ),
 )
 
+# `python -m workbench`, so that the command's short name does not move with the layout.
+MAIN_PY = '''"""``python -m workbench``: the ``workbench`` command (teaching/cli.py)."""
+
+import sys
+
+from .teaching.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
 TEACHING = Layer(
     folder="teaching",
     moves={
@@ -212,8 +243,14 @@ May import: everything below it (`exercises/`, `widgets/`, `viz/`...); nothing i
 """,
     message=(
         "Relayout (issue 35, point 1): the course, the command line and the classroom "
-        "move into workbench/teaching/"
+        "move into workbench/teaching/; `python -m workbench` runs the workbench command"
     ),
+    # `python -m workbench.cli lab` (README, Makefile, docs) becomes `python -m workbench
+    # lab`: one short name that does not change with the layout.
+    new_files={
+        "workbench/__main__.py": MAIN_PY,
+    },
+    text_rules=[(r"(-m\s+)workbench\.cli\b", r"\1workbench")],
 )
 
 LAYERS = [CORE, RECORD, COMPAT, TRACE, TEACHING]
@@ -322,6 +359,7 @@ class Renames:
 
     def __init__(self, layer: Layer, tracked: list[str]):
         self.paths = {f"{PACKAGE}/{old}": f"{PACKAGE}/{new}" for old, new in layer.moves.items()}
+        self.text_rules = layer.text_rules
         self.modules = {}
         for old, new in self.paths.items():
             if old.endswith(".py"):
@@ -399,8 +437,11 @@ def rewrite_import(
     old: tuple[str, bool],
     new: tuple[str, bool],
     renames: Renames,
+    trailing: str = "",
 ) -> str | None:
-    """The new text of one ``from ... import`` statement, or None if it stays as it is."""
+    """The new text of one ``from ... import`` statement, or None if it stays as it is.
+    ``trailing`` is the comment after a one-line statement (``# noqa: E402``): every
+    statement it is split into keeps it."""
     base_old = absolute(node, *old)
     if base_old != PACKAGE and not base_old.startswith(PACKAGE + "."):
         return None
@@ -456,7 +497,8 @@ def rewrite_import(
             statements.append(f"from {clause(target)} import (\n{body}{indent})")
         else:
             statements.append(f"from {clause(target)} import {', '.join(t for t, _ in lines)}")
-    return f"\n{indent}".join(statements)
+    # the last statement keeps the comment that follows it in the file
+    return f"{trailing}\n{indent}".join(statements)
 
 
 def snippet_contexts(tree: ast.AST, old_modules: set[str]) -> dict[int, str]:
@@ -514,7 +556,9 @@ def rewrite_imports(
         if isinstance(node, ast.ImportFrom):
             start = starts[node.lineno - 1] + node.col_offset
             end = starts[node.end_lineno - 1] + node.end_col_offset
-            new_text = rewrite_import(node, source[start:end], old, new, renames)
+            rest_of_line = source[end : starts[node.end_lineno]].rstrip("\n")
+            trailing = rest_of_line if rest_of_line.lstrip().startswith("#") else ""
+            new_text = rewrite_import(node, source[start:end], old, new, renames, trailing)
             if new_text is not None:
                 edits.append((start, end, new_text))
     contexts = snippet_contexts(tree, renames.old_modules)
@@ -636,6 +680,8 @@ def rewrite_joined_paths(text: str, renames: Renames) -> str:
 
 
 def rewrite_text(text: str, renames: Renames, bound: dict[str, set[str]]) -> str:
+    for pattern, replacement in renames.text_rules:
+        text = re.sub(pattern, replacement, text)
     text = rewrite_dotted(text, renames)
     text = rewrite_wb_chains(text, renames, bound)
     return rewrite_paths(text, renames)
@@ -911,11 +957,30 @@ def apply_layer(layer: Layer) -> list[str]:
     for path, text in new_texts.items():
         (ROOT / path).write_text(text, encoding="utf-8")
     changed = list(new_texts) + add_faces(layer)
-    readme = ROOT / PACKAGE / layer.folder / "README.md"
+    folder = ROOT / PACKAGE / layer.folder
+    readme = folder / "README.md"
     readme.write_text(layer.readme, encoding="utf-8")
     changed.append(readme.relative_to(ROOT).as_posix())
+    init = folder / "__init__.py"
+    if not init.exists():  # a regular package (setuptools' find_packages needs the file)
+        title = layer.readme.splitlines()[0].removeprefix("# ")
+        init.write_text(f'"""{title} (what it may import: README.md)."""\n', encoding="utf-8")
+        changed.append(init.relative_to(ROOT).as_posix())
+    for path, text in layer.new_files.items():
+        (ROOT / path).write_text(text, encoding="utf-8")
+        changed.append(path)
     run_ruff(changed)
+    check_import()
     return changed
+
+
+def check_import() -> None:
+    """Say at once if the package no longer imports (an import cycle entered elsewhere)."""
+    result = subprocess.run(
+        [sys.executable, "-c", f"import {PACKAGE}"], cwd=ROOT, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        print(f"note: `import {PACKAGE}` FAILS after this step:\n{result.stderr[-2000:]}")
 
 
 def write_staying_readmes() -> list[str]:
