@@ -18,11 +18,11 @@ known lines, so the script also works on code it has never seen:
   Snippets of Python in tests (strings with relative imports) are resolved against the
   module named beside them in the same test.
 - Everywhere (Python, Markdown, TOML, YAML, shell, Makefile, JSON, the lessons' code
-  cells): dotted module names (``workbench.autograd.graph``, in strings for
+  cells): dotted module names (``workbench.record.graph``, in strings for
   ``mock.patch``, ``importlib``, entry points), ``wb.`` attribute chains that named a
-  module no longer reachable there (``wb.autograd.dispatch`` -> ``wb.record.dispatch``;
-  ``wb.cuda`` stays, the package still binds it), and paths (``workbench/state.py``,
-  ``workbench/autograd/{graph,dispatch}.py``, ``PACKAGE / "tensor.py"``).
+  module no longer reachable there (``wb.record.dispatch`` -> ``wb.record.dispatch``;
+  ``wb.cuda`` stays, the package still binds it), and paths (``workbench/core/state.py``,
+  ``workbench/record/{graph,dispatch}.py``, ``PACKAGE / "core/tensor.py"``).
 
 Then ``ruff`` sorts the imports of the changed Python files and formats them, each layer
 folder gets its README (what it holds, what it may import), and the last step adds the
@@ -204,8 +204,9 @@ saved as JSON and replayed (`__init__.py`); the trace file format, checked as un
 input (`format.py`); `wb.from_torch`: a real PyTorch backward recorded as a trace
 (`torch_replay.py`).
 
-May import: `core/`, `record/`, `ops/`, `autograd/` (never `viz/` or `widgets/`, which
-draw traces).
+May import: `core/`, `record/`, `ops/`, `autograd/`, `compat/`; never `viz/` or
+`widgets/`, which draw traces. It sits below `nn/`: the package imports it (`wb.trace`),
+and `nn/` and `optim/` import the package.
 """,
     message=(
         "Relayout (issue 35, point 1): traces (trace.py, trace_format.py, torch_replay.py) "
@@ -249,7 +250,7 @@ May import: everything below it (`exercises/`, `widgets/`, `viz/`...); nothing i
         "Relayout (issue 35, point 1): the course, the command line and the classroom "
         "move into workbench/teaching/; `python -m workbench` runs the workbench command"
     ),
-    # `python -m workbench.cli lab` (README, Makefile, docs) becomes `python -m workbench
+    # `python -m workbench lab` (README, Makefile, docs) becomes `python -m workbench
     # lab`: one short name that does not change with the layout.
     new_files={
         "workbench/__main__.py": MAIN_PY,
@@ -384,7 +385,7 @@ class Renames:
         return path
 
     def module(self, dotted: str) -> str:
-        """``workbench.tensor.Tensor`` -> ``workbench.core.tensor.Tensor``."""
+        """``workbench.core.tensor.Tensor`` -> ``workbench.core.tensor.Tensor``."""
         key = self.moved_prefix(dotted)
         return dotted if key is None else self.modules[key] + dotted[len(key) :]
 
@@ -508,7 +509,7 @@ def rewrite_import(
 def snippet_contexts(tree: ast.AST, old_modules: set[str]) -> dict[int, str]:
     """For strings of Python with relative imports inside a function (a test's snippet),
     the module they are resolved against: the old module named as an argument of a call in
-    the same function (``private_accesses(source, "workbench.autograd.recompute")``).
+    the same function (``private_accesses(source, "workbench.record.recompute")``).
     Keyed by the id of the string's node."""
     found = {}
     for function in ast.walk(tree):
@@ -623,7 +624,7 @@ def rewrite_dotted(text: str, renames: Renames) -> str:
 
 
 def rewrite_wb_chains(text: str, renames: Renames, bound: dict[str, set[str]]) -> str:
-    """``wb.autograd.dispatch`` -> ``wb.record.dispatch`` where the old parent package no
+    """``wb.record.dispatch`` -> ``wb.record.dispatch`` where the old parent package no
     longer binds the name (``wb.cuda`` stays: the package binds it)."""
 
     def replace(match: re.Match) -> str:
@@ -672,7 +673,7 @@ def rewrite_paths(text: str, renames: Renames) -> str:
 
 
 def rewrite_joined_paths(text: str, renames: Renames) -> str:
-    """``PACKAGE / "tensor.py"`` -> ``PACKAGE / "core/tensor.py"`` (old paths relative to
+    """``PACKAGE / "core/tensor.py"`` -> ``PACKAGE / "core/tensor.py"`` (old paths relative to
     workbench/ joined to a path)."""
 
     def replace(match: re.Match) -> str:
@@ -784,7 +785,7 @@ def fix_readme_layout(text: str) -> str:
 
 
 def fix_lazy_names(text: str) -> str:
-    """workbench/__init__.py loads some top-level names lazily (``wb.cli``): a name that
+    """workbench/__init__.py loads some top-level names lazily (``wb.teaching.cli``): a name that
     moved into teaching/ is loaded as ``wb.teaching``."""
     match = re.search(r"_LAZY = \{([^}]*)\}", text)
     if match is None:
@@ -835,12 +836,12 @@ def insert_after_imports(text: str, line: str, first: bool = False) -> str:
 CONTRACT = """
 [tool.importlinter]
 root_package = "workbench"
-# An ignored import below that no longer exists is reported: delete it.
-unmatched_ignore_imports_alerting = "warn"
 
 [[tool.importlinter.contracts]]
 name = "Imports only go down the layers (issue 35, point 2)"
 type = "layers"
+# An ignored import below that no longer exists is reported: delete it.
+unmatched_ignore_imports_alerting = "warn"
 # Highest first. Every import counts, function-level ones too, and so do chains
 # through other modules. `|` joins layers of one level that must not import each
 # other; `:` joins parts of one layer (workbench.exercises is the teaching layer's,
@@ -849,10 +850,9 @@ layers = [
     "workbench.teaching : workbench.exercises",
     "workbench.widgets",
     "workbench.viz",
-    "workbench.trace",
     "workbench.optim | workbench.utils",
     "workbench.nn",
-    "workbench.func",
+    "workbench.func | workbench.trace",
     "workbench.autograd",
     "workbench.ops",
     "workbench.record",
@@ -909,14 +909,6 @@ IGNORES: list[tuple[str, str]] = [
         "workbench.record.dispatch -> workbench.func.batching",
         "debt: apply_op hands batched tensors to vmap's batching rules; issue 35, point 4 "
         "moves that job to func/",
-    ),
-    (
-        "workbench.nn.init -> workbench",
-        "debt: `import workbench as wb` loads every layer; import what is used instead",
-    ),
-    (
-        "workbench.optim.adam -> workbench",
-        "debt: `import workbench as wb` loads every layer; import what is used instead",
     ),
     (
         "workbench.widgets.verdicts -> workbench.exercises.diagnose",
@@ -1098,7 +1090,7 @@ def main() -> int:
     if args.dry_run:
         for layer in LAYERS:
             for old, new in layer.moves.items():
-                print(f"workbench/{old} -> workbench/{new}")
+                print(f"workbench//{old} -> workbench//{new}")
         return 0
     if git("status", "--porcelain", "--untracked-files=no", capture=True).strip():
         print("the working tree has changes: commit them first (the script moves files)")
