@@ -999,6 +999,19 @@ def run_ruff(paths: list[str]) -> None:
     subprocess.run([*ruff, "format", "--quiet", *python_files], cwd=ROOT)
 
 
+def report_lint(paths: list[str]) -> None:
+    """What ruff still finds in the rewritten files: a longer module name can push a line
+    of a string or comment over the limit, which no formatter wraps. Fix those by hand."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        print(f"note: ruff finds, in the rewritten files (fix by hand):\n{result.stdout}")
+
+
 def apply_layer(layer: Layer) -> list[str]:
     """Move one layer's files and rewrite every reference; returns the changed paths."""
     tracked = tracked_files()
@@ -1095,8 +1108,10 @@ def main() -> int:
     if git("status", "--porcelain", "--untracked-files=no", capture=True).strip():
         print("the working tree has changes: commit them first (the script moves files)")
         return 1
+    touched = set()
     for layer in LAYERS:
         changed = apply_layer(layer)
+        touched |= {p for p in changed if p.endswith(".py") and (ROOT / p).exists()}
         stage(changed)
         if not args.no_commit:
             git("commit", "-q", "-m", layer.message)
@@ -1110,6 +1125,7 @@ def main() -> int:
             "-m",
             "Layer READMEs (issue 35, point 1): what each folder holds and what it may import",
         )
+    report_lint(sorted(touched))
     contract = add_contract()
     stage(contract)
     if not args.no_commit:
