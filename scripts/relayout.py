@@ -692,6 +692,29 @@ def rewrite_text(text: str, renames: Renames, bound: dict[str, set[str]]) -> str
     return rewrite_paths(text, renames)
 
 
+FILE_PARENTS = re.compile(r"(Path\(__file__\)(?:\.resolve\(\))?)((?:\.parent)+|\.parents\[(\d+)\])")
+
+
+def rewrite_file_paths(text: str, old_path: str, new_path: str) -> str:
+    """A file moved ``d`` folders deeper reaches the same folders by ``d`` more parents:
+    ``Path(__file__).resolve().parent.parent`` -> ``...parents[2]``. Other uses of
+    ``__file__`` are named for a look by hand."""
+    deeper = new_path.count("/") - old_path.count("/")
+    if deeper == 0 or "__file__" not in text:
+        return text
+
+    def replace(match: re.Match) -> str:
+        levels = int(match.group(3)) + 1 if match.group(3) else match.group(2).count(".parent")
+        return f"{match.group(1)}.parents[{levels - 1 + deeper}]"
+
+    text = FILE_PARENTS.sub(replace, text)
+    for number, line in enumerate(text.splitlines(), 1):
+        if "__file__" in line and not FILE_PARENTS.search(line):
+            where = f"{new_path}:{number}"
+            print(f"note: {where} uses __file__ and moved {deeper} deeper: {line.strip()}")
+    return text
+
+
 def rewrite_python(
     text: str, old_path: str, new_path: str, renames: Renames, bound: dict[str, set[str]]
 ) -> str:
@@ -701,6 +724,10 @@ def rewrite_python(
     else:  # a test or script: only absolute imports and snippets
         old = new = ("__main__", False)
     text = rewrite_imports(text, old, new, renames)
+    if old_path != new_path and not any(
+        not old.endswith(".py") and old_path.startswith(old + "/") for old in renames.paths
+    ):  # a file moved on its own (in a moved folder, its neighbours moved with it)
+        text = rewrite_file_paths(text, old_path, new_path)
     text = rewrite_text(text, renames, bound)
     return rewrite_joined_paths(text, renames)
 
@@ -999,6 +1026,9 @@ def run_ruff(paths: list[str]) -> None:
     subprocess.run([*ruff, "format", "--quiet", *python_files], cwd=ROOT)
 
 
+LINTED = ("workbench", "tests", "bench", "scripts")  # what scripts/test.sh runs ruff on
+
+
 def report_lint(paths: list[str]) -> None:
     """What ruff still finds in the rewritten files: a longer module name can push a line
     of a string or comment over the limit, which no formatter wraps. Fix those by hand."""
@@ -1111,7 +1141,8 @@ def main() -> int:
     touched = set()
     for layer in LAYERS:
         changed = apply_layer(layer)
-        touched |= {p for p in changed if p.endswith(".py") and (ROOT / p).exists()}
+        touched = {p for p in touched if (ROOT / p).exists()}  # not moved since
+        touched |= {p for p in changed if p.endswith(".py") and p.split("/")[0] in LINTED}
         stage(changed)
         if not args.no_commit:
             git("commit", "-q", "-m", layer.message)
