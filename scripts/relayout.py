@@ -365,6 +365,8 @@ class Renames:
     def __init__(self, layer: Layer, tracked: list[str]):
         self.paths = {f"{PACKAGE}/{old}": f"{PACKAGE}/{new}" for old, new in layer.moves.items()}
         self.text_rules = layer.text_rules
+        # PyTorch's paths the package keeps binding: (package, name)
+        self.faces = {(package, name) for package, name, _, _ in layer.faces}
         self.modules = {}
         for old, new in self.paths.items():
             if old.endswith(".py"):
@@ -452,9 +454,13 @@ def rewrite_import(
         return None
     relative_style = node.level > 0
     groups: dict[str, list[tuple[ast.alias, str]]] = {}  # new module -> [(alias, as-text)]
+    keep_faces = old[0] == "__main__"  # a lesson, test or doc: PyTorch's path reads best
     for alias in node.names:
         full = f"{base_old}.{alias.name}"
-        if alias.name != "*" and full in renames.old_modules and renames.moved_prefix(full):
+        if keep_faces and (base_old, alias.name) in renames.faces:
+            parent = base_old  # `from workbench.autograd import forward_ad` stays
+            text = alias.name if not alias.asname else f"{alias.name} as {alias.asname}"
+        elif alias.name != "*" and full in renames.old_modules and renames.moved_prefix(full):
             parent, _, name = renames.module(full).rpartition(".")
             bound = alias.asname or alias.name
             text = name if (name == bound and not alias.asname) else f"{name} as {bound}"
@@ -836,10 +842,10 @@ def add_faces(layer: Layer) -> list[str]:
         if comment.endswith("also importable"):
             alias = (
                 f"# `import {package}.{name}` gives the same module as {module}\n"
-                f'sys.modules[f"{{__name__}}.{name}"] = {name}\n'
+                f'_sys.modules[f"{{__name__}}.{name}"] = {name}\n'
             )
-            if "import sys\n" not in text:
-                text = insert_after_imports(text, "import sys\n", first=True)
+            if "import sys as _sys\n" not in text:
+                text = insert_after_imports(text, "import sys as _sys\n", first=True)
             text = insert_after_imports(text, alias)
         init.write_text(text, encoding="utf-8")
         changed.append(init.relative_to(ROOT).as_posix())
@@ -1015,7 +1021,9 @@ def is_text_target(path: str) -> bool:
 
 
 def run_ruff(paths: list[str]) -> None:
-    python_files = [p for p in paths if p.endswith(".py")]
+    """Sort the imports of the rewritten files and format them (in the folders that
+    scripts/test.sh lints; elsewhere, deploy/ say, a file keeps its own layout)."""
+    python_files = [p for p in paths if p.endswith(".py") and p.split("/")[0] in LINTED]
     if not python_files:
         return
     ruff = [sys.executable, "-m", "ruff"]
