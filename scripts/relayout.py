@@ -17,12 +17,12 @@ known lines, so the script also works on code it has never seen:
   ``from . import name`` whose ``name`` is a moved module is split by its new parent.
   Snippets of Python in tests (strings with relative imports) are resolved against the
   module named beside them in the same test.
-- Everywhere (Python, Markdown, TOML, YAML, shell, Makefile, JSON, the lessons' code
-  cells): dotted module names (``workbench.record.graph``, in strings for
+- Everywhere (Python, Markdown, TOML, YAML, shell, Makefile, JSON, the lessons'
+  cells): dotted module names (``workbench.autograd.graph``, in strings for
   ``mock.patch``, ``importlib``, entry points), ``wb.`` attribute chains that named a
-  module no longer reachable there (``wb.record.dispatch`` -> ``wb.record.dispatch``;
-  ``wb.cuda`` stays, the package still binds it), and paths (``workbench/core/state.py``,
-  ``workbench/record/{graph,dispatch}.py``, ``PACKAGE / "core/tensor.py"``).
+  module no longer reachable there (``wb.autograd.dispatch`` -> ``wb.record.dispatch``;
+  ``wb.cuda`` stays, the package still binds it), and paths (``workbench/state.py``,
+  ``workbench/autograd/{graph,dispatch}.py``, ``PACKAGE / "tensor.py"``).
 
 Then ``ruff`` sorts the imports of the changed Python files and formats them, each layer
 folder gets its README (what it holds, what it may import), and the last step adds the
@@ -250,7 +250,7 @@ May import: everything below it (`exercises/`, `widgets/`, `viz/`...); nothing i
         "Relayout (issue 35, point 1): the course, the command line and the classroom "
         "move into workbench/teaching/; `python -m workbench` runs the workbench command"
     ),
-    # `python -m workbench lab` (README, Makefile, docs) becomes `python -m workbench
+    # `python -m workbench.cli lab` (README, Makefile, docs) becomes `python -m workbench
     # lab`: one short name that does not change with the layout.
     new_files={
         "workbench/__main__.py": MAIN_PY,
@@ -387,7 +387,7 @@ class Renames:
         return path
 
     def module(self, dotted: str) -> str:
-        """``workbench.core.tensor.Tensor`` -> ``workbench.core.tensor.Tensor``."""
+        """``workbench.tensor.Tensor`` -> ``workbench.core.tensor.Tensor``."""
         key = self.moved_prefix(dotted)
         return dotted if key is None else self.modules[key] + dotted[len(key) :]
 
@@ -515,7 +515,7 @@ def rewrite_import(
 def snippet_contexts(tree: ast.AST, old_modules: set[str]) -> dict[int, str]:
     """For strings of Python with relative imports inside a function (a test's snippet),
     the module they are resolved against: the old module named as an argument of a call in
-    the same function (``private_accesses(source, "workbench.record.recompute")``).
+    the same function (``private_accesses(source, "workbench.autograd.recompute")``).
     Keyed by the id of the string's node."""
     found = {}
     for function in ast.walk(tree):
@@ -630,7 +630,7 @@ def rewrite_dotted(text: str, renames: Renames) -> str:
 
 
 def rewrite_wb_chains(text: str, renames: Renames, bound: dict[str, set[str]]) -> str:
-    """``wb.record.dispatch`` -> ``wb.record.dispatch`` where the old parent package no
+    """``wb.autograd.dispatch`` -> ``wb.record.dispatch`` where the old parent package no
     longer binds the name (``wb.cuda`` stays: the package binds it)."""
 
     def replace(match: re.Match) -> str:
@@ -679,7 +679,7 @@ def rewrite_paths(text: str, renames: Renames) -> str:
 
 
 def rewrite_joined_paths(text: str, renames: Renames) -> str:
-    """``PACKAGE / "core/tensor.py"`` -> ``PACKAGE / "core/tensor.py"`` (old paths relative to
+    """``PACKAGE / "tensor.py"`` -> ``PACKAGE / "core/tensor.py"`` (old paths relative to
     workbench/ joined to a path)."""
 
     def replace(match: re.Match) -> str:
@@ -739,15 +739,19 @@ def rewrite_python(
 
 
 def rewrite_notebook(text: str, renames: Renames, bound: dict[str, set[str]]) -> str:
-    """The lessons: code cells' source only; the file keeps its JSON layout."""
+    """The lessons: the cells' source (imports in code cells; names and paths in every
+    cell: a lesson's "files to read" are in Markdown); the file keeps its JSON layout,
+    outputs and metadata untouched."""
     notebook = json.loads(text)
     changed = False
     for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code":
+        if cell.get("cell_type") not in ("code", "markdown"):
             continue
         source = cell["source"]
         joined = "".join(source) if isinstance(source, list) else source
-        new = rewrite_imports(joined, ("__main__", False), ("__main__", False), renames)
+        new = joined
+        if cell["cell_type"] == "code":
+            new = rewrite_imports(new, ("__main__", False), ("__main__", False), renames)
         new = rewrite_text(new, renames, bound)
         if new != joined:
             changed = True
@@ -818,7 +822,7 @@ def fix_readme_layout(text: str) -> str:
 
 
 def fix_lazy_names(text: str) -> str:
-    """workbench/__init__.py loads some top-level names lazily (``wb.teaching.cli``): a name that
+    """workbench/__init__.py loads some top-level names lazily (``wb.cli``): a name that
     moved into teaching/ is loaded as ``wb.teaching``."""
     match = re.search(r"_LAZY = \{([^}]*)\}", text)
     if match is None:
@@ -1014,7 +1018,7 @@ def tracked_files() -> list[str]:
 
 
 def is_text_target(path: str) -> bool:
-    if path.startswith(SKIP_DIRS):
+    if path.startswith(SKIP_DIRS) or path == "scripts/relayout.py":  # its own names stay
         return False
     p = Path(path)
     return p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES or p.suffix in (".py", ".ipynb")
@@ -1141,7 +1145,7 @@ def main() -> int:
     if args.dry_run:
         for layer in LAYERS:
             for old, new in layer.moves.items():
-                print(f"workbench//{old} -> workbench//{new}")
+                print(f"workbench/{old} -> workbench/{new}")
         return 0
     if git("status", "--porcelain", "--untracked-files=no", capture=True).strip():
         print("the working tree has changes: commit them first (the script moves files)")
