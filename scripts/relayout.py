@@ -1122,6 +1122,18 @@ def check_import() -> None:
         print(f"note: `import {PACKAGE}` FAILS after this step:\n{result.stderr[-2000:]}")
 
 
+# autograd/ has its README already (the reading order of the engine): this part joins it.
+AUTOGRAD_SECTION = """
+## What this folder holds and may import
+
+The backward pass and `torch.autograd`'s API: the reference loop and the engine,
+`backward()` and `grad()`, hooks, custom `Function`s, `functional`, gradcheck and TVM's
+`te.gradient`. Recording a node (dispatch, graph nodes, grad modes, forward mode) is
+`workbench/record/`; `wb.autograd.graph` and `wb.autograd.forward_ad` are bound here,
+under PyTorch's names. May import: `core/`, `record/`, `ops/`.
+"""
+
+
 def write_staying_readmes() -> list[str]:
     written = []
     for folder, text in STAYING_READMES.items():
@@ -1129,6 +1141,11 @@ def write_staying_readmes() -> list[str]:
         if readme.parent.is_dir() and not readme.exists():
             readme.write_text(text, encoding="utf-8")
             written.append(readme.relative_to(ROOT).as_posix())
+    readme = ROOT / PACKAGE / "autograd" / "README.md"
+    if readme.exists() and "## What this folder holds" not in readme.read_text(encoding="utf-8"):
+        with readme.open("a", encoding="utf-8") as handle:
+            handle.write(AUTOGRAD_SECTION)
+        written.append(readme.relative_to(ROOT).as_posix())
     return written
 
 
