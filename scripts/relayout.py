@@ -715,7 +715,8 @@ def rewrite_file_paths(text: str, old_path: str, new_path: str) -> str:
 
     text = FILE_PARENTS.sub(replace, text)
     for number, line in enumerate(text.splitlines(), 1):
-        if "__file__" in line and not FILE_PARENTS.search(line):
+        uses_own_file = re.search(r"(?<![\"'])__file__(?![\"'])", line)  # not "__file__"
+        if uses_own_file and not FILE_PARENTS.search(line):
             where = f"{new_path}:{number}"
             print(f"note: {where} uses __file__ and moved {deeper} deeper: {line.strip()}")
     return text
