@@ -76,7 +76,7 @@ ADJOINT = Catalogue(
         Mistake(
             "h̄ left out",
             with_(z_bar=lambda x, w, b, h, hb, zb: 1 - h * h),
-            ["your z̄ is the local derivative alone", "multiply it by h̄"],
+            ["your z̄ is the local derivative alone", "Multiply it by h̄"],
             kind="no_upstream",
         ),
         Mistake(
