@@ -18,7 +18,7 @@ from catalogue import Catalogue, Mistake, Right, exercise_setup, not_yet
 
 import workbench as wb
 from workbench.exercises import NotAnswered, check_adjoint_by_hand
-from workbench.exercises.adjoint import cases, reference
+from workbench.exercises.backward_bindings import cases, reference
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 

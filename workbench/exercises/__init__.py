@@ -51,11 +51,11 @@ Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
 ``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``segment_budget.py``,
 ``higher_order.py``, ``backward_ops.py``, ``cross_entropy.py``, ``jvp_rules.py``,
-``passes.py``, ``per_example.py``, ``adjoint.py``.
+``passes.py``, ``per_example.py``, ``backward_bindings.py``.
 """
 
-from .adjoint import check_adjoint_by_hand
 from .answers import call_answer, check_answer, check_order, check_table
+from .backward_bindings import check_adjoint_by_hand
 from .backward_loop import check_backward_loop
 from .backward_ops import check_avg_pool_backward, check_take_backward
 from .cross_entropy import check_cross_entropy_grad
