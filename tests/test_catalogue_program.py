@@ -17,8 +17,8 @@ import torch
 from catalogue import Catalogue, Mistake, Right, exercise_setup, not_yet
 
 import workbench as wb
-from workbench.exercises import NotAnswered, check_adjoint_by_hand
-from workbench.exercises.backward_bindings import cases, reference
+from workbench.exercises import NotAnswered, check_adjoint_by_hand, check_used_twice
+from workbench.exercises.backward_bindings import LOSS_CASES, cases, loss_reference, reference
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 
@@ -122,18 +122,73 @@ ADJOINT = Catalogue(
     ],
 )
 
-CATALOGUES = [ADJOINT]
+USED_TWICE = Catalogue(
+    exercise="13-used-twice",
+    check=lambda answer: check_used_twice(answer),
+    mistakes=[
+        Mistake(
+            "one use of err only",
+            lambda err, loss_bar: err * loss_bar / err.size,
+            ["half the right one", "a value used twice collects both adjoints"],
+            kind="one_use",
+        ),
+        Mistake(
+            "the mean's 1 / N forgotten",
+            lambda err, loss_bar: 2 * err * loss_bar,
+            ["N times the right one", "divides L̄ by the 12 averaged elements"],
+            kind="mean_not_divided",
+        ),
+        Mistake(
+            "L̄ left out",
+            lambda err, loss_bar: 2 * err / err.size,
+            ["leaves L̄ out", "Multiply by L̄"],
+            kind="no_upstream",
+        ),
+        Mistake(
+            "a number, not an array",
+            lambda err, loss_bar: float((2 * err * loss_bar / err.size).sum()),
+            ["has shape () where (4, 3) was expected"],
+            kind="shape",
+        ),
+    ],
+    rights=[
+        Right("as in the solution", lambda err, loss_bar: 2 * err * loss_bar / err.size),
+        Right(
+            "two contributions added, with tensors",
+            lambda err, loss_bar: (
+                wb.tensor(err) * (loss_bar / err.size) + (loss_bar / err.size) * wb.tensor(err)
+            ),
+        ),
+        Right(
+            "np.mean's size",
+            lambda err, loss_bar: np.full_like(err, loss_bar / np.size(err)) * err * 2,
+        ),
+    ],
+)
+
+CATALOGUES = [ADJOINT, USED_TWICE]
 
 
 def test_the_lesson_checks_with_the_catalogues_check():
     notebook = json.loads((LESSONS / "13_from_tape_to_program.ipynb").read_text(encoding="utf-8"))
     assert "check_adjoint_by_hand," in exercise_setup(notebook, "13-adjoint-by-hand")
+    assert "check_used_twice," in exercise_setup(notebook, "13-used-twice")
 
 
-def test_an_unanswered_exercise_is_not_answered_yet():
+@pytest.mark.parametrize("catalogue", CATALOGUES, ids=lambda c: c.exercise)
+def test_an_unanswered_exercise_is_not_answered_yet(catalogue):
     with pytest.raises(NotAnswered) as caught:
-        ADJOINT.check(not_yet)
+        catalogue.check(not_yet)
     assert str(caught.value).startswith("Not answered yet")
+
+
+def test_the_used_twice_reference_is_torch_autograd():
+    rng = np.random.default_rng(0)
+    for shape, loss_bar in LOSS_CASES:
+        err = rng.standard_normal(shape)
+        t = torch.tensor(err, requires_grad=True)
+        (t * t).mean().backward(torch.tensor(loss_bar, dtype=torch.float64))
+        np.testing.assert_allclose(loss_reference(err, loss_bar), t.grad.numpy(), rtol=1e-12)
 
 
 def test_the_checks_reference_is_torch_autograd():

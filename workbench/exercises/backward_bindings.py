@@ -189,3 +189,78 @@ def bias_finding(what, want, z_bar, got) -> Finding:
         return Finding("wrong_axis", what, observation, advice, details=details)
     advice = "an adjoint has its value's shape: b̄ has b's"
     return Finding("shape", what, observation, advice, details=details)
+
+
+# ------------------------------------------------------- a value used twice
+LOSS_CASES = (((4, 3), 1.5), ((2, 5), -0.7))  # (err's shape, L̄)
+
+
+def squared_error(err: Tensor) -> Tensor:
+    """The forward program of the second exercise: L = mean(err * err)."""
+    loss = (err * err).mean()
+    loss.name = "loss"
+    return loss
+
+
+def loss_reference(err: np.ndarray, loss_bar: float) -> np.ndarray:
+    """err̄ from the adjoint program of :func:`squared_error`."""
+    from ..program import gradient, trace
+
+    tensor = Tensor(err.copy(), requires_grad=True)
+    adjoint = gradient(trace(squared_error, tensor))
+    return adjoint.run(tensor, np.asarray(loss_bar))[1].numpy()
+
+
+@checker
+def check_used_twice(loss_backward: Callable) -> Passed:
+    """Check ``loss_backward(err, loss_bar)``: err̄ for L = mean(err * err), equal to the
+    Gradient transform's value."""
+    rng = np.random.default_rng(SEED + 1)
+    for shape, loss_bar in LOSS_CASES:
+        err = rng.standard_normal(shape)
+        expected = loss_reference(err, loss_bar)
+        context = f"With err of shape {shape_text(shape)} and L̄ = {loss_bar}"
+        got = call_learner(loss_backward, (err.copy(), loss_bar), context, "function loss_backward")
+        got = as_result(got, context, "err̄, an array of err's shape", REAL)
+        finding = used_twice_finding(err, loss_bar, expected, got)
+        if finding is not None:
+            fail(finding.sentences(context), finding)
+    return Passed(
+        "Your err̄ is right.",
+        "On two shapes and two values of L̄ your err̄ = 2 · err · L̄ / N equals the adjoint "
+        "program's: mean_grad's L̄ / N, then mul_grad's two contributions, one per use of err, "
+        "added. A value used twice collects both adjoints.",
+    )
+
+
+def used_twice_finding(err, loss_bar, expected, got) -> Finding | None:
+    what = "your err̄"
+    if is_close(expected, got):
+        return None
+    slips = (
+        (
+            "one_use",
+            err * loss_bar / err.size,
+            "is half the right one: it holds the adjoint from one use of err only",
+            "err * err uses err twice, and mul_grad sends ȳ · err to each: a value used twice "
+            "collects both adjoints, x̄ = x̄₁ + x̄₂",
+        ),
+        (
+            "mean_not_divided",
+            2 * err * loss_bar,
+            "is N times the right one: the mean's 1 / N is missing",
+            f"mean_grad divides L̄ by the {err.size} averaged elements",
+        ),
+        (
+            "no_upstream",
+            2 * err / err.size,
+            "leaves L̄ out",
+            "multiply by L̄ = loss_bar, the adjoint arriving from above: the chain rule",
+        ),
+    )
+    for kind, slipped, observation, advice in slips:
+        if got.shape == slipped.shape and is_close(slipped, got):
+            return wrong_values(
+                kind, what, f"{what} {observation}", advice, expected, got, 1e-7, 1e-9
+            )
+    return compare(what, expected, got)

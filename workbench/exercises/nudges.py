@@ -192,6 +192,12 @@ HINTS: dict[str, tuple[str, ...]] = {
         "add a tiny number before dividing, and clamp the scale to at most 1.",
     ),
     # 13_from_tape_to_program.ipynb
+    "13-used-twice": (
+        "Two rules run, from the loss down: mean_grad first (what does it do to L̄?), then "
+        "mul_grad, whose two inputs are both err.",
+        "mul_grad sends ȳ · b to a and ȳ · a to b; here a and b are the same value, so its "
+        "adjoint is the sum of the two. N is err.size.",
+    ),
     "13-adjoint-by-hand": (
         "Walk the forward bindings from the last to the first: tanh first (h̄ gives z̄), then "
         "add (z̄ gives the adjoint of x @ w, and b̄), then matmul (x̄ and w̄). The printed "
