@@ -463,3 +463,13 @@ def test_the_partitioners_leave_the_program_they_are_given_as_it_was():
     text = str(adjoint)
     min_cut_partition(adjoint)
     assert str(adjoint) == text
+
+
+def test_backward_bindings_are_differentiable_code_not_no_grad_blocks():
+    """The rules run without recording, but an adjoint's backward bindings are a program
+    like any other: they print no no_grad note, and its gradient is the second derivative."""
+    x = wb.tensor([1.0, 2.0], requires_grad=True)
+    adjoint = gradient(trace(lambda x: (x * x * x).sum(), x))
+    assert "no_grad" not in str(adjoint)
+    second = gradient(adjoint).run(x)[2:]  # d/dx (x³ + 3x²), both outputs seeded with 1
+    assert second[0].tolist() == [9.0, 24.0]

@@ -21,7 +21,9 @@ Jacobian (``check_hvp``, ``check_jacobian``), two backward operators
 gradient (``check_cross_entropy_grad``); for forward mode, a JVP rule
 (``check_jvp_rule``, lesson 11), the mode that builds a Jacobian in fewer passes
 (``check_fewer_passes``) and per-example gradient clipping and
-norms (``check_clip_per_example``, ``check_example_norms``, lesson 12).
+norms (``check_clip_per_example``, ``check_example_norms``, lesson 12); the backward
+bindings of a layer written by hand and the adjoint of a value used twice
+(``check_adjoint_by_hand``, ``check_used_twice``, lesson 13).
 
 A right answer returns a :class:`Passed`, which the notebook shows as a short note
 of what was checked and what the learner just proved. A wrong one raises
@@ -50,10 +52,11 @@ Where to read: ``diagnose.py`` (every diagnosis, one small function each),
 ``rules.py`` (check_rule and finite differences), ``backward_loop.py``,
 ``custom_functions.py``, ``descent.py`` (the SGD step), ``hints.py``; ``segment_budget.py``,
 ``higher_order.py``, ``backward_ops.py``, ``cross_entropy.py``, ``jvp_rules.py``,
-``passes.py``, ``per_example.py``.
+``passes.py``, ``per_example.py``, ``backward_bindings.py``.
 """
 
 from .answers import call_answer, check_answer, check_order, check_table
+from .backward_bindings import check_adjoint_by_hand, check_used_twice
 from .backward_loop import check_backward_loop
 from .backward_ops import check_avg_pool_backward, check_take_backward
 from .cross_entropy import check_cross_entropy_grad
@@ -79,6 +82,7 @@ __all__ = [
     "NotAnswered",
     "Passed",
     "call_answer",
+    "check_adjoint_by_hand",
     "check_answer",
     "check_avg_pool_backward",
     "check_backward_loop",
@@ -100,6 +104,7 @@ __all__ = [
     "check_softplus",
     "check_table",
     "check_take_backward",
+    "check_used_twice",
     "compare",
     "grade",
     "progress",

@@ -222,4 +222,19 @@ HINTS: dict[str, tuple[str, ...]] = {
         "grads.norm(dim=1, keepdim=True) gives the norms as a column. A zero row has norm 0: "
         "add a tiny number before dividing, and clamp the scale to at most 1.",
     ),
+    # 13_from_tape_to_program.ipynb
+    "13-used-twice": (
+        "Two rules run, from the loss down: mean_grad first (what does it do to L̄?), then "
+        "mul_grad, whose two inputs are both err.",
+        "mul_grad sends ȳ · b to a and ȳ · a to b; here a and b are the same value, so its "
+        "adjoint is the sum of the two. N is err.size.",
+    ),
+    "13-adjoint-by-hand": (
+        "Walk the forward bindings from the last to the first: tanh first (h̄ gives z̄), then "
+        "add (z̄ gives the adjoint of x @ w, and b̄), then matmul (x̄ and w̄). The printed "
+        "adjoint program's comments name each rule.",
+        "An adjoint has the shape of its value: x̄ is (N, D), w̄ is (D, H), b̄ is (H,). Let the "
+        "shapes choose where each transpose goes, and sum over the axis that broadcasting "
+        "added to b. tanh's derivative is written with h, the forward output.",
+    ),
 }

@@ -121,8 +121,11 @@ class Tracer:
             out.view_of = args[0]
         binding = Binding(op, args, dict(attrs or {}), out, self.note)
         # an input requires grad and the (differentiable) output does not: no_grad ran it
+        # (not a gradient rule's op: the engine runs rules without recording, yet their
+        # bindings are differentiable code, as with create_graph=True)
         binding.stops_gradient = (
-            op.differentiable
+            not self.running_rules
+            and op.differentiable
             and data.dtype.kind in "fc"
             and not result._requires_grad
             and any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
