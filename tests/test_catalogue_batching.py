@@ -97,6 +97,15 @@ def shifted_anyway(vals, dims, dim, keepdim):
     return x.sum(dim % (x.ndim - 1) + 1, keepdim=keepdim), 0
 
 
+def normalised_first(vals, dims, dim, keepdim):
+    """dim made non-negative for a batched x before asking whether x is batched."""
+    (x,), (bdim,) = vals, dims
+    dim = dim % (x.ndim - 1)
+    if bdim is None:
+        return x.sum(dim, keepdim=keepdim), None
+    return batch_first(x, bdim).sum(dim + 1, keepdim=keepdim), 0
+
+
 def unbatched_says_zero(vals, dims, dim, keepdim):
     (x,), (bdim,) = vals, dims
     if bdim is None:
@@ -156,16 +165,16 @@ BATCHING_RULE = Catalogue(
         Mistake(
             "an unbatched x taken as batched (an error)",
             lambda vals, dims, dim, keepdim: (
-                batch_first(vals[0], dims[0]).sum(dim % (vals[0].ndim - 1) + 1),
+                batch_first(vals[0], dims[0]).sum(dim % (vals[0].ndim - 1) + 1, keepdim=keepdim),
                 0,
             ),
             ["not batched, dims=(None,)", "raised an error", "return out_dim None"],
             kind="unbatched",
         ),
         Mistake(
-            "an unbatched x taken as batched at 0",
-            only_batched(sum_batch_rule),
-            ["not batched", "summed dim 0 of x, where dim=1 asks for dim 1"],
+            "an unbatched x counted as one with a batch dim",
+            normalised_first,
+            ["not batched", "summed dim 0 of x, where dim=1 asks for dim 1", "out_dim None"],
             kind="unbatched",
         ),
         Mistake(

@@ -319,6 +319,6 @@ def unbatched_case_finding(x, case: Case, expected, got, out_dim) -> Finding | N
         if dim != case.example_dim and is_close(x.sum(dim, keepdims=case.keepdim), got):
             return unbatched_finding(
                 f"your rule summed dim {dim} of x, where dim={case.dim} asks for dim "
-                f"{case.example_dim}: x has no batch dim to shift past"
+                f"{case.example_dim}: x has no batch dim, so its dims are one example's own"
             )
     return compare("your out", expected, got)
