@@ -59,6 +59,15 @@ def batch_last_rule(vals, dims, dim, keepdim):
     return out, out.ndim - 1
 
 
+def batch_last_minus_one(vals, dims, dim, keepdim):
+    """The batch dim moved last, and out_dim counted from the end."""
+    (x,), (bdim,) = vals, dims
+    if bdim is None:
+        return x.sum(dim, keepdim=keepdim), None
+    last = x.permute(*(d for d in range(x.ndim) if d != bdim), bdim)
+    return last.sum(dim % (x.ndim - 1), keepdim=keepdim), -1
+
+
 def only_batched(rule):
     """``rule`` for a batched x; an unbatched one handled as if batched at 0."""
 
@@ -142,6 +151,12 @@ BATCHING_RULE = Catalogue(
             "out_dim left where the batch dim was",
             out_dim_unchanged,
             ["batch dim at position 1, but your rule returned out_dim=2"],
+            kind="wrong_out_dim",
+        ),
+        Mistake(
+            "out_dim counted from the end",
+            batch_last_minus_one,
+            ["out_dim=-1 counts from the end", "return 1"],
             kind="wrong_out_dim",
         ),
         Mistake(

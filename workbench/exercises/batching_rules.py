@@ -248,6 +248,13 @@ def slip_finding(case: Case, x: np.ndarray, made: Made, out_dim: int, got) -> Fi
             f"{case.keepdim} was {'ignored' if case.keepdim else 'taken as True'}",
             "pass keepdim on to the sum, as one example's call asks",
         )
+    if out_dim < 0 and out_dim % got.ndim == made.batch_at:
+        return Finding(
+            "wrong_out_dim",
+            "your out_dim",
+            f"your out holds the right sums, and your out_dim={out_dim} counts from the end",
+            f"dims counts from the front, and so does out_dim: return {made.batch_at}",
+        )
     return Finding(
         "wrong_out_dim",
         "your out_dim",
