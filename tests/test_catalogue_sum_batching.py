@@ -19,7 +19,7 @@ import torch
 from catalogue import Catalogue, Mistake, Right, exercise_setup, not_yet
 
 from workbench.exercises import ExerciseError, NotAnswered
-from workbench.exercises.batching_rules import CASES, check_sum_batching_rule, reference
+from workbench.exercises.sum_batching import CASES, check_sum_batching_rule, reference
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 
