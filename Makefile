@@ -7,7 +7,7 @@
 #   make fuzz   the long run of the property tests against PyTorch (4,000 random programs)
 #   make lite   build the static JupyterLite site of the course into build/lite
 #               (PYODIDE=path/to/pyodide: a site that runs with no CDN, see docs/teaching.md;
-#               SOLUTIONS=1: a self-study site, the exercises' solutions kept in its wheel)
+#               SOLUTIONS=1: a self-study site, the solutions file beside its lessons)
 #   make hub    the class set-up as one JupyterHub on this machine (127.0.0.1:8000), as root
 #   make hub-image  the build context of the learners' image (build/hub-image), no solution in it
 PYTHON ?= python3
@@ -19,9 +19,12 @@ ARGS   ?=
 
 .PHONY: lab test quick fuzz lite hub hub-image venv lint clean
 
+# setuptools>=77: scripts/learner_env.sh (make hub, tests/test_hub.py) builds the wheel
+# with --no-build-isolation, on .venv's own setuptools; older ones (a fresh venv on
+# Python 3.11 holds 65.5.0) refuse pyproject's licence string (tests/test_make_venv.py).
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'
 
 # setuptools boxes a note ("Editable installation ... folders with the same name may take
 # precedence") into every editable install; it is information, not a problem: kept quiet.

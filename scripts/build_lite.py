@@ -8,9 +8,10 @@
 
 The site holds the learners' copies of the lessons (under ``lessons/``, solutions
 removed) and a package index of its own (``pypi/``): the autodiff-workbench wheel
-(without the exercises' solutions.json, which anyone could download from the site;
-``--with-solutions``, ``make lite SOLUTIONS=1``, keeps it, for a self-study site whose
-hint button shows a solution after one checked attempt) and
+(which holds no solution; ``--with-solutions``, ``make lite SOLUTIONS=1``, puts the
+course's ``autodiff-workbench-solutions.json`` beside the lessons, for a self-study site
+whose hint button shows a solution after one checked attempt: the kernel runs in the
+lesson's folder, where :func:`workbench.course.solutions_file` finds it) and
 the pure-Python wheels the lessons need that Pyodide does not ship, at the versions of
 scripts/lite_requirements.txt. Each lesson starts with two added cells: a note saying
 what the page needs to run, and ``%pip install -q autodiff-workbench``, which the
@@ -49,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's workbench.course strips the solutions
 from learner_package import copy_package  # noqa: E402
 
+from workbench import course  # noqa: E402
 from workbench.course import student_version  # noqa: E402
 
 LESSONS = ROOT / "lessons"
@@ -87,10 +89,10 @@ a few seconds; if the kernel's name at the top right stays *Unknown*, reload the
 
 
 # ------------------------------------------------------------------ the site's index
-def build_wheel(folder: Path, with_solutions: bool = False) -> Path:
-    """The autodiff-workbench wheel, built from this checkout into ``folder``: without
-    its solutions.json unless ``with_solutions`` (scripts/learner_package.py)."""
-    sources = copy_package(folder / "sources", with_solutions)
+def build_wheel(folder: Path) -> Path:
+    """The autodiff-workbench wheel, built from this checkout into ``folder`` (it holds
+    no solution: scripts/learner_package.py)."""
+    sources = copy_package(folder / "sources")
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder)]
     subprocess.run([*command, str(sources)], check=True, timeout=600)
     (wheel,) = folder.glob("autodiff_workbench-*.whl")
@@ -204,10 +206,13 @@ def with_first_cells(notebook: dict, offline: bool) -> dict:
     return {**notebook, "cells": [note, code_cell(INSTALL_TAG, INSTALL_CELL), *notebook["cells"]]}
 
 
-def stage_lessons(target: Path, offline: bool = False) -> list[Path]:
+def stage_lessons(target: Path, offline: bool = False, with_solutions: bool = False) -> list[Path]:
     """Copy the learner's versions of the lessons (solutions removed, as ``nbgrader
-    generate_assignment`` removes them) into ``target``, each with the two cells first."""
+    generate_assignment`` removes them) into ``target``, each with the two cells first;
+    ``with_solutions``: the course's solutions file beside them (a self-study site)."""
     target.mkdir(parents=True)
+    if with_solutions:
+        shutil.copy(course.SOLUTIONS, target / course.SOLUTIONS_NAME)
     staged = []
     for path in sorted(LESSONS.glob("*.ipynb")):
         source = json.loads(path.read_text(encoding="utf-8"))
@@ -256,15 +261,16 @@ def build_site(
 ) -> None:
     """Build the site into ``output`` (replaced if it exists); ``packages``: what the site
     loads from the Pyodide distribution ``pyodide`` (the tests ask for less than the lessons);
-    ``with_solutions``: the wheel keeps its solutions.json (a site for self-study)."""
+    ``with_solutions``: the course's solutions file beside the lessons (a site for
+    self-study; the wheel never holds it)."""
     offline = pyodide is not None
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp)
         if offline:  # first: a distribution that cannot do stops the build at once
             added = complete_pyodide(pyodide.resolve(), stage / "pyodide", packages)
-        wheel = build_wheel(stage / "wheels", with_solutions)
+        wheel = build_wheel(stage / "wheels")
         wheels = [wheel, *download_wheels(pinned(), stage / "pypi-only")]
-        lessons = stage_lessons(stage / "contents" / "lessons", offline)
+        lessons = stage_lessons(stage / "contents" / "lessons", offline, with_solutions)
         # Only the extensions the site needs, not every one this environment has.
         config = {
             "LiteBuildConfig": {
@@ -306,7 +312,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--with-solutions",
         action="store_true",
-        help="keep the exercises' solutions in the wheel (self-study: shown after one try)",
+        help="the solutions file beside the lessons (self-study: shown after one try)",
     )
     args = parser.parse_args(argv)
     pyodide = Path(args.pyodide) if args.pyodide else None

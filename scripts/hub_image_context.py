@@ -5,8 +5,8 @@
 
 The context is a folder of its own, not the repository: the learners' copies of the
 lessons (solutions removed by workbench.course, as nbgrader generate_assignment removes
-them), the package's sources without any lesson nor its solutions.json (for the image's
-wheel stage), the
+them), the package's sources without any lesson (for the image's wheel stage; the package
+holds no solution), the
 pinned requirements, the hub's settings and start hooks, and the Dockerfile. No
 source lesson is ever sent to the builder, so no stage, cache or layer can hold a
 solution; tests/test_hub_image.py builds it and reads every layer to make sure.
@@ -36,7 +36,7 @@ def make_context(out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    copy_package(out / "package")  # without solutions.json: not in any stage
+    copy_package(out / "package")  # no solution in it: scripts/learner_package.py
     make_copies(ROOT / "lessons", out / "lessons")
     shutil.copy2(ROOT / "lessons" / "README.md", out / "lessons" / "README.md")
     (out / "hub").mkdir()

@@ -84,7 +84,8 @@ def _gradients(sample):
     wanted = [x for x in inputs if isinstance(x, wb.Tensor) and x.requires_grad]
     with wb.events.collect() as got:
         out = sample.fn(*inputs)
-        upstream = wb.tensor(rng.standard_normal(out.shape), requires_grad=True)
+        # (of the output's dtype: PyTorch refuses a real upstream for a complex output)
+        upstream = wb.tensor(rng.standard_normal(out.shape).astype(out.dtype), requires_grad=True)
         first = wb.autograd.grad(out, wanted, upstream, create_graph=True)
         total = sum((g * wb.tensor(rng.standard_normal(g.shape))).sum().real for g in first)
         second = wb.autograd.grad(total, [*wanted, upstream], allow_unused=True)

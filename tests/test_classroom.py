@@ -10,6 +10,7 @@ import html
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -324,3 +325,40 @@ def test_a_teachers_command_without_lessons_fails_clearly(tmp_path, capsys, comm
     assert cli.main([*args, "--lessons", str(empty)]) == 2
     assert "no lesson notebooks in" in capsys.readouterr().err
     assert not (tmp_path / "key.md").exists()
+
+
+def test_a_corrupt_autograded_notebook_is_reported_and_skipped(graded_class, tmp_path, capsys):
+    """One learner's autograded notebook that cannot be read (cut short, not JSON, not a
+    notebook) does not stop the class report: its scores still count, and the report
+    names the file."""
+    root = tmp_path / "class"
+    shutil.copytree(graded_class, root)
+    grace = root / "autograded" / "grace" / ASSIGNMENT / LESSON
+    grace.write_text(grace.read_text()[:1000])  # cut short
+    edsger = root / "autograded" / "edsger" / ASSIGNMENT / LESSON
+    edsger.write_text(json.dumps({"cells": "not a list"}))
+    made = report.class_report(root)
+    assert sorted(made.unreadable) == [str(edsger), str(grace)]
+    (sigmoid,) = [r for r in made.exercises if r.exercise == "01-sigmoid-rule-check"]
+    assert sigmoid.passed == ["ada"] and len(sigmoid.submitted) == 3
+    assert sigmoid.diagnoses[report.UNREADABLE] == 2
+    assert cli.main(["class-report", str(root)]) == 0
+    printed = capsys.readouterr().out
+    assert f"could not read {grace}" in printed and f"could not read {edsger}" in printed
+
+
+def test_the_course_directory_autogrades_with_the_sealed_checker():
+    """`workbench course`'s nbgrader_config.py replaces nbgrader's Execute step of
+    autograde with the one that grades apart from the learner's code (docs/teaching.md)."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+    from traitlets.config import Config
+
+    from workbench.classroom.autograde import SealedExecute
+
+    config = Config()
+    namespace = {"get_config": lambda: config, "__file__": "/course/nbgrader_config.py"}
+    exec(coursedir.CONFIG.format(course_id="c"), namespace)
+    steps = Autograde(config=config).autograde_preprocessors
+    assert SealedExecute in steps and Execute not in steps
+    assert steps.index(SealedExecute) == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import zipfile
 from email.parser import Parser
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench import course
 from workbench.cli import LAB_DEFAULTS, NO_LAB, install_lab_defaults, main
 from workbench.viz.graphviz_asset import asset_source
 
@@ -115,10 +117,25 @@ except wb.viz.RendererMissing as err:
     assert done.stderr == ""
 
 
-def test_the_wheel_carries_the_solutions_and_the_feedback_template(core_wheel):
+def solution_forms() -> list[bytes]:
+    """Every exercise's solution (longer than 20 characters: shorter ones are common
+    code) as a file may hold it: as written, and inside a JSON string."""
+    texts = [text for text in course.solutions_of(ROOT / "lessons").values() if len(text) > 20]
+    quoted = [json.dumps(t, ensure_ascii=ascii)[1:-1] for t in texts for ascii in (0, 1)]
+    return [form.encode() for form in dict.fromkeys([*texts, *quoted])]
+
+
+def test_the_wheel_holds_no_solution_and_carries_the_feedback_template(core_wheel):
+    """What goes to the package index: a learner can `pip install` it anywhere, so no
+    member may hold a solution (docs/teaching.md: they are in the course repository)."""
+    forms = solution_forms()
+    assert len(forms) > 30 and any(f in course.SOLUTIONS.read_bytes() for f in forms)
     with zipfile.ZipFile(core_wheel) as archive:
         names = archive.namelist()
-        assert "workbench/exercises/solutions.json" in names
+        assert not [n for n in names if "solutions" in Path(n).name], names
+        for name in names:
+            data = archive.read(name)
+            assert not [f for f in forms if f in data], f"{name} holds a solution"
         for name in ("conf.json", "mathjax.html.j2"):
             assert f"workbench/exercises/feedback/workbench_feedback/{name}" in names
 
@@ -135,13 +152,22 @@ print(repr(exercise.reveal_solution()))
 """
 
 
-@pytest.mark.parametrize("exam", [False, True], ids=["self-learner", "graded work"])
-def test_an_installed_workbench_shows_a_solution_after_an_attempt(core_venv, tmp_path, exam):
-    """No lessons/ folder next to an install: the solution comes from the package, and
+@pytest.mark.parametrize(
+    "exam, download",
+    [(False, True), (False, False), (True, True)],
+    ids=["self-learner with the download", "the package alone", "graded work"],
+)
+def test_an_installed_workbench_shows_a_solution_after_an_attempt_with_the_download(
+    core_venv, tmp_path, exam, download
+):
+    """No repository next to an install: the solution comes from the separate download
+    (autodiff-workbench-solutions.json, beside the lessons), none without it, and
     WORKBENCH_EXAM=1 keeps it closed."""
     env = core_venv.environment(tmp_path)
     if exam:
         env["WORKBENCH_EXAM"] = "1"
+    if download:
+        shutil.copy(course.SOLUTIONS, tmp_path / course.SOLUTIONS_NAME)
     done = subprocess.run(
         [core_venv.python, "-c", SOLUTION_AFTER_AN_ATTEMPT],
         capture_output=True,
@@ -154,8 +180,11 @@ def test_an_installed_workbench_shows_a_solution_after_an_attempt(core_venv, tmp
     before, *after = done.stdout.splitlines()
     if exam:
         assert before == "No solution in graded work" and "grad * y" not in done.stdout
-    else:
+    elif download:
         assert before == "Not yet" and "grad * y * (1 - y)" in "\n".join(after)
+    else:
+        assert before == "Not yet" and "grad * y" not in done.stdout
+        assert "no written solution" in "\n".join(after)
 
 
 def test_workbench_lab_without_jupyterlab_says_what_to_install(monkeypatch, capsys):

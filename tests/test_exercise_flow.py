@@ -166,7 +166,29 @@ def test_an_installation_without_solutions_json_says_there_is_none(tmp_path):
     assert course.solution("01-sigmoid-rule", tmp_path / "solutions.json") is None
 
 
-def test_the_packaged_solutions_are_the_source_lessons_solutions():
+def test_the_solutions_file_is_found_where_a_learner_has_it(tmp_path, monkeypatch):
+    """In the course repository (a clone), where WORKBENCH_SOLUTIONS points, or as the
+    download of that name in the current folder; else there is none (the package alone,
+    which holds none)."""
+    assert course.SOLUTIONS.parent == ROOT / "solutions"  # the repository's, not the package's
+    assert course.solutions_file() == course.SOLUTIONS
+    assert "grad * y * (1 - y)" in course.solution("01-sigmoid-rule")
+    monkeypatch.setattr(course, "SOLUTIONS", tmp_path / "no-clone" / course.SOLUTIONS_NAME)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(course.SOLUTIONS_VARIABLE, raising=False)
+    assert course.solutions_file() is None and course.solution("01-sigmoid-rule") is None
+    download = tmp_path / course.SOLUTIONS_NAME
+    download.write_text(json.dumps({"01-sigmoid-rule": "downloaded"}))
+    assert course.solutions_file() == download
+    assert course.solution("01-sigmoid-rule") == "downloaded"
+    elsewhere = tmp_path / "kept" / "mine.json"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(json.dumps({"01-sigmoid-rule": "pointed at"}))
+    monkeypatch.setenv(course.SOLUTIONS_VARIABLE, str(elsewhere))
+    assert course.solution("01-sigmoid-rule") == "pointed at"
+
+
+def test_the_repositorys_solutions_are_the_source_lessons_solutions():
     packaged = json.loads(course.SOLUTIONS.read_text(encoding="utf-8"))
     assert packaged == course.solutions_of(ROOT / "lessons"), (
         "run `python scripts/write_solutions.py` after changing a solution"

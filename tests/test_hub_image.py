@@ -136,7 +136,7 @@ def holds_a_solution(name: str, data: bytes, solutions: list[bytes]) -> bool:
     code, the lessons' README and nbgrader's own example notebooks name the markers);
     the package's solutions.json, whatever it holds."""
     region = Path(name).name in LESSON_NAMES and b"BEGIN SOLUTION" in data
-    shipped = name.endswith("workbench/exercises/solutions.json")
+    shipped = Path(name).name in ("solutions.json", course.SOLUTIONS_NAME)
     return region or shipped or any(s in data for s in solutions)
 
 

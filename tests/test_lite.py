@@ -30,6 +30,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from workbench import course
 from workbench.course import student_version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,21 +123,25 @@ def test_the_site_installs_from_its_own_index_only(site):
             assert release["digests"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
 
 
-SOLUTIONS = "workbench/exercises/solutions.json"
-
-
-def test_the_sites_wheel_holds_no_solution_unless_asked(site, tmp_path):
-    """The site's wheel, which anyone can download from it, has no solutions.json; built
-    for a self-study site (--with-solutions), it has, as the package on PyPI."""
+def test_the_site_holds_no_solution(site):
+    """The site's wheel, which anyone can download from it, holds no solutions file, nor
+    does the site (unless it is a self-study site: the test below)."""
     (served,) = (site / "pypi").glob("autodiff_workbench-*.whl")
-    kept = build_lite.build_wheel(tmp_path, with_solutions=True)
-    with zipfile.ZipFile(served) as without, zipfile.ZipFile(kept) as with_them:
-        names, kept_names = set(without.namelist()), set(with_them.namelist())
-        assert "workbench/exercises/hints.py" in names and SOLUTIONS not in names
-        assert kept_names - names == {SOLUTIONS}
-        assert json.loads(with_them.read(SOLUTIONS)) == json.loads(
-            (ROOT / SOLUTIONS).read_text(encoding="utf-8")
-        )
+    with zipfile.ZipFile(served) as wheel:
+        names = set(wheel.namelist())
+    assert "workbench/exercises/hints.py" in names
+    assert not [n for n in names if "solutions" in n]
+    assert not list(site.rglob(f"*{course.SOLUTIONS_NAME}*"))
+
+
+def test_a_self_study_site_has_the_solutions_file_beside_the_lessons(tmp_path):
+    """--with-solutions puts the course's file beside the lessons, where the kernel,
+    which runs in the lesson's folder, finds it (workbench.course.solutions_file)."""
+    build_lite.stage_lessons(tmp_path / "without")
+    assert not (tmp_path / "without" / course.SOLUTIONS_NAME).exists()
+    build_lite.stage_lessons(tmp_path / "with", with_solutions=True)
+    beside = tmp_path / "with" / course.SOLUTIONS_NAME
+    assert beside.read_bytes() == course.SOLUTIONS.read_bytes()
 
 
 def wheel_requirements(wheel: Path) -> list[Requirement]:

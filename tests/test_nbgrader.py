@@ -82,6 +82,8 @@ def graded_course(tmp_path_factory):
         "c.ExecutePreprocessor.timeout = 120\n"
         "from workbench.exercises.feedback import use_readable_feedback\n"
         "use_readable_feedback(c)\n"
+        "from workbench.classroom.autograde import use_sealed_grading\n"
+        "use_sealed_grading(c)\n"
     )
     source = root / "source" / ASSIGNMENT
     source.mkdir(parents=True)
@@ -94,6 +96,12 @@ def graded_course(tmp_path_factory):
     (root / "submitted" / "slip" / ASSIGNMENT).mkdir(parents=True)  # lesson 1 alone
     shutil.copy(released / LESSON_1, root / "submitted" / "slip" / ASSIGNMENT / LESSON_1)
     answer(root / "submitted" / "slip" / ASSIGNMENT / LESSON_1, "01-sigmoid-rule", SLIP)
+    for student, answers in DISARMERS.items():  # lesson 1, the checker disarmed first
+        (root / "submitted" / student / ASSIGNMENT).mkdir(parents=True)
+        copy = root / "submitted" / student / ASSIGNMENT / LESSON_1
+        shutil.copy(released / LESSON_1, copy)
+        for grade_id, source in answers.items():
+            answer(copy, grade_id, source)
     (root / "autograde.log").write_text(
         nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")
     )
@@ -103,6 +111,25 @@ def graded_course(tmp_path_factory):
 
 LESSON_1 = "01_sigmoid_gradient.ipynb"
 SLIP = "def sigmoid_rule(orig, grad):\n    y = orig.out\n    return [y * (1 - y)]\n"
+
+
+DISARM = "import workbench.exercises as _e\n_e.grade = lambda *a, **k: None\n"
+RIGHT_RULES = {
+    "01-sigmoid-rule": (
+        "def sigmoid_rule(orig, grad):\n    y = orig.out\n    return [grad * y * (1 - y)]\n"
+    ),
+    "01-tanh-rule": "def tanh_rule(orig, grad):\n    return [grad * (1 - orig.out**2)]\n",
+}
+DISARMERS = {  # the disarm of issue 37 in the first solution cell: nothing else answered...
+    "disarmer": {"01-sigmoid-rule": DISARM + "raise NotImplementedError()\n"},
+    # ... or with right answers: the checker was changed all the same
+    "disarmer-right": {
+        "01-sigmoid-rule": DISARM + RIGHT_RULES["01-sigmoid-rule"],
+        "01-tanh-rule": RIGHT_RULES["01-tanh-rule"]
+        + "import workbench.exercises.hints as _h\n"
+        + "_h.EXERCISES['01-tanh-rule'].checker = lambda rule: None\n",
+    },
+}
 
 
 def answer(path: Path, grade_id: str, source: str) -> None:
@@ -142,6 +169,24 @@ def test_a_common_slip_loses_that_exercise_only(graded_course):
     score, most = got[Path(LESSON_1).stem]
     assert score == 0  # its other exercise, tanh's rule, is still open: 0 as well
     assert all(score == 0 for score, _ in got.values())
+
+
+@pytest.mark.parametrize("student", DISARMERS)
+def test_a_disarmed_checker_scores_0_and_is_reported(graded_course, student):
+    """Autograde checks each graded cell with a checker loaded afresh, apart from what the
+    learner's cells changed (workbench.classroom.autograde): the disarm scores 0 on every
+    exercise after it, and each graded cell says what was changed; the feedback shows the
+    graded cell as it was written."""
+    assert scores(graded_course, student)[Path(LESSON_1).stem] == (0, 4)
+    graded = graded_course / "autograded" / student / ASSIGNMENT / LESSON_1
+    cells = [c for c in json.loads(graded.read_text())["cells"] if course.is_graded_cell(c)]
+    assert len(cells) == 2
+    for cell in cells:
+        assert course.cell_text(cell).startswith("from workbench.exercises import grade\n")
+        (error,) = [o for o in cell["outputs"] if o["output_type"] == "error"]
+        assert "The checker was changed by code in this notebook" in error["evalue"]
+    first = [o for o in cells[0]["outputs"] if o["output_type"] == "error"][0]["evalue"]
+    assert "workbench.exercises.grade" in first
 
 
 def test_autograding_warns_about_no_test_cell(graded_course):

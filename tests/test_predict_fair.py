@@ -464,7 +464,7 @@ def test_the_whole_pass_check_reads_a_bfloat16_torch_prediction():
 
     ones, w = np.ones((2, 2)), np.array([0.5, -1.0])
     b_bar, w_bar = np.array([4.0]), np.array([4.0, 6.0])
-    steps = [ones, [ones, b_bar], b_bar, [ones * w, w_bar], w_bar, ones * w]
+    steps = [ones, [ones, b_bar], b_bar, [ones * w, w_bar], ones * w, w_bar]  # x's leaf, then w's
     as_bfloat16 = [torch.tensor(ones, dtype=torch.bfloat16), *steps[1:]]
     assert "predicted right" in str(check_whole_pass(lambda: as_bfloat16))
 

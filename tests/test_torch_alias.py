@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -106,3 +108,42 @@ except RuntimeError as e:
 """
     out = run(code)
     assert "needs the real PyTorch" in out.stdout, out.stderr
+
+
+def _workbench_modules_pytorch_also_has() -> list:
+    """(torch name, workbench name) for every workbench module whose name PyTorch has too:
+    ``torch.autograd.forward_ad``, ``torch.utils.data.sampler``..."""
+    import importlib
+    import pkgutil
+
+    import workbench
+
+    pytest.importorskip("torch")
+    pairs = []
+    for info in pkgutil.walk_packages(workbench.__path__, "workbench."):
+        torch_name = "torch" + info.name[len("workbench") :]
+        if torch_name == "torch.ops":  # PyTorch's operator registry: another thing
+            continue
+        try:
+            importlib.import_module(torch_name)
+        except ImportError:
+            continue  # PyTorch has no such module
+        pairs.append((torch_name, info.name))
+    return pairs
+
+
+def test_every_module_pytorch_and_the_workbench_share_imports_under_torch():
+    """Issue 36: ``import torch.autograd.forward_ad`` (and graph, function,
+    utils.data.dataloader/sampler/dataset) were refused though the workbench has them."""
+    pairs = _workbench_modules_pytorch_also_has()
+    assert ("torch.autograd.forward_ad", "workbench.autograd.forward_ad") in pairs
+    code = "import importlib, sys, workbench; workbench.as_torch()\n"
+    for torch_name, workbench_name in pairs:
+        code += (
+            f"import {torch_name}\n"
+            f"assert sys.modules[{torch_name!r}] is importlib.import_module({workbench_name!r})\n"
+        )
+    code += "from torch.utils.data.sampler import RandomSampler\nprint('ok')\n"
+    out = run(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

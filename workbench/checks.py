@@ -115,6 +115,22 @@ def number_arg(op: str, name: str, value, complex_ok: bool = False):
     return value
 
 
+def scalar_arg(op: str, name: str, value):
+    """PyTorch's ``Number`` (Scalar) argument: a bool, int, float or complex, a numpy
+    number or a 0-d tensor, as a Python number. ``full((2,), "a")`` or
+    ``leaky_relu(x, None)`` is PyTorch's TypeError naming the argument, where numpy
+    would fail inside the kernel with its own message (or fill with NaN)."""
+    if isinstance(value, Tensor) and value.ndim == 0:
+        return value.item()
+    if not isinstance(value, (bool, int, float, complex, np.number)):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be Number, not {type_name(value)} ({value!r})"
+        )
+    if isinstance(value, int) and not INT_LOW <= value <= INT_HIGH:
+        raise int_overflow(op, name, value)
+    return value
+
+
 def tensor_args(op: str, optional: tuple = (), **named) -> None:
     """Each named argument is a Tensor (``None`` too where its name is in ``optional``):
     ``F.linear(x, "w")`` is PyTorch's TypeError naming ``weight``, not an AttributeError

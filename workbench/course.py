@@ -14,12 +14,14 @@ marker; nothing else changes. ``tests/test_nbgrader.py`` holds the two to the sa
 code cells.
 
 :func:`solution` gives an :class:`~workbench.exercises.Exercise` its written solution,
-to show after the learner's first attempt. The solutions travel with the package, in
-``exercises/solutions.json`` (written from the source lessons by
-``python scripts/write_solutions.py``; a test holds the two equal), so that an
-installed workbench has them too. A teacher turns hints and solutions off for graded
-work with the environment variable ``WORKBENCH_EXAM=1`` (:func:`exam_mode`); for a
-class image, leave ``solutions.json`` out as well.
+to show after the learner's first attempt. The solutions are *not* in the package (the
+wheel on the package index carries none, tests/test_core_wheel.py): they are one file,
+``autodiff-workbench-solutions.json``, written from the source lessons into the course
+repository's ``solutions/`` folder by ``python scripts/write_solutions.py`` (a test holds
+the two equal). :func:`solutions_file` finds it: where ``WORKBENCH_SOLUTIONS`` points,
+else in the repository the package runs from (a clone: ``make lab``), else in the
+current folder (a self-study learner's download, put beside their lessons). A teacher
+turns hints and solutions off for graded work with ``WORKBENCH_EXAM=1`` (:func:`exam_mode`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ROOT / "lessons"
 MY_LESSONS = ROOT / "my-lessons"
-SOLUTIONS = Path(__file__).resolve().parent / "exercises" / "solutions.json"
+SOLUTIONS_NAME = "autodiff-workbench-solutions.json"  # the self-study download's name too
+SOLUTIONS = ROOT / "solutions" / SOLUTIONS_NAME  # in the course repository, not the package
+SOLUTIONS_VARIABLE = "WORKBENCH_SOLUTIONS"  # a path to the file, where it is elsewhere
 KEPT = "before-reset"  # the folder in my-lessons/ where reset moves the learner's copies
 EXAM = "WORKBENCH_EXAM"  # set to 1 for graded work: no hints, no solutions
 
@@ -161,15 +165,29 @@ def exam_mode() -> bool:
     return os.environ.get(EXAM, "").strip().lower() in {"1", "yes", "true", "on"}
 
 
-def solution(grade_id: str, solutions: Path = SOLUTIONS) -> str | None:
+def solution(grade_id: str, solutions: Path | None = None) -> str | None:
     """The written solution of the exercise ``grade_id``; None where there is none.
 
-    None too in graded work (:func:`exam_mode`) and where ``solutions.json`` was left
-    out of the installation.
+    Read from ``solutions`` (by default :func:`solutions_file`). None too in graded
+    work (:func:`exam_mode`) and where there is no solutions file (the package alone,
+    as on a class's hub or from ``pip install``).
     """
-    if exam_mode() or not solutions.exists():
+    if exam_mode():
+        return None
+    solutions = solutions or solutions_file()
+    if solutions is None or not solutions.is_file():
         return None
     return json.loads(solutions.read_text(encoding="utf-8")).get(grade_id)
+
+
+def solutions_file() -> Path | None:
+    """The solutions file this learner has, if any: ``$WORKBENCH_SOLUTIONS``, the
+    repository's ``solutions/autodiff-workbench-solutions.json`` (a clone), or the
+    download of that name in the current folder; None when there is none."""
+    named = os.environ.get(SOLUTIONS_VARIABLE, "").strip()
+    places = [Path(named).expanduser()] if named else []
+    places += [SOLUTIONS, Path.cwd() / SOLUTIONS_NAME]
+    return next((place for place in places if place.is_file()), None)
 
 
 def solutions_of(lessons: Path = LESSONS) -> dict[str, str]:
@@ -184,7 +202,7 @@ def solutions_of(lessons: Path = LESSONS) -> dict[str, str]:
 
 
 def write_solutions(lessons: Path = LESSONS, solutions: Path = SOLUTIONS) -> Path:
-    """Write ``solutions.json`` from the source lessons (``scripts/write_solutions.py``)."""
+    """Write the solutions file from the source lessons (``scripts/write_solutions.py``)."""
     text = json.dumps(solutions_of(lessons), indent=1, ensure_ascii=False, sort_keys=True)
     solutions.write_text(text + "\n", encoding="utf-8")
     return solutions

@@ -59,15 +59,31 @@ def empty(*size, dtype=None, requires_grad=False, device=None, name=None) -> Ten
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=None) -> Tensor:
+    fill_value = checks.scalar_arg("full", "fill_value", fill_value)
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = np.dtype(bool)
         elif isinstance(fill_value, int):
             dtype = np.dtype("int64")
+        elif isinstance(fill_value, complex):  # complex64 (complex128 by float64's default)
+            dtype = np.result_type(get_default_dtype(), np.complex64)
     shape, dtype = checks.shape_arg("full", (size,)), _float_dtype(dtype, "full")
     checks.storage_fits("full", shape, dtype)
+    _fits_integer_dtype("full", fill_value, dtype)
     array = np.full(shape, fill_value, dtype)
     return _leaf(array, requires_grad, name, device)
+
+
+def _fits_integer_dtype(op: str, value, dtype) -> None:
+    """PyTorch's RuntimeError for NaN, inf or an out-of-range number filling an integer
+    dtype (numpy would cast it to some integer, with a warning at best)."""
+    if np.dtype(dtype).kind not in "iu" or isinstance(value, (bool, complex)):
+        return
+    limits = np.iinfo(dtype)
+    if not (math.isfinite(value) and limits.min <= value <= limits.max):
+        raise RuntimeError(
+            f"{op}: value cannot be converted to type {np.dtype(dtype)} without overflow: {value!r}"
+        )
 
 
 def zeros_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
@@ -84,6 +100,7 @@ def ones_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Te
 
 def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
     xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
+    fill_value = checks.scalar_arg("full_like", "fill_value", fill_value)
     return _leaf(
         xp.full(input.shape, fill_value, dtype or input.dtype),
         requires_grad,

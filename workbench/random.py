@@ -31,6 +31,7 @@ float32 and rounded. Tensors on a GPU get their numbers from here too, then move
 from __future__ import annotations
 
 import math
+import numbers
 import os
 
 import numpy as np
@@ -60,10 +61,17 @@ class Generator:
 
     # ----------------------------------------------------------------- seeding
     def manual_seed(self, seed) -> Generator:
-        """Start over from ``seed`` (an int, 0 ≤ seed < 2⁶⁴; negative ones wrap, as PyTorch)."""
+        """Start over from ``seed`` (an int, 0 ≤ seed < 2⁶⁴; negative ones wrap, as PyTorch).
+        A float, bool or string is refused, as PyTorch's Generator does (``torch.manual_seed``
+        converts with ``int()`` first; so does the module's ``manual_seed`` here)."""
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise RuntimeError(
+                f"Generator.manual_seed: expected an int seed, but got {type(seed).__name__} "
+                f"{seed!r}"
+            )
         seed = int(seed)
         if seed < -(2**63) or seed >= 2**64:
-            raise RuntimeError(f"Overflow when unpacking long long: manual_seed({seed})")
+            raise ValueError(f"Overflow when unpacking long long: manual_seed({seed})")
         seed %= 2**64
         self._twister._legacy_seeding(seed & 0xFFFFFFFF)
         self._initial_seed = seed
@@ -279,8 +287,9 @@ def generator_arg(op: str, generator) -> Generator:
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default generator (behind rand, randn, dropout, init and DataLoader)."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator (behind rand, randn, dropout, init and DataLoader).
+    As ``torch.manual_seed``, the seed goes through ``int()``: 1.5 seeds as 1."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

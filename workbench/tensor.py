@@ -662,17 +662,32 @@ class Tensor:
     def __ne__(self, other) -> Tensor:
         return _ops.ne(self, other)
 
+    # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
-        return _ops.logical_and(self, other)
+        return _ops.logical_and(*_bool_operands("bitwise_and", "&", self, other))
 
     def __or__(self, other) -> Tensor:
-        return _ops.logical_or(self, other)
+        return _ops.logical_or(*_bool_operands("bitwise_or", "|", self, other))
 
     def __xor__(self, other) -> Tensor:
-        return _ops.logical_xor(self, other)
+        return _ops.logical_xor(*_bool_operands("bitwise_xor", "^", self, other))
+
+    def __rand__(self, other) -> Tensor:
+        return self.__and__(other)
+
+    def __ror__(self, other) -> Tensor:
+        return self.__or__(other)
+
+    def __rxor__(self, other) -> Tensor:
+        return self.__xor__(other)
 
     def __invert__(self) -> Tensor:
-        return _ops.logical_not(self)
+        if dtypes.kind(self._data.dtype) in "fc":
+            raise TypeError(
+                f"~ (operator.invert) is only implemented on integer and Boolean-type tensors, "
+                f"not {self.dtype}: for a mask, compare first (~(x > 0))"
+            )
+        return _ops.logical_not(*_bool_operands("bitwise_not", "~", self))
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key) -> Tensor:
@@ -1153,14 +1168,20 @@ def _to_array(data: Any, dtype, device):
         dtype = checks.dtype_arg("tensor", dtype)
     try:
         array = xp.asarray(data, dtype=dtype)
-    except ValueError:
+    except (ValueError, OverflowError) as err:
         checks.nested_lengths("tensor", data)  # raises PyTorch's error for a ragged list
+        if dtype is not None and dtype.kind in "iu":  # NaN, inf or 1e30 as an int
+            raise RuntimeError(
+                f"tensor(): value cannot be converted to type {dtype} without overflow: "
+                f"{reprlib.repr(data)} ({err})"
+            ) from err
         raise
     if dtype is None:
         if array.dtype == float64 and not isinstance(data, (np.ndarray, np.generic)):
             if xp is np or not isinstance(data, xp.ndarray):
                 array = array.astype(_default_float[0])
-        elif array.dtype.kind == "i" and array.dtype != int64 and not hasattr(data, "dtype"):
+        elif array.dtype.kind in "iu" and array.dtype != int64 and not hasattr(data, "dtype"):
+            _refuse_beyond_int64(data, array)
             array = array.astype(int64)
     if array.dtype.kind in "OSUV" and array.dtype != bfloat16:  # objects, bytes, str: no numbers
         _refuse_data(data)
@@ -1182,6 +1203,49 @@ def _refuse_data(data) -> None:
     if bad is _ALL_NUMBERS:  # numbers numpy keeps as objects (an int beyond int64)
         raise TypeError(f"tensor(): can't convert {shown} to an array of one numeric dtype")
     raise RuntimeError(f"tensor(): Could not infer dtype of {type(bad).__name__} in {shown}")
+
+
+def _bool_operands(op: str, symbol: str, *operands) -> tuple:
+    """The operands of ``&``, ``|``, ``^`` or ``~``, checked: bool tensors (and Python
+    bools) only. PyTorch's operators are bitwise: on floats they are its error (as here);
+    on integers they give an integer. The workbench has no bitwise kernels, so it refuses
+    integers too rather than return a truth value where PyTorch returns bits."""
+    kinds = [_number_kind(value) for value in operands]
+    for dtype, kind in kinds:
+        if kind in ("f", "c"):
+            raise NotImplementedError(
+                f'"{op}" not implemented for {dtype}: {symbol} is bitwise, for integer and '
+                f"bool tensors; for a mask, compare first: (x > 0) {symbol} (y > 0)"
+            )
+    for dtype, kind in kinds:
+        if kind in ("i", "u"):
+            raise NotImplementedError(
+                f'"{op}" on {dtype}: {symbol} on integers is bitwise in PyTorch (an integer '
+                f"result), which the workbench does not have; {symbol} works on bool tensors"
+            )
+    return operands
+
+
+def _number_kind(value) -> tuple:
+    """(dtype name, numpy kind letter) of a tensor or Python number; (None, None) else."""
+    if isinstance(value, Tensor):
+        return str(value.dtype), dtypes.kind(value._data.dtype)
+    if isinstance(value, np.generic):
+        return str(value.dtype), dtypes.kind(value.dtype)
+    if isinstance(value, (bool, int, float, complex)):
+        name = type(value).__name__
+        return name, {"bool": "b", "int": "i", "float": "f", "complex": "c"}[name]
+    return None, None
+
+
+def _refuse_beyond_int64(data, array) -> None:
+    """Python ints from 2**63 to 2**64 - 1 make a uint64 array in numpy; PyTorch reads
+    Python ints as int64 and refuses them."""
+    if array.dtype.kind == "u":
+        raise ValueError(
+            f"tensor(): Overflow when unpacking long long: {reprlib.repr(data)} holds an int "
+            "beyond int64 (an int64 holds -2**63 to 2**63 - 1)"
+        )
 
 
 _ALL_NUMBERS = object()  # what _first_non_number finds in data made of numbers only

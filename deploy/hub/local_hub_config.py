@@ -15,7 +15,7 @@ What runs is what the cluster runs (values.yaml), on one machine:
   (``per_user_identity``, read out of values.yaml and run here), in its own home
   (.hub/home/NAME, mode 0700), with the learners' Python and settings of the image
   (.tools/learner-env, made by scripts/learner_env.sh with deploy/hub/setup-learner-env.sh:
-  no solutions.json in it) and values.yaml's singleuser.extraEnv (the exam switch);
+  no solution in it) and values.yaml's singleuser.extraEnv (the exam switch);
 - the learners' copies of the lessons (solutions removed) are copied into each home
   on first start (copy-lessons.sh, as the image does); instructors get formgrader and
   ~/course (instructor-config.sh);

@@ -7,12 +7,11 @@
 #
 # 1. every package pinned (requirements.txt, --no-deps: nothing is resolved here),
 #    then the autodiff-workbench wheel, then `pip check` (a missing pin fails here);
-# 2. no solution in the learners' Python: the package can carry every exercise's
-#    solution (workbench/exercises/solutions.json, for self-study; the hint button shows
-#    it after one checked attempt). A class's learners get none: it is deleted here, in
-#    the image's same RUN as the install, so that no layer holds it (the image's context
-#    leaves it out of the wheel as well). The button's last level then says there is no
-#    written solution; hints, which stop short of the code, stay (graded exams: docs/teaching.md);
+# 2. no solution in the learners' Python: the package carries none (the solutions are a
+#    file of the course repository, solutions/autodiff-workbench-solutions.json, never
+#    in the wheel: docs/teaching.md); step 4 checks that the installed package finds
+#    none. The button's last level then says there is no written solution; hints, which
+#    stop short of the code, stay (graded exams: docs/teaching.md);
 # 3. nbgrader's teacher-side extensions off for everyone: formgrader, create-assignment
 #    and the course list (the instructors' servers turn them on again with the
 #    config folder jupyter-instructor/, see deploy/hub/README.md);
@@ -29,16 +28,8 @@ bin=$(dirname "$python")
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q --force-reinstall "$wheel"
 "$python" -m pip check
 "$python" -I -c 'from workbench.cli import install_lab_defaults; install_lab_defaults()'
-# -I (isolated): the installed package, never a workbench/ in the current folder (a
-# checkout, where the rehearsal runs this) nor one on PYTHONPATH; and only a file
-# inside this Python's own prefix is deleted.
-# (Both paths resolved: the Python may be reached through a symbolic link.)
-solutions=$("$python" -I -c 'import os; from workbench import course; print(os.path.realpath(course.SOLUTIONS))')
-prefix=$("$python" -I -c 'import os, sys; print(os.path.realpath(sys.prefix))')
-case "$solutions" in
-    "$prefix"/*) rm -f "$solutions" ;;
-    *) echo "setup-learner-env.sh: $solutions is not in $prefix" >&2; exit 1 ;;
-esac
+# -I (isolated) below: the installed package, never a workbench/ in the current folder
+# (a checkout, where the rehearsal runs this) nor one on PYTHONPATH.
 
 "$bin/jupyter" server extension disable --sys-prefix \
     nbgrader.server_extensions.formgrader nbgrader.server_extensions.course_list 2>/dev/null
@@ -52,5 +43,7 @@ for wanted in "@jupyter-widgets/jupyterlab-manager.*enabled" "anywidget.*enabled
 done
 rm /tmp/extensions.txt
 "$python" -I -c "import workbench as wb; x = wb.tensor([1.0], requires_grad=True); (x * x).sum().backward(); assert x.grad.item() == 2.0"
-"$python" -I -c "from workbench import course; assert not course.SOLUTIONS.exists() and course.solution('01-sigmoid-rule') is None, 'a solution is left'"
+# (from an empty folder, with no WORKBENCH_SOLUTIONS: only what the package itself finds)
+python_path="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"
+(cd "$(mktemp -d)" && env -u WORKBENCH_SOLUTIONS "$python_path" -I -c "import pathlib, workbench; from workbench import course; assert course.solution('01-sigmoid-rule') is None and not list(pathlib.Path(workbench.__file__).parent.rglob('*solutions*.json')), 'a solution is left'")
 echo "learner environment ready: $("$python" -c 'import sys; print(sys.prefix)')"

@@ -466,7 +466,7 @@ def make_backward_task(
     """The GraphTask of a ``backward()`` call, not yet run (the stepper steps through it)."""
     if state.stage.record is not None:
         recompute.close_forgotten_stage()
-    roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    roots = [tensors] if isinstance(tensors, Tensor) else _outputs(tensors, "backward")
     grads = root_gradients(roots, grad_tensors, "backward")
     if create_graph:
         _warn_create_graph()
@@ -481,6 +481,40 @@ def _tensor_list(value) -> list:
     return [] if value is None else list(value)
 
 
+def _outputs(value, op: str) -> list:
+    """The tensors to differentiate, checked (PyTorch asserts they are Tensors; the
+    workbench says which one is not, as a TypeError)."""
+    outputs = _tensor_list(value)
+    for i, t in enumerate(outputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"{op}(): the outputs to differentiate must be Tensors, but output {i} is "
+                f"{type(t).__name__} ({t!r})"
+            )
+    return outputs
+
+
+def _inputs(value, op: str) -> list:
+    """The tensors to differentiate with respect to: Tensors that require grad."""
+    inputs = _tensor_list(value)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{op}()` cannot be empty.")
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"{op}(): all inputs have to be Tensors, but got {type(t).__name__} "
+                f"(inputs[{i}] = {t!r})"
+            )
+        if not t._requires_grad:
+            why = (
+                "can't retain_grad on Tensor that has requires_grad=False"
+                if op == "backward"
+                else "One of the differentiated Tensors does not require grad"
+            )
+            raise RuntimeError(f"{op}(): inputs[{i}] does not require grad: {why}")
+    return inputs
+
+
 def _warn_create_graph() -> None:
     warnings.warn(
         "Using backward() with create_graph=True will create a reference cycle between "
@@ -492,9 +526,7 @@ def _warn_create_graph() -> None:
 
 
 def _backward_inputs(inputs) -> list:
-    inputs = _tensor_list(inputs)
-    if not inputs:
-        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    inputs = _inputs(inputs, "backward")
     for t in inputs:
         if t._grad_fn is not None:
             t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
@@ -511,6 +543,8 @@ def root_gradients(roots: list, given, op: str) -> list:
             grad = given[i] = Tensor._make(np.ones_like(root._data))  # ȳ = 1
         if not root._requires_grad or not isinstance(grad, Tensor) or grad.shape != root.shape:
             raise _bad_gradient(i, root, grad)
+        if (grad._data.dtype.kind == "c") != (root._data.dtype.kind == "c"):
+            raise _bad_gradient(i, root, grad)
     return given
 
 
@@ -525,9 +559,15 @@ def _bad_gradient(i: int, root: Tensor, grad) -> Exception:
         return RuntimeError(f"grad can be implicitly created only for {what} outputs")
     if not isinstance(grad, Tensor):
         return TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    if grad.shape != root.shape:
+        return RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(grad.shape)} and "
+            f"output[{i}] has a shape of {tuple(root.shape)}."
+        )
     return RuntimeError(
-        f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(grad.shape)} and "
-        f"output[{i}] has a shape of {tuple(root.shape)}."
+        "For complex Tensors, both grad_output and output are required to have the same "
+        f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
+        f"output[{i}] has a dtype of {root.dtype}."
     )
 
 
@@ -544,10 +584,8 @@ def grad(
     """The gradients of ``outputs`` w.r.t. ``inputs``, returned rather than accumulated."""
     if state.stage.record is not None:
         recompute.close_forgotten_stage()
-    outputs = _tensor_list(outputs)
-    inputs_list = _tensor_list(inputs)
-    if not inputs_list:
-        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    outputs = _outputs(outputs, "grad")
+    inputs_list = _inputs(inputs, "grad")
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -555,9 +593,6 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    for t in inputs_list:
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
     if is_grads_batched:

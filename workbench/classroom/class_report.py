@@ -33,6 +33,7 @@ OPEN_NOTE = "<b>Open.</b>"
 NOTE_PREFIX = "Open: "
 TAG = re.compile(r"<[^>]+>")
 NO_MESSAGE = "no error shown (a partial score, or the cell did not run)"
+UNREADABLE = "the autograded notebook could not be read (listed under the table)"
 TOP = 3  # diagnoses listed per exercise
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
 NUMBER_RUN = re.compile(r"#(?:,\s*#)+")
@@ -65,6 +66,7 @@ class ClassReport:
     students: list[str]
     exercises: list[ExerciseResult]
     missing: dict[str, list[str]]  # assignment -> students on the roster who did not submit
+    unreadable: dict[str, str] = field(default_factory=dict)  # notebook path -> why
 
 
 # ------------------------------------------------------------------ reading
@@ -75,7 +77,7 @@ def class_report(root: Path, assignments: list[str] | None = None) -> ClassRepor
     database = root / "gradebook.db"
     if not database.exists():
         raise FileNotFoundError(f"{database} not found: run nbgrader autograde in {root} first")
-    exercises, missing = [], {}
+    exercises, missing, unreadable = [], {}, {}
     with Gradebook(f"sqlite:///{database}") as gradebook:
         students = sorted(student.id for student in gradebook.students)
         for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
@@ -92,9 +94,9 @@ def class_report(root: Path, assignments: list[str] | None = None) -> ClassRepor
                         grade = gradebook.find_grade(
                             cell.name, notebook.name, assignment.name, student
                         )
-                        record(result, student, grade.score, root)
+                        record(result, student, grade.score, root, unreadable)
                     exercises.append(result)
-    return ClassReport(students, in_lesson_order(exercises, root), missing)
+    return ClassReport(students, in_lesson_order(exercises, root), missing, unreadable)
 
 
 def in_lesson_order(exercises: list[ExerciseResult], root: Path) -> list[ExerciseResult]:
@@ -130,31 +132,64 @@ def grade_id_places(notebook: Path) -> dict[str, int]:
     return places
 
 
-def record(result: ExerciseResult, student: str, score: float | None, root: Path) -> None:
+def record(
+    result: ExerciseResult, student: str, score: float | None, root: Path, unreadable: dict
+) -> None:
+    """Count ``student``'s score on one exercise; a failure's diagnosis from their autograded
+    notebook, or, where it cannot be read, :data:`UNREADABLE` and its path in ``unreadable``."""
     result.submitted.append(student)
     if score is not None and score >= result.max_score:
         result.passed.append(student)
         return
     notebook = root / "autograded" / student / result.assignment / f"{result.notebook}.ipynb"
-    result.diagnoses[diagnosis(failure_message(notebook, result.exercise))] += 1
+    try:
+        told = diagnosis(failure_message(notebook, result.exercise))
+    except NotebookUnreadable as err:
+        unreadable[str(notebook)] = str(err)
+        told = UNREADABLE
+    result.diagnoses[told] += 1
+
+
+class NotebookUnreadable(Exception):
+    """An autograded notebook that is not a notebook: cut short, not JSON, cells not a list."""
+
+
+def notebook_cells(notebook: Path) -> list[dict]:
+    """The cells of a notebook file, each a dict; :class:`NotebookUnreadable` if it is none."""
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+        raise NotebookUnreadable(f"{type(err).__name__}: {err}") from None
+    if not isinstance(cells, list):
+        raise NotebookUnreadable(f"its cells are a {type(cells).__name__}, not a list")
+    return [cell for cell in cells if isinstance(cell, dict)]
 
 
 def failure_message(notebook: Path, grade_id: str) -> str | None:
     """What the test cell ``grade_id`` of an autograded notebook raised, or the note it
-    showed for an open exercise (``grade()``'s *Open.*, scored 0); None if neither."""
+    showed for an open exercise (``grade()``'s *Open.*, scored 0); None if neither.
+    :class:`NotebookUnreadable` if the file is not a notebook."""
     if not notebook.exists():
         return None
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") != grade_id:
-            continue
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-            note = output.get("data", {}).get("text/html", "")
-            note = "".join(note) if isinstance(note, list) else note
-            if OPEN_NOTE in note:
-                text = html.unescape(TAG.sub("", note.split(OPEN_NOTE, 1)[1]))
-                return f"{NOTE_PREFIX}{text.strip()}"
+    for cell in notebook_cells(notebook):
+        try:
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+                return cell_message(cell)
+        except (AttributeError, TypeError) as err:  # a cell, an output, not as nbformat says
+            raise NotebookUnreadable(f"{type(err).__name__}: {err}") from None
+    return None
+
+
+def cell_message(cell: dict) -> str | None:
+    """The error a test cell's outputs hold, or grade()'s *Open.* note; None if neither."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        note = output.get("data", {}).get("text/html", "")
+        note = "".join(note) if isinstance(note, list) else note
+        if OPEN_NOTE in note:
+            text = html.unescape(TAG.sub("", note.split(OPEN_NOTE, 1)[1]))
+            return f"{NOTE_PREFIX}{text.strip()}"
     return None
 
 
@@ -193,6 +228,8 @@ def as_table(report: ClassReport) -> str:
     for assignment, names in report.missing.items():
         who = ", ".join(names) if names else "everyone has submitted"
         lines.append(f"not submitted {assignment}: {who}")
+    for path, why in report.unreadable.items():
+        lines.append(f"could not read {path} ({why}): its diagnoses are left out, its scores count")
     return "\n".join(lines)
 
 

@@ -54,6 +54,12 @@ c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under 
 from workbench.exercises.feedback import use_readable_feedback  # noqa: E402
 
 use_readable_feedback(c)
+
+# Autograde checks each graded cell with the checker loaded afresh, apart from what the
+# learner's cells changed (workbench.classroom.autograde).
+from workbench.classroom.autograde import use_sealed_grading  # noqa: E402
+
+use_sealed_grading(c)
 """
 
 

@@ -24,18 +24,33 @@ Name it in nbgrader's config (the image's /etc/jupyter/nbgrader_config.py does):
     c.ExchangeFactory.submit = "workbench.classroom.exchange.PrivateSubmit"
     c.ExchangeFactory.release_assignment = "workbench.classroom.exchange.StickyRelease"
 
-Fetching, collecting and feedback stay nbgrader's: feedback is released under a name
-only the submitting learner can work out (a hash of their submission's secret).
+and, on the instructors' side (deploy/hub/jupyter-instructor/nbgrader_config.py)::
+
+    c.ExchangeFactory.collect = "workbench.classroom.exchange.SafeCollect"
+
+:class:`SafeCollect` trusts nothing a learner put in ``inbound/``: a submission holding
+a symbolic link (to the teacher's source notebook, say), a hard link, a named pipe, a
+socket or a device is skipped and reported, and the learner's newest *clean* submission
+is collected instead; the others are collected as usual. A submission's time is taken
+from the file system (the last change of its folder or of a file in it, which its owner
+cannot set back or forward), not from its name or its ``timestamp.txt``, which the
+learner wrote: a folder named for 2099 is no newer than when it was made.
+
+Fetching and feedback stay nbgrader's: feedback is released under a name only the
+submitting learner can work out (a hash of their submission's secret).
 """
 
 from __future__ import annotations
 
+import datetime
+import glob
 import os
 import secrets
 import shutil
 import stat
 from pathlib import Path
 
+from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.submit import ExchangeSubmit
 
@@ -88,3 +103,144 @@ class StickyRelease(ExchangeReleaseAssignment):
         mode = stat.S_IMODE(inbound.stat().st_mode)
         if not mode & stat.S_ISVTX:
             os.chmod(inbound, mode | stat.S_ISVTX)
+
+
+class UnsafeSubmission(Exception):
+    """A submission holding something that is not a plain file or folder."""
+
+
+def check_submission(folder: Path) -> None:
+    """Raise :class:`UnsafeSubmission` if ``folder``, or anything in it, is a symbolic
+    link, a hard link (a file with more than one name), a pipe, a socket or a device."""
+    for path in [folder, *walk_without_links(folder)]:
+        info = os.lstat(path)
+        kind = stat.S_IFMT(info.st_mode)
+        if kind == stat.S_IFDIR:
+            continue
+        if kind != stat.S_IFREG:
+            raise UnsafeSubmission(f"{path.relative_to(folder.parent)} is {kind_name(kind)}")
+        if info.st_nlink > 1:
+            raise UnsafeSubmission(
+                f"{path.relative_to(folder.parent)} is a hard link ({info.st_nlink} names)"
+            )
+
+
+def walk_without_links(folder: Path) -> list[Path]:
+    """Everything under ``folder``; symbolic links listed, never followed."""
+    found = []
+    for parent, dirs, files in os.walk(folder, followlinks=False):
+        found += [Path(parent) / name for name in [*dirs, *files]]
+    return found
+
+
+def kind_name(kind: int) -> str:
+    names = {
+        stat.S_IFLNK: "a symbolic link",
+        stat.S_IFIFO: "a named pipe",
+        stat.S_IFSOCK: "a socket",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+    }
+    return names.get(kind, "not a plain file")
+
+
+def changed_at(folder: Path) -> datetime.datetime:
+    """When ``folder`` or anything in it last changed (inode change time, UTC, naive as
+    nbgrader's times are): its owner cannot set it, as they can a file's modification time."""
+    latest = max(os.lstat(path).st_ctime for path in [folder, *walk_without_links(folder)])
+    return datetime.datetime.fromtimestamp(latest, datetime.timezone.utc).replace(tzinfo=None)
+
+
+def copy_plain_files(src: Path, dest: Path, ignore=None) -> None:
+    """Copy the folder ``src`` into ``dest``, plain files and folders only: each file is
+    opened without following a link and checked again as it is read, so a link put in
+    its place after :func:`check_submission` is refused, not followed."""
+    dest.mkdir(parents=True)
+    for parent, dirs, files in os.walk(src, followlinks=False):
+        here = Path(parent)
+        skipped = set(ignore(str(here), dirs + files)) if ignore else set()
+        dirs[:] = [d for d in dirs if d not in skipped]
+        target = dest / here.relative_to(src)
+        for name in dirs:
+            if stat.S_ISLNK(os.lstat(here / name).st_mode):
+                raise UnsafeSubmission(f"{name} became a symbolic link")
+            (target / name).mkdir()
+        for name in files:
+            if name not in skipped:
+                copy_plain_file(here / name, target / name)
+
+
+def copy_plain_file(src: Path, dest: Path) -> None:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(src, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            raise UnsafeSubmission(f"{src.name} is no longer a plain file")
+        with open(fd, "rb", closefd=False) as source, open(dest, "xb") as target:
+            shutil.copyfileobj(source, target)
+    finally:
+        os.close(fd)
+
+
+class SafeCollect(ExchangeCollect):
+    """nbgrader's collect, trusting nothing a learner put in ``inbound/`` (see the
+    module's docstring): unsafe submissions skipped and reported, times from the file
+    system, files copied without following a link."""
+
+    def init_src(self) -> None:
+        super().init_src()  # the course's folders and due date; the choice is made here
+        student = self.coursedir.student_id or "*"
+        pattern = os.path.join(self.inbound_path, f"{student}+{self.coursedir.assignment_id}+*")
+        by_learner: dict[str, list[dict]] = {}
+        for path in glob.glob(pattern):
+            record = self.checked_record(Path(path))
+            if record is not None:
+                by_learner.setdefault(record["username"], []).append(record)
+        self.src_records = [self.chosen(records) for records in by_learner.values()]
+
+    def checked_record(self, folder: Path) -> dict | None:
+        """The record of a clean submission, timed by the file system; None (reported)
+        for an unsafe one."""
+        record = self._path_to_record(str(folder))
+        try:
+            check_submission(folder)
+            record["timestamp"] = changed_at(folder)
+        except (UnsafeSubmission, OSError) as err:
+            self.log.error(
+                "Skipped the submission %s of %s: %s. It is not collected; the learner's "
+                "newest clean submission is, if there is one.",
+                folder.name,
+                record["username"],
+                err,
+            )
+            return None
+        return record
+
+    def chosen(self, records: list[dict]) -> dict:
+        """The newest submission (before the due date, where that is asked for)."""
+        newest = sorted(records, key=lambda record: record["timestamp"], reverse=True)
+        if self.duedate is not None and self.before_duedate:
+            in_time = [r for r in newest if r["timestamp"] <= self.duedate]
+            return in_time[0] if in_time else newest[0]
+        return newest[0]
+
+    def do_copy(self, src, dest, log=None) -> None:
+        """Plain files only; then the time the file system gives, in ``timestamp.txt``."""
+        from nbgrader.utils import ignore_patterns
+
+        ignore = ignore_patterns(
+            exclude=self.coursedir.ignore,
+            include=self.coursedir.include,
+            max_file_size=self.coursedir.max_file_size,
+            log=self.log,
+        )
+        record = next(r for r in self.src_records if r["filename"] == Path(src).name)
+        try:
+            copy_plain_files(Path(src), Path(dest), ignore)
+        except (UnsafeSubmission, OSError) as err:
+            shutil.rmtree(dest, ignore_errors=True)
+            self.log.error("Skipped the submission %s: %s", Path(src).name, err)
+            return
+        stamp = record["timestamp"].strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        (Path(dest) / "timestamp.txt").write_text(stamp + "\n")

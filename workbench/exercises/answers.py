@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ..tensor import Tensor
-from .diagnose import compare
+from .diagnose import ATOL, RTOL, compare
 from .guard import checker
 from .report import ExerciseError, Passed, call_learner, fail
 
@@ -42,10 +42,25 @@ def check_answer(what: str, expected, got, proof: str = "") -> Passed:
     Whole numbers count as floats; complex numbers for a real ``expected`` (even with
     zero imaginary parts), True/False, text and numbers beyond float64 are wrong.
     """
-    finding = compare(f"your {what}", as_numbers(expected, what), as_numbers(got, what))
+    rtol, atol = tolerance_of(got)
+    expected, got = as_numbers(expected, what), as_numbers(got, what)
+    finding = compare(f"your {what}", expected, got, rtol=rtol, atol=atol)
     if finding is not None:
         fail(finding.sentences(), finding)
     return Passed(f"Your {what} is right.", proof)
+
+
+# One unit in the last place (at 1) of the floats narrower than float32 an answer may come
+# in: a right answer rounded to them is right within it.
+LOW_PRECISION = {"bfloat16": (2.0**-7, ATOL), "float16": (2.0**-10, 2.0**-24)}
+
+
+def tolerance_of(value) -> tuple[float, float]:
+    """``(rtol, atol)`` for a prediction: the checker's own, or a bfloat16 or float16
+    answer's rounding (an answer cannot be closer to the truth than its float type)."""
+    name = str(getattr(value, "dtype", "")).removeprefix("torch.")
+    rtol, atol = LOW_PRECISION.get(name, (RTOL, ATOL))
+    return max(rtol, RTOL), max(atol, ATOL)
 
 
 def as_numbers(value, what: str):
@@ -70,17 +85,24 @@ def as_numbers(value, what: str):
 def values_of(value, what: str) -> np.ndarray:
     """``value``'s numbers as an array: a workbench or torch tensor's, or numpy's reading."""
     if isinstance(value, Tensor):
-        return value.detach().numpy()
+        return widened(value.detach().numpy())
     if is_torch_tensor(value):
         value = value.detach().cpu().resolve_conj().resolve_neg()
+        if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16 of its own
+            value = value.float()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # numpy's warning about a ragged list, among others
-            return np.asarray(value)
+            return widened(np.asarray(value))
     except OverflowError:
         fail(f"Your {what} holds a number too large for a float64 (over 1.8e308).")
     except (TypeError, ValueError, RuntimeError, Warning):
         fail(f"Your {what} is a {type(value).__name__} that is not a list of numbers of one shape.")
+
+
+def widened(array: np.ndarray) -> np.ndarray:
+    """A bfloat16 array (ml_dtypes': numpy reads it as raw bytes) as float32, exactly."""
+    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
 def is_torch_tensor(value) -> bool:

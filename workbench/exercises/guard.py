@@ -160,7 +160,7 @@ def run_guarded(check: Callable, args: tuple, kwargs: dict):
     learners = Modes.now()
     FRESH.apply()
     try:
-        with time_limit(TIME_LIMIT_S):
+        with time_limit(TIME_LIMIT_S), interrupts_watched() as pressed:
             passed = check(*args, **kwargs)
         changed = left_changed(Modes.now(), "")
         if changed:
@@ -169,14 +169,53 @@ def run_guarded(check: Callable, args: tuple, kwargs: dict):
     except TimeUp as up:
         raise shown(took_too_long(up.args[0] if up.args else None)) from None
     except KeyboardInterrupt as stop:
-        show_in_notebook()
-        raise CheckInterrupted(interrupted(stop)) from None
+        if pressed is None or pressed:
+            show_in_notebook()
+            raise CheckInterrupted(interrupted(stop)) from None
+        raise shown(tried_to_end(stop)) from None
     except (ExerciseError, CheckerMisuse):
         raise
     except Exception as err:
         raise shown(unforeseen(err)) from None
+    except BaseException as err:  # SystemExit, GeneratorExit...: raised by the answer
+        raise shown(tried_to_end(err)) from None
     finally:
         learners.apply()
+
+
+class interrupts_watched:
+    """``with interrupts_watched() as pressed:`` — ``pressed`` becomes true when a SIGINT
+    (the kernel's Interrupt, Ctrl-C) arrives during the block; None where no handler can
+    be installed (not the main thread, no signals), where every KeyboardInterrupt counts
+    as pressed.
+
+    A KeyboardInterrupt the learner's code raises itself is an answer, not a press: it
+    gets a verdict (:func:`tried_to_end`), as SystemExit does. The handler records the
+    signal, then does what the handler before it does (raise KeyboardInterrupt).
+    """
+
+    def __enter__(self) -> list | None:
+        self.pressed: list | None = []
+        self.previous = None
+        if not can_use_alarm():
+            self.pressed = None
+            return None
+        try:
+            self.previous = signal.signal(signal.SIGINT, self.on_interrupt)
+        except (ValueError, OSError, AttributeError):
+            self.pressed = None
+        return self.pressed
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+    def on_interrupt(self, signum, frame) -> None:
+        self.pressed.append(signum)
+        if callable(self.previous):
+            self.previous(signum, frame)
+        elif self.previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -303,6 +342,18 @@ def took_too_long(frame: traceback.FrameSummary | None) -> str:
 
 def seconds_text() -> str:
     return "1 second" if TIME_LIMIT_S == 1 else f"{TIME_LIMIT_S:g} seconds"
+
+
+def tried_to_end(err: BaseException) -> str:
+    """A verdict for an answer that raised SystemExit, GeneratorExit, KeyboardInterrupt...:
+    it would end the check (or the process) without one."""
+    frame = learners_frame_of(traceback.extract_tb(err.__traceback__))
+    where = f" at{where_text(frame)}" if frame else ""
+    return (
+        f"Your code raised {error_text(err)[:-1]}{where}, which would end the check "
+        "without a verdict: an answer must return its result. Take that `raise` (or "
+        "`exit()`, `sys.exit()`) out of your code."
+    )
 
 
 def interrupted(stop: KeyboardInterrupt) -> str:

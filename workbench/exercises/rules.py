@@ -16,6 +16,7 @@ returns, input by input, with the engine's own rule and with finite differences.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -104,7 +105,10 @@ def check_case(
     upstream = Tensor(random_like(rng, out))
     with no_grad():
         expected = engine_rule(op.name)(node, upstream.clone())
-        got = run_rule(rule, node, upstream.clone(), context, names)
+        with engine_rules_watched(op) as used:
+            got = run_rule(rule, node, upstream.clone(), context, names)
+    if used:
+        fail(engine_rule_used(op.name, used[0], context))
     check_returned(got, names, context)
     numeric = finite_differences(case.call, inputs, [upstream.numpy()])
     for i, name in enumerate(names):
@@ -121,6 +125,67 @@ def check_case(
             finding = compare(what, numeric[i], got[i], rtol=FD_RTOL, atol=FD_ATOL)
         if finding is not None:
             fail(finding.sentences(context), finding, input=name)
+
+
+@contextmanager
+def engine_rules_watched(op) -> Iterator[list]:
+    """While the block runs, note every call of the engine's own rules for ``op``.
+
+    The block runs the learner's rule. The engine's rule may be reached by many roads:
+    ``wb.ops.OPS[name].gradient``, ``orig.op.gradient``, the function imported from
+    ``workbench.ops``, ``backward()`` or ``wb.autograd.grad`` on a call of the op (the
+    engine runs the rule), forward mode (``wb.func.jvp``: the op's JVP rule gives ȳ · σ'
+    for an elementwise op), ``torch`` under ``as_torch()``. Every road ends in the rule's
+    code, so a profile function (``sys.setprofile``) watches for those code objects being
+    called, whoever calls them; PyTorch's own backward is watched too when the real
+    torch is imported. The list the block gets holds what was called (empty: nothing).
+    """
+    watched = {rule.__code__: rule.__name__ for rule in own_rules(op)}
+    watched.update(torch_backward_codes())
+    used: list[str] = []
+
+    def profile(frame, event, arg) -> None:
+        if event == "call" and frame.f_code in watched:
+            used.append(watched[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield used
+    finally:
+        sys.setprofile(previous)
+
+
+def own_rules(op) -> list[Callable]:
+    """The op's registered rules: its gradient rule (even inside trying_rule) and its
+    JVP rule; plain Python functions only (a code object to watch for)."""
+    rules = [engine_rule(op.name), op.jvp]
+    return [rule for rule in rules if hasattr(rule, "__code__")]
+
+
+def torch_backward_codes() -> dict:
+    """The code of PyTorch's backward (what ``backward()``, ``torch.autograd.grad`` and
+    ``torch.func.vjp`` all run), if the real PyTorch is imported; else nothing."""
+    torch_graph = sys.modules.get("torch.autograd.graph")
+    run_backward = getattr(torch_graph, "_engine_run_backward", None)
+    code = getattr(run_backward, "__code__", None)
+    return {code: "PyTorch's backward"} if code is not None else {}
+
+
+def engine_rule_used(op_name: str, what: str, context: str) -> str:
+    """The message for a rule that ran the engine's own rule (or PyTorch's backward)."""
+    if what == "PyTorch's backward":
+        ran = f"PyTorch's backward ran inside it, which is the engine's own rule for {op_name}"
+    else:
+        ran = (
+            f"{what}, the engine's own rule for {op_name}, ran inside it (through wb.ops.OPS, "
+            f"orig.op, backward() or autograd.grad on {op_name}, or forward mode)"
+        )
+    return (
+        f"{context}, your rule does not compute the gradient itself: {ran}. The exercise is "
+        "to write the rule yourself: compute each gradient with tensor operations on grad "
+        "and what orig keeps."
+    )
 
 
 def rule_mistake(what, expected, got, upstream, others: dict, again, op) -> Finding | None:

@@ -21,6 +21,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 import workbench as wb
 from workbench import Tensor, checks, state
 from workbench.tensor import (
@@ -182,9 +184,13 @@ class Module:
         wb.checks.name_arg("add_module" if kind == "module" else f"register_{kind}", "name", name)
         if name == "" or "." in name:
             raise KeyError(f'{kind} name can\'t be empty or contain ".", got: {name!r}')
-        owners = (self._parameters, self._buffers, self._modules)
-        if hasattr(self, name) and not any(name in d for d in owners):
-            raise KeyError(f"attribute '{name}' already exists")
+        own = {"parameter": self._parameters, "buffer": self._buffers}.get(kind, self._modules)
+        if hasattr(self, name) and name not in own:  # a plain attribute, or of another kind
+            op = "add_module" if kind == "module" else f"register_{kind}"
+            raise KeyError(
+                f"{op}: attribute '{name}' already exists in {type(self).__name__}; "
+                f"delete it first to register a {kind} under its name"
+            )
 
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
@@ -413,9 +419,11 @@ class Module:
     def state_dict(
         self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
     ) -> OrderedDict:
-        """Every parameter and persistent buffer by dotted name (detached unless keep_vars)."""
+        """Every parameter and persistent buffer by dotted name (detached unless keep_vars).
+        A module registered under two names is saved under both, as PyTorch saves it."""
         out = OrderedDict() if destination is None else destination
-        for path, module in self.named_modules(prefix=prefix.rstrip(".")):
+        modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False)
+        for path, module in modules:
             for name, value in module._parameters.items():
                 if value is not None:
                     out[_join(path, name)] = value if keep_vars else value.detach()
@@ -425,7 +433,9 @@ class Module:
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
-        """Copy values from ``state_dict`` into this module's parameters and buffers."""
+        """Copy values from ``state_dict`` into this module's parameters and buffers.
+        Each value must be a Tensor, as in PyTorch (a list or number is refused), or,
+        friendlier than PyTorch, a numpy array: the workbench's own storage."""
         own = self.state_dict(keep_vars=True)
         missing = [key for key in own if key not in state_dict]
         unexpected = [key for key in state_dict if key not in own]
@@ -441,8 +451,15 @@ class Module:
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            value = wb.as_tensor(state_dict[key])
-            if value.shape != target.shape:
+            value = state_dict[key]
+            if isinstance(value, np.ndarray):  # friendlier than PyTorch: numpy is our storage
+                value = wb.as_tensor(value)
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected a Tensor from '
+                    f"checkpoint but received {type(value).__name__} (wrap it with wb.tensor)"
+                )
+            elif value.shape != target.shape:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
                     f"from checkpoint, the shape in current model is {tuple(target.shape)}."

@@ -243,6 +243,7 @@ def leaky_relu_jvp(orig, tangents):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     refuse_complex("leaky_relu", input)
+    negative_slope = checks.scalar_arg("leaky_relu", "negative_slope", negative_slope)
     attrs = None if negative_slope == 0.01 else {"negative_slope": negative_slope}
     return apply_op(_leaky_relu, (input,), attrs)
 
@@ -271,6 +272,7 @@ def elu_jvp(orig, tangents):
 
 def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
     refuse_complex("elu", input)
+    alpha = checks.scalar_arg("elu", "alpha", alpha)
     attrs = None if alpha == 1.0 else {"alpha": alpha}
     return apply_op(_elu, (float_input(input, "elu"),), attrs)
 
@@ -373,5 +375,7 @@ def softplus_jvp(orig, tangents):
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """PyTorch's softplus: smooth ReLU, linear above ``threshold`` for numerical stability."""
     refuse_complex("softplus", input)
+    beta = checks.scalar_arg("softplus", "beta", beta)
+    threshold = checks.scalar_arg("softplus", "threshold", threshold)
     attrs = None if (beta, threshold) == (1.0, 20.0) else {"beta": beta, "threshold": threshold}
     return apply_op(_softplus, (float_input(input, "softplus"),), attrs)

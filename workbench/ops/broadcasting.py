@@ -9,9 +9,11 @@ Each is the other's gradient, and every binary op's rule passes its partials thr
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from .. import events
+from .. import checks, events
 from ..autograd.dispatch import apply_op
 from ..autograd.forward_ad import same_op
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
@@ -19,11 +21,19 @@ from ..tensor import Tensor
 from .registry import register_gradient, register_jvp, register_op
 
 
-def shape_arg(sizes: tuple) -> tuple:
-    """A shape given as sizes (``x.expand(2, 3)``) or as one sequence (``x.expand((2, 3))``)."""
+def shape_arg(op: str, sizes: tuple, name: str = "shape") -> tuple:
+    """A shape given as sizes (``x.expand(2, 3)``) or as one sequence (``x.expand((2, 3))``).
+    Each size is an int (or anything with ``__index__``: numpy ints, an integer 0-d
+    tensor); a float or bool is PyTorch's TypeError, not rounded down by ``int()``."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
-    return tuple(int(s) for s in sizes)
+    for pos, size in enumerate(sizes):
+        if isinstance(size, bool) or not hasattr(type(size), "__index__"):
+            raise TypeError(
+                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
+                f"{checks.type_name(size)} at pos {pos} ({size!r})"
+            )
+    return tuple(operator.index(s) for s in sizes)
 
 
 # ------------------------------------------------------ expand (broadcast_to)
@@ -48,7 +58,7 @@ def expand_jvp(orig, tangents):
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
-    sizes = shape_arg(sizes)
+    sizes = shape_arg("expand", sizes, "size")
     lead = len(sizes) - input._data.ndim
     if lead < 0:
         raise RuntimeError(

@@ -288,14 +288,14 @@ def roll_jvp(orig, tangents):
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
-    """Shift elements cyclically; with ``dims=None`` the tensor is rolled as if flattened."""
+    """Shift elements cyclically; with ``dims=None`` the tensor is rolled as if flattened.
+    Each shift is an int of at most 64 bits, as PyTorch takes it (a trace then reads back)."""
+    many = isinstance(shifts, (tuple, list))
+    shifts = tuple(checks.int_arg("roll", "shifts", s) for s in (shifts if many else [shifts]))
     if dims is None:
-        if not isinstance(shifts, int):
-            if len(shifts) != 1:
-                raise RuntimeError("roll(): with dims=None, shifts must be a single integer")
-            shifts = shifts[0]
-        return apply_op(_roll, (input,), {"shifts": int(shifts), "dims": None})
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        if len(shifts) != 1:
+            raise RuntimeError("roll(): with dims=None, shifts must be a single integer")
+        return apply_op(_roll, (input,), {"shifts": shifts[0], "dims": None})
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(

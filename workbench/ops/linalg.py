@@ -50,9 +50,9 @@ def matmul_grad(orig, grad):
         b = reshape(b, b_shape + (1,)) if need_a else b
     grad_a = grad_b = None
     if need_a:
-        grad_a = _fit(grad @ matrix_transpose(conj(b)), a_shape, left=True)
+        grad_a = _fit(_mm(grad, matrix_transpose(conj(b))), a_shape, left=True)
     if need_b:
-        grad_b = _fit(matrix_transpose(conj(a)) @ grad, b_shape, left=False)
+        grad_b = _fit(_mm(matrix_transpose(conj(a)), grad), b_shape, left=False)
     return [grad_a, grad_b]
 
 
@@ -71,13 +71,28 @@ def _fit(grad: Tensor, shape: tuple, left: bool) -> Tensor:
     return reshape(sum_to(grad, matrix), shape)
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
-    from .arithmetic import promote
+def refuse_mixed_dtypes(op: str, **operands: Tensor | None) -> None:
+    """PyTorch's matrix kernels take one dtype: float32 @ float64, bfloat16 @ float32 or
+    int64 @ float32 is a RuntimeError there, not promoted as ``*`` and ``+`` promote."""
+    tensors = {name: t for name, t in operands.items() if t is not None}
+    dtypes = {t.dtype for t in tensors.values()}
+    if len(dtypes) > 1 and all(d.kind != "b" for d in dtypes):  # bool: the op refuses it
+        refuse_mixed_complex(op, *tensors.values())  # (its own message: real and complex)
+        names = list(tensors)
+        together = ", ".join(names[:-1]) + " and " + names[-1]
+        got = ", ".join(f"{name} {t.dtype} {tuple(t.shape)}" for name, t in tensors.items())
+        raise RuntimeError(
+            f"{op}: expected {together} to have the same dtype, but got {got}: "
+            "convert one with .to(the other's dtype), e.g. .float() or .double()"
+        )
 
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     checks.tensor_arg("matmul", "input", input)
     checks.tensor_arg("matmul", "other", other)
     refuse_mixed_complex("matmul", input, other)
-    a, b = promote(input, other)
+    refuse_mixed_dtypes("matmul", input=input, other=other)
+    a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
             f"matmul: both arguments to matmul need to be at least 1D, but they are {a.ndim}D "
@@ -112,6 +127,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
             f"{mat2.shape[0]}x{mat2.shape[1]})"
         )
+    refuse_mixed_dtypes("mm", input=input, mat2=mat2)
     return matmul(input, mat2)
 
 
@@ -129,6 +145,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
             f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
             f"{input.shape[1]}), vec ({vec.shape[0]})"
         )
+    refuse_mixed_dtypes("mv", input=input, vec=vec)
     return matmul(input, vec)
 
 
@@ -143,6 +160,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"bmm: batch1 and batch2 must have the same batch size, got {input.shape[0]} and "
             f"{mat2.shape[0]}"
         )
+    refuse_mixed_dtypes("bmm", input=input, mat2=mat2)
     return matmul(input, mat2)
 
 
@@ -162,6 +180,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
         )
     refuse_mixed_complex("dot", input, other)
+    refuse_mixed_dtypes("dot", input=input, other=other)
     return matmul(input, other)
 
 
@@ -226,6 +245,7 @@ def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             f"{input.shape[-1] if input.ndim else '?'}) (input {tuple(input.shape)})"
         )
     refuse_mixed_complex("linear", input, weight, bias)
+    refuse_mixed_dtypes("linear", input=input, weight=weight, bias=bias)
     if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
         raise RuntimeError(
             f"linear: bias of shape {tuple(bias.shape)} does not match out_features "
@@ -299,6 +319,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     # nn.Linear's forward runs here: three attribute reads, a call only for complex operands
     if "c" in (input._data.dtype.kind, mat1._data.dtype.kind, mat2._data.dtype.kind):
         refuse_mixed_complex("addmm", input, mat1, mat2)
+    if not input._data.dtype == mat1._data.dtype == mat2._data.dtype:
+        refuse_mixed_dtypes("addmm", input=input, mat1=mat1, mat2=mat2)
     return apply_op(_addmm, (input, mat1, mat2))
 
 

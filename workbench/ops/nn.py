@@ -534,6 +534,7 @@ def check_nll_args(predictions, targets, weights, reduction, ignore_index, op: s
     """Shapes, dtypes and target range, with errors that name the op and the shapes."""
     checks.reduction(op, reduction)
     checks.tensor_args(op, ("weight",), input=predictions, target=targets, weight=weights)
+    checks.int_arg(op, "ignore_index", ignore_index)  # an int of 64 bits, as PyTorch's
     if targets.dtype.kind not in "iu":
         raise RuntimeError(
             f"{op}: expected integer class targets, but got {targets.dtype} "
@@ -866,6 +867,7 @@ def _nll_loss_backward(output_grad, predictions, targets, weights, reduction, ig
     shape = tuple(predictions.shape)
     batched = shape if len(shape) > 1 else (1,) + shape
     target = np.reshape(targets, (batched[0],) + batched[2:])
+    ignored = target == ignore_index
     target, weight = targets_and_weights(target, weights, ignore_index, output_grad.dtype)
     if reduction == "mean":
         scale = output_grad / (target.size if weight is None else weight.sum())
@@ -874,7 +876,9 @@ def _nll_loss_backward(output_grad, predictions, targets, weights, reduction, ig
     else:
         scale = np.reshape(output_grad, target.shape)
     out = backend.xp(output_grad).zeros(batched, dtype=output_grad.dtype)  # on its device
-    put_at_targets(out, target, -scale if weight is None else -weight * scale)
+    if weight is not None:  # ignored rows stay 0, even when all are (scale = ḡ/0: NaN)
+        scale = np.where(ignored, 0, -weight * scale).astype(output_grad.dtype, copy=False)
+    put_at_targets(out, target, -scale if weight is None else scale)
     return out.reshape(shape)
 
 

@@ -27,7 +27,7 @@ from ..autograd.forward_ad import same_op
 from ..checks import dim_in_range
 from ..dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..tensor import Tensor, is_differentiable_dtype
-from .arithmetic import abs, maximum, minimum, sgn, where
+from .arithmetic import abs, maximum, minimum, sgn, where, zeros_like_grad
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_jvp, register_op
@@ -643,6 +643,8 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
         checks.flag(name, "unbiased", unbiased)
     if correction is not None:
         checks.number_arg(name, "correction", correction)
+        if isinstance(correction, int) and not checks.INT_LOW <= correction <= checks.INT_HIGH:
+            raise checks.int_overflow(name, "correction", correction)  # (a trace holds 64 bits)
     if not is_differentiable_dtype(input.dtype):
         raise RuntimeError(f"{name}(): expected a floating point input, got {input.dtype}")
     dims = None if dim is None else reduced_dims(dim, input.ndim, name)
@@ -728,19 +730,24 @@ def _norm(x, p, dims, keepdim):
 @register_gradient("norm")
 def norm_grad(orig, grad):
     """Forward: y = (Σ |x|ᵖ)^(1/p)   (p = 2: √Σx²; p = ±∞: max/min |x|)
-    Backward: x̄ = ȳ · sgn(x) · |x|^(p−1) / y^(p−1)   (p = 2: ȳ · x / y; 0 where y = 0)
+    Backward: x̄ = ȳ · sgn(x) · |x|^(p−1) / y^(p−1)   (p = 2: ȳ · x / y; 0 where y = 0;
+              p < 1: 0 where x = 0, as PyTorch's norm_backward)
     (sgn(x) = x / |x|: sign(x) for real x)"""
     (x,) = orig.args
     p, dims = orig.attrs["p"], orig.attrs["dims"]
     spread = unreduce(grad, x.shape, dims)
     y = reshape(orig.out, keepdim_shape(x.shape, dims))
-    if p == 0:
-        return [spread * 0.0]
+    if p == 0:  # a count of the nonzero elements: flat, and PyTorch sends no gradient
+        return [None]
     if p == 1:
         return [spread * sgn(x)]
     if p in (math.inf, -math.inf):
         hits = astype(abs(x) == y, y.dtype)
         return [spread * sgn(x) * hits / sum(hits, dims, keepdim=True)]
+    if p < 1:  # |x|^(p−1) is infinite at x = 0, where PyTorch's slope is 0
+        zero = x == 0
+        slope = where(zero, 0.0, where(zero, 1.0, abs(x)) ** (p - 1))
+        return [spread * sgn(x) * slope * y ** (1 - p)]
     safe_y = where(y == 0, 1.0, y)  # where y = 0 every x is 0 too, so x̄ = 0
     if p == 2:
         return [spread * x / safe_y]
@@ -751,6 +758,8 @@ def norm_grad(orig, grad):
 def norm_jvp(orig, tangents):
     """Forward: y = (Σ |x|ᵖ)^(1/p)
     JVP: ẏ = Σ Re(conj(sgn x) · ẋ) · |x|^(p−1) / y^(p−1)   (p = 2: Σ Re(conj(x) · ẋ) / y)"""
+    if orig.attrs["p"] == 0:  # a count: flat
+        return zeros_like_grad(orig.out)
     return _weighted_sum_jvp(orig, tangents[0], norm_grad, orig.attrs["dims"])
 
 

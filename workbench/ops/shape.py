@@ -65,12 +65,12 @@ def view_jvp(orig, tangents):
 
 def reshape(input: Tensor, *shape) -> Tensor:
     checks.tensor_arg("reshape", "input", input)
-    shape = _resolve_shape(shape_arg(shape), input.numel(), input.shape, "reshape")
+    shape = _resolve_shape(shape_arg("reshape", shape), input.numel(), input.shape, "reshape")
     return apply_op(_reshape, (input,), {"shape": shape})
 
 
 def view(input: Tensor, *shape) -> Tensor:
-    shape = _resolve_shape(shape_arg(shape), input.numel(), input.shape, "view")
+    shape = _resolve_shape(shape_arg("view", shape, "size"), input.numel(), input.shape, "view")
     try:
         return apply_op(_view, (input,), {"shape": shape})
     except RuntimeError as err:
@@ -124,7 +124,7 @@ def permute_jvp(orig, tangents):
 
 
 def permute(input: Tensor, *dims) -> Tensor:
-    dims = shape_arg(dims)
+    dims = shape_arg("permute", dims, "dims")
     ndim = input.ndim
     if len(dims) != ndim:
         raise RuntimeError(

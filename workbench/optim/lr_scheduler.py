@@ -262,7 +262,15 @@ class ReduceLROnPlateau:
             raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         self.optimizer = optimizer
         groups = len(optimizer.param_groups)
-        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * groups
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != groups:
+                raise ValueError(
+                    f"ReduceLROnPlateau: expected {groups} min_lrs, one per parameter group, "
+                    f"got {len(min_lr)}"
+                )
+            self.min_lrs = list(min_lr)
+        else:
+            self.min_lrs = [min_lr] * groups
         self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode = threshold, threshold_mode
         self.cooldown, self.eps = cooldown, eps

@@ -129,7 +129,7 @@ class Optimizer:
             by_index.update(zip(saved["params"], mine["params"]))
             mine.update({key: value for key, value in saved.items() if key != "params"})
         self.state = {
-            by_index[i]: {key: _copied(value) for key, value in values.items()}
+            by_index[i]: {key: _loaded(key, value, by_index[i]) for key, value in values.items()}
             for i, values in state_dict["state"].items()
         }
 
@@ -147,11 +147,22 @@ def _detach(value: Any) -> Any:
     return value.detach() if isinstance(value, Tensor) else value
 
 
-def _copied(value: Any) -> Any:
-    return value.detach().clone() if isinstance(value, Tensor) else deepcopy(value)
+def _loaded(key: str, value: Any, param: Tensor) -> Any:
+    """A copy of a saved state value for ``param``. As PyTorch does on load, a tensor
+    (Adam's moments...) takes a floating parameter's dtype: float32 moments saved from a
+    float32 model would otherwise update a float64 one in float32. The step count stays."""
+    if not isinstance(value, Tensor):
+        return deepcopy(value)
+    value = value.detach().clone()
+    if key != "step" and wb.is_floating_point(param):
+        value = value.to(param.dtype)
+    return value
 
 
 def check_non_negative(name: str, value: float) -> None:
-    """PyTorch's argument checks: ``Invalid learning rate: -1.0``."""
-    if value < 0.0:
+    """PyTorch's argument checks: ``Invalid learning rate: -1.0``. NaN is refused too, as
+    Adam's and RMSprop's ``not 0.0 <= lr`` refuse it. (PyTorch's SGD checks ``lr < 0.0``,
+    which NaN passes; the workbench refuses it there as well: a NaN rate or momentum
+    silently turns every weight NaN at the first step.)"""
+    if not 0.0 <= value:
         raise ValueError(f"Invalid {name}: {value}")

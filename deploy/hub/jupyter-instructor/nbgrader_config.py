@@ -10,3 +10,7 @@ c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under 
 # name (no shared passwd across pods): nbgrader's owner check would call every
 # submission a "cheating attempt?". The ids themselves keep submissions apart.
 c.CollectApp.check_owner = False
+# Collect trusts nothing in inbound/: a submission holding a link, a pipe, a socket or a
+# device is skipped and reported, the rest collected; times from the file system, not
+# from a learner's timestamp.txt (workbench.classroom.exchange.SafeCollect).
+c.ExchangeFactory.collect = "workbench.classroom.exchange.SafeCollect"

@@ -46,11 +46,7 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
     ) -> None:
-        if num_workers < 0:
-            raise ValueError(
-                "num_workers option should be non-negative; use num_workers=0 to disable "
-                "multiprocessing."
-            )
+        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         self.dataset = dataset
         self.num_workers = num_workers
         self.generator = generator
@@ -145,3 +141,27 @@ class DataLoader:
 def get_worker_info():
     """None: no worker processes here (every batch is loaded in the main process)."""
     return None
+
+
+def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers) -> None:
+    """PyTorch's checks of the worker options: prefetch_factor and persistent_workers only
+    mean something with worker processes (num_workers > 0), so without them they are refused."""
+    if num_workers < 0:
+        raise ValueError(
+            "DataLoader: num_workers option should be non-negative; use num_workers=0 to "
+            "disable multiprocessing."
+        )
+    if timeout < 0:
+        raise ValueError(f"DataLoader: timeout option should be non-negative, got {timeout}")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError(
+            f"DataLoader: prefetch_factor={prefetch_factor} could only be specified in "
+            "multiprocessing: let num_workers > 0 to enable multiprocessing, otherwise set "
+            "prefetch_factor to None."
+        )
+    if prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError(
+            f"DataLoader: prefetch_factor option should be non-negative, got {prefetch_factor}"
+        )
+    if persistent_workers and num_workers == 0:
+        raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
