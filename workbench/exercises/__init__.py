@@ -72,6 +72,7 @@ from .per_example import check_clip_per_example, check_example_norms
 from .report import ExerciseError, NotAnswered, Passed
 from .rules import check_rule, trying_rule
 from .segment_budget import check_peak_measure, check_segments
+from .sum_batching import check_sum_batching_rule as check_sum_batching_rule
 
 __all__ = [
     "Exercise",

@@ -222,6 +222,14 @@ HINTS: dict[str, tuple[str, ...]] = {
         "grads.norm(dim=1, keepdim=True) gives the norms as a column. A zero row has norm 0: "
         "add a tiny number before dividing, and clamp the scale to at most 1.",
     ),
+    "12-batching-rule": (
+        "Three cases: x not batched (bdim is None: an ordinary sum, and out_dim None); x "
+        "batched: put its batch dim first with batch_first, and then where is the example's "
+        "dim?",
+        "With the batch dim first, the example's dim d is dim d + 1 of x. A negative dim "
+        "counts from the example's end: make it non-negative with dim % (x.ndim - 1) before "
+        "you shift it. The sum keeps the batch dim where you put it: out_dim 0.",
+    ),
     # 13_from_tape_to_program.ipynb
     "13-used-twice": (
         "Two rules run, from the loss down: mean_grad first (what does it do to L̄?), then "
