@@ -970,7 +970,7 @@ def safe_sqrt_masked(x):
 
 
 SAFE_WHERE = Catalogue(
-    exercise="08-safe-where",
+    exercise="08-conv-pool-safe-where",
     check=check_safe_sqrt,
     mistakes=[
         Mistake(

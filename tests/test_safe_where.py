@@ -1,4 +1,4 @@
-"""NaN through ``where`` (lesson 8's exercise 08-safe-where) and the linear layer's
+"""NaN through ``where`` (lesson 8's exercise 08-conv-pool-safe-where) and the linear layer's
 rule by shapes (lesson 2's 02-linear-rule), against PyTorch.
 
 PyTorch is the specification: ``torch.where`` sends 0 to the branch it did not take,

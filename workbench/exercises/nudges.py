@@ -135,7 +135,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "retain_graph=True); stack the rows and give the result the shape y.shape + x.shape.",
     ),
     # 08_convolution_and_pooling.ipynb
-    "08-safe-where": (
+    "08-conv-pool-safe-where": (
         "Backward runs through both branches of a where. Which values of x must sqrt never "
         "see, even in the branch that is not taken?",
         "First a where that swaps those x for a harmless number, where sqrt and its slope "
