@@ -15,7 +15,8 @@ from _common import emit, machine, np, torch
 from bench_mlp import make_torch, make_workbench
 
 import workbench as wb
-from workbench import backend, nn
+from workbench import nn
+from workbench.core import backend
 
 HIDDEN, BATCH, IN, OUT = 4096, 1024, 784, 10
 STEPS, ROUNDS = 10, 5

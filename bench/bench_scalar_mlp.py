@@ -136,7 +136,7 @@ def time_without_gc(step) -> float:
 
 def count_ops(weights: list, points: np.ndarray) -> int:
     """How many ops one training step records (counted with the event bus)."""
-    from workbench import events
+    from workbench.core import events
 
     model = ScalarMLP(weights, lambda v: wb.tensor(v, dtype=wb.float64, requires_grad=True))
     xs = [[wb.tensor(v, dtype=wb.float64) for v in p] for p in points]

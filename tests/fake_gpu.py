@@ -3,7 +3,7 @@
 ``FakeGpuArray`` is numpy memory that behaves like a CuPy array in the one way that
 matters here: a ufunc or numpy function that gets both a FakeGpuArray and a plain
 numpy array raises ``MixedDevices``, as CuPy raises TypeError. The fixture
-``pretend_gpu`` makes ``workbench.backend`` take FakeGpuArrays for CuPy arrays and a
+``pretend_gpu`` makes ``workbench.core.backend`` take FakeGpuArrays for CuPy arrays and a
 numpy-backed stand-in for the cupy module, so ``device="cuda"`` gives FakeGpuArrays.
 
 Where CuPy might quietly copy a numpy index array to the GPU (np.add.at), this
@@ -17,7 +17,7 @@ import types
 import numpy as np
 import pytest
 
-from workbench import backend
+from workbench.core import backend
 
 
 class MixedDevices(TypeError):

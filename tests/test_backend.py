@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import backend, nn, optim
+from workbench import nn, optim
+from workbench.core import backend
 from workbench.nn import functional as F
 
 needs_gpu = pytest.mark.skipif(

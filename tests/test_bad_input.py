@@ -31,7 +31,7 @@ import workbench as wb
 import workbench.nn.functional
 import workbench.optim
 import workbench.utils.checkpoint
-from workbench import backend
+from workbench.core import backend
 
 try:
     import torch

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import events, state
+from workbench.core import events, state
 from workbench.ops.markers import end_checkpoint, start_checkpoint
 from workbench.utils.checkpoint import checkpoint, checkpoint_sequential
 

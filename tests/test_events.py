@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 
 
 def program():

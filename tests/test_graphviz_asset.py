@@ -22,7 +22,7 @@ import pytest
 
 import workbench as wb
 from tests.helpers import dot_vertices
-from workbench import events
+from workbench.core import events
 from workbench.viz.browser import WORKER_JS
 from workbench.viz.graphviz_asset import asset_notes, asset_source, shared_asset
 from workbench.widgets import BackwardStepper

@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from tests.helpers import torch
-from workbench import events
+from workbench.core import events
 
 
 def hook_log(lib):

@@ -117,7 +117,7 @@ def _module_calls():
 
 def test_kernels_create_arrays_on_their_inputs_device():
     offenders = [
-        f"workbench/{module}:{line} in {scope}(): np.{name}(...)"
+        f"workbench//{module}:{line} in {scope}(): np.{name}(...)"
         for module, line, scope, name in _module_calls()
         if (module, scope, name) not in ALLOWED
     ]

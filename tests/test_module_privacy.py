@@ -3,17 +3,17 @@
 A name that starts with one underscore is a module's own business. Another module
 that needs it goes through a public function or object instead; global state (grad
 mode, anomaly mode, the checkpoint stage recorder, ...) lives in
-:mod:`workbench.state` and is changed only by its functions, so every change can be
+:mod:`workbench.core.state` and is changed only by its functions, so every change can be
 found by searching for one name.
 
 The checks parse every file in ``workbench/``. The first flags ``module._name`` where
 ``module`` was bound by importing a workbench module: ``from . import dispatch``,
-``from ..autograd import grad_mode``, ``import workbench.scope as scope``,
-``import workbench as wb`` (then ``wb.scope._state`` counts too), or
-``importlib.import_module("workbench.tensor")``. Attributes of objects
+``from ..autograd import grad_mode``, ``import workbench.core.scope as scope``,
+``import workbench as wb`` (then ``wb.core.scope._state`` counts too), or
+``importlib.import_module("workbench.core.tensor")``. Attributes of objects
 (``tensor._data``, ``node._seq``) are not module names and are not checked, and
 neither is a private submodule (``workbench._inplace``): it belongs to the package.
-The second flags assignments, outside ``workbench/state.py``, to another module's
+The second flags assignments, outside ``workbench/core/state.py``, to another module's
 names (``tensor._ops = ...``) or to the attributes of the state's objects
 (``state.grad_mode.enabled = False``).
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "workbench"
-STATE = "workbench.state"
+STATE = "workbench.core.state"
 
 
 def module_name(path: Path) -> str:
@@ -92,7 +92,7 @@ def _is_import_module_call(value: ast.expr) -> bool:
 
 
 def module_of(expr: ast.expr, bound: dict[str, str]) -> str | None:
-    """The workbench module ``expr`` names (``dispatch``, ``wb.scope``), or None."""
+    """The workbench module ``expr`` names (``dispatch``, ``wb.core.scope``), or None."""
     if isinstance(expr, ast.Name):
         return bound.get(expr.id)
     if _is_import_module_call(expr):
@@ -192,25 +192,25 @@ def test_no_module_touches_another_modules_private_names():
 
 def test_only_the_state_module_changes_global_state():
     found = offenders(state_writes)
-    assert not found, "state changed outside workbench/state.py:\n" + "\n".join(found)
+    assert not found, "state changed outside workbench/core/state.py:\n" + "\n".join(found)
 
 
 def test_the_check_finds_each_kind_of_import():
     source = """
 import importlib
 import workbench as wb
-import workbench.scope as scope_module
+import workbench.core.scope as scope_module
 from . import dispatch
-from .. import scope
-from ..autograd import grad_mode as modes
+from ..core import scope
+from . import grad_mode as modes
 
 dispatch._stage.record = None
 wb.autograd.dispatch._anomaly
 scope._state.stack
 scope_module._state
 modes._state.enabled
-importlib.import_module("workbench.tensor")._ops
-tensor_module = importlib.import_module("workbench.tensor")
+importlib.import_module("workbench.core.tensor")._ops
+tensor_module = importlib.import_module("workbench.core.tensor")
 tensor_module._ops = None
 from .grad_mode import _DecoratorContextManager
 """
@@ -218,11 +218,11 @@ from .grad_mode import _DecoratorContextManager
     assert [line.partition(": ")[2] for line in found] == [
         "workbench.autograd.dispatch._stage",
         "workbench.autograd.dispatch._anomaly",
-        "workbench.scope._state",
-        "workbench.scope._state",
+        "workbench.core.scope._state",
+        "workbench.core.scope._state",
         "workbench.autograd.grad_mode._state",
-        "workbench.tensor._ops",
-        "workbench.tensor._ops",
+        "workbench.core.tensor._ops",
+        "workbench.core.tensor._ops",
         "workbench.autograd.grad_mode._DecoratorContextManager",
     ]
 
@@ -231,7 +231,7 @@ def test_the_check_leaves_object_attributes_and_own_names_alone():
     source = """
 from . import dispatch
 from .. import _inplace
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 
 def f(x, node):
     x._data, node._seq, Tensor._make, dispatch.__name__
@@ -246,8 +246,8 @@ def f(x, node):
 def test_the_state_check_finds_writes_from_outside():
     source = """
 import importlib
-from .. import state
-from ..state import grad_mode
+from ..core import state
+from ..core.state import grad_mode
 from . import dispatch
 
 state.grad_mode.enabled = False
@@ -255,7 +255,7 @@ grad_mode.inference, x = True, 1
 state.anomaly.enabled += 1
 del state.stage.record
 dispatch.apply_op = None
-importlib.import_module("workbench.tensor")._ops = None
+importlib.import_module("workbench.core.tensor")._ops = None
 x.y = state.grad_mode.enabled  # reading is fine, and so is writing an object's attribute
 state.set_grad_enabled_flag(False)
 """
@@ -266,6 +266,6 @@ state.set_grad_enabled_flag(False)
         "state.anomaly.enabled",
         "state.stage.record",
         "workbench.autograd.dispatch.apply_op",
-        "workbench.tensor._ops",
+        "workbench.core.tensor._ops",
     ]
     assert state_writes(source, STATE) == []

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import events, nn
+from workbench import nn
+from workbench.core import events
 
 torch = pytest.importorskip("torch")
 

@@ -26,7 +26,7 @@ from programs import assert_same_events, random_program, sample_program
 from samples import all_samples
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 
 try:
     import torch

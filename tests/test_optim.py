@@ -150,8 +150,8 @@ def test_step_records_no_graph_and_bumps_the_version():
 
 @pytest.mark.parametrize("options", [dict(), dict(momentum=0.9)], ids=str)
 def test_a_step_counts_as_an_in_place_write_for_traces(options):
-    """Traces drop what they cached about arrays when ``workbench.tensor.writes`` moves."""
-    from workbench.tensor import writes
+    """Traces drop what they cached about arrays when ``workbench.core.tensor.writes`` moves."""
+    from workbench.core.tensor import writes
 
     w = nn.Parameter(wb.ones(2))
     opt = optim.SGD([w], lr=0.1, **options)

@@ -14,7 +14,8 @@ import pytest
 import workbench as wb
 from tests.fake_gpu import FakeGpuArray, MixedDevices, pretend_gpu  # noqa: F401 (the fixture)
 from tests.samples import all_samples
-from workbench import backend, nn, optim
+from workbench import nn, optim
+from workbench.core import backend
 from workbench.nn import functional as F
 
 pytestmark = pytest.mark.usefixtures("pretend_gpu")  # device="cuda" is the pretend GPU

@@ -37,7 +37,7 @@ def _dtype_of(t) -> np.dtype:
 def test_the_dtypes_and_their_kind():
     assert wb.bfloat16.name == "bfloat16" and wb.half is wb.float16
     assert wb.bfloat16.kind == "V"  # ml_dtypes' bfloat16: numpy calls it void
-    assert wb.dtypes.kind(wb.bfloat16) == "f"
+    assert wb.core.dtypes.kind(wb.bfloat16) == "f"
 
 
 @pytest.mark.parametrize("name", SMALL)
@@ -292,7 +292,7 @@ def test_network_step_matches_torch(name):
 # last-dim softmax and log_softmax kernels for these dtypes round a partial result to the
 # dtype (log_softmax is off by up to 3 units in the last place in bfloat16, 17 in float16),
 # so the two agree within assert_close's tolerances; "prod": PyTorch's own answer depends
-# on the CPU's vector width (workbench/dtypes.py), ours is the float32 product rounded
+# on the CPU's vector width (workbench/core/dtypes.py), ours is the float32 product rounded
 # once and never further from the exact one; "ulp": addmm (nn.Linear's node) computes
 # in float32 and rounds once, PyTorch's bfloat16 kernel sums in another order: a few
 # elements in 4,096 differ by one unit in the last place. matmul is "ulp" for the same
@@ -359,7 +359,7 @@ def _log_softmax_in_float64(data: np.ndarray, dim: int) -> np.ndarray:
 
 def _in_small_ulps(got: np.ndarray, want: np.ndarray, dtype) -> np.ndarray:
     """|got − want| in units of the small dtype's last place at ``want``."""
-    info = wb.dtypes.finfo(dtype)
+    info = wb.core.dtypes.finfo(dtype)
     magnitude = np.maximum(np.abs(want), float(info.smallest_normal))
     ulp = float(info.eps) * 2.0 ** np.floor(np.log2(magnitude))
     return np.abs(got - want) / ulp

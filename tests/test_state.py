@@ -1,4 +1,4 @@
-"""workbench.state: which pieces of global state are per thread, and what changes them.
+"""workbench.core.state: which pieces of global state are per thread, and what changes them.
 
 Grad mode, inference mode, the anomaly ``check_nan`` setting, the backward depth,
 checkpoint validity, the name scopes, the checkpoint stage recorder and the saved-tensor
@@ -12,7 +12,7 @@ import threading
 import pytest
 
 import workbench as wb
-from workbench import state
+from workbench.core import state
 
 
 def in_thread(fn):

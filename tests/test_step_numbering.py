@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 from workbench.widgets import BackwardStepper
 
 

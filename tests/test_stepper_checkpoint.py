@@ -4,7 +4,7 @@ step where the checkpoint reruns them, live and from a saved trace."""
 from __future__ import annotations
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 from workbench.utils.checkpoint import checkpoint
 from workbench.widgets import BackwardStepper
 

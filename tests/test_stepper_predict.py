@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 from workbench.exercises.diagnose import compare
 from workbench.widgets import BackwardStepper
 

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.tensor import Tensor
+from workbench.core.tensor import Tensor
 
 ops = importlib.import_module("workbench.ops")
 WORKBENCH = Path(wb.__file__).parent
-TENSOR_PY = WORKBENCH / "tensor.py"
+TENSOR_PY = WORKBENCH / "core/tensor.py"
 
 # The names that used to be attached from outside the class (METHOD_OPS,
 # MORE_METHOD_OPS, OPERATOR_OPS), then the rest of the operators and op methods.

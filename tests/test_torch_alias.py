@@ -52,7 +52,7 @@ print(type(x).__module__, x.size(), (x * 2).sum().grad_fn)
 """
     out = run(code)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split()[:3] == ["workbench.tensor", "torch.Size([2,", "3])"]
+    assert out.stdout.split()[:3] == ["workbench.core.tensor", "torch.Size([2,", "3])"]
 
 
 def test_it_refuses_when_the_real_pytorch_is_already_imported():

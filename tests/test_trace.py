@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 from workbench.trace import SCHEMA_VERSION, Trace, TraceFormatError, summarize, summary_array
 
 

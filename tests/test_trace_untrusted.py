@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench import events
 from workbench.cli import main
+from workbench.core import events
 from workbench.trace import Trace, TraceFormatError
 from workbench.trace_format import MAX_BYTES, MAX_DEPTH, field_checks
 from workbench.utils.checkpoint import checkpoint

@@ -16,7 +16,7 @@ import ipywidgets
 import pytest
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 from workbench.viz import renderers as render_module
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ import pytest
 
 import workbench as wb
 from tests.helpers import dot_vertices
-from workbench import events
+from workbench.core import events
 from workbench.widgets import BackwardStepper
 from workbench.widgets.explorers import _as_grid
 from workbench.widgets.panel import format_array

@@ -17,7 +17,7 @@ import pytest
 from IPython.core.events import EventManager, available_events
 
 import workbench as wb
-from workbench import events
+from workbench.core import events
 from workbench.viz.graphviz_asset import shared_asset
 from workbench.widgets import (
     BackwardStepper,

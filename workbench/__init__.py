@@ -21,7 +21,6 @@ from . import (
     autograd,
     backends,
     cuda,
-    events,
     func,  # wb.func: grad, vjp, jacrev, vmap (torch.func's transforms)
     program,  # wb.program: trace a function into a program, its adjoint, the runner
     trace,  # callable: wb.trace() records; light (json and numpy only)
@@ -35,9 +34,11 @@ from .autograd import (
     set_grad_enabled,
 )
 from .autograd.te import gradient
-from .devices import device, get_default_device, set_default_device
-from .dtypes import finfo, iinfo
-from .factories import (
+from .core import events
+from .core import random as random  # torch.random's path: wb.random
+from .core.devices import device, get_default_device, set_default_device
+from .core.dtypes import finfo, iinfo
+from .core.factories import (
     arange,
     as_tensor,
     empty,
@@ -56,11 +57,7 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
-from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' names, as torch)
-from .ops.reductions import histogram
-from .ops.shape import meshgrid
-from .random import (
+from .core.random import (
     Generator,
     default_generator,
     get_rng_state,
@@ -69,14 +66,7 @@ from .random import (
     seed,
     set_rng_state,
 )
-from .runtime import (
-    are_deterministic_algorithms_enabled,
-    compile,
-    get_num_threads,
-    set_num_threads,
-    use_deterministic_algorithms,
-)
-from .sampling import (
+from .core.sampling import (
     bernoulli,
     multinomial,
     normal,
@@ -88,10 +78,9 @@ from .sampling import (
     randn_like,
     randperm,
 )
-from .scope import current_scope, name_scope
-from .serialization import load, save
-from .size import Size
-from .tensor import (
+from .core.scope import current_scope, name_scope
+from .core.size import Size
+from .core.tensor import (
     Tensor,
     bfloat16,
     bool_,
@@ -107,6 +96,18 @@ from .tensor import (
     set_printoptions,
     uint8,
 )
+from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
+from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' names, as torch)
+from .ops.reductions import histogram
+from .ops.shape import meshgrid
+from .runtime import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_num_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from .serialization import load, save
 from .torch_alias import as_torch
 from .torch_replay import from_torch
 from .trace import Trace, TraceReplay
@@ -124,7 +125,7 @@ short = int16
 
 __version__ = "0.1.0"
 
-_LAZY = {"viz", "widgets", "nn", "optim", "utils", "cli", "exercises"}
+_LAZY = {"exercises", "nn", "optim", "teaching", "utils", "viz", "widgets"}
 
 
 def __getattr__(name: str):

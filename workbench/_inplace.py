@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import checks, state
 from .autograd import forward_ad, grad_mode
-from .tensor import Tensor
+from .core import checks, state
+from .core.tensor import Tensor
 
 
 def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:

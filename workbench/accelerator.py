@@ -8,7 +8,7 @@ else "cpu"``; here the only accelerator is a CUDA GPU through CuPy.
 from __future__ import annotations
 
 from . import cuda
-from .devices import device
+from .core.devices import device
 
 
 def is_available() -> bool:

@@ -2,14 +2,14 @@
 
 ``wb.cuda.is_available()`` is True only when CuPy is installed and sees a CUDA GPU
 (``pip install 'autodiff-workbench[cuda]'``); then ``x.to("cuda")`` puts a tensor's memory on it.
-Random numbers for GPU tensors come from the CPU generator (see ``workbench/random.py``),
+Random numbers for GPU tensors come from the CPU generator (see ``workbench/core/random.py``),
 so the seeding functions here only seed that one.
 """
 
 from __future__ import annotations
 
-from . import backend
-from .random import manual_seed as _seed_cpu_generator
+from .core import backend
+from .core.random import manual_seed as _seed_cpu_generator
 
 
 def is_available() -> bool:

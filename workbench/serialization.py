@@ -13,8 +13,8 @@ import io
 import os
 import pickle
 
-from . import backend
-from .tensor import Tensor
+from .core import backend
+from .core.tensor import Tensor
 
 
 class _Pickler(pickle.Pickler):

@@ -58,7 +58,7 @@ MODULES = {
     "torch.cuda": "workbench.cuda",
     "torch.accelerator": "workbench.accelerator",
     "torch.backends": "workbench.backends",
-    "torch.random": "workbench.random",
+    "torch.random": "workbench.core.random",
 }
 
 

@@ -14,7 +14,7 @@ A trace keeps *summaries*, never live arrays or graph objects: a small array (up
 ``small`` elements) is stored in full, a large one as its shape, dtype and statistics.
 So a trace is safe to keep, to save and to send, and it never holds a graph alive.
 
-Records are plain dicts shaped like the event dataclasses of :mod:`workbench.events`
+Records are plain dicts shaped like the event dataclasses of :mod:`workbench.core.events`
 (``record["kind"]``, ``record["seq"]`` and one key per field). A trace file is untrusted
 input: the loader (:mod:`workbench.trace_format`) refuses a file over 64 MiB unless told
 otherwise, parses with :func:`json.loads` only (no pickle, no eval) and checks every
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import dtypes, events
-from .tensor import writes as tensor_writes  # the list itself: its count stays live
+from .core import dtypes, events
+from .core.tensor import writes as tensor_writes  # the list itself: its count stays live
 from .trace_format import (
     FORMAT_NAME,
     SCHEMA_VERSION,
@@ -212,7 +212,7 @@ class _SharedSummaries:
     - Only within a backward pass. There, between two events, the engine runs its own
       code and gradient rules, written with tensor ops: they make new arrays. Outside
       a pass anything may run between two events, and nothing is shared.
-    - Every in-place write into a tensor is counted in ``workbench.tensor.writes`` (an
+    - Every in-place write into a tensor is counted in ``workbench.core.tensor.writes`` (an
       in-place op, ``x[i] = v``, the engine adding into a ``.grad``): when the count
       has moved, every shared summary is forgotten.
     - Your code may also write into an array uncounted (through ``.numpy()``), but the

@@ -14,7 +14,7 @@ A trace file may come from anyone (a colleague, a bug report, a download), so
   An integer too long for any numpy integer (over 20 characters) is not converted at
   all (Python refuses to read one of more than 4300 digits, and slowly reads one below).
 - **Schema.** Every record is checked against the fields of its event class in
-  :mod:`workbench.events`, down to the items of every list: ids are strings, shapes are
+  :mod:`workbench.core.events`, down to the items of every list: ids are strings, shapes are
   lists of sizes, arrays are summaries whose dtype is a plain numeric one and whose
   values fit their shape and dtype. Free-form values (an op's ``attrs``) may nest at
   most :data:`MAX_DEPTH` levels.
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, events
+from .core import dtypes, events
 
 SCHEMA_VERSION = 1
 FORMAT_NAME = "autodiff-workbench-trace"

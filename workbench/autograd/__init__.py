@@ -13,7 +13,7 @@ checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 ``wb.ops.markers``).
 """
 
-from ..state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
+from ..core.state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
 from . import forward_ad as forward_ad
 from . import functional as functional
 from . import graph as graph

@@ -11,8 +11,8 @@ import warnings
 
 import numpy as np
 
-from .. import events, state
-from ..tensor import is_differentiable_dtype
+from ..core import events, state
+from ..core.tensor import is_differentiable_dtype
 from .grad_mode import DecoratorContextManager
 
 

@@ -11,8 +11,8 @@ import weakref
 
 import numpy as np
 
-from .. import backend, checks, events, state
-from ..tensor import Tensor, get_default_dtype, is_differentiable_dtype
+from ..core import backend, checks, events, state
+from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from . import forward_ad, grad_mode
 from .graph import Node, OpNode, SavedMemory, SavedTensor
 

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backend, events, state
-from ..tensor import Tensor
+from ..core import backend, events, state
+from ..core.tensor import Tensor
 from . import collector, forward_ad, hooks, recompute
 from .graph import (
     AccumulateGrad,

@@ -28,7 +28,7 @@ import weakref
 from collections import namedtuple
 from typing import NamedTuple
 
-from .. import backend, state
+from ..core import backend, state
 
 # The dual level in use; apply_op reads it once per op. One for the whole process, not
 # one per thread: PyTorch keeps its forward levels in one global list too (a tangent
@@ -329,4 +329,4 @@ def sum_of_terms(terms: list) -> Tensor:
 
 
 # Last: tensor.py imports the ops, and the ops import this module's helpers above.
-from ..tensor import Tensor, is_differentiable_dtype  # noqa: E402
+from ..core.tensor import Tensor, is_differentiable_dtype  # noqa: E402

@@ -27,8 +27,8 @@ import functools
 import warnings
 import weakref
 
-from .. import backend, state
-from ..tensor import Tensor, is_differentiable_dtype
+from ..core import backend, state
+from ..core.tensor import Tensor, is_differentiable_dtype
 from . import forward_ad, grad_mode
 from .graph import (
     FREED,

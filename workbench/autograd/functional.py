@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import backend
-from ..tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 from . import engine
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -149,7 +149,7 @@ _STRICT_NONE = {
 
 def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str):
     """Zeros where a gradient is None (an error instead, in strict mode)."""
-    from .. import factories
+    from ..core import factories
 
     filled = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
@@ -195,7 +195,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), J · v)`` by the double-backward trick (no forward mode needed)."""
-    from .. import factories
+    from ..core import factories
 
     with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
@@ -265,7 +265,8 @@ def jacobian(
 
 def _reverse_jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph, strict) -> tuple:
     """∂out/∂input for every input, one vjp per element of ``out``."""
-    from .. import factories, ops
+    from .. import ops
+    from ..core import factories
 
     rows = [[] for _ in inputs]
     flat = ops.reshape(out, (-1,))
@@ -290,7 +291,8 @@ def _reverse_jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph, str
 
 def _forward_jacobian(func, inputs, outputs, create_graph, strict) -> tuple:
     """One jvp per input element: the columns of every ∂out/∂input."""
-    from .. import factories, ops
+    from .. import ops
+    from ..core import factories
 
     columns = [[[] for _ in inputs] for _ in outputs]
     for j, inp in enumerate(inputs):
@@ -324,7 +326,8 @@ def _unit(like: Tensor, k: int):
 
 def _stack_rows(rows: list, lead_shape: tuple, like: Tensor) -> Tensor:
     """Stack per-element results into shape ``lead_shape + like.shape``."""
-    from .. import factories, ops
+    from .. import ops
+    from ..core import factories
 
     if not rows:
         return factories.zeros(tuple(lead_shape) + tuple(like.shape), dtype=like.dtype)
@@ -413,7 +416,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), H · v)`` by the double-backward trick, as PyTorch computes it."""
-    from .. import factories
+    from ..core import factories
 
     with enable_grad():
         inputs_tuple, inputs, v, outputs, gradient = _scalar_and_gradient(

@@ -3,7 +3,7 @@
 The mode is thread-local, as in PyTorch: a thread started inside ``no_grad`` still
 records graphs. Each mode works as a context manager and as a decorator, with or
 without parentheses (``@no_grad`` and ``@no_grad()``). The mode itself lives in
-:mod:`workbench.state`; the classes here change it through its functions.
+:mod:`workbench.core.state`; the classes here change it through its functions.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from .. import state
+from ..core import state
 
 
 def is_grad_enabled() -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tensor import Tensor, is_differentiable_dtype
+from ..core.tensor import Tensor, is_differentiable_dtype
 from . import engine, forward_ad
 
 DOUBLE = (np.dtype("float64"), np.dtype("complex128"))

@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from .. import events, state
-from ..tensor import RemovableHandle, Tensor, add_hook
+from ..core import events, state
+from ..core.tensor import RemovableHandle, Tensor, add_hook
 from . import collector, forward_ad, memory
 
 node_sequence = itertools.count()  # each new node takes the next number: its creation order

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import events
-from ..tensor import Tensor
+from ..core import events
+from ..core.tensor import Tensor
 from .graph import AccumulateGrad, Node, OpNode
 
 

@@ -27,7 +27,7 @@ What pictures and widgets can read (no import of this module needed):
 * ``node.metadata["checkpoint"]``: the segment id (``"c3"``) of a node recorded inside
   a checkpoint or marker stage (the innermost one when nested);
 * ``node.metadata["recomputed"]``: how many times its saved values were recomputed;
-* events: :class:`~workbench.events.CheckpointRecompute` ``begin``/``end`` (segment,
+* events: :class:`~workbench.core.events.CheckpointRecompute` ``begin``/``end`` (segment,
   node ids, recomputed bytes) around each rerun -- the ops published in between are
   the rerun -- and ``SavedTensorPacked``/``SavedTensorFreed`` whose ``total_bytes``
   is :func:`workbench.autograd.saved_memory` after each change;
@@ -46,9 +46,9 @@ import warnings
 import weakref
 from collections.abc import Callable
 
-from .. import events, state
-from ..random import get_rng_state, set_rng_state
-from ..tensor import Tensor
+from ..core import events, state
+from ..core.random import get_rng_state, set_rng_state
+from ..core.tensor import Tensor
 from . import dispatch, forward_ad, grad_mode, graph, memory
 
 _segment_ids = itertools.count(1)

@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import heapq
 
-from ..factories import ones_like
-from ..tensor import Tensor
+from ..core.factories import ones_like
+from ..core.tensor import Tensor
 from .grad_mode import no_grad
 from .graph import AccumulateGrad, Node, edge_of
 

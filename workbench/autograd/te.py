@@ -13,8 +13,8 @@ expression has already run, so ``output`` is a tensor with a graph back to
 
 from __future__ import annotations
 
-from .. import backend
-from ..tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 from . import engine
 
 
@@ -56,7 +56,7 @@ def _heads(output: Tensor, head) -> tuple[list, tuple]:
 
 
 def _one_vjp(output: Tensor, inputs: list, head: Tensor, create_graph: bool) -> list:
-    from .. import factories
+    from ..core import factories
 
     if not output.requires_grad:
         return [factories.zeros_like(x) for x in inputs]
@@ -67,7 +67,8 @@ def _one_vjp(output: Tensor, inputs: list, head: Tensor, create_graph: bool) -> 
 
 
 def _assemble(rows: list, prefix: tuple, x: Tensor) -> Tensor:
-    from .. import factories, ops
+    from .. import ops
+    from ..core import factories
 
     shape = tuple(prefix) + tuple(x.shape)
     if not rows:

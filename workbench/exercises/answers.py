@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .diagnose import ATOL, RTOL, compare
 from .guard import checker
 from .report import ExerciseError, Passed, call_learner, fail

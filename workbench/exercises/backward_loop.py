@@ -29,7 +29,6 @@ from itertools import combinations
 
 import numpy as np
 
-from .. import events, state
 from ..autograd.engine import node_step
 from ..autograd.graph import (
     AccumulateGrad,
@@ -38,8 +37,9 @@ from ..autograd.graph import (
     edge_of,
     walk,
 )
+from ..core import events, state
+from ..core.tensor import Tensor
 from ..ops.grad import no_grad as stop_gradient
-from ..tensor import Tensor
 from ..trace import Trace, trace
 from .dependencies import none_child_hint
 from .diagnose import Finding, compare

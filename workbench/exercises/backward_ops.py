@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from ..nn import functional as F
 from ..ops import grad as grad_ops
-from ..tensor import Tensor
 from .diagnose import Finding, as_array, compare, is_close, shape_text
 from .guard import checker
 from .report import Passed, call_learner, fail

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from ..nn import functional as F
 from ..ops import registry
-from ..tensor import Tensor
 from .diagnose import shape_text
 from .report import CheckerMisuse
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..autograd.engine import grad as autograd_grad
+from ..core.tensor import Tensor
 from ..nn import functional as F
-from ..tensor import Tensor
 from .diagnose import Finding, as_array, compare, is_close, shape_text
 from .guard import checker
 from .report import Passed, call_learner, fail

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..autograd import reference
 from ..autograd.graph import Node, edge_of, walk
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .guard import checker
 from .report import NotAnswered, Passed, fail, learner_error
 

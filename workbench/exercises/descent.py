@@ -31,8 +31,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..core.tensor import Tensor
 from ..optim import SGD
-from ..tensor import Tensor
 from .diagnose import Finding, compare
 from .guard import checker, modes_kept
 from .report import (

@@ -43,8 +43,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from ..ops.broadcasting import summed_axes
-from ..tensor import Tensor
 
 RTOL = 1e-6  # an answer within these of the expected one is right
 ATOL = 1e-9

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .answers import as_numbers
 from .diagnose import compare, is_close, shape_text, wrong_values
 from .guard import checker

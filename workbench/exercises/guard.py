@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import state
-from ..tensor import Tensor, get_default_dtype, set_default_dtype
+from ..core import state
+from ..core.tensor import Tensor, get_default_dtype, set_default_dtype
 from .report import (
     CheckerMisuse,
     CheckInterrupted,

@@ -17,7 +17,7 @@ import numpy as np
 
 import workbench as wb
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .guard import checker
 from .predictions import Mistake, check_prediction
 from .report import Passed, call_learner, fail

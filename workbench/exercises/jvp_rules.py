@@ -27,8 +27,8 @@ import numpy as np
 
 from ..autograd.forward_ad import JvpCall
 from ..autograd.grad_mode import no_grad
+from ..core.tensor import Tensor
 from ..ops import registry
-from ..tensor import Tensor
 from .cases import Case, default_cases
 from .diagnose import NOT_VALUES, Finding, compare, is_close, shape_text, wrong_values
 from .guard import checker

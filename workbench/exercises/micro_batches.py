@@ -27,8 +27,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..autograd.engine import grad as autograd_grad
+from ..core.tensor import Tensor
 from ..nn import CrossEntropyLoss, Module, Parameter
-from ..tensor import Tensor
 from .diagnose import Finding, compare
 from .guard import checker
 from .report import Passed, call_learner, fail

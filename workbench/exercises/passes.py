@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .guard import checker
 from .report import Passed, call_learner, fail
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .diagnose import Finding, compare, is_close, shape_text, wrong_values
 from .guard import checker
 from .report import Passed, call_learner, fail

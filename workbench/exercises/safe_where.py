@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .diagnose import Finding, compare, number
 from .guard import checker
 from .report import Passed, call_learner, fail

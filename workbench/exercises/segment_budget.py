@@ -33,7 +33,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..autograd.memory import reset_peak_saved_memory, saved_memory
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from ..utils.checkpoint import checkpoint_sequential
 from .answers import short
 from .diagnose import Finding

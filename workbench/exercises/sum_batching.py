@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from ..func import vmap
-from ..tensor import Tensor
 from .diagnose import Finding, compare, is_close, shape_text
 from .guard import checker
 from .report import ExerciseError, NotAnswered, Passed, call_learner, fail

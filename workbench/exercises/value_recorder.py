@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .guard import checker
 from .report import PASSED_ON, ExerciseError, Passed, fail, learner_error
 

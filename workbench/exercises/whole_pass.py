@@ -23,7 +23,7 @@ import numpy as np
 
 import workbench as wb
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .answers import call_answer
 from .guard import checker
 from .report import Passed, fail

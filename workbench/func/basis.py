@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .vmap import vmap
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 
 
 class BatchedArray(np.ndarray):

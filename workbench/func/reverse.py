@@ -21,11 +21,12 @@ import contextlib
 import functools
 from collections.abc import Callable
 
-from .. import ops, state
+from .. import ops
 from ..autograd import engine, forward_ad, grad_mode
 from ..autograd.graph import AccumulateGrad, edge_of, walk
-from ..factories import zeros_like
-from ..tensor import Tensor
+from ..core import state
+from ..core.factories import zeros_like
+from ..core.tensor import Tensor
 from .basis import batching_refused, check_chunk_size, one_hots, through_vmap
 
 

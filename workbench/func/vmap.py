@@ -22,9 +22,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from .. import state
 from ..autograd import forward_ad
-from ..tensor import Tensor
+from ..core import state
+from ..core.tensor import Tensor
 from . import batched as B
 from .batching import run, with_batch
 

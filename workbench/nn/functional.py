@@ -12,15 +12,16 @@ import warnings
 
 import numpy as np
 
-from .. import _inplace, checks, ops
+from .. import _inplace, ops
 from ..autograd import grad_mode
-from ..dtypes import is_floating
+from ..core import checks
+from ..core.dtypes import is_floating
+from ..core.tensor import Tensor
 from ..ops import avg_pool2d, batch_norm, conv2d, layer_norm, max_pool2d, nll_loss, pad
 from ..ops.complex_numbers import refuse_complex
 from ..ops.indexing import embedding_rows
 from ..ops.losses import bce_with_logits_op, binary_cross_entropy_op, mse_loss_op
 from ..ops.nn import one_hot, one_weight_per_class
-from ..tensor import Tensor
 
 __all__ = [
     "avg_pool2d",

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 import workbench as wb
-from workbench import Tensor, checks
+from workbench import Tensor
+from workbench.core import checks
 from workbench.ops.linalg import linear_in_steps
 
 from . import functional as F

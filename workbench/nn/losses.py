@@ -6,7 +6,8 @@ element), as in PyTorch.
 
 from __future__ import annotations
 
-from workbench import Tensor, checks
+from workbench import Tensor
+from workbench.core import checks
 
 from . import functional as F
 from .module import Module

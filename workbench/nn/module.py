@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 import workbench as wb
-from workbench import Tensor, checks, state
-from workbench.tensor import (
+from workbench import Tensor
+from workbench.core import checks, state
+from workbench.core.tensor import (
     RemovableHandle,
     add_hook,
     is_differentiable_dtype,
@@ -181,7 +182,9 @@ class Module:
     def _check_name(self, name: str, kind: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
-        wb.checks.name_arg("add_module" if kind == "module" else f"register_{kind}", "name", name)
+        wb.core.checks.name_arg(
+            "add_module" if kind == "module" else f"register_{kind}", "name", name
+        )
         if name == "" or "." in name:
             raise KeyError(f'{kind} name can\'t be empty or contain ".", got: {name!r}')
         own = {"parameter": self._parameters, "buffer": self._buffers}.get(kind, self._modules)

@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from .. import backend, checks
 from ..autograd.dispatch import apply_op, float_input
 from ..autograd.grad_mode import is_grad_enabled
-from ..dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
-from ..tensor import Tensor
+from ..core import backend, checks
+from ..core.dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
+from ..core.tensor import Tensor
 from .arithmetic import where, zeros_like_grad
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_jvp, register_op

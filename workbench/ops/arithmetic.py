@@ -17,11 +17,11 @@ import warnings
 
 import numpy as np
 
-from .. import checks
 from ..autograd.dispatch import apply_op
 from ..autograd.forward_ad import sum_of_terms
-from ..dtypes import bfloat16
-from ..tensor import Tensor, get_default_dtype, is_differentiable_dtype
+from ..core import checks
+from ..core.dtypes import bfloat16
+from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_jvp, register_op
@@ -65,7 +65,7 @@ def _is_operand(x) -> bool:
 
 
 # PyTorch's categories of dtypes, lowest first: bool < integer < float < complex.
-# "V" is bfloat16, the one void-kind dtype a tensor can hold (see workbench/dtypes.py).
+# "V" is bfloat16, the one void-kind dtype a tensor can hold (see workbench/core/dtypes.py).
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3, "V": 2}
 
 

@@ -13,11 +13,11 @@ import operator
 
 import numpy as np
 
-from .. import checks, events
 from ..autograd.dispatch import apply_op
 from ..autograd.forward_ad import same_op
-from ..dtypes import SMALL_FLOAT_CHARS, in_float32
-from ..tensor import Tensor
+from ..core import checks, events
+from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
+from ..core.tensor import Tensor
 from .registry import register_gradient, register_jvp, register_op
 
 

@@ -26,7 +26,7 @@ graphs: a node that passes its input's value on and stops its gradient.
 from __future__ import annotations
 
 from ..autograd.dispatch import apply_op
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .registry import register_gradient, register_jvp, register_op
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .. import backend
+from ..core import backend
 
 
 def pair(value, name: str = "value") -> tuple:

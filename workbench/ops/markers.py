@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..autograd import recompute
 from ..autograd.dispatch import apply_op
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .registry import register_gradient, register_jvp, register_op
 
 __all__ = ["start_checkpoint", "end_checkpoint"]

@@ -12,11 +12,11 @@ import warnings
 
 import numpy as np
 
-from .. import backend, checks
 from ..autograd.dispatch import apply_op
 from ..autograd.forward_ad import same_op
-from ..checks import dim_in_range
-from ..tensor import Tensor
+from ..core import backend, checks
+from ..core.checks import dim_in_range
+from ..core.tensor import Tensor
 from .broadcasting import expand, shape_arg
 from .registry import register_gradient, register_jvp, register_op
 
@@ -657,7 +657,7 @@ def astype(input: Tensor, dtype, copy: bool = False) -> Tensor:
 
 @register_op("to_device")
 def _to_device(x, device, source):
-    from ..backend import to_device
+    from ..core.backend import to_device
 
     return to_device(x, device)
 
@@ -666,7 +666,7 @@ def _to_device(x, device, source):
 def to_device_grad(orig, grad):
     """Forward: y = x.to(device)
     Backward: x̄ = ȳ.to(x.device)"""
-    from ..backend import device_of
+    from ..core.backend import device_of
 
     source = orig.attrs["source"]
     return [grad if device_of(grad._data) == source else to_device(grad, source)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..events import dtype_name
+from ..core.events import dtype_name
 
 IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*\Z")  # printed bare; anything else quoted
 

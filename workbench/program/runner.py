@@ -14,7 +14,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .ir import Program, Value, last_uses
 
 

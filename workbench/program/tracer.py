@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from .. import state
-from ..tensor import Tensor
+from ..core import state
+from ..core.tensor import Tensor
 from .ir import Binding, Program, Value
 
 WORKBENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

@@ -24,12 +24,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 
-from .. import state
 from ..autograd import engine, grad_mode
 from ..autograd.function import Function
 from ..autograd.recompute import FunctionFrame, detached, rng_state
-from ..random import get_rng_state
-from ..tensor import Tensor
+from ..core import state
+from ..core.random import get_rng_state
+from ..core.tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction"]
 

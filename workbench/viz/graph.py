@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from ..trace import Trace
 from . import from_trace, live
 from .dot import mark_step, to_dot

@@ -7,7 +7,6 @@ are shown as freed.
 
 from __future__ import annotations
 
-from .. import backend
 from ..autograd.graph import (
     FREED,
     AccumulateGrad,
@@ -18,7 +17,8 @@ from ..autograd.graph import (
     edge_of,
     walk,
 )
-from ..tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 from .model import (
     GraphModel,
     Vertex,

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import events
 from ..autograd import memory
+from ..core import events
 
 
 @dataclass

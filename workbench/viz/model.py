@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dtypes import bfloat16
+from ..core.dtypes import bfloat16
 
 VALUES_SHOWN = 8  # arrays up to this many elements show their values in a label
 RECOMPUTED = "recomputed"  # the class of a node whose saved values a checkpoint reran

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from .. import checks, events, factories, ops
+from .. import ops
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, float64
+from ..core import checks, events, factories
+from ..core.tensor import Tensor, float64
 from .closing import ClosingBox
 from .panel import STYLE, format_array, message_html
 from .plots import figure_png, new_figure

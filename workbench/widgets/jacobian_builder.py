@@ -19,10 +19,10 @@ from collections.abc import Callable
 import ipywidgets as widgets
 import numpy as np
 
-from .. import events
-from ..factories import tensor
+from ..core import events
+from ..core.factories import tensor
+from ..core.tensor import Tensor
 from ..func import jvp, vjp
-from ..tensor import Tensor
 from .closing import ClosingBox
 from .panel import STYLE
 

@@ -37,7 +37,7 @@ from dataclasses import replace
 import ipywidgets as widgets
 
 from ..autograd.graph import Node
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from ..viz.model import without_grads
 from .closing import ClosingBox
 from .flow_marks import StepMarks

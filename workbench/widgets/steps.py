@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import events
 from ..autograd.engine import Step, make_backward_task
 from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor, walk
-from ..tensor import Tensor
+from ..core import events
+from ..core.tensor import Tensor
 from .time_travel import GradHistory, to_array
 
 FREED_GRAPH = (

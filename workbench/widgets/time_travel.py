@@ -19,8 +19,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .. import backend
-from ..tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 
 
 def to_array(value) -> np.ndarray | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from ..factories import ones_like
+from ..core.factories import ones_like
 from .closing import ClosingBox
 from .panel import PICTURE_PX
 from .stepper import BackwardStepper

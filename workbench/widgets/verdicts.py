@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..autograd.graph import Node, walk
-from ..dtypes import bfloat16
+from ..core.dtypes import bfloat16
+from ..core.tensor import Tensor
 from ..exercises.diagnose import (
     Finding,
     capitalize,
@@ -44,7 +45,6 @@ from ..exercises.diagnose import (
     index_text,
 )
 from ..exercises.predictions import Mistake, known_mistake, not_ready, other_choice, read_order
-from ..tensor import Tensor
 from .panel import format_array
 from .steps import GradFlow, StepRecord, node_label
 

@@ -7,7 +7,7 @@ A training loop written for PyTorch runs unchanged::
         ...
 
 The order of the batches is PyTorch's: shuffling draws from the same generator, in the
-same order, as PyTorch's ``RandomSampler`` (see ``workbench/random.py``).
+same order, as PyTorch's ``RandomSampler`` (see ``workbench/core/random.py``).
 """
 
 from .collate import default_collate, default_convert

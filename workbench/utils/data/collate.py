@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ... import factories, ops
-from ...tensor import Tensor, float64
+from ... import ops
+from ...core import factories
+from ...core.tensor import Tensor, float64
 
 
 def default_collate(batch: list):

@@ -6,8 +6,8 @@ import bisect
 import math
 from collections.abc import Sequence
 
-from ... import random, sampling
-from ...tensor import Tensor
+from ...core import random, sampling
+from ...core.tensor import Tensor
 
 
 class Dataset:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ... import random, sampling
+from ...core import random, sampling
 
 
 class Sampler:

@@ -1,7 +1,7 @@
 """``wb.device``: where a tensor lives, with PyTorch's names, printing and errors.
 
 A tensor's memory is a numpy array (``cpu``) or a CuPy array (``cuda``, see
-``workbench/backend.py``); ``x.device`` says which as a :class:`device`, and
+``workbench/core/backend.py``); ``x.device`` says which as a :class:`device`, and
 ``x.to(device)`` moves it. The lines at the top of most PyTorch programs work here::
 
     device = "cuda" if wb.cuda.is_available() else "cpu"   # cuda only with CuPy and a GPU

@@ -2,7 +2,7 @@
 
 Factories make leaves. Given ``requires_grad=True`` they require grad even inside
 ``no_grad`` (PyTorch's factory exception). Random ones (``rand``, ``randn``...) are in
-``workbench/sampling.py``.
+``workbench/core/sampling.py``.
 """
 
 from __future__ import annotations

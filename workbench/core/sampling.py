@@ -3,7 +3,7 @@ randperm, normal, bernoulli, multinomial, and the in-place fills (``x.uniform_()
 
 Every function takes ``generator=`` (a :class:`workbench.Generator`) and otherwise draws
 from the default generator that ``wb.manual_seed`` seeds. The numbers are PyTorch's CPU
-numbers (``workbench/random.py`` says how), so a seeded PyTorch program draws the same
+numbers (``workbench/core/random.py`` says how), so a seeded PyTorch program draws the same
 values here. New tensors are leaves; they go to the default device unless ``device=``
 says otherwise.
 """
@@ -322,7 +322,7 @@ def fill_with(tensor: Tensor, draw) -> Tensor:
     """Write the values ``draw(shape)`` gives into ``tensor`` in place, as an in-place op
     does (version bump; refused on a leaf that requires grad, outside ``no_grad``); one
     sample per example under ``vmap(randomness="different")``."""
-    from . import _inplace
+    from .. import _inplace
 
     values, levels = per_example(tuple(tensor.shape), draw)
     drawn = Tensor._make(backend.to_device(values.astype(tensor.dtype), tensor.device.type))

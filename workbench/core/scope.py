@@ -6,7 +6,7 @@ enter a scope named after their path in the model (``0.fc1``) each time they are
 called, so a picture of an MLP can fold into one box per layer.
 
 The stack is thread-local, like the grad mode: a thread sees only its own scopes.
-It lives in :mod:`workbench.state` (``state.name_scopes``).
+It lives in :mod:`workbench.core.state` (``state.name_scopes``).
 """
 
 from __future__ import annotations

@@ -251,7 +251,7 @@ def per_example(shape: tuple, draw):
 def batched_at(tensor, levels: tuple):
     """``tensor``, whose first dims are the batches of the vmaps at ``levels``, as a
     batched tensor at each of them (the innermost last)."""
-    from .func.batched import wrap  # (a higher layer: only under vmap)
+    from ..func.batched import wrap  # (a higher layer: only under vmap)
 
     for level in levels:
         tensor = wrap(tensor, level)

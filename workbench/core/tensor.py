@@ -312,7 +312,7 @@ class Tensor:
         made_with_grad = self._view_of[3]
         if not made_with_grad or not self._base._requires_grad:
             return  # no history to follow: values are shared, gradients never were
-        from .autograd.dispatch import replay_view
+        from ..autograd.dispatch import replay_view
 
         replay_view(self)
 
@@ -373,7 +373,7 @@ class Tensor:
         inputs=None,
     ) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves; see ``autograd.backward``."""
-        from .autograd import engine
+        from ..autograd import engine
 
         gradients = None if gradient is None else [gradient]
         engine.make_backward_task(self, gradients, retain_graph, create_graph, inputs).run()
@@ -429,7 +429,7 @@ class Tensor:
     def __getattr__(self, name: str):
         """Runs only for a name a Tensor lacks: PyTorch's AttributeError, with the reason
         where the workbench refuses a method PyTorch has (docs/pytorch_compatibility.md)."""
-        from .torch_alias import missing_tensor_attribute
+        from ..torch_alias import missing_tensor_attribute
 
         raise AttributeError(missing_tensor_attribute(name))
 
@@ -742,7 +742,7 @@ class Tensor:
     def masked_fill_(self, mask, value) -> Tensor:
         return _inplace.apply(self, _ops.masked_fill, mask, value)
 
-    # ------------------------------- random fills (workbench/sampling.py, PyTorch's numbers)
+    # ------------------------------- random fills (workbench/core/sampling.py, PyTorch's numbers)
     def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
         return _sampling.uniform_(self, from_, to, generator)
 
@@ -1268,9 +1268,10 @@ def _first_non_number(data):
 
 # Imported last, because these modules import Tensor from here. The methods above
 # only look ``_ops`` up when called, so a half-loaded op package is fine here.
-from . import _inplace, checks  # noqa: E402
+from .. import _inplace  # noqa: E402
+from .. import ops as _ops  # noqa: E402
+from . import checks  # noqa: E402
 from . import factories as _factories  # noqa: E402
-from . import ops as _ops  # noqa: E402
 from . import sampling as _sampling  # noqa: E402
 
 _TO_KEYWORDS = ("device", "dtype", "non_blocking", "copy", "memory_format")

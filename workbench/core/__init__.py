@@ -1,0 +1,1 @@
+"""core/ — the tensor and what it stands on (what it may import: README.md)."""
