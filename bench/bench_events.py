@@ -42,9 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.autograd import anomaly, dispatch, engine, graph  # noqa: E402
+from workbench.autograd import engine, graph  # noqa: E402
 from workbench.core import events  # noqa: E402
 from workbench.ops import broadcasting  # noqa: E402
+from workbench.record import anomaly, dispatch  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128

@@ -6,7 +6,7 @@ again under ``sys.setprofile`` and counts the workbench functions it calls (gene
 expressions, comprehensions and lambdas left out: they are part of the function they
 sit in), the files they are in and their source lines (whole functions, docstrings
 included: a reader reads them too). "engine" is what ``backward()`` itself runs under
-``workbench/autograd/``; "reference" is what the one-screen reference loop
+``workbench/autograd/`` and ``record/``; "reference" is what the one-screen reference loop
 (``workbench/autograd/reference.py``) runs there for the same loss, the yardstick the
 engine's length is measured against.
 
@@ -65,7 +65,10 @@ def _in_autograd(calls: dict) -> dict:
     return {
         code: n
         for code, n in calls.items()
-        if f"{Path(PACKAGE).name}/autograd/" in code.co_filename.replace("\\", "/")
+        if any(
+            f"{Path(PACKAGE).name}/{folder}/" in code.co_filename.replace("\\", "/")
+            for folder in ("autograd", "record")
+        )
     }
 
 

@@ -16,12 +16,12 @@ from catalogue import Catalogue, Mistake, Right
 
 import workbench as wb
 from workbench.autograd import reference
-from workbench.autograd.graph import AccumulateGrad, edge_of
 from workbench.exercises.backward_loop import check_backward_loop
 from workbench.exercises.dependencies import check_dependency_counts
 from workbench.exercises.in_place import check_fixed_loss
 from workbench.exercises.predictions import check_step_order, check_stop_gradient, check_x_grad
 from workbench.exercises.value_recorder import ScalarValue, check_value_recorder
+from workbench.record.graph import AccumulateGrad, edge_of
 
 ADD, SUM, MUL, TANH, ACC = (
     "AddBackward0",

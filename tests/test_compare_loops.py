@@ -15,8 +15,8 @@ import torch
 
 import workbench as wb
 from workbench.autograd import reference
-from workbench.autograd.graph import AccumulateGrad, edge_of
 from workbench.exercises.backward_loop import GRAPHS, MAX_RUNS, trace_loop
+from workbench.record.graph import AccumulateGrad, edge_of
 from workbench.widgets import CompareStepper
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import workbench as wb
-from workbench.autograd.graph import LEAVES_FIRST, AccumulateGrad, walk
+from workbench.record.graph import LEAVES_FIRST, AccumulateGrad, walk
 from workbench.widgets import CompareStepper
 
 X = [0.5, -1.0, 2.0]

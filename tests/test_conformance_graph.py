@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.autograd.graph import AccumulateGrad
+from workbench.record.graph import AccumulateGrad
 
 
 def T(data, requires_grad=False):

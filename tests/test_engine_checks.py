@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.autograd.dispatch import apply_op
 from workbench.ops.registry import OPS, register_gradient, register_op
+from workbench.record.dispatch import apply_op
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import gc
 import pytest
 
 import workbench as wb
-from workbench.autograd.collector import BIG_GRAPH, FREEZE_EVERY
+from workbench.record.collector import BIG_GRAPH, FREEZE_EVERY
 
 
 def _big_loss(hook):
@@ -67,7 +67,7 @@ def test_overlapping_passes_share_one_pause():
     own: a pass that started while another had paused the collector saw it off, and
     never turned it back on, so overlapping passes could leave it off for good.
     """
-    from workbench.autograd import collector
+    from workbench.record import collector
 
     assert gc.isenabled()
     collector.pause()

@@ -14,7 +14,6 @@ from test_catalogue_engine import depth_first_with_a_visited_set
 
 import workbench as wb
 from workbench.autograd import reference
-from workbench.autograd.graph import AccumulateGrad
 from workbench.exercises import (
     ExerciseError,
     NotAnswered,
@@ -22,6 +21,7 @@ from workbench.exercises import (
     check_optimizer_step,
 )
 from workbench.exercises import backward_loop as loop_check
+from workbench.record.graph import AccumulateGrad
 
 
 def raises(call, *args, **kwargs) -> ExerciseError:

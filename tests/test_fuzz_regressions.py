@@ -239,7 +239,7 @@ def test_pow_by_an_int_at_int64s_ends_has_torchs_gradient_and_tangent(p):
     """Found by the trace round trip's fuzzing: x ** -2⁶³ ran forward, and its backward
     raised OverflowError, for the slope's exponent p − 1 left int64 (PyTorch computes it
     in double)."""
-    import workbench.autograd.forward_ad as fw
+    import workbench.record.forward_ad as fw
 
     values = [-1.0, 1.5, 0.5]
     x = wb.tensor(values, dtype=wb.float64, requires_grad=True)

@@ -31,7 +31,7 @@ KERNEL_MODULES = sorted(
         *PACKAGE.glob("ops/*.py"),
         *PACKAGE.glob("nn/*.py"),
         *PACKAGE.glob("optim/*.py"),
-        PACKAGE / "_inplace.py",
+        PACKAGE / "ops/inplace.py",
     ]
 )
 

@@ -21,7 +21,7 @@ PACKAGE = ROOT / "workbench"
 # (importer, imported) edges made for the Tensor's operator methods: tensor.py's last lines.
 TENSOR_METHODS = {
     ("workbench.core.tensor", "workbench.ops"),
-    ("workbench.core.tensor", "workbench._inplace"),
+    ("workbench.core.tensor", "workbench.ops.inplace"),
     ("workbench.core.tensor", "workbench.core.checks"),
     ("workbench.core.tensor", "workbench.core.factories"),  # x.new_zeros(), x.new_tensor()...
     (

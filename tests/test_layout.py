@@ -30,14 +30,14 @@ ENDINGS = ("tions", "tion", "ions", "ion", "ings", "ing", "es", "s", "e")
 
 # {pair of modules (paths relative to workbench/): why both names stay}
 ALLOWED: dict[frozenset, str] = {
-    frozenset({"autograd/forward_ad.py", "func/forward.py"}): (
+    frozenset({"record/forward_ad.py", "func/forward.py"}): (
         "PyTorch's paths: torch.autograd.forward_ad (dual tensors) and torch.func's "
         "forward-mode transforms (jvp, jacfwd, hessian, linearize)"
     ),
     frozenset({"autograd/functional.py", "nn/functional.py"}): (
         "PyTorch's paths: torch.autograd.functional and torch.nn.functional"
     ),
-    frozenset({"autograd/grad_mode.py", "ops/grad.py"}): (
+    frozenset({"record/grad_mode.py", "ops/grad.py"}): (
         "PyTorch's torch.autograd.grad_mode and TVM's tvm.relax.op.grad"
     ),
     frozenset({"core/backend.py", "backends.py"}): (
@@ -50,10 +50,10 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"autograd/function.py", "func/"}): (
         "PyTorch's paths: torch.autograd.function (Function) and torch.func (the transforms)"
     ),
-    frozenset({"autograd/graph.py", "viz/graph.py"}): (
+    frozenset({"record/graph.py", "viz/graph.py"}): (
         "torch.autograd.graph (nodes, saved-tensor hooks) and the drawing of a graph"
     ),
-    frozenset({"autograd/memory.py", "viz/memory.py"}): (
+    frozenset({"record/memory.py", "viz/memory.py"}): (
         "saved-tensor memory: counted in autograd/, plotted in viz/"
     ),
     frozenset({"nn/losses.py", "ops/losses.py"}): (

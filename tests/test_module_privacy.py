@@ -12,7 +12,7 @@ The checks parse every file in ``workbench/``. The first flags ``module._name`` 
 ``import workbench as wb`` (then ``wb.core.scope._state`` counts too), or
 ``importlib.import_module("workbench.core.tensor")``. Attributes of objects
 (``tensor._data``, ``node._seq``) are not module names and are not checked, and
-neither is a private submodule (``workbench._inplace``): it belongs to the package.
+neither is a private submodule (``workbench.ops.inplace``): it belongs to the package.
 The second flags assignments, outside ``workbench/core/state.py``, to another module's
 names (``tensor._ops = ...``) or to the attributes of the state's objects
 (``state.grad_mode.enabled = False``).
@@ -205,7 +205,7 @@ from ..core import scope
 from . import grad_mode as modes
 
 dispatch._stage.record = None
-wb.autograd.dispatch._anomaly
+wb.record.dispatch._anomaly
 scope._state.stack
 scope_module._state
 modes._state.enabled
@@ -214,23 +214,23 @@ tensor_module = importlib.import_module("workbench.core.tensor")
 tensor_module._ops = None
 from .grad_mode import _DecoratorContextManager
 """
-    found = private_accesses(source, "workbench.autograd.recompute")
+    found = private_accesses(source, "workbench.record.recompute")
     assert [line.partition(": ")[2] for line in found] == [
-        "workbench.autograd.dispatch._stage",
-        "workbench.autograd.dispatch._anomaly",
+        "workbench.record.dispatch._stage",
+        "workbench.record.dispatch._anomaly",
         "workbench.core.scope._state",
         "workbench.core.scope._state",
-        "workbench.autograd.grad_mode._state",
+        "workbench.record.grad_mode._state",
         "workbench.core.tensor._ops",
         "workbench.core.tensor._ops",
-        "workbench.autograd.grad_mode._DecoratorContextManager",
+        "workbench.record.grad_mode._DecoratorContextManager",
     ]
 
 
 def test_the_check_leaves_object_attributes_and_own_names_alone():
     source = """
 from . import dispatch
-from .. import _inplace
+from ..ops import inplace as _inplace
 from ..core.tensor import Tensor
 
 def f(x, node):
@@ -238,9 +238,9 @@ def f(x, node):
     _inplace.check_inplace(x)
     dispatch.apply_op
 """
-    assert private_accesses(source, "workbench.autograd.recompute") == []
+    assert private_accesses(source, "workbench.record.recompute") == []
     own = "from . import dispatch\ndispatch._stage"
-    assert private_accesses(own, "workbench.autograd.dispatch") == []
+    assert private_accesses(own, "workbench.record.dispatch") == []
 
 
 def test_the_state_check_finds_writes_from_outside():
@@ -248,7 +248,7 @@ def test_the_state_check_finds_writes_from_outside():
 import importlib
 from ..core import state
 from ..core.state import grad_mode
-from . import dispatch
+from ..record import dispatch
 
 state.grad_mode.enabled = False
 grad_mode.inference, x = True, 1
@@ -265,7 +265,7 @@ state.set_grad_enabled_flag(False)
         "state.grad_mode.inference",
         "state.anomaly.enabled",
         "state.stage.record",
-        "workbench.autograd.dispatch.apply_op",
+        "workbench.record.dispatch.apply_op",
         "workbench.core.tensor._ops",
     ]
     assert state_writes(source, STATE) == []

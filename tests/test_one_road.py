@@ -33,8 +33,8 @@ try:
 except ImportError:
     torch = None
 from workbench.autograd import engine, reference
-from workbench.autograd.graph import walk
 from workbench.ops import OPS
+from workbench.record.graph import walk
 
 SAMPLES = [
     s for s in all_samples() if any(s.requires()) and any(OPS[op].differentiable for op in s.ops)

@@ -20,7 +20,7 @@ import pytest
 
 import workbench as wb
 from workbench.autograd import engine, reference
-from workbench.autograd.graph import backward_order, edge_of
+from workbench.record.graph import backward_order, edge_of
 
 torch = pytest.importorskip("torch")
 

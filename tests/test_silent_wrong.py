@@ -258,8 +258,8 @@ def test_6_second_order_pow_of_a_0d_float64_keeps_float64_precision(name, value)
 
 # ------------------------------- 7. a start_checkpoint without end_checkpoint is closed at backward
 def test_7_a_stage_left_open_is_closed_with_a_warning_and_its_tape_stays_bounded():
-    from workbench.autograd import recompute
     from workbench.ops.grad import start_checkpoint
+    from workbench.record import recompute
 
     w = wb.nn.Parameter(wb.randn(4, 4) * 0.1)
     optimizer = wb.optim.SGD([w], lr=0.01)

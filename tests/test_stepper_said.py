@@ -74,7 +74,7 @@ def test_a_custom_functions_output_is_called_after_it():
 
 def test_a_node_the_learner_did_not_write_says_where_it_came_from():
     """Lesson 11's TwoModes drew a ViewBackward0 nobody wrote: make_dual's view."""
-    import workbench.autograd.forward_ad as fwAD
+    import workbench.record.forward_ad as fwAD
 
     x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
     with fwAD.dual_level():

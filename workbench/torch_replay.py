@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .autograd.graph import walk
 from .core import dtypes, events
+from .record.graph import walk
 from .trace import SMALL_ARRAY, Trace, summarize, to_record
 
 if TYPE_CHECKING:  # only for the annotations: importing workbench never imports torch

@@ -8,26 +8,24 @@ stepping woven in. The reading order is in ``workbench/autograd/README.md``.
 ``workbench.autograd`` mirrors ``torch.autograd``: ``backward``, ``grad``,
 ``Function``, ``gradcheck``/``gradgradcheck``, anomaly detection and the grad modes.
 ``saved_memory()`` reports the bytes that live graphs hold for backward (current and
-peak); ``workbench.autograd.recompute`` is the machinery behind activation
+peak); ``workbench.record.recompute`` is the machinery behind activation
 checkpointing (``wb.utils.checkpoint`` and the TVM markers of
 ``wb.ops.markers``).
 """
 
+import sys as _sys
+
 from ..core.state import is_checkpoint_valid as _is_checkpoint_valid  # torch.autograd's name
-from . import forward_ad as forward_ad
-from . import functional as functional
-from . import graph as graph
-from . import recompute as recompute
-from . import reference as reference
-from .anomaly import (
+from ..record import forward_ad as forward_ad
+from ..record import graph as graph
+from ..record import recompute as recompute
+from ..record.anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from .engine import GraphTask, Step, backward, grad, make_backward_task
-from .function import Function, once_differentiable
-from .grad_mode import (
+from ..record.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -35,8 +33,17 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from ..record.memory import SavedMemoryStats, reset_peak_saved_memory, saved_memory
+from . import functional as functional
+from . import reference as reference
+from .engine import GraphTask, Step, backward, grad, make_backward_task
+from .function import Function, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .memory import SavedMemoryStats, reset_peak_saved_memory, saved_memory
+
+# `import workbench.autograd.forward_ad` gives the same module as workbench.record.forward_ad
+_sys.modules[f"{__name__}.forward_ad"] = forward_ad
+# `import workbench.autograd.graph` gives the same module as workbench.record.graph
+_sys.modules[f"{__name__}.graph"] = graph
 
 __all__ = [
     "Function",

@@ -39,8 +39,8 @@ import numpy as np
 
 from ..core import backend, events, state
 from ..core.tensor import Tensor
-from . import collector, forward_ad, hooks, recompute
-from .graph import (
+from ..record import collector, forward_ad, recompute
+from ..record.graph import (
     AccumulateGrad,
     Node,
     OpNode,
@@ -49,6 +49,7 @@ from .graph import (
     edge_of,
     ready_roots,
 )
+from . import hooks
 
 _accumulate_lock = threading.Lock()
 
@@ -386,14 +387,14 @@ def _expandable(shape: tuple, target: tuple) -> bool:
 
 def _check_nan(node: Node, grads_out: list) -> None:
     if state.anomaly_checks_nan():
-        from . import anomaly
+        from ..record import anomaly
 
         anomaly.check_outputs(node, grads_out)
 
 
 def _note_forward_stack(node: Node) -> None:
     if state.anomaly.enabled:
-        from . import anomaly
+        from ..record import anomaly
 
         anomaly.warn_forward_stack(node)
 

@@ -29,8 +29,8 @@ import weakref
 
 from ..core import backend, state
 from ..core.tensor import Tensor, is_differentiable_dtype
-from . import forward_ad, grad_mode
-from .graph import (
+from ..record import forward_ad, grad_mode
+from ..record.graph import (
     FREED,
     Node,
     SavedMemory,

@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from ..core import backend
 from ..core.tensor import Tensor
+from ..record.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from . import engine
-from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 
 # ------------------------------------------------------------------ helpers

@@ -21,7 +21,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core.tensor import Tensor, is_differentiable_dtype
-from . import engine, forward_ad
+from ..record import forward_ad
+from . import engine
 
 DOUBLE = (np.dtype("float64"), np.dtype("complex128"))
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import events
 from ..core.tensor import Tensor
-from .graph import AccumulateGrad, Node, OpNode
+from ..record.graph import AccumulateGrad, Node, OpNode
 
 
 def run_tensor_hook(hook, grad: Tensor, node: Node) -> Tensor:

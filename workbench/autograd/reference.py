@@ -51,8 +51,8 @@ import heapq
 
 from ..core.factories import ones_like
 from ..core.tensor import Tensor
-from .grad_mode import no_grad
-from .graph import AccumulateGrad, Node, edge_of
+from ..record.grad_mode import no_grad
+from ..record.graph import AccumulateGrad, Node, edge_of
 
 
 def backward(root: Tensor, grad: Tensor | None = None) -> None:

@@ -322,7 +322,7 @@ def fill_with(tensor: Tensor, draw) -> Tensor:
     """Write the values ``draw(shape)`` gives into ``tensor`` in place, as an in-place op
     does (version bump; refused on a leaf that requires grad, outside ``no_grad``); one
     sample per example under ``vmap(randomness="different")``."""
-    from .. import _inplace
+    from ..ops import inplace as _inplace
 
     values, levels = per_example(tuple(tensor.shape), draw)
     drawn = Tensor._make(backend.to_device(values.astype(tensor.dtype), tensor.device.type))

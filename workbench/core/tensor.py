@@ -112,7 +112,7 @@ class Tensor:
     _post_acc_hooks = None
     _uid = None
     _is_inference = False
-    _forward_grad = None  # (dual level, tangent): see workbench/autograd/forward_ad.py
+    _forward_grad = None  # (dual level, tangent): see workbench/record/forward_ad.py
     name = None
 
     __array_priority__ = 1000  # numpy scalars defer to Tensor operators
@@ -312,7 +312,7 @@ class Tensor:
         made_with_grad = self._view_of[3]
         if not made_with_grad or not self._base._requires_grad:
             return  # no history to follow: values are shared, gradients never were
-        from ..autograd.dispatch import replay_view
+        from ..record.dispatch import replay_view
 
         replay_view(self)
 
@@ -1268,8 +1268,8 @@ def _first_non_number(data):
 
 # Imported last, because these modules import Tensor from here. The methods above
 # only look ``_ops`` up when called, so a half-loaded op package is fine here.
-from .. import _inplace  # noqa: E402
 from .. import ops as _ops  # noqa: E402
+from ..ops import inplace as _inplace  # noqa: E402
 from . import checks  # noqa: E402
 from . import factories as _factories  # noqa: E402
 from . import sampling as _sampling  # noqa: E402

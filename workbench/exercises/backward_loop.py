@@ -30,16 +30,16 @@ from itertools import combinations
 import numpy as np
 
 from ..autograd.engine import node_step
-from ..autograd.graph import (
+from ..core import events, state
+from ..core.tensor import Tensor
+from ..ops.grad import no_grad as stop_gradient
+from ..record.graph import (
     AccumulateGrad,
     OpNode,
     backward_order,
     edge_of,
     walk,
 )
-from ..core import events, state
-from ..core.tensor import Tensor
-from ..ops.grad import no_grad as stop_gradient
 from ..trace import Trace, trace
 from .dependencies import none_child_hint
 from .diagnose import Finding, compare

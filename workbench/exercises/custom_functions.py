@@ -43,9 +43,9 @@ import numpy as np
 
 from ..autograd.engine import grad as autograd_grad
 from ..autograd.function import Function
-from ..autograd.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..ops.activations import softplus
+from ..record.grad_mode import no_grad
 from .diagnose import (
     Finding,
     as_array,

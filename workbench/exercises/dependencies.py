@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..autograd import reference
-from ..autograd.graph import Node, edge_of, walk
 from ..core.tensor import Tensor
+from ..record.graph import Node, edge_of, walk
 from .guard import checker
 from .report import NotAnswered, Passed, fail, learner_error
 

@@ -30,9 +30,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..optim import SGD
+from ..record.grad_mode import no_grad
 from .diagnose import Finding, compare
 from .guard import checker, modes_kept
 from .report import (

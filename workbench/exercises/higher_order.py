@@ -24,9 +24,9 @@ import numpy as np
 
 from ..autograd import functional
 from ..autograd.engine import grad as autograd_grad
-from ..autograd.grad_mode import no_grad
 from ..autograd.te import gradient
 from ..core.tensor import Tensor
+from ..record.grad_mode import no_grad
 from .diagnose import NOT_VALUES, Finding, as_array, compare, is_close
 from .guard import checker
 from .report import ExerciseError, Passed, call_learner, fail

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.forward_ad import JvpCall
-from ..autograd.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..ops import registry
+from ..record.forward_ad import JvpCall
+from ..record.grad_mode import no_grad
 from .cases import Case, default_cases
 from .diagnose import NOT_VALUES, Finding, compare, is_close, shape_text, wrong_values
 from .guard import checker

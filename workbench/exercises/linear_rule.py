@@ -23,9 +23,9 @@ import re
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..nn import functional as F
+from ..record.grad_mode import no_grad
 from .diagnose import Finding, shape_text
 from .guard import checker, modes_kept
 from .report import PASSED_ON, Passed, fail, learner_error

@@ -29,8 +29,8 @@ import numpy as np
 
 import workbench as wb
 
-from ..autograd.graph import AccumulateGrad, Node, count_dependencies, edge_of, walk
 from ..core.tensor import Tensor
+from ..record.graph import AccumulateGrad, Node, count_dependencies, edge_of, walk
 from .answers import as_numbers, call_answer
 from .diagnose import ATOL, RTOL, Finding, compare, is_close
 from .guard import checker

@@ -24,10 +24,10 @@ from functools import wraps
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
-from ..autograd.graph import NOT_SAVED, OpNode, not_saved_message
 from ..core.tensor import Tensor
 from ..ops import collapse_sum_like, registry
+from ..record.grad_mode import no_grad
+from ..record.graph import NOT_SAVED, OpNode, not_saved_message
 from .answers import as_numbers
 from .cases import BINARY, Case, default_cases
 from .diagnose import (

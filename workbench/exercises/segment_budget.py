@@ -32,8 +32,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..autograd.memory import reset_peak_saved_memory, saved_memory
 from ..core.tensor import Tensor
+from ..record.memory import reset_peak_saved_memory, saved_memory
 from ..utils.checkpoint import checkpoint_sequential
 from .answers import short
 from .diagnose import Finding

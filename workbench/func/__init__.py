@@ -5,7 +5,7 @@ function with the workbench's own reverse mode; ``vmap`` (``vmap.py``) runs a fu
 one example on a whole batch, each op by its batching rule (``batching.py``). They
 compose: ``vmap(grad(loss))`` gives per-example gradients, ``jacrev(grad(f))`` a Hessian.
 ``jvp``, ``jacfwd``, ``hessian`` and ``linearize`` (``forward.py``) push tangents forward
-with the dual numbers of :mod:`workbench.autograd.forward_ad`. ``jacfwd`` and ``jacrev``
+with the dual numbers of :mod:`workbench.record.forward_ad`. ``jacfwd`` and ``jacrev``
 push the whole basis through one vectorised pass (``vmap`` over ``jvp`` or over the
 pullback, ``basis.py``), as torch.func's do, and loop over it where that cannot batch.
 

@@ -7,7 +7,7 @@ values of its own, that carries the *physical* array (the batch dimension first)
 the vmap level it belongs to. Everything that reads a tensor's shape or dtype (the
 Python side of every op, the autograd graph, the engine's shape checks) therefore sees
 one example, as the function under vmap expects; every op reaches
-:func:`workbench.autograd.dispatch.apply_op`, which hands a call with a batched input to
+:func:`workbench.record.dispatch.apply_op`, which hands a call with a batched input to
 its batching rule (``batching.py``), and the rule runs the op on the physical arrays.
 
 The stand-in holds no values: numpy functions and ufuncs on it raise, so a path that

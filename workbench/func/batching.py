@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd import forward_ad, grad_mode
-from ..autograd.dispatch import apply_op, link_view
-from ..autograd.graph import OpNode, TensorMeta
 from ..core import state
 from ..core.tensor import Tensor
 from ..ops.registry import OPS
+from ..record import forward_ad, grad_mode
+from ..record.dispatch import apply_op, link_view
+from ..record.graph import OpNode, TensorMeta
 from . import batched as B
 
 

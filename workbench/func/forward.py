@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd import forward_ad
 from ..core import state
 from ..core.tensor import Tensor
+from ..record import forward_ad
 from .basis import batching_refused, one_hots
 from .reverse import argnum_positions, flattened, jacrev, real_only, split_aux
 from .vmap import vmap

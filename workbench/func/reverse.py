@@ -22,11 +22,12 @@ import functools
 from collections.abc import Callable
 
 from .. import ops
-from ..autograd import engine, forward_ad, grad_mode
-from ..autograd.graph import AccumulateGrad, edge_of, walk
+from ..autograd import engine
 from ..core import state
 from ..core.factories import zeros_like
 from ..core.tensor import Tensor
+from ..record import forward_ad, grad_mode
+from ..record.graph import AccumulateGrad, edge_of, walk
 from .basis import batching_refused, check_chunk_size, one_hots, through_vmap
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from ..autograd import forward_ad
 from ..core import state
 from ..core.tensor import Tensor
+from ..record import forward_ad
 from . import batched as B
 from .batching import run, with_batch
 

@@ -12,16 +12,17 @@ import warnings
 
 import numpy as np
 
-from .. import _inplace, ops
-from ..autograd import grad_mode
+from .. import ops
 from ..core import checks
 from ..core.dtypes import is_floating
 from ..core.tensor import Tensor
 from ..ops import avg_pool2d, batch_norm, conv2d, layer_norm, max_pool2d, nll_loss, pad
+from ..ops import inplace as _inplace
 from ..ops.complex_numbers import refuse_complex
 from ..ops.indexing import embedding_rows
 from ..ops.losses import bce_with_logits_op, binary_cross_entropy_op, mse_loss_op
 from ..ops.nn import one_hot, one_weight_per_class
+from ..record import grad_mode
 
 __all__ = [
     "avg_pool2d",

@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op, float_input
-from ..autograd.grad_mode import is_grad_enabled
 from ..core import backend, checks
 from ..core.dtypes import SMALL_FLOAT_CHARS, bfloat16, in_float32
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op, float_input
+from ..record.grad_mode import is_grad_enabled
 from .arithmetic import where, zeros_like_grad
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_jvp, register_op

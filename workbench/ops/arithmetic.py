@@ -17,11 +17,11 @@ import warnings
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import sum_of_terms
 from ..core import checks
 from ..core.dtypes import bfloat16
 from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
+from ..record.dispatch import apply_op
+from ..record.forward_ad import sum_of_terms
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_jvp, register_op

@@ -13,11 +13,11 @@ import operator
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import same_op
 from ..core import checks, events
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op
+from ..record.forward_ad import same_op
 from .registry import register_gradient, register_jvp, register_op
 
 

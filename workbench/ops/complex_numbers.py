@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import same_op
 from ..core import checks
 from ..core.tensor import Tensor, is_differentiable_dtype
+from ..record.dispatch import apply_op
+from ..record.forward_ad import same_op
 from .registry import register_gradient, register_jvp, register_op
 
 _COMPLEX_OF = {

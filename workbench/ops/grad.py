@@ -25,8 +25,8 @@ graphs: a node that passes its input's value on and stops its gradient.
 
 from __future__ import annotations
 
-from ..autograd.dispatch import apply_op
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op
 from .registry import register_gradient, register_jvp, register_op
 
 

@@ -12,11 +12,11 @@ import builtins
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import same_op
 from ..core import backend, checks
 from ..core.checks import dim_in_range
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op
+from ..record.forward_ad import same_op
 from .arithmetic import where
 from .reductions import sum
 from .registry import OpDef, register_gradient, register_jvp, register_op

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op, broadcast_mismatch
-from ..autograd.forward_ad import same_op
 from ..core import checks
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op, broadcast_mismatch
+from ..record.forward_ad import same_op
 from .broadcasting import sum_to
 from .complex_numbers import conj, refuse_mixed_complex
 from .registry import register_gradient, register_jvp, register_op

@@ -16,11 +16,11 @@ import math
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import sum_of_terms
 from ..core import backend
 from ..core.dtypes import SMALL_FLOAT_CHARS, SMALL_FLOATS, in_float32
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op
+from ..record.forward_ad import sum_of_terms
 from .activations import sigmoid, softplus
 from .arithmetic import clamp_min
 from .broadcasting import collapse_sum_like

@@ -23,9 +23,9 @@ but a stage may sit inside a ``checkpoint(fn)`` and the other way round.
 
 from __future__ import annotations
 
-from ..autograd import recompute
-from ..autograd.dispatch import apply_op
 from ..core.tensor import Tensor
+from ..record import recompute
+from ..record.dispatch import apply_op
 from .registry import register_gradient, register_jvp, register_op
 
 __all__ = ["start_checkpoint", "end_checkpoint"]

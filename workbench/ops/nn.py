@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import same_op
 from ..core import backend, checks, random
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32, is_floating
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op
+from ..record.forward_ad import same_op
 from . import im2col
 from .broadcasting import collapse_sum_like, sum_to
 from .complex_numbers import conj, refuse_complex, refuse_mixed_complex

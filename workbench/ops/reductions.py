@@ -20,13 +20,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op, float_input
-from ..autograd.forward_ad import same_op
 from ..core import backend, checks
 from ..core.argnames import numpy_style
 from ..core.checks import dim_in_range
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor, is_differentiable_dtype
+from ..record.dispatch import apply_op, float_input
+from ..record.forward_ad import same_op
 from .arithmetic import abs, maximum, minimum, sgn, where, zeros_like_grad
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op
-from ..autograd.forward_ad import same_op
 from ..core import backend, checks
 from ..core.argnames import numpy_style
 from ..core.checks import dim_in_range
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op
+from ..record.forward_ad import same_op
 from .arithmetic import where
 from .complex_numbers import conj
 from .indexing import flip

@@ -10,10 +10,10 @@ import warnings
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op, float_input
 from ..core.checks import dim_in_range
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op, float_input
 from .complex_numbers import refuse_complex
 from .reductions import sum
 from .registry import register_gradient, register_jvp, register_op

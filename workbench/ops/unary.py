@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from ..autograd.dispatch import apply_op, float_input
 from ..core import backend, checks
 from ..core.tensor import Tensor
+from ..record.dispatch import apply_op, float_input
 from .arithmetic import zeros_like_grad
 from .complex_numbers import conj, refuse_complex
 from .registry import register_gradient, register_jvp, register_op

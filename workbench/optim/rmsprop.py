@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from workbench import Tensor
-from workbench._inplace import check_inplace
+from workbench.ops.inplace import check_inplace
 
 from .optimizer import Optimizer, check_non_negative
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from workbench import Tensor
-from workbench._inplace import check_inplace
+from workbench.ops.inplace import check_inplace
 
 from .optimizer import Optimizer, check_non_negative
 

@@ -23,11 +23,11 @@ import dataclasses
 
 import numpy as np
 
-from ..autograd import grad_mode
-from ..autograd.dispatch import apply_op
 from ..autograd.engine import checked_output
 from ..core import state
 from ..core.tensor import Tensor
+from ..record import grad_mode
+from ..record.dispatch import apply_op
 from .ir import Binding, Program, Value
 from .tracer import TraceError, Tracer, tracing, unique_names
 

@@ -21,10 +21,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd import forward_ad, grad_mode
 from ..autograd.function import Function
 from ..core import state
 from ..core.tensor import Tensor
+from ..record import forward_ad, grad_mode
 from .adjoint import gradient
 from .ir import Program
 from .runner import Runner

@@ -9,7 +9,7 @@
 
 ``use_reentrant=False`` (recommended, as in PyTorch) keeps the graph of ``fn`` but not
 its saved tensors; backward reruns ``fn`` once and carries on through the original
-graph (see :mod:`workbench.autograd.recompute`). Gradients, tensor hooks,
+graph (see :mod:`workbench.record.recompute`). Gradients, tensor hooks,
 ``autograd.grad``, nesting and keyword arguments work as without checkpointing.
 
 ``use_reentrant=True`` is PyTorch's older variant, implemented too: ``fn`` runs
@@ -24,12 +24,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 
-from ..autograd import engine, grad_mode
+from ..autograd import engine
 from ..autograd.function import Function
-from ..autograd.recompute import FunctionFrame, detached, rng_state
 from ..core import state
 from ..core.random import get_rng_state
 from ..core.tensor import Tensor
+from ..record import grad_mode
+from ..record.recompute import FunctionFrame, detached, rng_state
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograd.graph import LEAVES_FIRST, Node, backward_order, walk
+from ..record.graph import LEAVES_FIRST, Node, backward_order, walk
 from ..trace import BackwardPass, Trace, summary_array
 from .model import (
     GraphModel,

@@ -7,7 +7,9 @@ are shown as freed.
 
 from __future__ import annotations
 
-from ..autograd.graph import (
+from ..core import backend
+from ..core.tensor import Tensor
+from ..record.graph import (
     FREED,
     AccumulateGrad,
     Node,
@@ -17,8 +19,6 @@ from ..autograd.graph import (
     edge_of,
     walk,
 )
-from ..core import backend
-from ..core.tensor import Tensor
 from .model import (
     GraphModel,
     Vertex,
@@ -172,7 +172,7 @@ def mark_recomputed(vertex: Vertex, node: Node) -> None:
     """Class ``recomputed`` and a line saying so, for a node a checkpoint reran in backward.
 
     The checkpoint machinery counts reruns in ``node.metadata["recomputed"]`` and names
-    the segment in ``node.metadata["checkpoint"]`` (see :mod:`workbench.autograd.recompute`).
+    the segment in ``node.metadata["checkpoint"]`` (see :mod:`workbench.record.recompute`).
     """
     count = node.metadata.get("recomputed")
     if count:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..autograd import memory
 from ..core import events
+from ..record import memory
 
 
 @dataclass

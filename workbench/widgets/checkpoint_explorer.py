@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from ..autograd.graph import AccumulateGrad, walk
 from ..core import factories
 from ..core.tensor import Tensor
+from ..record.graph import AccumulateGrad, walk
 from ..utils.checkpoint import checkpoint_sequential
 from ..viz.memory import MemoryTimeline, plot_memory, watch_memory
 from ..viz.model import RECOMPUTED

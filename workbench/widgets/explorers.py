@@ -14,9 +14,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from .. import ops
-from ..autograd.grad_mode import no_grad
 from ..core import checks, events, factories
 from ..core.tensor import Tensor, float64
+from ..record.grad_mode import no_grad
 from .closing import ClosingBox
 from .panel import STYLE, format_array, message_html
 from .plots import figure_png, new_figure

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
 from ..nn import Module, Sigmoid, Tanh
+from ..record.grad_mode import is_grad_enabled
 
 HEALTHY_UPDATE = 1e-3  # the usual update-to-data ratio of a run that learns well
 TOO_LARGE_UPDATE = 0.5  # a step that moves a weight by half its size overshoots

@@ -36,8 +36,8 @@ from dataclasses import replace
 
 import ipywidgets as widgets
 
-from ..autograd.graph import Node
 from ..core.tensor import Tensor
+from ..record.graph import Node
 from ..viz.model import without_grads
 from .closing import ClosingBox
 from .flow_marks import StepMarks

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..autograd.engine import Step, make_backward_task
-from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor, walk
 from ..core import events
 from ..core.tensor import Tensor
+from ..record.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor, walk
 from .time_travel import GradHistory, to_array
 
 FREED_GRAPH = (

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from ..autograd import forward_ad
 from ..core import events
 from ..core.tensor import Tensor
+from ..record import forward_ad
 from .closing import ClosingBox
 from .graphview import GraphView, Picture, picture_of
 from .panel import STYLE, format_array, jvp_line, message_html, picture_and_panel

@@ -29,9 +29,9 @@ from collections.abc import Callable
 import ipywidgets as widgets
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..nn import Module
+from ..record.grad_mode import no_grad
 from .closing import ClosingBox
 from .gradient_flow import HEALTHY_UPDATE, FlowVerdict, GradientFlow
 from .plots import figure_png, new_figure

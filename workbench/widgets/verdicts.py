@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.graph import Node, walk
 from ..core.dtypes import bfloat16
 from ..core.tensor import Tensor
 from ..exercises.diagnose import (
@@ -45,6 +44,7 @@ from ..exercises.diagnose import (
     index_text,
 )
 from ..exercises.predictions import Mistake, known_mistake, not_ready, other_choice, read_order
+from ..record.graph import Node, walk
 from .panel import format_array
 from .steps import GradFlow, StepRecord, node_label
 

@@ -29,7 +29,7 @@ from ..core.tensor import RemovableHandle, Tensor, add_hook
 from . import collector, forward_ad, memory
 
 node_sequence = itertools.count()  # each new node takes the next number: its creation order
-SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/autograd/memory.py
+SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/record/memory.py
 
 # The engine runs the ready node with the smallest ``_order`` first: the node recorded
 # last (``_order`` is minus its creation number), except that a leaf's AccumulateGrad

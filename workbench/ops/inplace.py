@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .autograd import forward_ad, grad_mode
-from .core import checks, state
-from .core.tensor import Tensor
+from ..core import checks, state
+from ..core.tensor import Tensor
+from ..record import forward_ad, grad_mode
 
 
 def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
@@ -117,19 +117,19 @@ def _rebase(t: Tensor, result: Tensor) -> None:
 # How to put a changed view back into its parent, for each view op: the parent's values
 # with the view's region replaced, as a differentiable expression.
 def _put_back_getitem(parent: Tensor, values: Tensor, attrs: dict) -> Tensor:
-    from . import ops
+    from .. import ops
 
     return ops.index_put(parent, attrs["key"], values)
 
 
 def _put_back_reshape(parent: Tensor, values: Tensor, attrs: dict) -> Tensor:
-    from . import ops
+    from .. import ops
 
     return ops.reshape(values, parent.shape)
 
 
 def _put_back_permute(parent: Tensor, values: Tensor, attrs: dict) -> Tensor:
-    from . import ops
+    from .. import ops
 
     return ops.permute(values, tuple(int(i) for i in np.argsort(attrs["dims"])))
 
@@ -157,8 +157,8 @@ def _through_view(view: Tensor, new_values: Tensor, op_name: str) -> Tensor:
             "y = y + 1)"
         )
     _check_result(view, new_values, op_name)
-    from . import ops
-    from .autograd.dispatch import replay_view
+    from .. import ops
+    from ..record.dispatch import replay_view
 
     parent = inputs[0]
     whole = put_back(alias(parent), ops.astype(new_values, view.dtype), attrs)
@@ -220,7 +220,7 @@ def add_scaled(t: Tensor, other, alpha, fn, ufunc) -> Tensor:
 
 def setitem(t: Tensor, key, value) -> None:
     """``t[key] = value``; records an index_put node when gradients are involved."""
-    from . import ops
+    from .. import ops
 
     check_inplace(t, writes_through_view=True)
     checks.operand("setitem", "value", value)
@@ -252,7 +252,7 @@ def setitem(t: Tensor, key, value) -> None:
 
 def fill(t: Tensor, value) -> Tensor:
     """``t.fill_(value)`` / ``t.zero_()``: the gradient to the old values is zero."""
-    from . import ops
+    from .. import ops
 
     # The condition is a constant True, made on the tensor's device (where meets a there).
     return apply(t, lambda a, v: ops.where(Tensor(True, device=a.device), v, a), value)
@@ -260,7 +260,7 @@ def fill(t: Tensor, value) -> Tensor:
 
 def copy(t: Tensor, src) -> Tensor:
     """``t.copy_(src)``: the gradient flows to ``src`` only (broadcast, cast)."""
-    from . import ops
+    from .. import ops
 
     src = src if isinstance(src, Tensor) else Tensor(src, device=t.device)  # data: t's device
 

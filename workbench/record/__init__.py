@@ -1,0 +1,1 @@
+"""record/ — how an op gets its node (what it may import: README.md)."""
