@@ -39,7 +39,7 @@ MODULES = {
     "torch.optim.lr_scheduler": "workbench.optim.lr_scheduler",
     "torch.utils.data": "workbench.utils.data",
     "torch.autograd": "workbench.autograd",
-    "torch.cuda": "workbench.cuda",
+    "torch.cuda": "workbench.compat.cuda",
 }
 
 

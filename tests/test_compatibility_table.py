@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from workbench.torch_alias import REFUSED
+from workbench.compat.torch_alias import REFUSED
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "pytorch_compatibility.md"

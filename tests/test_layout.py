@@ -40,7 +40,7 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"record/grad_mode.py", "ops/grad.py"}): (
         "PyTorch's torch.autograd.grad_mode and TVM's tvm.relax.op.grad"
     ),
-    frozenset({"core/backend.py", "backends.py"}): (
+    frozenset({"core/backend.py", "compat/backends.py"}): (
         "backend.py picks numpy or CuPy; backends.py is PyTorch's torch.backends (cudnn, mps "
         "switches a PyTorch program sets), a path PyTorch programs import"
     ),

@@ -24,7 +24,7 @@ def run(code: str) -> subprocess.CompletedProcess:
 def test_import_workbench_leaves_the_name_torch_alone():
     out = run(
         "import sys, workbench\n"
-        "alias = workbench.torch_alias\n"
+        "alias = workbench.compat.torch_alias\n"
         "print('torch' in sys.modules, alias.is_active())"
     )
     assert out.stdout.split() == ["False", "False"], out.stderr

@@ -17,10 +17,7 @@ import importlib
 import numpy as _np
 
 from . import (
-    accelerator,
     autograd,
-    backends,
-    cuda,
     func,  # wb.func: grad, vjp, jacrev, vmap (torch.func's transforms)
     program,  # wb.program: trace a function into a program, its adjoint, the runner
     trace,  # callable: wb.trace() records; light (json and numpy only)
@@ -34,6 +31,15 @@ from .autograd import (
     set_grad_enabled,
 )
 from .autograd.te import gradient
+from .compat import accelerator, backends, cuda
+from .compat.runtime import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_num_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from .compat.torch_alias import as_torch
 from .core import events
 from .core import random as random  # torch.random's path: wb.random
 from .core.devices import device, get_default_device, set_default_device
@@ -100,15 +106,7 @@ from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' names, as torch)
 from .ops.reductions import histogram
 from .ops.shape import meshgrid
-from .runtime import (
-    are_deterministic_algorithms_enabled,
-    compile,
-    get_num_threads,
-    set_num_threads,
-    use_deterministic_algorithms,
-)
 from .serialization import load, save
-from .torch_alias import as_torch
 from .torch_replay import from_torch
 from .trace import Trace, TraceReplay
 
@@ -134,6 +132,6 @@ def __getattr__(name: str):
         module = importlib.import_module(f".{name}", __name__)
         globals()[name] = module
         return module
-    from .torch_alias import not_here
+    from .compat.torch_alias import not_here
 
     raise AttributeError(not_here("workbench", name))

@@ -106,7 +106,7 @@ def from_torch(
 
 
 def _import_torch():
-    from .torch_alias import is_active
+    from .compat.torch_alias import is_active
 
     if is_active():
         raise RuntimeError(

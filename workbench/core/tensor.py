@@ -429,7 +429,7 @@ class Tensor:
     def __getattr__(self, name: str):
         """Runs only for a name a Tensor lacks: PyTorch's AttributeError, with the reason
         where the workbench refuses a method PyTorch has (docs/pytorch_compatibility.md)."""
-        from ..torch_alias import missing_tensor_attribute
+        from ..compat.torch_alias import missing_tensor_attribute
 
         raise AttributeError(missing_tensor_attribute(name))
 

@@ -44,6 +44,6 @@ from .parameter import Parameter
 
 
 def __getattr__(name: str):
-    from ..torch_alias import not_here
+    from ..compat.torch_alias import not_here
 
     raise AttributeError(not_here("workbench.nn", name))

@@ -335,6 +335,6 @@ def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class
 
 
 def __getattr__(name: str):
-    from ..torch_alias import not_here
+    from ..compat.torch_alias import not_here
 
     raise AttributeError(not_here(__name__, name))

@@ -9,6 +9,6 @@ from .sgd import SGD
 
 
 def __getattr__(name: str):
-    from ..torch_alias import not_here
+    from ..compat.torch_alias import not_here
 
     raise AttributeError(not_here(__name__, name))

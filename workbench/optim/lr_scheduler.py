@@ -318,6 +318,6 @@ class ReduceLROnPlateau:
 
 
 def __getattr__(name: str):
-    from ..torch_alias import not_here
+    from ..compat.torch_alias import not_here
 
     raise AttributeError(not_here(__name__, name))

@@ -48,6 +48,6 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    from ...torch_alias import not_here
+    from ...compat.torch_alias import not_here
 
     raise AttributeError(not_here(__name__, name))

@@ -8,8 +8,8 @@ so the seeding functions here only seed that one.
 
 from __future__ import annotations
 
-from .core import backend
-from .core.random import manual_seed as _seed_cpu_generator
+from ..core import backend
+from ..core.random import manual_seed as _seed_cpu_generator
 
 
 def is_available() -> bool:

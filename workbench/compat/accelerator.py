@@ -7,8 +7,8 @@ else "cpu"``; here the only accelerator is a CUDA GPU through CuPy.
 
 from __future__ import annotations
 
+from ..core.devices import device
 from . import cuda
-from .core.devices import device
 
 
 def is_available() -> bool:

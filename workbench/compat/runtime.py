@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 def compile(model: Callable | None = None, **options):  # noqa: A001  (torch.compile's name)
     """``torch.compile``: see :func:`workbench.program.compile` (imported when first used)."""
-    from .program import compile as compile_program
+    from ..program import compile as compile_program
 
     return compile_program(model, **options)
 

@@ -55,9 +55,9 @@ MODULES = {
     "torch.autograd.gradcheck": "workbench.autograd.gradcheck",
     "torch.serialization": "workbench.serialization",
     "torch.func": "workbench.func",
-    "torch.cuda": "workbench.cuda",
-    "torch.accelerator": "workbench.accelerator",
-    "torch.backends": "workbench.backends",
+    "torch.cuda": "workbench.compat.cuda",
+    "torch.accelerator": "workbench.compat.accelerator",
+    "torch.backends": "workbench.compat.backends",
     "torch.random": "workbench.core.random",
 }
 

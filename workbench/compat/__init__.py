@@ -1,0 +1,1 @@
+"""compat/ — PyTorch's odds and ends (what it may import: README.md)."""
