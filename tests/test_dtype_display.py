@@ -10,7 +10,7 @@ import pytest
 
 import workbench as wb
 from workbench.trace import summarize, summary_array
-from workbench.trace_format import TraceFormatError
+from workbench.trace.format import TraceFormatError
 from workbench.viz.model import array_text, values_text
 from workbench.widgets.panel import format_array
 
@@ -132,7 +132,7 @@ def test_the_loader_checks_both_parts_of_complex_values(tmp_path):
 
 def test_a_torch_trace_keeps_bfloat16_bit_for_bit():
     torch = pytest.importorskip("torch")
-    from workbench.torch_replay import to_numpy
+    from workbench.trace.torch_replay import to_numpy
 
     t = torch.tensor([1.3, -2.7, float("inf")], dtype=torch.bfloat16)
     array = to_numpy(t)

@@ -299,7 +299,7 @@ def test_the_hooks_are_removed_afterwards(torch, monkeypatch):
     def fail(self, tensor):
         raise AssertionError("a hook of from_torch is still on PyTorch's graph")
 
-    monkeypatch.setattr(wb.torch_replay.TorchReplay, "summary", fail)
+    monkeypatch.setattr(wb.trace.torch_replay.TorchReplay, "summary", fail)
     loss.backward()  # would call the hooks, were they still there
 
 
@@ -308,7 +308,7 @@ def test_the_hooks_are_removed_when_backward_fails(torch, monkeypatch):
     loss = make_loss() * torch.ones(2)  # not a scalar: backward() refuses
     with pytest.raises(RuntimeError, match="scalar"):
         wb.from_torch(loss)
-    monkeypatch.setattr(wb.torch_replay.TorchReplay, "summary", None)  # a hook would fail
+    monkeypatch.setattr(wb.trace.torch_replay.TorchReplay, "summary", None)  # a hook would fail
     loss.sum().backward()
 
 

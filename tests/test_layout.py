@@ -64,12 +64,8 @@ ALLOWED: dict[frozenset, str] = {
         "the kernels and rules of the nn ops (conv2d, pools, losses) and, in nn/, the "
         "layers built on them (torch.nn)"
     ),
-    frozenset({"trace.py", "widgets/trace_steps.py"}): (
+    frozenset({"trace/", "widgets/trace_steps.py"}): (
         "trace_steps.py turns a saved trace into the stepper's steps: its name says both"
-    ),
-    frozenset({"trace.py", "trace_format.py"}): (
-        "trace.py records and saves traces; trace_format.py is the file format: its schema "
-        "and the checks that treat a trace file as untrusted input"
     ),
     frozenset({"utils/checkpoint.py", "widgets/checkpoint_explorer.py"}): (
         "torch.utils.checkpoint's path, and the widget that explores it"

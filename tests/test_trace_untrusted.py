@@ -19,7 +19,7 @@ import workbench as wb
 from workbench.cli import main
 from workbench.core import events
 from workbench.trace import Trace, TraceFormatError
-from workbench.trace_format import MAX_BYTES, MAX_DEPTH, field_checks
+from workbench.trace.format import MAX_BYTES, MAX_DEPTH, field_checks
 from workbench.utils.checkpoint import checkpoint
 from workbench.viz.model import RECOMPUTED
 

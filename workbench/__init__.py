@@ -107,8 +107,8 @@ from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' nam
 from .ops.reductions import histogram
 from .ops.shape import meshgrid
 from .serialization import load, save
-from .torch_replay import from_torch
 from .trace import Trace, TraceReplay
+from .trace.torch_replay import from_torch
 
 bool = bool_  # noqa: A001  (wb.bool, as torch.bool)
 float = float32  # noqa: A001

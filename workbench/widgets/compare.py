@@ -475,7 +475,7 @@ def side_names(a, b, records: list[list[StepRecord]]) -> tuple[str, str]:
 def as_target(side):
     """A loss or Trace as it is; a PyTorch loss recorded first with ``wb.from_torch``."""
     if type(side).__module__.split(".")[0] == "torch":
-        from ..torch_replay import from_torch
+        from ..trace.torch_replay import from_torch
 
         return from_torch(side, small=KEPT_IN_FULL)
     return side

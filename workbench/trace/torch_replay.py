@@ -49,9 +49,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core import dtypes, events
-from .record.graph import walk
-from .trace import SMALL_ARRAY, Trace, summarize, to_record
+from ..core import dtypes, events
+from ..record.graph import walk
+from . import SMALL_ARRAY, Trace, summarize, to_record
 
 if TYPE_CHECKING:  # only for the annotations: importing workbench never imports torch
     import torch
@@ -106,7 +106,7 @@ def from_torch(
 
 
 def _import_torch():
-    from .compat.torch_alias import is_active
+    from ..compat.torch_alias import is_active
 
     if is_active():
         raise RuntimeError(

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import dtypes, events
+from ..core import dtypes, events
 
 SCHEMA_VERSION = 1
 FORMAT_NAME = "autodiff-workbench-trace"

@@ -16,7 +16,7 @@ So a trace is safe to keep, to save and to send, and it never holds a graph aliv
 
 Records are plain dicts shaped like the event dataclasses of :mod:`workbench.core.events`
 (``record["kind"]``, ``record["seq"]`` and one key per field). A trace file is untrusted
-input: the loader (:mod:`workbench.trace_format`) refuses a file over 64 MiB unless told
+input: the loader (:mod:`workbench.trace.format`) refuses a file over 64 MiB unless told
 otherwise, parses with :func:`json.loads` only (no pickle, no eval) and checks every
 field of every record against its event class before anything uses it.
 
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import dtypes, events
-from .core.tensor import writes as tensor_writes  # the list itself: its count stays live
-from .trace_format import (
+from ..core import dtypes, events
+from ..core.tensor import writes as tensor_writes  # the list itself: its count stays live
+from .format import (
     FORMAT_NAME,
     SCHEMA_VERSION,
     TraceFormatError,
@@ -424,7 +424,7 @@ class Trace:
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
-        """Parse and check JSON text (see :mod:`workbench.trace_format` for the limits)."""
+        """Parse and check JSON text (see :mod:`workbench.trace.format` for the limits)."""
         return cls.from_dict(parse_json(text))
 
     @classmethod
@@ -434,7 +434,7 @@ class Trace:
         A file is untrusted input: one larger than ``max_bytes`` is refused before it is
         read. The limit is 64 MiB (``MAX_BYTES``) unless ``max_bytes`` or the environment
         variable ``WORKBENCH_TRACE_MAX_BYTES`` gives another. Every field of every record
-        is checked (:mod:`workbench.trace_format`); a bad file raises
+        is checked (:mod:`workbench.trace.format`); a bad file raises
         :class:`TraceFormatError` naming the file and the field.
         """
         path = Path(path)
