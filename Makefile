@@ -46,7 +46,7 @@ $(DEV_STAMP): pyproject.toml | $(PY)
 venv: $(DEV_STAMP)
 
 lab: $(LAB_STAMP)
-	$(PY) -m workbench.cli lab $(ARGS)
+	$(PY) -m workbench lab $(ARGS)
 
 test: $(DEV_STAMP)
 	bash scripts/test.sh

@@ -11,7 +11,7 @@ removed) and a package index of its own (``pypi/``): the autodiff-workbench whee
 (which holds no solution; ``--with-solutions``, ``make lite SOLUTIONS=1``, puts the
 course's ``autodiff-workbench-solutions.json`` beside the lessons, for a self-study site
 whose hint button shows a solution after one checked attempt: the kernel runs in the
-lesson's folder, where :func:`workbench.course.solutions_file` finds it) and
+lesson's folder, where :func:`workbench.teaching.course.solutions_file` finds it) and
 the pure-Python wheels the lessons need that Pyodide does not ship, at the versions of
 scripts/lite_requirements.txt. Each lesson starts with two added cells: a note saying
 what the page needs to run, and ``%pip install -q autodiff-workbench``, which the
@@ -47,11 +47,11 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # this checkout's workbench.course strips the solutions
+sys.path.insert(0, str(ROOT))  # this checkout's workbench.teaching.course strips the solutions
 from learner_package import copy_package  # noqa: E402
 
-from workbench import course  # noqa: E402
-from workbench.course import student_version  # noqa: E402
+from workbench.teaching import course  # noqa: E402
+from workbench.teaching.course import student_version  # noqa: E402
 
 LESSONS = ROOT / "lessons"
 REQUIREMENTS = ROOT / "scripts" / "lite_requirements.txt"

@@ -4,7 +4,7 @@
     docker build -t REGISTRY/autodiff-workbench:0.1.0 build/hub-image
 
 The context is a folder of its own, not the repository: the learners' copies of the
-lessons (solutions removed by workbench.course, as nbgrader generate_assignment removes
+lessons (solutions removed by workbench.teaching.course, as nbgrader generate_assignment removes
 them), the package's sources without any lesson (for the image's wheel stage; the package
 holds no solution), the
 pinned requirements, the hub's settings and start hooks, and the Dockerfile. No
@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # this checkout's workbench.course strips the solutions
+sys.path.insert(0, str(ROOT))  # this checkout's workbench.teaching.course strips the solutions
 from learner_package import copy_package  # noqa: E402
 
-from workbench.course import make_copies  # noqa: E402
+from workbench.teaching.course import make_copies  # noqa: E402
 
 HUB = ROOT / "deploy" / "hub"
 HUB_FILES = ("copy-lessons.sh", "instructor-config.sh", "setup-learner-env.sh")

@@ -7,7 +7,7 @@ each solution after a checked attempt (unless ``WORKBENCH_EXAM`` is set), a self
 learner with ``pip install`` downloads the file and puts it beside their lessons.
 """
 
-from workbench import course
+from workbench.teaching import course
 
 if __name__ == "__main__":
     print("wrote", course.write_solutions())

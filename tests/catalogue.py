@@ -111,7 +111,7 @@ def not_yet(*args):
 
 def exercise_setup(notebook: dict, exercise: str) -> str:
     """The text of the one cell of ``notebook`` that sets ``exercise`` up (``Exercise(...)``)."""
-    from workbench import course
+    from workbench.teaching import course
 
     setups = [
         course.cell_text(c)

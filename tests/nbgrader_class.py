@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
-from workbench.classroom import class_report as report
+from workbench.teaching import course
+from workbench.teaching.classroom import class_report as report
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "01_sigmoid_gradient.ipynb"

@@ -2439,7 +2439,7 @@ def test_a_widget_shows_bad_input(shown):
 
 @pytest.mark.parametrize("command", CLI_CASES, ids=lambda c: c.id)
 def test_the_cli_refuses_bad_input_in_one_line(command, tmp_path):
-    from workbench.cli import main
+    from workbench.teaching.cli import main
 
     err = io.StringIO()
     with redirect_stderr(err), redirect_stdout(io.StringIO()):

@@ -26,7 +26,7 @@ from jupyterlab_harness import (
     write_notebook,
 )
 
-from workbench import course
+from workbench.teaching import course
 
 pytestmark = BROWSER_TEST
 

@@ -29,7 +29,7 @@ from jupyterlab_harness import (
     write_notebook,
 )
 
-from workbench.cli import LAB_DEFAULTS, install_lab_defaults
+from workbench.teaching.cli import LAB_DEFAULTS, install_lab_defaults
 from workbench.widgets.connection import LOST_KERNEL
 
 pytestmark = BROWSER_TEST

@@ -15,11 +15,11 @@ import pytest
 from catalogue import Catalogue, Mistake, Right, exercise_setup
 
 import workbench as wb
-from workbench import course
 from workbench.exercises import check_rule
 from workbench.exercises.linear_rule import check_linear_rule
 from workbench.exercises.rules import check_collapse_sum
 from workbench.ops import collapse_sum_like
+from workbench.teaching import course
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 

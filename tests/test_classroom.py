@@ -27,13 +27,13 @@ from nbgrader_class import (
     roster_csv,
 )
 
-from workbench import cli, course
-from workbench.classroom import class_report as report
-from workbench.classroom import coursedir, schedule
-from workbench.classroom import solution_key as answer_key
 from workbench.exercises.hints import Unanswered
 from workbench.exercises.nudges import HINTS
 from workbench.exercises.report import NotAnswered
+from workbench.teaching import cli, course
+from workbench.teaching.classroom import class_report as report
+from workbench.teaching.classroom import coursedir, schedule
+from workbench.teaching.classroom import solution_key as answer_key
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = course.lesson_paths(ROOT / "lessons")
@@ -354,7 +354,7 @@ def test_the_course_directory_autogrades_with_the_sealed_checker():
     from nbgrader.preprocessors import Execute
     from traitlets.config import Config
 
-    from workbench.classroom.preprocessors import SealedExecute
+    from workbench.teaching.classroom.preprocessors import SealedExecute
 
     config = Config()
     namespace = {"get_config": lambda: config, "__file__": "/course/nbgrader_config.py"}

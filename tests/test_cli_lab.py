@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from jupyterlab_harness import free_port, lab_environment
 
-from workbench import cli
+from workbench.teaching import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,13 +43,20 @@ def test_make_lab_passes_args_to_workbench_lab():
         timeout=60,
         check=True,
     ).stdout
-    assert "-m workbench.cli lab --port 9000 --no-browser" in shown
+    assert "-m workbench lab --port 9000 --no-browser" in shown
     assert "[dev]" not in shown  # no test tools for a learner
 
 
 def test_headless_lab_prints_a_url_with_a_token(tmp_path):
     port = free_port()
-    cmd = [sys.executable, "-m", "workbench.cli", "lab", "--lessons", str(ROOT / "lessons")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "workbench.teaching.cli",
+        "lab",
+        "--lessons",
+        str(ROOT / "lessons"),
+    ]
     cmd += ["--no-browser", "--port", str(port), "--ServerApp.ip=127.0.0.1"]
     log = tmp_path / "lab.log"
     with open(log, "w") as out:

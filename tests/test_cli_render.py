@@ -7,7 +7,7 @@ import json
 import pytest
 
 import workbench as wb
-from workbench.cli import main
+from workbench.teaching.cli import main
 
 
 @pytest.fixture

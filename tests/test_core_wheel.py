@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
-from workbench.cli import LAB_DEFAULTS, NO_LAB, install_lab_defaults, main
+from workbench.teaching import course
+from workbench.teaching.cli import LAB_DEFAULTS, NO_LAB, install_lab_defaults, main
 from workbench.viz.graphviz_asset import asset_source
 
 pytestmark = pytest.mark.slow

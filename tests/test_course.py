@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench import cli, course
+from workbench.teaching import cli, course
 
 ROOT = Path(__file__).resolve().parent.parent
 

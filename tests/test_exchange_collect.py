@@ -4,7 +4,7 @@ temporary exchange, without the hub (tests/test_hub.py runs the exchange for rea
 A learner can put anything in their own submission folder, or hand-make one: a symbolic
 link to the teacher's source notebook, a hard link, a named pipe (which made nbgrader's
 collect crash and skip the other learners), a socket; a folder named for 2099 with a
-forged timestamp.txt. workbench.classroom.exchange.SafeCollect skips and reports those,
+forged timestamp.txt. workbench.teaching.classroom.exchange.SafeCollect skips and reports those,
 collects the rest, and times each submission by the file system.
 """
 
@@ -25,7 +25,7 @@ pytest.importorskip("nbgrader")
 from nbgrader.coursedir import CourseDirectory  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
-from workbench.classroom.exchange import SafeCollect  # noqa: E402
+from workbench.teaching.classroom.exchange import SafeCollect  # noqa: E402
 
 COURSE, ASSIGNMENT, NOTEBOOK = "autodiff-workbench", "lesson01", "01_sigmoid_gradient.ipynb"
 SECRET = "the teacher's source: ### BEGIN SOLUTION"

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench import course
 from workbench.exercises import (
     Exercise,
     ExerciseError,
@@ -29,6 +28,7 @@ from workbench.exercises import (
 from workbench.exercises import hints as hints_module
 from workbench.exercises.nudges import HINTS
 from workbench.exercises.report import wrapped
+from workbench.teaching import course
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = course.lesson_paths(ROOT / "lessons")

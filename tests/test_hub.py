@@ -56,9 +56,9 @@ from nbgrader_class import (
     check_lesson_one_report,
 )
 
-from workbench import course
-from workbench.classroom import class_report as report
-from workbench.classroom.coursedir import COURSE_ID
+from workbench.teaching import course
+from workbench.teaching.classroom import class_report as report
+from workbench.teaching.classroom.coursedir import COURSE_ID
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 

@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from workbench import course
+from workbench.teaching import course
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 

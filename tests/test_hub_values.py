@@ -18,7 +18,7 @@ from jupyterhub.traitlets import ByteSpecification
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from workbench.classroom.coursedir import COURSE_ID
+from workbench.teaching.classroom.coursedir import COURSE_ID
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = ROOT / "deploy" / "hub"

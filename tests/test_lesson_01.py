@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
 from workbench.exercises import hints
+from workbench.teaching import course
 
 LESSON = Path(__file__).resolve().parent.parent / "lessons" / "01_sigmoid_gradient.ipynb"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
+from workbench.teaching import course
 
 LESSON = Path(__file__).resolve().parent.parent / "lessons" / "09_training_a_network.ipynb"
 # Seeds besides the lesson's own 0: three in `make test`, twenty in `make fuzz` (the long

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
+from workbench.teaching import course
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "lessons" / "10_complex_autodiff.ipynb"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
+from workbench.teaching import course
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))

@@ -30,8 +30,8 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from workbench import course
-from workbench.course import student_version
+from workbench.teaching import course
+from workbench.teaching.course import student_version
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -136,7 +136,7 @@ def test_the_site_holds_no_solution(site):
 
 def test_a_self_study_site_has_the_solutions_file_beside_the_lessons(tmp_path):
     """--with-solutions puts the course's file beside the lessons, where the kernel,
-    which runs in the lesson's folder, finds it (workbench.course.solutions_file)."""
+    which runs in the lesson's folder, finds it (workbench.teaching.course.solutions_file)."""
     build_lite.stage_lessons(tmp_path / "without")
     assert not (tmp_path / "without" / course.SOLUTIONS_NAME).exists()
     build_lite.stage_lessons(tmp_path / "with", with_solutions=True)

@@ -13,7 +13,7 @@ Scores are read from nbgrader's gradebook; autograding logs no warning about a t
 cell's output (nbgrader reads a number shown by a test cell as its score). The feedback
 pages are generated with the course's template: readable offline, messages whole. The
 student versions nbgrader made must have the same code cells as
-``workbench.course.student_version`` (the learner's copies).
+``workbench.teaching.course.student_version`` (the learner's copies).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench import course
+from workbench.teaching import course
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = [p for p in course.lesson_paths(ROOT / "lessons")]
@@ -82,7 +82,7 @@ def graded_course(tmp_path_factory):
         "c.ExecutePreprocessor.timeout = 120\n"
         "from workbench.exercises.feedback import use_readable_feedback\n"
         "use_readable_feedback(c)\n"
-        "from workbench.classroom.preprocessors import use_sealed_grading\n"
+        "from workbench.teaching.classroom.preprocessors import use_sealed_grading\n"
         "use_sealed_grading(c)\n"
     )
     source = root / "source" / ASSIGNMENT
@@ -174,7 +174,7 @@ def test_a_common_slip_loses_that_exercise_only(graded_course):
 @pytest.mark.parametrize("student", DISARMERS)
 def test_a_disarmed_checker_scores_0_and_is_reported(graded_course, student):
     """Autograde checks each graded cell with a checker loaded afresh, apart from what the
-    learner's cells changed (workbench.classroom.preprocessors): the disarm scores 0 on every
+    learner's cells changed (workbench.teaching.classroom.preprocessors): the disarm scores 0 on every
     exercise after it, and each graded cell says what was changed; the feedback shows the
     graded cell as it was written."""
     assert scores(graded_course, student)[Path(LESSON_1).stem] == (0, 4)

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from workbench.cli import main
 from workbench.core import events
+from workbench.teaching.cli import main
 from workbench.viz import renderers
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.cli import main
 from workbench.core import events
+from workbench.teaching.cli import main
 from workbench.trace import Trace, TraceFormatError
 from workbench.trace.format import MAX_BYTES, MAX_DEPTH, field_checks
 from workbench.utils.checkpoint import checkpoint
@@ -269,7 +269,7 @@ def test_render_of_a_folder_is_one_line(tmp_path, capsys):
 def test_render_process_exits_2_with_one_line(tmp_path):
     path = write(tmp_path, "[" * 100_000 + "]" * 100_000)
     done = subprocess.run(
-        [sys.executable, "-m", "workbench.cli", "render", str(path)],
+        [sys.executable, "-m", "workbench.teaching.cli", "render", str(path)],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parent.parent,

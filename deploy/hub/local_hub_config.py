@@ -20,7 +20,7 @@ What runs is what the cluster runs (values.yaml), on one machine:
   on first start (copy-lessons.sh, as the image does); instructors get formgrader and
   ~/course (instructor-config.sh);
 - the nbgrader exchange is .hub/exchange (mode 1777, as values.yaml's init container
-  sets the volume), with workbench.classroom.exchange's private submissions.
+  sets the volume), with workbench.teaching.classroom.exchange's private submissions.
 
 The login is JupyterHub's DummyAuthenticator with one shared password: a rehearsal
 tool. Everything listens on 127.0.0.1 only; never open it to a network. Switching
@@ -69,7 +69,7 @@ def roster(path: Path) -> list[str]:
 
 def learner_lessons(target: Path) -> Path:
     """The learners' versions of the lessons (solutions removed), made afresh each start."""
-    from workbench.course import LESSONS, lesson_paths, write_student_copy
+    from workbench.teaching.course import LESSONS, lesson_paths, write_student_copy
 
     for source in lesson_paths(LESSONS):
         write_student_copy(source, target / source.name)

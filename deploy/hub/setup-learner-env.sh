@@ -27,7 +27,7 @@ bin=$(dirname "$python")
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q -r "$requirements"
 "$python" -m pip install --no-cache-dir --no-deps --disable-pip-version-check -q --force-reinstall "$wheel"
 "$python" -m pip check
-"$python" -I -c 'from workbench.cli import install_lab_defaults; install_lab_defaults()'
+"$python" -I -c 'from workbench.teaching.cli import install_lab_defaults; install_lab_defaults()'
 # -I (isolated) below: the installed package, never a workbench/ in the current folder
 # (a checkout, where the rehearsal runs this) nor one on PYTHONPATH.
 

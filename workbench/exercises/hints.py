@@ -17,7 +17,7 @@ and, in the graded cell under the learner's answer::
 The hints are the course's, by the exercise's name (:mod:`.nudges`): the cell that makes
 the exercise does not print them above the button. Each :meth:`Exercise.check` of an
 answer is one attempt; the solution opens after the
-first (it is read from the course's solutions, :func:`workbench.course.solution`).
+first (it is read from the course's solutions, :func:`workbench.teaching.course.solution`).
 An answer that is still the stub (its ``raise NotImplementedError()`` runs) is *not
 answered yet*: :func:`grade` says so and scores 0 without stopping the notebook, so
 Run All of a fresh copy goes to the end, where :func:`progress` lists what is open.
@@ -26,7 +26,7 @@ so Run All goes on past it too; under nbgrader (``NBGRADER_EXECUTION`` is set wh
 autogrades or validates) the graded cell fails instead, as nbgrader expects of a wrong
 answer.
 
-For graded work a teacher sets ``WORKBENCH_EXAM=1`` (:func:`workbench.course.exam_mode`):
+For graded work a teacher sets ``WORKBENCH_EXAM=1`` (:func:`workbench.teaching.course.exam_mode`):
 hints and solutions are then off; the checks still say what is wrong.
 """
 
@@ -38,7 +38,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 
-from .. import course
+from ..teaching import course
 from .nudges import HINTS
 from .report import ExerciseError, NotAnswered, Passed, running_ipython
 

@@ -5,7 +5,7 @@ learner's cell could disarm the checker before the graded cell runs::
 
     import workbench.exercises as _e; _e.grade = lambda *a, **k: None
 
-The course's autograde step (:mod:`workbench.classroom.preprocessors`) therefore runs each
+The course's autograde step (:mod:`workbench.teaching.classroom.preprocessors`) therefore runs each
 graded cell ``grade("01-sigmoid-rule")`` as :func:`sealed_grade` instead, loaded from
 this file by path (never through the kernel's modules), which
 

@@ -12,5 +12,5 @@ c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under 
 c.CollectApp.check_owner = False
 # Collect trusts nothing in inbound/: a submission holding a link, a pipe, a socket or a
 # device is skipped and reported, the rest collected; times from the file system, not
-# from a learner's timestamp.txt (workbench.classroom.exchange.SafeCollect).
-c.ExchangeFactory.collect = "workbench.classroom.exchange.SafeCollect"
+# from a learner's timestamp.txt (workbench.teaching.classroom.exchange.SafeCollect).
+c.ExchangeFactory.collect = "workbench.teaching.classroom.exchange.SafeCollect"

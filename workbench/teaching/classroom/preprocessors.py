@@ -2,7 +2,7 @@
 
 In the course's ``nbgrader_config.py`` (``workbench course`` writes it)::
 
-    from workbench.classroom.preprocessors import use_sealed_grading
+    from workbench.teaching.classroom.preprocessors import use_sealed_grading
     use_sealed_grading(c)
 
 replaces nbgrader's ``Execute`` step of ``nbgrader autograde`` with :class:`SealedExecute`.
@@ -25,8 +25,8 @@ from pathlib import Path
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 
-from workbench import course
 from workbench.exercises import sealed
+from workbench.teaching import course
 
 GRADE_CALL = re.compile(r"^grade\(\s*[\"']([^\"']+)[\"']\s*\)", re.M)
 

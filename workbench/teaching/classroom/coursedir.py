@@ -14,7 +14,7 @@ of the notebooks before nbgrader sees them: each ``Exercise(...)`` keeps its che
 loses its ``hints=`` and ``solution=``, each ``Hints(...)`` its levels, and every
 ``.button()`` call goes. The learner's copy then holds no hint to read, not even in a
 cell's source. And the notebook turns on the package's own exam switch
-(``WORKBENCH_EXAM=1``, :func:`workbench.course.exam_mode`) in a locked cell before its
+(``WORKBENCH_EXAM=1``, :func:`workbench.teaching.course.exam_mode`) in a locked cell before its
 first line of code, so the two agree: where the package still has its solutions (a
 learner's own ``pip install autodiff-workbench``), an exercise made by hand, or
 ``course.solution(...)``, shows none in this notebook either. nbgrader puts the locked
@@ -34,7 +34,7 @@ COURSE_ID = "autodiff-workbench"  # the one course id: values.yaml, the hub, the
 WHOLE = "course"  # the assignment that holds every lesson
 EXAM_NOTE = "# Exam: hints and solutions are off for this exercise."
 EXAM_SWITCH = """\
-# Exam: hints and solutions are off in this notebook (workbench.course.exam_mode).
+# Exam: hints and solutions are off in this notebook (workbench.teaching.course.exam_mode).
 import os
 
 os.environ["WORKBENCH_EXAM"] = "1"\
@@ -56,8 +56,8 @@ from workbench.exercises.feedback import use_readable_feedback  # noqa: E402
 use_readable_feedback(c)
 
 # Autograde checks each graded cell with the checker loaded afresh, apart from what the
-# learner's cells changed (workbench.classroom.preprocessors).
-from workbench.classroom.preprocessors import use_sealed_grading  # noqa: E402
+# learner's cells changed (workbench.teaching.classroom.preprocessors).
+from workbench.teaching.classroom.preprocessors import use_sealed_grading  # noqa: E402
 
 use_sealed_grading(c)
 """

@@ -21,12 +21,12 @@ group (``NB_GID`` 2000):
 
 Name it in nbgrader's config (the image's /etc/jupyter/nbgrader_config.py does)::
 
-    c.ExchangeFactory.submit = "workbench.classroom.exchange.PrivateSubmit"
-    c.ExchangeFactory.release_assignment = "workbench.classroom.exchange.StickyRelease"
+    c.ExchangeFactory.submit = "workbench.teaching.classroom.exchange.PrivateSubmit"
+    c.ExchangeFactory.release_assignment = "workbench.teaching.classroom.exchange.StickyRelease"
 
 and, on the instructors' side (deploy/hub/jupyter-instructor/nbgrader_config.py)::
 
-    c.ExchangeFactory.collect = "workbench.classroom.exchange.SafeCollect"
+    c.ExchangeFactory.collect = "workbench.teaching.classroom.exchange.SafeCollect"
 
 :class:`SafeCollect` trusts nothing a learner put in ``inbound/``: a submission holding
 a symbolic link (to the teacher's source notebook, say), a hard link, a named pipe, a

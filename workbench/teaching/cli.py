@@ -7,7 +7,7 @@
 a fresh copy of lesson 01; ``workbench render run.json --kind backward --step 12 -o
 step12.svg`` draws a saved trace (``.svg``, ``.png`` or ``.dot``).
 
-For teachers (``workbench.classroom``): ``workbench course DIR`` makes an nbgrader course
+For teachers (``workbench.teaching.classroom``): ``workbench course DIR`` makes an nbgrader course
 directory from the lessons (``--exam`` takes the hints out), ``workbench answer-key``
 writes every solution in one file, ``workbench class-report DIR`` shows how the class
 did per exercise, ``workbench schedule`` each lesson's time to do.
@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 NO_LAB = (
@@ -67,7 +67,7 @@ def install_lab_defaults(prefix: Path = Path(sys.prefix)) -> bool:
     if target.exists():
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes((Path(__file__).parent / "lab_defaults.json").read_bytes())
+    target.write_bytes((Path(__file__).parents[1] / "lab_defaults.json").read_bytes())
     return True
 
 
@@ -122,8 +122,8 @@ def cmd_render(args) -> int:
     Exit status 2: a bad file or request, or the renderer failed or ran out of time;
     3: no renderer installed.
     """
-    from .trace import Trace, TraceFormatError
-    from .viz import RendererMissing, RenderError, draw
+    from ..trace import Trace, TraceFormatError
+    from ..viz import RendererMissing, RenderError, draw
 
     out = Path(args.output or Path(args.trace).with_suffix(f".{args.kind}.svg"))
     try:

@@ -4,8 +4,8 @@
 ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the test suite runs them end to end).
 A learner works in copies without them, in a folder git ignores (``my-lessons/``)::
 
-    python -m workbench.cli lab                    # makes the copies once, opens them
-    python -m workbench.cli lessons --reset 01     # a fresh copy of lesson 01 (yours is kept aside)
+    python -m workbench lab                    # makes the copies once, opens them
+    python -m workbench lessons --reset 01     # a fresh copy of lesson 01 (yours is kept aside)
 
 A solution region is removed the way ``nbgrader generate_assignment`` removes it:
 the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become
@@ -32,7 +32,7 @@ import shutil
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
 MY_LESSONS = ROOT / "my-lessons"
 SOLUTIONS_NAME = "autodiff-workbench-solutions.json"  # the self-study download's name too

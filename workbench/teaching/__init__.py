@@ -1,0 +1,1 @@
+"""teaching/ — the course around the lessons (what it may import: README.md)."""
