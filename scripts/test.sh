@@ -33,6 +33,8 @@ echo "== ruff"
 LINT_DIRS=$(ls -d workbench tests bench scripts 2>/dev/null)
 .venv/bin/ruff check $LINT_DIRS
 .venv/bin/ruff format --check $LINT_DIRS
+echo "== import-linter (imports only go down the layers: pyproject.toml's [tool.importlinter])"
+.venv/bin/lint-imports
 echo "== pytest"
 # Two workers on CI's two cores (more where there are more, at most four); each test file
 # runs whole on one worker, so a file's JupyterLab, hub or graded course is made once.

@@ -34,7 +34,6 @@ from .autograd.te import gradient
 from .compat import accelerator, backends, cuda
 from .compat.runtime import (
     are_deterministic_algorithms_enabled,
-    compile,
     get_num_threads,
     set_num_threads,
     use_deterministic_algorithms,
@@ -106,6 +105,7 @@ from .ops import *  # noqa: F403  (the op library: wb.exp, wb.matmul, ...)
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' names, as torch)
 from .ops.reductions import histogram
 from .ops.shape import meshgrid
+from .program import compile  # torch.compile: trace into a program and run that
 from .serialization import load, save
 from .trace import Trace, TraceReplay
 from .trace.torch_replay import from_torch

@@ -1,7 +1,7 @@
 """PyTorch's process-wide switches, accepted where they change nothing here.
 
-``torch.compile(model)`` speeds a model up without changing its numbers: here it traces
-the model into a program and runs that (``workbench/program/``).
+``torch.compile`` is not here: it traces a model into a program and runs that, so it
+lives with the programs (:func:`workbench.program.compile`, bound as ``wb.compile``).
 ``use_deterministic_algorithms(True)`` asks for reproducible kernels: the workbench's
 always are. ``set_num_threads`` is PyTorch's CPU thread pool:
 numpy's BLAS keeps its own (set ``OMP_NUM_THREADS`` before starting Python).
@@ -10,14 +10,6 @@ numpy's BLAS keeps its own (set ``OMP_NUM_THREADS`` before starting Python).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-
-
-def compile(model: Callable | None = None, **options):  # noqa: A001  (torch.compile's name)
-    """``torch.compile``: see :func:`workbench.program.compile` (imported when first used)."""
-    from ..program import compile as compile_program
-
-    return compile_program(model, **options)
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
