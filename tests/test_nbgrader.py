@@ -174,9 +174,9 @@ def test_a_common_slip_loses_that_exercise_only(graded_course):
 @pytest.mark.parametrize("student", DISARMERS)
 def test_a_disarmed_checker_scores_0_and_is_reported(graded_course, student):
     """Autograde checks each graded cell with a checker loaded afresh, apart from what the
-    learner's cells changed (workbench.teaching.classroom.preprocessors): the disarm scores 0 on every
-    exercise after it, and each graded cell says what was changed; the feedback shows the
-    graded cell as it was written."""
+    learner's cells changed (workbench.teaching.classroom.preprocessors): the disarm scores
+    0 on every exercise after it, and each graded cell says what was changed; the feedback
+    shows the graded cell as it was written."""
     assert scores(graded_course, student)[Path(LESSON_1).stem] == (0, 4)
     graded = graded_course / "autograded" / student / ASSIGNMENT / LESSON_1
     cells = [c for c in json.loads(graded.read_text())["cells"] if course.is_graded_cell(c)]
