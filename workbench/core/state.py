@@ -11,21 +11,21 @@ piece                  threads            changed by
 =====================  =================  =============================================
 ``grad_mode``          one per thread     ``no_grad``, ``enable_grad``,
  (enabled, inference)                     ``set_grad_enabled``, ``inference_mode``
-                                          (autograd/grad_mode.py), and the engine
+                                          (record/grad_mode.py), and the engine
                                           while a node runs (``enter_backward``)
 anomaly ``enabled``    whole process      ``detect_anomaly``, ``set_detect_anomaly``
-anomaly ``check_nan``  one per thread     (autograd/anomaly.py), via ``set_anomaly``
+anomaly ``check_nan``  one per thread     (record/anomaly.py), via ``set_anomaly``
 backward depth,        one per thread     the engine, around each node it runs
 checkpoint validity                       (``enter_backward`` / ``exit_backward``)
 ``stage``              one per thread     the checkpoint marker stages
- (the stage recorder)                     (autograd/recompute.py)
-``saved_hooks``        one per thread     ``saved_tensors_hooks`` (autograd/graph.py)
-                                          and checkpointing (autograd/recompute.py)
+ (the stage recorder)                     (record/recompute.py)
+``saved_hooks``        one per thread     ``saved_tensors_hooks`` (record/graph.py)
+                                          and checkpointing (record/recompute.py)
 ``transforms``         one per thread     ``wb.func``: the vmap levels running
  (vmap levels)                            (``vmap_level``, func/vmap.py), any
                                           transform (``func_transform``), a draw
                                           of one sample per example
-                                          (``drawing_per_example``, random.py)
+                                          (``drawing_per_example``, core/random.py)
 ``tracing``            one per thread     ``wb.program.trace`` (program/tracer.py),
  (the program tracer)                     via ``set_tracer``
 ``in_use``             whole process      counts of the ones above, kept by their
