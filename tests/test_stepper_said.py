@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from test_compare_stepper import square_function
+
 import workbench as wb
 from workbench.widgets import BackwardStepper
 
@@ -56,19 +58,8 @@ def test_a_tensor_the_learner_did_not_name_is_called_after_the_op_that_made_it()
 
 
 def test_a_custom_functions_output_is_called_after_it():
-    class Square(wb.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return 2 * grad * x
-
     x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
-    squared = Square.apply(x)
+    squared = square_function(1.0).apply(x)  # a learner's Square (test_compare_stepper)
     assert "\nsquare_out\n" in labels(wb.viz.draw(squared.sum(), kind="forward"))
 
 
