@@ -78,8 +78,8 @@ def test_stepper_next_moves_the_highlight_and_shows_the_gradient(tmp_path):
             assert now != first
             assert now == page.locator(".wb-step").get_attribute("data-node")  # graph = panel
             panel = page.locator(".wb-step").inner_text()
-            # ids come from the kernel's counter, so compare what the node is, not its id
-            title = rf"Step {CLICKS + 1} of \d+: {expected.name} {now}"
+            # the title names the node as the picture does (a leaf's by its tensor), no id
+            title = rf"Step {CLICKS + 1} of \d+: {expected.name} \({expected.leaf.name}\)"
             assert re.fullmatch(title, panel_title(page)), panel_title(page)
             grad = format_array(expected.grads_in[0])
             assert re.search(rf"incoming gradient x̄\s+{re.escape(grad)}", panel), panel  # a leaf's

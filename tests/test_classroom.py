@@ -124,7 +124,7 @@ def test_the_exam_version_has_no_hints_and_the_same_checks(path):
 
 # Appended to the exam copy: what its kernel says about the exam switch and the solutions.
 PROBE = """\
-from workbench import course
+from workbench.teaching import course
 print("exam mode:", course.exam_mode(), "| solutions file:", course.SOLUTIONS.exists(),
       "| solution:", course.solution("01-sigmoid-rule"))
 """

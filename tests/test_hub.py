@@ -341,7 +341,7 @@ def listening_addresses(procs: list[psutil.Process]) -> set[str]:
 # folder, which the test knows and the learner would have to guess).
 INTRUDER = """
 import json, os, shutil
-from workbench import course
+from workbench.teaching import course
 inbound = os.path.join(os.environ["NBGRADER_EXCHANGE"], {course!r}, "inbound")
 victim = {victim!r}
 def attempt(action):

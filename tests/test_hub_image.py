@@ -235,7 +235,7 @@ def test_the_server_starts_in_the_image_as_a_learner_gets_it(learner_image):
             f"{url}/assignments?course_id=autodiff-workbench", headers=headers, timeout=30
         ).ok
         probe = (
-            "import workbench as wb; from workbench import course;"
+            "import workbench as wb; from workbench.teaching import course;"
             "x = wb.tensor([1.0], requires_grad=True); (x * x).sum().backward();"
             "print(x.grad.item(), course.solution('01-sigmoid-rule'), course.SOLUTIONS.exists(),"
             "course.exam_mode())"

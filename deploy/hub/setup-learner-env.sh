@@ -45,5 +45,5 @@ rm /tmp/extensions.txt
 "$python" -I -c "import workbench as wb; x = wb.tensor([1.0], requires_grad=True); (x * x).sum().backward(); assert x.grad.item() == 2.0"
 # (from an empty folder, with no WORKBENCH_SOLUTIONS: only what the package itself finds)
 python_path="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"
-(cd "$(mktemp -d)" && env -u WORKBENCH_SOLUTIONS "$python_path" -I -c "import pathlib, workbench; from workbench import course; assert course.solution('01-sigmoid-rule') is None and not list(pathlib.Path(workbench.__file__).parent.rglob('*solutions*.json')), 'a solution is left'")
+(cd "$(mktemp -d)" && env -u WORKBENCH_SOLUTIONS "$python_path" -I -c "import pathlib, workbench; from workbench.teaching import course; assert course.solution('01-sigmoid-rule') is None and not list(pathlib.Path(workbench.__file__).parent.rglob('*solutions*.json')), 'a solution is left'")
 echo "learner environment ready: $("$python" -c 'import sys; print(sys.prefix)')"
