@@ -11,7 +11,7 @@ A JVP rule is what the registry holds for each op next to its gradient rule
 shapes, broadcast pairs for mul, one call where an input is a constant whose tangent
 is zero), all in float64, with random tangents, and compares the ẏ it returns with
 the engine's own JVP rule and with a finite difference along the tangents,
-(f(x + εẋ) − f(x − εẋ)) / (2ε). A wrong ẏ is named where the mistake is a known one
+(f(x + hẋ) − f(x − hẋ)) / (2h). A wrong ẏ is named where the mistake is a known one
 (:data:`SLIPS`: a factor of the derivative left out, the derivative taken at the
 tangent, the product rule's second term forgotten, its terms swapped, the ε² term
 kept...); otherwise the check shows expected and got.
@@ -284,7 +284,7 @@ def slip_finding(op_name, primals, out, tangents, expected, got) -> Finding | No
 
 # ----------------------------------------------------------------- references
 def directional_difference(call: Callable, inputs: list, tangents: list) -> np.ndarray:
-    """(f(x + εẋ) − f(x − εẋ)) / (2ε), every input moved along its tangent at once:
+    """(f(x + hẋ) − f(x − hẋ)) / (2h), every input moved along its tangent at once:
     forward mode's answer, by two calls of the function (no derivative anywhere)."""
     primals = [x.numpy() for x in inputs]
 
@@ -301,7 +301,7 @@ def proof_text(op, cases: list[Case]) -> str:
     text = (
         f"On {plural(len(cases), 'call')} of {op.name} (shapes {shapes}) it gives the same "
         "ẏ as the engine's JVP rule and as a finite difference along the tangents, "
-        "(f(x + εẋ) − f(x − εẋ)) / (2ε), in float64"
+        "(f(x + hẋ) − f(x − hẋ)) / (2h), in float64"
     )
     if formula:
         text += f". You just proved that it computes {formula}: J·ẋ without building J"
