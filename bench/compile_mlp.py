@@ -16,6 +16,7 @@ import time
 
 import _common
 from _common import best_per_call, emit, machine, ms, np, torch
+from bench_mlp import make_torch  # the same network in PyTorch, from bench_mlp's weights
 
 import workbench as wb
 from workbench import nn
@@ -34,20 +35,6 @@ def make_model():
         nn.ReLU(),
         nn.Linear(HIDDEN, OUT),
     )
-
-
-def make_torch(weights: list):
-    model = torch.nn.Sequential(
-        torch.nn.Linear(IN, HIDDEN),
-        torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, HIDDEN),
-        torch.nn.ReLU(),
-        torch.nn.Linear(HIDDEN, OUT),
-    )
-    with torch.no_grad():
-        for p, w in zip(model.parameters(), weights):
-            p.copy_(torch.from_numpy(w))
-    return model
 
 
 def main() -> None:
@@ -85,7 +72,7 @@ def main() -> None:
     contenders = {"eager": step(loss_of), "compiled": step(compiled_loss)}
     same_loss = abs(contenders["eager"]().item() - contenders["compiled"]().item()) < 1e-6
     if torch is not None:
-        t_model = make_torch([p.detach().numpy().copy() for p in model.parameters()])
+        t_model, _ = make_torch([p.detach().numpy().copy() for p in model.parameters()])
         t_loss = torch.nn.CrossEntropyLoss()
         tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
 
