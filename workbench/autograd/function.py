@@ -39,6 +39,7 @@ from ..record.graph import (
     forward_stack,
     saved_memory_packed,
     saved_memory_release,
+    set_history,
 )
 
 
@@ -315,9 +316,7 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
             _check_dirty_leaf(out)
             out._bump_version()
         if recording and id(out) not in non_diff and is_differentiable_dtype(out.dtype):
-            out._grad_fn = ctx
-            out._output_nr = nr
-            out._requires_grad = True
+            set_history(out, ctx, nr)
         elif id(out) in non_diff:
             out._requires_grad = False
         wrapped.append(out)
@@ -403,8 +402,7 @@ def once_differentiable(backward):
         outs = (outputs,) if single else outputs
         for out in outs:
             if isinstance(out, Tensor):
-                out._grad_fn = _OnceDifferentiableBackward(edges, ctx.name())
-                out._requires_grad = True
+                set_history(out, _OnceDifferentiableBackward(edges, ctx.name()))
         return outs[0] if single else outs
 
     return wrapper

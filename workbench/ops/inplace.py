@@ -18,6 +18,7 @@ import numpy as np
 from ..core import checks, state
 from ..core.tensor import Tensor
 from ..record import forward_ad, grad_mode
+from ..record.graph import set_history
 
 
 def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
@@ -103,9 +104,7 @@ def _rebase(t: Tensor, result: Tensor) -> None:
     node = result._grad_fn
     if node is None:
         return
-    t._grad_fn = node
-    t._output_nr = result._output_nr
-    t._requires_grad = True
+    set_history(t, node, result._output_nr)
     if hasattr(node, "_output_ref"):
         import weakref
 

@@ -9,7 +9,8 @@ itself alive through a cycle.
 
 Each object here is made by its own class, and only there: a node by its
 constructor, an edge by :func:`edge_of`, a saved tensor by :class:`SavedTensor`,
-which counts what it holds in :mod:`.memory`.
+which counts what it holds in :mod:`.memory`. A tensor gets its history in one place,
+:func:`set_history`, whoever made it: an op, an in-place op, a custom Function.
 
 The walks (:func:`walk`, :func:`count_dependencies`, :func:`backward_order`) never
 recurse: a chain of 100,000 nodes would overflow Python's recursion limit.
@@ -187,6 +188,14 @@ def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
         node = AccumulateGrad(leaf)
         leaf._grad_acc = weakref.ref(node)
     return node
+
+
+def set_history(tensor: Tensor, node: Node, output_nr: int = 0) -> None:
+    """Make ``tensor`` the ``output_nr``-th output of ``node``: a non-leaf that requires
+    grad, whose gradient flows into ``node`` (PyTorch's ``set_history``)."""
+    tensor._grad_fn = node
+    tensor._output_nr = output_nr
+    tensor._requires_grad = True
 
 
 def edge_of(t: Tensor) -> tuple:
@@ -488,8 +497,7 @@ class OpNode(Node):
                 slots[i] = SavedTensor(inputs[i], False)
         self.inputs = tuple(slots)
         self._output_ref = weakref.ref(output)
-        output._requires_grad = True
-        output._grad_fn = self
+        set_history(output, self)
         self.saved_out = SavedTensor(output, True) if save_out else None
         if state.name_scopes.stack:  # for pictures: the module path it was recorded in
             self.metadata["scope"] = state.name_scopes.stack
