@@ -13,12 +13,12 @@ import workbench as wb
 from tests.fake_gpu import pretend_gpu  # noqa: F401  (a fixture)
 from tests.samples import all_samples
 from tests.samples.complex_numbers import COMPLEX_NAMES, complex_variant
-from workbench.autograd import engine
+from workbench.autograd import entry_points
 from workbench.func import forward, hessian, jacfwd, jacrev, reverse
 
 
 def _counted(monkeypatch):
-    """Counts of backward passes (``engine.grad`` calls) and of batched passes."""
+    """Counts of backward passes (``entry_points.grad`` calls) and of batched passes."""
     counts = {"backward": 0, "looped rows": 0, "looped columns": 0}
 
     def counting(name, function):
@@ -28,7 +28,7 @@ def _counted(monkeypatch):
 
         return counted
 
-    monkeypatch.setattr(engine, "grad", counting("backward", engine.grad))
+    monkeypatch.setattr(entry_points, "grad", counting("backward", entry_points.grad))
     monkeypatch.setattr(reverse, "_looped_rows", counting("looped rows", reverse._looped_rows))
     monkeypatch.setattr(
         forward, "_looped_columns", counting("looped columns", forward._looped_columns)

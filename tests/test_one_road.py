@@ -32,7 +32,7 @@ try:
     import torch
 except ImportError:
     torch = None
-from workbench.autograd import engine, reference
+from workbench.autograd import entry_points, reference
 from workbench.ops import OPS
 from workbench.record.graph import walk
 
@@ -112,7 +112,7 @@ def by_backward(build, listen: bool) -> Run:
 
 def by_stepping(build) -> Run:
     leaves, loss, rank = _build(build)
-    task = engine.make_backward_task(loss)
+    task = entry_points.make_backward_task(loss)
     steps = []
     with events.collect() as heard:
         for step in task.steps():

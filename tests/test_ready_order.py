@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.autograd import engine, reference
+from workbench.autograd import entry_points, reference
 from workbench.record.graph import backward_order, edge_of
 
 torch = pytest.importorskip("torch")
@@ -216,7 +216,7 @@ def test_the_stepper_and_backward_order_step_in_pytorchs_order(block):
         program = draw(seed, modes=("backward",))
         _, outs = build(wb, program)
         predicted = backward_order([node_of(wb, t) for t in outs])
-        task = engine.make_backward_task(outs, [wb.ones_like(t) for t in outs])
+        task = entry_points.make_backward_task(outs, [wb.ones_like(t) for t in outs])
         stepped = [step.node for step in task.steps()]
         assert stepped == predicted
         assert_torch_order(program, [node_of(wb, t) for t in outs], stepped)

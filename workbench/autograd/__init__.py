@@ -36,7 +36,8 @@ from ..record.grad_mode import (
 from ..record.memory import SavedMemoryStats, reset_peak_saved_memory, saved_memory
 from . import functional as functional
 from . import reference as reference
-from .engine import GraphTask, Step, backward, grad, make_backward_task
+from .engine import GraphTask, Step
+from .entry_points import backward, grad, make_backward_task
 from .function import Function, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 

@@ -6,8 +6,9 @@ loop: count the edges into every node, run the ready node with the smallest
 recorded last; PyTorch's order, ties included), call its rule, send each gradient
 along its edge. ``backward()`` and ``grad()`` run it to the end
 (:meth:`GraphTask.run`); the stepper widget pulls one :class:`Step` at a time from
-the same loop (:meth:`GraphTask.steps`). Each extra costs only the nodes and passes
-that use it:
+the same loop (:meth:`GraphTask.steps`). Their arguments are checked as PyTorch checks
+them in :mod:`.entry_points`; the events a pass publishes are built in
+:mod:`.pass_events`. Each extra costs only the nodes and passes that use it:
 
 - hooks and ``retain_grad``, in PyTorch's order (:mod:`.hooks`), only at a node whose
   ``_hooked`` flag is set: adding any hook sets it;
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import heapq
 import threading
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -39,7 +39,7 @@ import numpy as np
 
 from ..core import backend, events, state
 from ..core.tensor import Tensor
-from ..record import collector, forward_ad, recompute
+from ..record import collector, forward_ad
 from ..record.graph import (
     AccumulateGrad,
     Node,
@@ -50,6 +50,7 @@ from ..record.graph import (
     ready_roots,
 )
 from . import hooks
+from .pass_events import publish_accumulated, publish_finished, publish_started, publish_step
 
 _accumulate_lock = threading.Lock()
 
@@ -397,262 +398,3 @@ def _note_forward_stack(node: Node) -> None:
         from ..record import anomaly
 
         anomaly.warn_forward_stack(node)
-
-
-def publish_accumulated(tensor: Tensor, before, grad: Tensor) -> None:
-    events.publish(
-        events.GradAccumulated(
-            tensor=tensor.uid, before=before, contribution=grad._data, after=tensor._grad._data
-        )
-    )
-
-
-def publish_started(task: GraphTask) -> None:
-    events.publish(
-        events.BackwardStarted(
-            roots=tuple(r.uid for r in task.roots),
-            root_nodes=tuple(n.uid for n in task.root_nodes),
-            grad_outputs=tuple(task.buffers[n][0]._data for n in task.root_nodes),
-            create_graph=task.create_graph,
-            retain_graph=task.retain_graph,
-            inputs=None if task.inputs is None else tuple(t.uid for t in task.inputs),
-        )
-    )
-
-
-def publish_finished(task: GraphTask) -> None:
-    roots = tuple(r.uid for r in task.roots)
-    events.publish(events.BackwardFinished(steps=task.steps_run, roots=roots))
-
-
-def publish_step(step: Step) -> None:
-    sent_ids = tuple([None if g is None else g.uid for g in step.grads_out])
-    events.publish(
-        node_step(step.index, step.node, _arrays(step.grads_in), _arrays(step.grads_out), sent_ids)
-    )
-
-
-def node_step(index: int, node: Node, grads_in: tuple, grads_out: tuple, sent_ids: tuple):
-    """The event of ``node`` run as step ``index``: the gradient arrays it received and sent,
-    and the ids of the tensors it sent (also what a learner's recorded loop publishes)."""
-    return events.NodeStep(
-        index=index,
-        node=node.uid,
-        name=node.name(),
-        op=node.op.name if isinstance(node, OpNode) else None,
-        formula=node.formula,
-        grads_in=grads_in,
-        grads_out=grads_out,
-        next_nodes=tuple([None if c is None else c.uid for c, _ in node.next_functions]),
-        leaf=node.variable.uid if isinstance(node, AccumulateGrad) else None,
-        grads_out_ids=sent_ids,
-    )
-
-
-def _arrays(grads: tuple) -> tuple:
-    """The arrays of ``grads`` (None where there is no gradient)."""
-    return tuple([None if g is None else g._data for g in grads])
-
-
-# ------------------------------------------------------------- public API
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad``, as
-    ``torch.autograd.backward`` (``inputs``: only into theirs)."""
-    make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs).run()
-
-
-def make_backward_task(
-    tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
-) -> GraphTask:
-    """The GraphTask of a ``backward()`` call, not yet run (the stepper steps through it)."""
-    if state.stage.record is not None:
-        recompute.close_forgotten_stage()
-    roots = [tensors] if isinstance(tensors, Tensor) else _outputs(tensors, "backward")
-    grads = root_gradients(roots, grad_tensors, "backward")
-    if create_graph:
-        _warn_create_graph()
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    task = GraphTask(roots, grads, retain_graph, create_graph)
-    return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
-
-
-def _tensor_list(value) -> list:
-    if isinstance(value, Tensor):
-        return [value]
-    return [] if value is None else list(value)
-
-
-def _outputs(value, op: str) -> list:
-    """The tensors to differentiate, checked (PyTorch asserts they are Tensors; the
-    workbench says which one is not, as a TypeError)."""
-    outputs = _tensor_list(value)
-    for i, t in enumerate(outputs):
-        if not isinstance(t, Tensor):
-            raise TypeError(
-                f"{op}(): the outputs to differentiate must be Tensors, but output {i} is "
-                f"{type(t).__name__} ({t!r})"
-            )
-    return outputs
-
-
-def _inputs(value, op: str) -> list:
-    """The tensors to differentiate with respect to: Tensors that require grad."""
-    inputs = _tensor_list(value)
-    if not inputs:
-        raise RuntimeError(f"`inputs` argument to `{op}()` cannot be empty.")
-    for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor):
-            raise RuntimeError(
-                f"{op}(): all inputs have to be Tensors, but got {type(t).__name__} "
-                f"(inputs[{i}] = {t!r})"
-            )
-        if not t._requires_grad:
-            why = (
-                "can't retain_grad on Tensor that has requires_grad=False"
-                if op == "backward"
-                else "One of the differentiated Tensors does not require grad"
-            )
-            raise RuntimeError(f"{op}(): inputs[{i}] does not require grad: {why}")
-    return inputs
-
-
-def _warn_create_graph() -> None:
-    warnings.warn(
-        "Using backward() with create_graph=True will create a reference cycle between "
-        "the parameter and its gradient which can cause a memory leak. We recommend using "
-        "autograd.grad when creating the graph to avoid this.",
-        UserWarning,
-        stacklevel=4,
-    )
-
-
-def _backward_inputs(inputs) -> list:
-    inputs = _inputs(inputs, "backward")
-    for t in inputs:
-        if t._grad_fn is not None:
-            t.retain_grad()  # as PyTorch: a non-leaf input keeps its .grad from now on
-    return inputs
-
-
-def root_gradients(roots: list, given, op: str) -> list:
-    """The gradient each root starts with: the one given, or ones for a real scalar root."""
-    given = [None] * len(roots) if given is None else _tensor_list(given)
-    if len(given) != len(roots):
-        raise RuntimeError(f"{op}: got {len(roots)} tensors and {len(given)} gradients")
-    for i, (root, grad) in enumerate(zip(roots, given)):
-        if grad is None and root._data.size == 1 and root._data.dtype.kind != "c":
-            grad = given[i] = Tensor._make(np.ones_like(root._data))  # ȳ = 1
-        if not root._requires_grad or not isinstance(grad, Tensor) or grad.shape != root.shape:
-            raise _bad_gradient(i, root, grad)
-        if (grad._data.dtype.kind == "c") != (root._data.dtype.kind == "c"):
-            raise _bad_gradient(i, root, grad)
-    return given
-
-
-def _bad_gradient(i: int, root: Tensor, grad) -> Exception:
-    """PyTorch's error for root ``i``: it needs no gradient, or ``grad`` does not fit it."""
-    if not root._requires_grad:
-        return RuntimeError(
-            f"element {i} of tensors does not require grad and does not have a grad_fn"
-        )
-    if grad is None:
-        what = "real scalar" if root._data.size == 1 else "scalar"
-        return RuntimeError(f"grad can be implicitly created only for {what} outputs")
-    if not isinstance(grad, Tensor):
-        return TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
-    if grad.shape != root.shape:
-        return RuntimeError(
-            f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(grad.shape)} and "
-            f"output[{i}] has a shape of {tuple(root.shape)}."
-        )
-    return RuntimeError(
-        "For complex Tensors, both grad_output and output are required to have the same "
-        f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
-        f"output[{i}] has a dtype of {root.dtype}."
-    )
-
-
-def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
-    retain_graph: bool | None = None,
-    create_graph: bool = False,
-    allow_unused: bool | None = None,
-    is_grads_batched: bool = False,
-    materialize_grads: bool = False,
-) -> tuple:
-    """The gradients of ``outputs`` w.r.t. ``inputs``, returned rather than accumulated."""
-    if state.stage.record is not None:
-        recompute.close_forgotten_stage()
-    outputs = _outputs(outputs, "grad")
-    inputs_list = _inputs(inputs, "grad")
-    if materialize_grads and allow_unused is False:
-        raise ValueError(
-            "Expected allow_unused to be True or not passed when materialize_grads=True, "
-            "but got: allow_unused=False."
-        )
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    if isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs]
-    if is_grads_batched:
-        return _batched_grad(
-            outputs, inputs_list, grad_outputs, retain_graph, create_graph, allow_unused
-        )
-    grads = root_gradients(outputs, grad_outputs, "grad")
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    task = GraphTask(outputs, grads, retain_graph, create_graph)
-    task.aim_at(inputs_list, accumulate=False).run()
-    result = []
-    for i, (t, g) in enumerate(zip(inputs_list, task.captured)):
-        if g is None:
-            if not allow_unused:
-                raise RuntimeError(
-                    f"The differentiated Tensor at index {i} appears to not have been used in "
-                    "the graph. Set allow_unused=True if this is the desired behavior."
-                )
-            if materialize_grads:
-                g = Tensor._make(np.zeros_like(t._data))
-        elif not create_graph and g._requires_grad:
-            g = g.detach()
-        result.append(g)
-    return tuple(result)
-
-
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
-    """``is_grads_batched=True``: the first dimension of each grad_output is a batch of vectors."""
-    batch = grad_outputs[0].shape[0]
-    rows = []
-    for b in range(batch):
-        rows.append(
-            grad(
-                outputs,
-                inputs,
-                [g[b] for g in grad_outputs],
-                retain_graph=True if retain_graph is None else retain_graph,
-                create_graph=create_graph,
-                allow_unused=allow_unused,
-            )
-        )
-    return tuple(_stack_rows([row[i] for row in rows]) for i in range(len(inputs)))
-
-
-def _stack_rows(rows: list) -> Tensor | None:
-    """Stack one gradient per batch row along a new first dim (differentiably).
-
-    Each row is scattered into its own slot of a zero tensor and the slots are added,
-    so the result stays on the graph when ``create_graph`` is on.
-    """
-    from ..ops.shape import getitem_backward
-
-    if all(r is None for r in rows):
-        return None
-    like = next(r for r in rows if r is not None)
-    shape = (len(rows),) + tuple(like.shape)
-    out = None
-    for b, row in enumerate(rows):
-        if row is not None:
-            slot = getitem_backward(row, shape, b)
-            out = slot if out is None else out + slot
-    return out

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from ..core import backend
 from ..core.tensor import Tensor
 from ..record.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from . import engine
+from . import entry_points
 
 
 # ------------------------------------------------------------------ helpers
@@ -123,7 +123,7 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph=False, 
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return engine.grad(
+    return entry_points.grad(
         [o for o, _ in pairs],
         list(inputs),
         [g for _, g in pairs],

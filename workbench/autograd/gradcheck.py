@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core.tensor import Tensor, is_differentiable_dtype
 from ..record import forward_ad
-from . import engine
+from . import entry_points
 
 DOUBLE = (np.dtype("float64"), np.dtype("complex128"))
 
@@ -112,10 +112,10 @@ def _analytical_jacobians(func, inputs, outputs, zero_grad_check: bool) -> tuple
         for m in range(out.numel()):
             unit = np.zeros(out.shape, dtype=out.dtype)
             unit.reshape(-1)[m] = 1
-            first = engine.grad(
+            first = entry_points.grad(
                 out, wanted, Tensor._make(unit), retain_graph=True, allow_unused=True
             )
-            again = engine.grad(
+            again = entry_points.grad(
                 out, wanted, Tensor._make(unit), retain_graph=True, allow_unused=True
             )
             reentrant.append((first, again))
@@ -129,7 +129,7 @@ def _analytical_jacobians(func, inputs, outputs, zero_grad_check: bool) -> tuple
                     jacobians[j][i][:, m] = g._data.reshape(-1)
         if zero_grad_check:
             zeros = Tensor._make(np.zeros(out.shape, dtype=out.dtype))
-            got = engine.grad(out, wanted, zeros, retain_graph=True, allow_unused=True)
+            got = entry_points.grad(out, wanted, zeros, retain_graph=True, allow_unused=True)
             if any(g is not None and np.any(g._data != 0) for g in got):
                 raise GradcheckError(
                     "Gradcheck: backward not multiplied by grad_output: a zero grad_output gave "
@@ -372,7 +372,7 @@ def gradgradcheck(
         xs, vs = args[:n_inputs], args[n_inputs:]
         outs = _differentiable_outputs(func, xs)
         pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
-        grads = engine.grad(
+        grads = entry_points.grad(
             [o for o, _ in pairs],
             [xs[j] for j in wanted_idx],
             [v for _, v in pairs],

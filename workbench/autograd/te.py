@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core import backend
 from ..core.tensor import Tensor
-from . import engine
+from . import entry_points
 
 
 def gradient(output: Tensor, inputs, head: Tensor | None = None, *, create_graph: bool = False):
@@ -60,7 +60,7 @@ def _one_vjp(output: Tensor, inputs: list, head: Tensor, create_graph: bool) -> 
 
     if not output.requires_grad:
         return [factories.zeros_like(x) for x in inputs]
-    grads = engine.grad(
+    grads = entry_points.grad(
         output, inputs, head, retain_graph=True, create_graph=create_graph, allow_unused=True
     )
     return [factories.zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]

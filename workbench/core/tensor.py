@@ -373,10 +373,10 @@ class Tensor:
         inputs=None,
     ) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves; see ``autograd.backward``."""
-        from ..autograd import engine
+        from ..autograd import entry_points
 
         gradients = None if gradient is None else [gradient]
-        engine.make_backward_task(self, gradients, retain_graph, create_graph, inputs).run()
+        entry_points.make_backward_task(self, gradients, retain_graph, create_graph, inputs).run()
 
     # ----------------------------------------------------------- data access
     def numpy(self) -> np.ndarray:

@@ -29,7 +29,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..autograd.engine import node_step
+from ..autograd.pass_events import node_step
 from ..core import events, state
 from ..core.tensor import Tensor
 from ..ops.grad import no_grad as stop_gradient

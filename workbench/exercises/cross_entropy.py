@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.engine import grad as autograd_grad
+from ..autograd.entry_points import grad as autograd_grad
 from ..core.tensor import Tensor
 from ..nn import functional as F
 from .diagnose import Finding, as_array, compare, is_close, shape_text

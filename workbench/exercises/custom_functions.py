@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.engine import grad as autograd_grad
+from ..autograd.entry_points import grad as autograd_grad
 from ..autograd.function import Function
 from ..core.tensor import Tensor
 from ..ops.activations import softplus

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..autograd import functional
-from ..autograd.engine import grad as autograd_grad
+from ..autograd.entry_points import grad as autograd_grad
 from ..autograd.te import gradient
 from ..core.tensor import Tensor
 from ..record.grad_mode import no_grad

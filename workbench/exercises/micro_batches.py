@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.engine import grad as autograd_grad
+from ..autograd.entry_points import grad as autograd_grad
 from ..core.tensor import Tensor
 from ..nn import CrossEntropyLoss, Module, Parameter
 from .diagnose import Finding, compare

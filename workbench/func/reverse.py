@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable
 
 from .. import ops
-from ..autograd import engine
+from ..autograd import entry_points
 from ..core import state
 from ..core.factories import zeros_like
 from ..core.tensor import Tensor
@@ -159,7 +159,7 @@ def _gradients(level: _Level, outputs: list, inputs: list, cotangents: list | No
         return [zeros_like(x) for x in inputs]
     if cotangents is not None:
         cotangents = [c for o, c in zip(outputs, cotangents) if o.requires_grad]
-    grads = engine.grad(
+    grads = entry_points.grad(
         reached,
         inputs,
         cotangents,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 
-from ..autograd import engine
+from ..autograd import entry_points
 from ..autograd.function import Function
 from ..core import state
 from ..core.random import get_rng_state
@@ -170,5 +170,5 @@ class CheckpointFunction(Function):
             raise RuntimeError(
                 "none of output has requires_grad=True, this checkpoint() is not necessary"
             )
-        engine.backward([out for out, _ in pairs], [grad for _, grad in pairs])
+        entry_points.backward([out for out, _ in pairs], [grad for _, grad in pairs])
         return (None, None) + tuple(x.grad if isinstance(x, Tensor) else None for x in inputs)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..autograd.engine import Step, make_backward_task
+from ..autograd.engine import Step
+from ..autograd.entry_points import make_backward_task
 from ..core import events
 from ..core.tensor import Tensor
 from ..record.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor, walk
