@@ -14,7 +14,7 @@ import numpy as np
 from ..core import backend, checks, events, state
 from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from . import forward_ad, grad_mode
-from .graph import Node, OpNode, SavedMemory, SavedTensor
+from .graph import Node, OpNode, SavedMemory, SavedTensor, set_history
 
 
 class OpError(RuntimeError):
@@ -107,10 +107,18 @@ def float_input(x: Tensor, op: str) -> Tensor:
 
 
 def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
-    """Run ``op`` on ``inputs`` (Tensors or Python numbers): its kernel on their arrays,
-    with numpy's floating-point warnings off (inf and NaN are values, as in PyTorch); a
-    node when grad mode records and an input requires grad; the call handed to the
-    program tracer while ``wb.program.trace`` runs; an event if someone listens."""
+    """Run ``op`` on ``inputs`` (Tensors or Python numbers) and return its result. Its jobs:
+
+    - inside ``wb.func.vmap``, a batched input sends the call to the op's batching rule;
+    - the inputs' arrays are taken (a view first catches up with a base that changed);
+      a Python int beyond int64, or arrays on two devices, are refused;
+    - the kernel runs with numpy's floating-point warnings off (inf and NaN are values,
+      as in PyTorch), and numpy's errors become the op's own;
+    - a node is recorded when grad mode records and an input requires grad (a
+      checkpoint stage tapes it first); a view is linked to its base;
+    - inside a dual level (forward mode), the output's tangent is pushed;
+    - the call goes to the program tracer while ``wb.program.trace`` runs, and to the
+      widgets as an event if someone listens."""
     if state.in_use.vmaps and (batched := vmap_call(op, inputs, attrs)) is not None:
         return batched  # a wb.func.vmap runs: a batched input went to its batching rule
     recording = state.grad_mode.records
@@ -182,7 +190,10 @@ def replay_view(view: Tensor) -> None:
     with grad_mode.enable_grad():
         fresh = apply_op(op, (parent,) + tuple(inputs[1:]), attrs)
     node = fresh._grad_fn
-    view._grad_fn, view._output_nr, view._requires_grad = node, 0, fresh._requires_grad
+    if node is None:  # no history now: the base does not require grad (any more)
+        view._grad_fn, view._output_nr, view._requires_grad = None, 0, fresh._requires_grad
+    else:
+        set_history(view, node)
     view._view_version = view._version_ref[0]
     if forward_ad.LEVEL is not None:
         forward_ad.take_tangent(view, fresh)
