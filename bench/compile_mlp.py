@@ -1,7 +1,8 @@
 """Compiled MLP step (wb.compile) against eager workbench and PyTorch eager, one process.
 
 The step is forward + cross-entropy + backward (no optimizer update: the compiled road
-does not fuse it yet) on the 784-256-256-10 network at batch 128, float32, one thread.
+does not fuse it yet) on the 784-256-256-10 network at batch 128 and on the
+784-1024-1024-10 network at batch 512, float32, one thread.
 The three contenders alternate round by round (``best_per_call``). Also printed: the
 time ``wb.compile`` spends on its first call (trace + Gradient transform + DCE + the
 split into forward and backward runners), and the peak memory of the step's adjoint
@@ -22,27 +23,40 @@ import workbench as wb
 from workbench import nn
 from workbench.program import eliminate_dead_code, gradient, min_cut_partition, trace
 
-IN, HIDDEN, OUT, BATCH = 784, 256, 10, 128
-NUMBER, ROUNDS = 20, 15
+IN, OUT = 784, 10
+SIZES = {  # hidden width, batch, calls per round, rounds
+    "small": (256, 128, 20, 15),
+    "large": (1024, 512, 3, 5),
+}
 
 
-def make_model():
+def make_model(hidden: int):
     wb.manual_seed(0)
     return nn.Sequential(
-        nn.Linear(IN, HIDDEN),
+        nn.Linear(IN, hidden),
         nn.ReLU(),
-        nn.Linear(HIDDEN, HIDDEN),
+        nn.Linear(hidden, hidden),
         nn.ReLU(),
-        nn.Linear(HIDDEN, OUT),
+        nn.Linear(hidden, OUT),
     )
 
 
 def main() -> None:
+    record = {"bench": "compile_mlp", "step": "forward + cross_entropy + backward"}
+    for size, (hidden, batch, number, rounds) in SIZES.items():
+        record[size] = mlp_step(hidden, batch, number, rounds)
+    record["chain_64_ops"] = chain()
+    record["machine"] = machine()
+    emit(record)
+
+
+def mlp_step(hidden: int, batch: int, number: int, rounds: int) -> dict:
+    """The MLP step eager, compiled and in PyTorch, and what the compiled program keeps."""
     rng = np.random.default_rng(0)
-    x_np = rng.standard_normal((BATCH, IN)).astype(np.float32)
-    y_np = rng.integers(0, OUT, BATCH)
+    x_np = rng.standard_normal((batch, IN)).astype(np.float32)
+    y_np = rng.integers(0, OUT, batch)
     x, y = wb.tensor(x_np), wb.tensor(y_np)
-    model = make_model()
+    model = make_model(hidden)
     loss_fn = nn.CrossEntropyLoss()
 
     def loss_of(x, y):
@@ -83,12 +97,10 @@ def main() -> None:
             return loss
 
         contenders["torch"] = torch_step
-    best = best_per_call(contenders, NUMBER, ROUNDS)
+    best = best_per_call(contenders, number, rounds)
     record = {
-        "bench": "compile_mlp",
-        "layers": [IN, HIDDEN, HIDDEN, OUT],
-        "batch": BATCH,
-        "step": "forward + cross_entropy + backward",
+        "layers": [IN, hidden, hidden, OUT],
+        "batch": batch,
         "eager_ms": ms(best["eager"]),
         "compiled_ms": ms(best["compiled"]),
         "compiled_vs_eager": round(best["compiled"] / best["eager"], 3),
@@ -111,9 +123,7 @@ def main() -> None:
         record["torch_ms"] = ms(best["torch"])
         record["compiled_vs_torch"] = round(best["compiled"] / best["torch"], 3)
         record["eager_vs_torch"] = round(best["eager"] / best["torch"], 3)
-    record["chain_64_ops"] = chain()
-    record["machine"] = machine()
-    emit(record)
+    return record
 
 
 def chain() -> dict:
