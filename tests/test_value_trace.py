@@ -188,6 +188,62 @@ def test_a_missing_seed_is_found_at_the_first_step():
     stepper.close()
 
 
+class PowerValue(RIGHT_VALUE):
+    """micrograd's power of a number, recorded as "**2"."""
+
+    def __pow__(self, k):
+        out = type(self)(self.data**k, (self,), f"**{k}")
+
+        def _backward():
+            self.grad += k * self.data ** (k - 1) * out.grad
+
+        out._backward = _backward
+        return out
+
+
+def test_micrograd_s_power_is_the_engine_s_pow():
+    stepper = compared(PowerValue, lambda a, b: (a * b) ** 2.0, {"a": 0.5, "b": -1.5})
+    assert stepper.first_difference is None, stepper.first_difference
+    assert records(stepper)[1][0].name == "PowBackward0"
+    stepper.close()
+
+
+class LeavesSkipped(RIGHT_VALUE):
+    """Runs only the closures of Values made by an op: a leaf's does nothing anyway."""
+
+    def backward(self):
+        order, seen = [], set()
+
+        def visit(node):
+            if node not in seen:
+                seen.add(node)
+                for parent in node._prev:
+                    visit(parent)
+                order.append(node)
+
+        visit(self)
+        self.grad = 1.0
+        for node in reversed(order):
+            if node._prev:
+                node._backward()
+
+
+def test_a_weight_whose_closure_never_runs_gets_its_step_at_the_end():
+    stepper = compared(LeavesSkipped)
+    assert stepper.first_difference is None, stepper.first_difference
+    yours = records(stepper)[1]
+    assert [r.name for r in yours[-3:]] == ["AccumulateGrad"] * 3
+    stepper.close()
+
+
+def test_a_cycle_is_refused():
+    a = ScalarValue(1.0)
+    b = a * 2
+    a._prev = (b,)
+    with pytest.raises(ValueError, match="cycle"):
+        trace_values(lambda: b)
+
+
 @pytest.mark.parametrize(
     "built, kind",
     [(lambda: 1.5, "float"), (lambda: wb.tensor(1.0, requires_grad=True), "Tensor")],

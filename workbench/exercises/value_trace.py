@@ -24,6 +24,9 @@ A ``Value`` keeps no record of its pass, so the recording is made around it:
   reached it in this pass; a weight whose closure never runs gets its step when
   ``backward()`` returns.
 
+Edges are in the order of ``_prev``, as the engine's are in the order of the op's inputs:
+keep ``_prev`` a tuple (micrograd's is a set, whose order is not the inputs').
+
 A node that has one parent twice (``a * a``) adds both parts into that parent's
 ``.grad`` in one closure, which cannot be told apart: it is recorded with one edge to
 the parent, carrying their sum, and without an engine op, so that CompareStepper
@@ -40,10 +43,10 @@ import numpy as np
 from ..core import events
 from ..ops.registry import OPS
 from ..trace import SMALL_ARRAY, Trace, trace
-from .value_recorder import parents_of, split, walk
+from .value_recorder import node_on_a_cycle, parents_of, split, walk
 
-# a Value's ``_op`` -> the engine's op of the same name (micrograd writes pow as "**2")
-ENGINE_OPS = {"+": "add", "*": "mul", "tanh": "tanh", "exp": "exp", "relu": "relu", "**": "pow"}
+# a Value's ``_op`` (lower-cased: micrograd writes "ReLU") -> the engine's op of that name
+ENGINE_OPS = {"+": "add", "*": "mul", "tanh": "tanh", "exp": "exp", "relu": "relu"}
 LEAF_FORMULA = "x.grad += x̄"  # as the engine's AccumulateGrad says it
 VALUE_PARTS = ("data", "grad", "_prev", "_backward", "backward")
 
@@ -89,6 +92,14 @@ def parents_first(root) -> list:
     return order
 
 
+def engine_op_name(node) -> str:
+    """The engine's name for the op that made ``node``: "" where the engine has none."""
+    op = str(getattr(node, "_op", ""))
+    if op.startswith("**"):  # micrograd's power of a number: "**2"
+        return "pow"
+    return ENGINE_OPS.get(op.lower(), "")
+
+
 def grad_of(node) -> float:
     """The Value's ``.grad`` as a float (NaN where it holds no number)."""
     try:
@@ -105,9 +116,9 @@ class ValueRecorder:
     """The graph of ``root`` as events, and its closures wrapped to publish each run."""
 
     def __init__(self, root, names: dict) -> None:
+        if node_on_a_cycle(walk(root)) is not None:
+            raise ValueError("trace_values: the Values' _prev lead back to a Value: a cycle")
         self.nodes = parents_first(root)
-        if len(self.nodes) != len(walk(root)):
-            raise ValueError("trace_values: the Values' _prev lead in a circle")
         self.names = {id(value): name for name, value in names.items()}
         ids = count(1)
         self.node_id = {id(node): f"n{next(ids)}" for node in self.nodes}
@@ -151,11 +162,9 @@ class ValueRecorder:
 
     def engine_op(self, node):
         """The engine's op for the node, or None (an op the engine has not, a parent twice)."""
-        op = str(getattr(node, "_op", ""))
-        op = "**" if op.startswith("**") else op.lower() if op in ("ReLU", "relu") else op
         if len(self.edges(node)) < len(parents_of(node)):
             return None
-        return OPS.get(ENGINE_OPS.get(op, ""))
+        return OPS.get(engine_op_name(node))
 
     def node_name(self, node) -> str:
         if not parents_of(node):
@@ -163,7 +172,7 @@ class ValueRecorder:
         engine = self.engine_op(node)
         if engine is not None:
             return engine.node_name
-        op = ENGINE_OPS.get(str(getattr(node, "_op", "")), "value")
+        op = engine_op_name(node) or "value"
         return f"{op.capitalize()}Backward"  # no engine op: a custom Function's kind of name
 
     def op_recorded(self, node) -> events.OpRecorded:
