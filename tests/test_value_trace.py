@@ -15,7 +15,7 @@ from test_catalogue_engine import RIGHT_VALUE, value_class
 
 import workbench as wb
 from workbench.exercises.value_recorder import ScalarValue
-from workbench.exercises.value_trace import trace_values
+from workbench.exercises.value_trace import parents_first, trace_values
 from workbench.widgets import CompareStepper
 
 NAMES = ("the engine", "your Value")
@@ -212,18 +212,8 @@ class LeavesSkipped(RIGHT_VALUE):
     """Runs only the closures of Values made by an op: a leaf's does nothing anyway."""
 
     def backward(self):
-        order, seen = [], set()
-
-        def visit(node):
-            if node not in seen:
-                seen.add(node)
-                for parent in node._prev:
-                    visit(parent)
-                order.append(node)
-
-        visit(self)
         self.grad = 1.0
-        for node in reversed(order):
+        for node in reversed(parents_first(self)):
             if node._prev:
                 node._backward()
 
