@@ -14,7 +14,8 @@ A ``Value`` keeps no record of its pass, so the recording is made around it:
 - the leaves: a leaf you name is a weight, whose node is an ``AccumulateGrad`` as in
   the engine; a leaf you do not name is a number (``a * 3`` wraps 3 in a Value), and
   an edge to it is an edge to nothing, as an input that needs no gradient is in the
-  engine (a Python number, a tensor without ``requires_grad``);
+  engine (a Python number, a tensor without ``requires_grad``). When you name none,
+  every leaf is a weight;
 - the pass: before ``backward()`` runs, each node's ``_backward`` closure is wrapped, so
   that each run publishes a ``node_step``: the gradient it received (the node's
   ``.grad`` as the closure starts) and what it sent along each edge (how much each
