@@ -90,6 +90,24 @@ def _validate_v(v: tuple, other: tuple) -> None:
             )
 
 
+def _checked_v(v, against: tuple, create_graph: bool, fn_name: str, when_none: str):
+    """``v`` as a tuple of tensors shaped like ``against`` (the tensors it multiplies).
+
+    ``v`` may be None only where ``against`` is one single-element tensor, as PyTorch:
+    ``when_none`` says what that one tensor is, for the error."""
+    if v is None:
+        if len(against) != 1 or against[0].numel() != 1:
+            raise RuntimeError(
+                f"The vector v can only be None if {when_none} a single Tensor with a single "
+                "element."
+            )
+        return None
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _prepare(v, create_graph, need_graph=False)
+    _validate_v(v, against)
+    return v
+
+
 _STRICT_REQUIRES_GRAD = {
     "outputs": "Output {i} of the user-provided function does not require gradients.",
     "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
@@ -177,15 +195,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             func(*inputs), "outputs of the user-provided function", "vjp"
         )
         _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, outputs)
-        elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the user-provided function returns a single "
-                "Tensor with a single element."
-            )
+        v = _checked_v(v, outputs, create_graph, "vjp", "the user-provided function returns")
         with set_grad_enabled(True if create_graph else is_grad_enabled()):
             grads = _grad(outputs, inputs, v, create_graph=create_graph)
             result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
@@ -200,15 +210,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, inputs)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a "
-                "single Tensor with a single element."
-            )
+        v = _checked_v(v, inputs, create_graph, "jvp", "the input to the user-provided function is")
         outputs_tuple, outputs = _as_tuple(
             func(*inputs), "outputs of the user-provided function", "jvp"
         )
@@ -379,15 +381,7 @@ def _scalar_and_gradient(func, inputs, v, create_graph, strict, name):
     """Shared start of vhp and hvp: checked inputs and v, the output, and its gradient."""
     inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
     inputs = _prepare(inputs, create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        v = _prepare(v, create_graph, need_graph=False)
-        _validate_v(v, inputs)
-    elif len(inputs) != 1 or inputs[0].numel() != 1:
-        raise RuntimeError(
-            "The vector v can only be None if the input to the user-provided function is a "
-            "single Tensor with a single element."
-        )
+    v = _checked_v(v, inputs, create_graph, name, "the input to the user-provided function is")
     outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", name)
     _check_requires_grad(outputs, "outputs", strict)
     if outputs_tuple:
