@@ -103,6 +103,12 @@ def int_to_int64(input: Tensor, dtype, op: str = "prod"):
     return None
 
 
+# Each reduction keeps its own kernel, rules and public function, even where two share a shape
+# (amax's and amin's, argmax's and argmin's, all's and any's, var's and std's): a node's formula is
+# its rule's docstring, and each public function keeps PyTorch's signature. What they do alike is
+# written once: _dim_and_keepdim, _extreme_grad, _weighted_sum_jvp.
+
+
 # ---------------------------------------------------------------------- sum
 def _sum_or_mean_name(node) -> str:
     """PyTorch's names: over everything ``SumBackward0``, over dims ``SumBackward1``."""
