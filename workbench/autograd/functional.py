@@ -186,6 +186,9 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
 
 
 # -------------------------------------------------------------------- vjp / jvp
+# vjp, jvp, jacobian and vhp/hvp start alike (inputs checked and prepared, func called, its outputs
+# checked) but not in the same order: jvp and vhp check v before calling func, as PyTorch does, so
+# the first error a learner meets is PyTorch's.
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), vᵀ · J)``: the vector-Jacobian product, one backward pass."""
     with enable_grad():

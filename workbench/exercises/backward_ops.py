@@ -256,6 +256,7 @@ class TakeCase:
         return sorted({int(i) for i in flat if (flat == i).sum() > 1})
 
 
+# Shaped as check_avg_pool_backward: each runs its own cases and says its own Passed.
 @checker
 def check_take_backward(take_backward: Callable) -> Passed:
     """Check ``take_backward(output_grad, x, indices)``: the gradient of ``x.take(indices)``

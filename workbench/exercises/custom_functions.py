@@ -34,6 +34,8 @@ The lesson's three exercises call :func:`check_softplus`, :func:`check_hypot` an
 tests run the same check.
 """
 
+# The Exp example above is autograd/function.py's docstring's on purpose: the Function the API shows
+# is the one the check is shown on.
 from __future__ import annotations
 
 import inspect
@@ -195,6 +197,8 @@ def argument_names(function: type[Function], count: int) -> list:
     return [f"input {i}" for i in range(count)]
 
 
+# run_forward's try/except has run_backward's shape: each calls a different method of the learner's
+# Function, with its own context managers, and names it in the error.
 def run_forward(function: type[Function], leaves: list, names: list, context: str) -> list:
     """``function.apply(*leaves)``, its outputs as a list of the tensors that have a node."""
     try:
