@@ -104,9 +104,9 @@ def int_to_int64(input: Tensor, dtype, op: str = "prod"):
 
 
 # Each reduction keeps its own kernel, rules and public function, even where two share a shape
-# (amax's and amin's, argmax's and argmin's, all's and any's, var's and std's): a node's formula is
-# its rule's docstring, and each public function keeps PyTorch's signature. What they do alike is
-# written once: _dim_and_keepdim, _extreme_grad, _weighted_sum_jvp.
+# (amax's and amin's, all's and any's, var's and std's): a node's formula is its rule's docstring,
+# and each public function keeps PyTorch's signature. What they do alike is written once:
+# _dim_and_keepdim, _extreme_grad, _weighted_sum_jvp, _amax_or_amin, _argmax_or_argmin.
 
 
 # ---------------------------------------------------------------------- sum
@@ -264,20 +264,21 @@ def amin_jvp(orig, tangents):
     return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
 
 
+def _amax_or_amin(op, name: str, input: Tensor, dim, keepdim: bool, numpy_names: dict):
+    """The op ``_amax`` or ``_amin`` over ``dim`` (every dim when it is () or None)."""
+    dim, keepdim = _dim_and_keepdim(name, input, dim, keepdim, numpy_names)
+    refuse_complex(name, input)
+    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, name)
+    checks.non_empty_reduction(name, input.shape, dims)
+    return apply_op(op, (input,), {"dims": dims, "keepdim": keepdim})
+
+
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-    dim, keepdim = _dim_and_keepdim("amax", input, dim, keepdim, numpy_names)
-    refuse_complex("amax", input)
-    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
-    checks.non_empty_reduction("amax", input.shape, dims)
-    return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
+    return _amax_or_amin(_amax, "amax", input, dim, keepdim, numpy_names)
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-    dim, keepdim = _dim_and_keepdim("amin", input, dim, keepdim, numpy_names)
-    refuse_complex("amin", input)
-    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
-    checks.non_empty_reduction("amin", input.shape, dims)
-    return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
+    return _amax_or_amin(_amin, "amin", input, dim, keepdim, numpy_names)
 
 
 # x.max() and x.min(): amax's and amin's kernels and rule, as ops of their own for
@@ -405,20 +406,21 @@ def _argmin(x, dim, keepdim):
     return np.argmin(x, axis=dim, keepdims=keepdim).astype(np.int64)
 
 
+def _argmax_or_argmin(op, name: str, input: Tensor, dim, keepdim: bool, numpy_names: dict):
+    """The op ``_argmax`` or ``_argmin`` along one ``dim``, or over the flattened input."""
+    dim, keepdim = _dim_and_keepdim(name, input, dim, keepdim, numpy_names)
+    refuse_complex(name, input, error=RuntimeError)
+    d = None if dim is None else dim_in_range(name, dim, input.ndim)
+    checks.non_empty_reduction(name, input.shape, None if d is None else (d,), IndexError)
+    return apply_op(op, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+
+
 def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-    dim, keepdim = _dim_and_keepdim("argmax", input, dim, keepdim, numpy_names)
-    refuse_complex("argmax", input, error=RuntimeError)
-    d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
-    checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
-    return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+    return _argmax_or_argmin(_argmax, "argmax", input, dim, keepdim, numpy_names)
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-    dim, keepdim = _dim_and_keepdim("argmin", input, dim, keepdim, numpy_names)
-    refuse_complex("argmin", input, error=RuntimeError)
-    d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
-    checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
-    return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+    return _argmax_or_argmin(_argmin, "argmin", input, dim, keepdim, numpy_names)
 
 
 # ----------------------------------------------------------------- all, any
