@@ -135,6 +135,22 @@ def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
             raise RuntimeError(_STRICT_REQUIRES_GRAD[kind].format(i=i))
 
 
+def _leaf_inputs(inputs, create_graph: bool, fn_name: str) -> tuple[bool, tuple]:
+    """(were the inputs a tuple?, the inputs as tensors to differentiate with respect to)."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return inputs_tuple, _prepare(inputs, create_graph, need_graph=True)
+
+
+def _outputs_of(func: Callable, inputs: tuple, strict: bool, fn_name: str) -> tuple[bool, tuple]:
+    """(did ``func`` return a tuple?, its outputs at ``inputs`` as a tuple); in strict mode
+    each output must require grad."""
+    outputs_tuple, outputs = _as_tuple(
+        func(*inputs), "outputs of the user-provided function", fn_name
+    )
+    _check_requires_grad(outputs, "outputs", strict)
+    return outputs_tuple, outputs
+
+
 def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph=False, retain_graph=None):
     """``autograd.grad`` that skips outputs without a graph and gives None for unused inputs."""
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else grad_outputs
@@ -186,18 +202,13 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
 
 
 # -------------------------------------------------------------------- vjp / jvp
-# vjp, jvp, jacobian and vhp/hvp start alike (inputs checked and prepared, func called, its outputs
-# checked) but not in the same order: jvp and vhp check v before calling func, as PyTorch does, so
-# the first error a learner meets is PyTorch's.
+# vjp, jvp, jacobian and vhp/hvp start alike, with _leaf_inputs and _outputs_of; jvp and vhp/hvp
+# check v between the two, before func runs, as PyTorch does: the first error is PyTorch's.
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), vᵀ · J)``: the vector-Jacobian product, one backward pass."""
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "vjp")
+        outputs_tuple, outputs = _outputs_of(func, inputs, strict, "vjp")
         v = _checked_v(v, outputs, create_graph, "vjp", "the user-provided function returns")
         with set_grad_enabled(True if create_graph else is_grad_enabled()):
             grads = _grad(outputs, inputs, v, create_graph=create_graph)
@@ -211,13 +222,9 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     from ..core import factories
 
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
+        inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "jvp")
         v = _checked_v(v, inputs, create_graph, "jvp", "the input to the user-provided function is")
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jvp")
         # u ↦ Jᵀu is linear; its gradient w.r.t. u, weighted by v, is J v.
         dummies = tuple(factories.zeros_like(o, requires_grad=True) for o in outputs)
         transposed = _grad(outputs, inputs, dummies, create_graph=True)
@@ -251,12 +258,8 @@ def jacobian(
             'Otherwise, prefer to use "reverse-mode".'
         )
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "jacobian")
+        outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jacobian")
         if strategy == "forward-mode":
             result = _forward_jacobian(func, inputs, outputs, create_graph, strict)
         else:
@@ -382,11 +385,9 @@ def hessian(
 # ------------------------------------------------------------------- vhp / hvp
 def _scalar_and_gradient(func, inputs, v, create_graph, strict, name):
     """Shared start of vhp and hvp: checked inputs and v, the output, and its gradient."""
-    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
-    inputs = _prepare(inputs, create_graph, need_graph=True)
+    inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, name)
     v = _checked_v(v, inputs, create_graph, name, "the input to the user-provided function is")
-    outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", name)
-    _check_requires_grad(outputs, "outputs", strict)
+    outputs_tuple, outputs = _outputs_of(func, inputs, strict, name)
     if outputs_tuple:
         raise RuntimeError(f"The function given to {name} should return a single Tensor")
     if outputs[0].numel() != 1:
