@@ -201,6 +201,14 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
     return tuple(filled)
 
 
+def _backward_pass(ys: tuple, xs: tuple, v, create_graph: bool, strict: bool, stage: str):
+    """vᵀ · ∂ys/∂xs in one backward pass, zeros for an x the ys do not depend on; recorded
+    when ``create_graph`` (else as the caller's grad mode says)."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grads = _grad(ys, xs, v, create_graph=create_graph)
+        return _fill_in_zeros(grads, xs, strict, create_graph, stage)
+
+
 # -------------------------------------------------------------------- vjp / jvp
 # vjp, jvp, jacobian and vhp/hvp start alike, with _leaf_inputs and _outputs_of; jvp and vhp/hvp
 # check v between the two, before func runs, as PyTorch does: the first error is PyTorch's.
@@ -210,9 +218,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "vjp")
         outputs_tuple, outputs = _outputs_of(func, inputs, strict, "vjp")
         v = _checked_v(v, outputs, create_graph, "vjp", "the user-provided function returns")
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(outputs, inputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+        result = _backward_pass(outputs, inputs, v, create_graph, strict, "back")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return _unpack(outputs, outputs_tuple), _unpack(result, inputs_tuple)
 
@@ -229,9 +235,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         dummies = tuple(factories.zeros_like(o, requires_grad=True) for o in outputs)
         transposed = _grad(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(transposed, "grad_inputs", strict)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(transposed, dummies, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
+        result = _backward_pass(transposed, dummies, v, create_graph, strict, "back_trick")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return _unpack(outputs, outputs_tuple), _unpack(result, outputs_tuple)
 
@@ -405,9 +409,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         inputs_tuple, inputs, v, outputs, gradient = _scalar_and_gradient(
             func, inputs, v, create_graph, strict, "vhp"
         )
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(gradient, inputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
+        result = _backward_pass(gradient, inputs, v, create_graph, strict, "double_back")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return outputs[0], _unpack(result, inputs_tuple)
 
@@ -423,8 +425,6 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         dummies = tuple(factories.zeros_like(t, requires_grad=True) for t in inputs)
         transposed = _grad(gradient, inputs, dummies, create_graph=True)
         _check_requires_grad(transposed, "hessian", strict)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(transposed, dummies, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
+        result = _backward_pass(transposed, dummies, v, create_graph, strict, "double_back_trick")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return outputs[0], _unpack(result, inputs_tuple)
