@@ -346,6 +346,7 @@ def _stack_rows(rows: list, lead_shape: tuple, like: Tensor) -> Tensor:
     return ops.reshape(ops.stack(rows, 0), tuple(lead_shape) + tuple(like.shape))
 
 
+# jacobian's arguments again, as in PyTorch's signature (outer_jacobian_strategy for strategy).
 def hessian(
     func: Callable,
     inputs,
