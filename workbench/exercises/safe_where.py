@@ -97,6 +97,8 @@ def value_finding(got: np.ndarray) -> Finding | None:
     return compare(what, expected, got)
 
 
+# Its findings are built as value_finding's are: alike in shape only, each observation and
+# advice names its own mistake.
 def gradient_finding(got: np.ndarray | None) -> Finding | None:
     """A wrong x.grad: the NaN of the untaken branch, an infinity at the boundary, or
     what :func:`compare` finds."""
