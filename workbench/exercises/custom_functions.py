@@ -197,8 +197,6 @@ def argument_names(function: type[Function], count: int) -> list:
     return [f"input {i}" for i in range(count)]
 
 
-# run_forward's try/except has run_backward's shape: each calls a different method of the learner's
-# Function, with its own context managers, and names it in the error.
 def run_forward(function: type[Function], leaves: list, names: list, context: str) -> list:
     """``function.apply(*leaves)``, its outputs as a list of the tensors that have a node."""
     try:
@@ -208,8 +206,7 @@ def run_forward(function: type[Function], leaves: list, names: list, context: st
         raise
     except Exception as err:
         what = f"Function {function.__name__}"
-        error = learner_error(err, function.forward, what, context)
-        raise with_advice(error, error_advice(err, function.forward, None, names, leaves)) from None
+        raise advised_error(err, function.forward, what, context, None, names, leaves) from None
     outputs = list(result) if isinstance(result, tuple) else [result]
     if not all(isinstance(o, Tensor) for o in outputs):
         fail(f"{context}, your forward returned a {type(result).__name__}. Return a Tensor.")
@@ -259,8 +256,7 @@ def run_backward(function, ctx, upstreams: list, names: list, leaves: list, cont
         raise
     except Exception as err:
         what = f"Function {function.__name__}'s backward"
-        error = learner_error(err, function.backward, what, context)
-        raise with_advice(error, error_advice(err, function.backward, ctx, names, leaves)) from None
+        raise advised_error(err, function.backward, what, context, ctx, names, leaves) from None
     got = list(got) if isinstance(got, (tuple, list)) else [got]
     if len(got) < count or any(g is not None for g in got[count:]):
         fail(
@@ -453,8 +449,14 @@ def diagnose_at_output(
 
 
 # ------------------------------------------------------------ errors in the code
-def with_advice(error: ExerciseError, advice: str | None) -> ExerciseError:
-    """``error`` with one more sentence, unless it is a stub (not answered yet)."""
+def advised_error(
+    err: BaseException, method: Callable, what: str, context: str, ctx, names: list, leaves: list
+) -> ExerciseError:
+    """The short message for ``err``, raised in the learner's ``method`` (forward or
+    backward), with one more sentence where its cause is plain (:func:`error_advice`),
+    unless it is a stub (not answered yet)."""
+    error = learner_error(err, method, what, context)
+    advice = error_advice(err, method, ctx, names, leaves)
     if advice is None or isinstance(error, NotAnswered):
         return error
     return ExerciseError(f"{error.message} {advice}")
