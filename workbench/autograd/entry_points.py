@@ -120,6 +120,8 @@ def _bad_gradient(i: int, root: Tensor, grad) -> Exception:
     if grad is None:
         what = "real scalar" if root._data.size == 1 else "scalar"
         return RuntimeError(f"grad can be implicitly created only for {what} outputs")
+    # func/reverse.py's vjp_fn makes the same shape check with its own messages (PyTorch's for each
+    # API).
     if not isinstance(grad, Tensor):
         return TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
     if grad.shape != root.shape:

@@ -90,6 +90,24 @@ def _validate_v(v: tuple, other: tuple) -> None:
             )
 
 
+def _checked_v(v, against: tuple, create_graph: bool, fn_name: str, when_none: str):
+    """``v`` as a tuple of tensors shaped like ``against`` (the tensors it multiplies).
+
+    ``v`` may be None only where ``against`` is one single-element tensor, as PyTorch:
+    ``when_none`` says what that one tensor is, for the error."""
+    if v is None:
+        if len(against) != 1 or against[0].numel() != 1:
+            raise RuntimeError(
+                f"The vector v can only be None if {when_none} a single Tensor with a single "
+                "element."
+            )
+        return None
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _prepare(v, create_graph, need_graph=False)
+    _validate_v(v, against)
+    return v
+
+
 _STRICT_REQUIRES_GRAD = {
     "outputs": "Output {i} of the user-provided function does not require gradients.",
     "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
@@ -115,6 +133,22 @@ def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
             )
         if not value.requires_grad:
             raise RuntimeError(_STRICT_REQUIRES_GRAD[kind].format(i=i))
+
+
+def _leaf_inputs(inputs, create_graph: bool, fn_name: str) -> tuple[bool, tuple]:
+    """(were the inputs a tuple?, the inputs as tensors to differentiate with respect to)."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return inputs_tuple, _prepare(inputs, create_graph, need_graph=True)
+
+
+def _outputs_of(func: Callable, inputs: tuple, strict: bool, fn_name: str) -> tuple[bool, tuple]:
+    """(did ``func`` return a tuple?, its outputs at ``inputs`` as a tuple); in strict mode
+    each output must require grad."""
+    outputs_tuple, outputs = _as_tuple(
+        func(*inputs), "outputs of the user-provided function", fn_name
+    )
+    _check_requires_grad(outputs, "outputs", strict)
+    return outputs_tuple, outputs
 
 
 def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph=False, retain_graph=None):
@@ -167,28 +201,24 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
     return tuple(filled)
 
 
+def _backward_pass(ys: tuple, xs: tuple, v, create_graph: bool, strict: bool, stage: str):
+    """vᵀ · ∂ys/∂xs in one backward pass, zeros for an x the ys do not depend on; recorded
+    when ``create_graph`` (else as the caller's grad mode says)."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grads = _grad(ys, xs, v, create_graph=create_graph)
+        return _fill_in_zeros(grads, xs, strict, create_graph, stage)
+
+
 # -------------------------------------------------------------------- vjp / jvp
+# vjp, jvp, jacobian and vhp/hvp start alike, with _leaf_inputs and _outputs_of; jvp and vhp/hvp
+# check v between the two, before func runs, as PyTorch does: the first error is PyTorch's.
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), vᵀ · J)``: the vector-Jacobian product, one backward pass."""
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, outputs)
-        elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the user-provided function returns a single "
-                "Tensor with a single element."
-            )
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(outputs, inputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+        inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "vjp")
+        outputs_tuple, outputs = _outputs_of(func, inputs, strict, "vjp")
+        v = _checked_v(v, outputs, create_graph, "vjp", "the user-provided function returns")
+        result = _backward_pass(outputs, inputs, v, create_graph, strict, "back")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return _unpack(outputs, outputs_tuple), _unpack(result, inputs_tuple)
 
@@ -198,28 +228,14 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     from ..core import factories
 
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, inputs)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a "
-                "single Tensor with a single element."
-            )
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "jvp")
+        v = _checked_v(v, inputs, create_graph, "jvp", "the input to the user-provided function is")
+        outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jvp")
         # u ↦ Jᵀu is linear; its gradient w.r.t. u, weighted by v, is J v.
         dummies = tuple(factories.zeros_like(o, requires_grad=True) for o in outputs)
         transposed = _grad(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(transposed, "grad_inputs", strict)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(transposed, dummies, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
+        result = _backward_pass(transposed, dummies, v, create_graph, strict, "back_trick")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return _unpack(outputs, outputs_tuple), _unpack(result, outputs_tuple)
 
@@ -246,12 +262,8 @@ def jacobian(
             'Otherwise, prefer to use "reverse-mode".'
         )
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, "jacobian")
+        outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jacobian")
         if strategy == "forward-mode":
             result = _forward_jacobian(func, inputs, outputs, create_graph, strict)
         else:
@@ -334,6 +346,7 @@ def _stack_rows(rows: list, lead_shape: tuple, like: Tensor) -> Tensor:
     return ops.reshape(ops.stack(rows, 0), tuple(lead_shape) + tuple(like.shape))
 
 
+# jacobian's arguments again, as in PyTorch's signature (outer_jacobian_strategy for strategy).
 def hessian(
     func: Callable,
     inputs,
@@ -377,19 +390,9 @@ def hessian(
 # ------------------------------------------------------------------- vhp / hvp
 def _scalar_and_gradient(func, inputs, v, create_graph, strict, name):
     """Shared start of vhp and hvp: checked inputs and v, the output, and its gradient."""
-    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
-    inputs = _prepare(inputs, create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        v = _prepare(v, create_graph, need_graph=False)
-        _validate_v(v, inputs)
-    elif len(inputs) != 1 or inputs[0].numel() != 1:
-        raise RuntimeError(
-            "The vector v can only be None if the input to the user-provided function is a "
-            "single Tensor with a single element."
-        )
-    outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", name)
-    _check_requires_grad(outputs, "outputs", strict)
+    inputs_tuple, inputs = _leaf_inputs(inputs, create_graph, name)
+    v = _checked_v(v, inputs, create_graph, name, "the input to the user-provided function is")
+    outputs_tuple, outputs = _outputs_of(func, inputs, strict, name)
     if outputs_tuple:
         raise RuntimeError(f"The function given to {name} should return a single Tensor")
     if outputs[0].numel() != 1:
@@ -407,9 +410,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         inputs_tuple, inputs, v, outputs, gradient = _scalar_and_gradient(
             func, inputs, v, create_graph, strict, "vhp"
         )
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(gradient, inputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
+        result = _backward_pass(gradient, inputs, v, create_graph, strict, "double_back")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return outputs[0], _unpack(result, inputs_tuple)
 
@@ -425,8 +426,6 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         dummies = tuple(factories.zeros_like(t, requires_grad=True) for t in inputs)
         transposed = _grad(gradient, inputs, dummies, create_graph=True)
         _check_requires_grad(transposed, "hessian", strict)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            grads = _grad(transposed, dummies, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
+        result = _backward_pass(transposed, dummies, v, create_graph, strict, "double_back_trick")
     outputs, result = _finish(outputs, create_graph), _finish(result, create_graph)
     return outputs[0], _unpack(result, inputs_tuple)

@@ -384,6 +384,7 @@ def gradgradcheck(
     return gradcheck(
         first_derivative,
         inputs + grad_outputs,
+        # Passes every option on by name; alike in shape only with the optimizers' defaults dicts.
         eps=eps,
         atol=atol,
         rtol=rtol,

@@ -259,6 +259,8 @@ def _draw_from_cumulative(row: np.ndarray, num_samples: int, gen: Generator) -> 
     return np.searchsorted(cumulative, u, side="left")
 
 
+# rand_like, randn_like and randint_like are written out alike on purpose: each keeps PyTorch's
+# signature, so help() and an editor show its keywords.
 def rand_like(
     input: Tensor,
     *,

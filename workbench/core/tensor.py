@@ -776,6 +776,7 @@ class Tensor:
     def sub(self, other, *, alpha=1) -> Tensor:
         return _ops.sub(self, other, alpha=alpha)
 
+    # One line per method on purpose: each Tensor method is its op, named as PyTorch's.
     def mul(self, other) -> Tensor:
         return _ops.mul(self, other)
 

@@ -98,6 +98,8 @@ def check_adjoint_by_hand(layer_backward: Callable) -> Passed:
             finding = adjoint_finding(name, x, w, h, h_bar, expected, answers[name])
             if finding is not None:
                 fail(finding.sentences(context), finding)
+    # Each checker ends alike (fail on a finding, then its own Passed sentences), as
+    # per_example.py's and safe_where.py's do: the shape is shared, the sentences are not.
     return Passed(
         "Your backward bindings are right.",
         "On two layers of random values your z̄, x̄, w̄ and b̄ equal the adjoint program that "

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -57,14 +58,19 @@ def check_against(what: str, expected, numeric, got, context: str, advise: Calla
     fail(finding.sentences(context, advise(finding, as_array(got))), finding)
 
 
-def first_advice(diagnoses: list, finding: Finding, got: np.ndarray) -> str | None:
-    """The advice of the first diagnosis that recognises ``got``; else the finding's own
-    (None), except for a shape, whose generic advice would name a wrong cause here."""
-    for diagnose in diagnoses:
-        advice = diagnose(finding, got)
+def first_advice(
+    finding: Finding, got: np.ndarray, case, shape_diagnoses: list, value_diagnoses: list
+) -> str | None:
+    """The advice of the first diagnosis ``diagnose(finding, got, case)`` that recognises
+    ``got``: one of ``shape_diagnoses`` for an answer of the wrong shape, else one of
+    ``value_diagnoses``. When none does: for values the finding's own advice (None); for a
+    shape the advice on x's shape, as the generic one would name a wrong cause here."""
+    wrong_shape = finding.kind == "shape"
+    for diagnose in shape_diagnoses if wrong_shape else value_diagnoses:
+        advice = diagnose(finding, got, case)
         if advice is not None:
             return advice
-    return None
+    return shape_advice(case.x.shape) if wrong_shape else None
 
 
 # ------------------------------------------------------------- average pooling
@@ -121,20 +127,13 @@ def check_pool_case(avg_pool2d_backward: Callable, shape: tuple, k: int, rng) ->
     expected = grad_ops.avg_pool2d_backward(upstream, x.detach(), pool_size=k, strides=k)
     numeric = finite_differences(lambda t: F.avg_pool2d(t, k), [x], [upstream.numpy()])[0]
     case = PoolCase(x.detach().numpy(), k, upstream.numpy())
-
-    def advise(finding: Finding, answer: np.ndarray) -> str | None:
-        return pool_advice(finding, answer, case)
-
-    check_against("your x̄", expected, numeric, got, context, advise)
+    check_against("your x̄", expected, numeric, got, context, partial(pool_advice, case=case))
 
 
 def pool_advice(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
     """What the pooling answer's mistake is, when one of the known ones fits."""
-    if finding.kind == "shape":
-        diagnoses = [pool_uncovered_edge, pool_shape_of_upstream]
-        advice = first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
-        return advice or shape_advice(case.x.shape)
-    diagnoses = [
+    shape_diagnoses = [pool_uncovered_edge, pool_shape_of_upstream]
+    value_diagnoses = [
         pool_not_divided,
         pool_divided_by_k,
         pool_local_derivative_alone,
@@ -142,7 +141,7 @@ def pool_advice(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None
         pool_fixed_window,
         pool_transposed,
     ]
-    return first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
+    return first_advice(finding, got, case, shape_diagnoses, value_diagnoses)
 
 
 def pool_not_divided(finding: Finding, got: np.ndarray, case: PoolCase) -> str | None:
@@ -257,6 +256,7 @@ class TakeCase:
         return sorted({int(i) for i in flat if (flat == i).sum() > 1})
 
 
+# Shaped as check_avg_pool_backward: each runs its own cases and says its own Passed.
 @checker
 def check_take_backward(take_backward: Callable) -> Passed:
     """Check ``take_backward(output_grad, x, indices)``: the gradient of ``x.take(indices)``
@@ -282,21 +282,14 @@ def check_take_case(take_backward: Callable, shape: tuple, indices: list, rng) -
     expected = grad_ops.take_backward(upstream, x.detach(), index)
     numeric = finite_differences(lambda t: t.take(index), [x], [upstream.numpy()])[0]
     case = TakeCase(x.detach().numpy(), np.asarray(indices), upstream.numpy())
-
-    def advise(finding: Finding, answer: np.ndarray) -> str | None:
-        return take_advice(finding, answer, case)
-
-    check_against("your x̄", expected, numeric, got, context, advise)
+    check_against("your x̄", expected, numeric, got, context, partial(take_advice, case=case))
 
 
 def take_advice(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:
     """What the take answer's mistake is, when one of the known ones fits."""
-    if finding.kind == "shape":
-        diagnoses = [take_left_flat, take_shape_of_upstream]
-        advice = first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
-        return advice or shape_advice(case.x.shape)
-    diagnoses = [take_overwrote, take_local_derivative_alone, take_forward_values]
-    return first_advice([lambda f, g, d=d: d(f, g, case) for d in diagnoses], finding, got)
+    shape_diagnoses = [take_left_flat, take_shape_of_upstream]
+    value_diagnoses = [take_overwrote, take_local_derivative_alone, take_forward_values]
+    return first_advice(finding, got, case, shape_diagnoses, value_diagnoses)
 
 
 def take_overwrote(finding: Finding, got: np.ndarray, case: TakeCase) -> str | None:

@@ -34,6 +34,8 @@ The lesson's three exercises call :func:`check_softplus`, :func:`check_hypot` an
 tests run the same check.
 """
 
+# The Exp example above is autograd/function.py's docstring's on purpose: the Function the API shows
+# is the one the check is shown on.
 from __future__ import annotations
 
 import inspect
@@ -204,8 +206,7 @@ def run_forward(function: type[Function], leaves: list, names: list, context: st
         raise
     except Exception as err:
         what = f"Function {function.__name__}"
-        error = learner_error(err, function.forward, what, context)
-        raise with_advice(error, error_advice(err, function.forward, None, names, leaves)) from None
+        raise advised_error(err, function.forward, what, context, None, names, leaves) from None
     outputs = list(result) if isinstance(result, tuple) else [result]
     if not all(isinstance(o, Tensor) for o in outputs):
         fail(f"{context}, your forward returned a {type(result).__name__}. Return a Tensor.")
@@ -255,8 +256,7 @@ def run_backward(function, ctx, upstreams: list, names: list, leaves: list, cont
         raise
     except Exception as err:
         what = f"Function {function.__name__}'s backward"
-        error = learner_error(err, function.backward, what, context)
-        raise with_advice(error, error_advice(err, function.backward, ctx, names, leaves)) from None
+        raise advised_error(err, function.backward, what, context, ctx, names, leaves) from None
     got = list(got) if isinstance(got, (tuple, list)) else [got]
     if len(got) < count or any(g is not None for g in got[count:]):
         fail(
@@ -449,8 +449,14 @@ def diagnose_at_output(
 
 
 # ------------------------------------------------------------ errors in the code
-def with_advice(error: ExerciseError, advice: str | None) -> ExerciseError:
-    """``error`` with one more sentence, unless it is a stub (not answered yet)."""
+def advised_error(
+    err: BaseException, method: Callable, what: str, context: str, ctx, names: list, leaves: list
+) -> ExerciseError:
+    """The short message for ``err``, raised in the learner's ``method`` (forward or
+    backward), with one more sentence where its cause is plain (:func:`error_advice`),
+    unless it is a stub (not answered yet)."""
+    error = learner_error(err, method, what, context)
+    advice = error_advice(err, method, ctx, names, leaves)
     if advice is None or isinstance(error, NotAnswered):
         return error
     return ExerciseError(f"{error.message} {advice}")

@@ -133,6 +133,8 @@ def stale_velocity(params, state, lr, momentum):
             state[i] = momentum * b + p.grad
 
 
+# The wrong steps here differ from each other by one line on purpose: each is one mistake a learner
+# makes, written as the learner would.
 def stale_velocity_from_the_gradient(params, state, lr, momentum):
     with no_grad():
         for i, p in enumerate(params):

@@ -372,6 +372,8 @@ def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL)
     )
 
 
+# Each diagnosis ends in the same Finding call (what, its sentences, expected, got, the tolerances):
+# alike in shape only, the sentences are each diagnosis's own.
 def diagnose_factor(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | None:
     """Every element off by the same factor: ``got == c · expected`` with c ≠ 1."""
     expected, got = as_array(expected), as_array(got)

@@ -82,6 +82,8 @@ def check_clip_per_example(clip: Callable[[Tensor, float], Tensor]) -> Passed:
         finding = clip_finding(grads, max_norm, expected, got)
         if finding is not None:
             fail(finding.sentences(context), finding)
+    # Each checker ends alike (fail on a finding, then its own Passed sentences), as
+    # backward_bindings.py's and safe_where.py's do: the shape is shared, the sentences are not.
     return Passed(
         "Your per-example clipping is right.",
         "On three batches every row longer than max_norm came back with norm max_norm and "

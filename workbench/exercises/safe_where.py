@@ -67,6 +67,8 @@ def check_safe_sqrt(function: Callable) -> Passed:
     finding = gradient_finding(got)
     if finding is not None:
         fail(finding.sentences(context), finding)
+    # Each checker ends like backward_bindings.py's and per_example.py's: fail on a finding, then
+    # its own Passed sentences.
     return Passed(
         "Your safe √x is right.",
         "At 0, at negative numbers and above 0 its value and its gradient are finite and "
@@ -95,6 +97,8 @@ def value_finding(got: np.ndarray) -> Finding | None:
     return compare(what, expected, got)
 
 
+# Its findings are built as value_finding's are: alike in shape only, each observation and
+# advice names its own mistake.
 def gradient_finding(got: np.ndarray | None) -> Finding | None:
     """A wrong x.grad: the NaN of the untaken branch, an infinity at the boundary, or
     what :func:`compare` finds."""

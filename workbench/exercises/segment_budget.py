@@ -238,6 +238,7 @@ def held_before_counted(run: Measurement, runs: list) -> str | None:
     )
 
 
+# Each mistake's test and sentence share a shape with held_before_counted's: alike in shape only.
 def freed_graph(run: Measurement, runs: list) -> str | None:
     """What is held after backward (the current bytes, or a peak reset after the step)."""
     if run.got not in (0, run.start) or run.expected == 0:

@@ -66,6 +66,8 @@ class ModuleList(Module):
     def __setitem__(self, index: int, module: Module) -> None:
         self.add_module(str(_checked_index(index, len(self))), module)
 
+    # ModuleList's __len__, __iter__ and append are Sequential's (above), as in PyTorch: two classes
+    # a learner meets apart, each complete on its own.
     def __len__(self) -> int:
         return len(self._modules)
 

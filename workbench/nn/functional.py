@@ -255,6 +255,8 @@ def binary_cross_entropy_with_logits(
     return bce_with_logits_op(input, target, weight, pos_weight, reduction)
 
 
+# Its first lines are ops/nn.py's nll_loss signature on purpose: PyTorch's arguments, in PyTorch's
+# order.
 def cross_entropy(
     input: Tensor,
     target: Tensor,

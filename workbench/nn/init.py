@@ -110,6 +110,7 @@ def kaiming_uniform_(
     return uniform_(tensor, -bound, bound, generator)
 
 
+# Same signature as kaiming_uniform_ above on purpose: each keeps PyTorch's.
 def kaiming_normal_(
     tensor: Tensor,
     a: float = 0.0,

@@ -247,6 +247,8 @@ class GELU(Module):
         return f"approximate='{self.approximate}'"
 
 
+# The activation modules repeat one shape (store the arguments, call F's function, show them in
+# extra_repr) on purpose, as torch.nn's do: each class reads on its own.
 class LeakyReLU(Module):
     """``x`` where positive, ``negative_slope · x`` elsewhere."""
 

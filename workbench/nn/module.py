@@ -319,6 +319,8 @@ class Module:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
+    # named_buffers/buffers mirror named_parameters/parameters on purpose, as in PyTorch: both are
+    # _named_members, each with its own name and signature.
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:

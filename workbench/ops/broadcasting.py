@@ -37,6 +37,8 @@ def shape_arg(op: str, sizes: tuple, name: str = "shape") -> tuple:
 
 
 # ------------------------------------------------------ expand (broadcast_to)
+# expand's rules share their shape with permute's in shape.py on purpose: each op's formula is its
+# own rule's docstring.
 @register_op("expand", view=True)
 def _expand(x, shape):
     return np.broadcast_to(x, shape)

@@ -67,6 +67,11 @@ def _common_dtype(tensors: list) -> list:
     return [astype(t, dtype) for t in tensors]
 
 
+# Each op's rules stay written out, even where two share a shape (flip's and tril's, tril's and
+# triu's, and the linear rules in shape.py): a node's formula is its rule's docstring, and a learner
+# reads it where the op is.
+
+
 # ---------------------------------------------------------------------- cat
 @register_op("cat", inputs=("tensors",))
 def _cat(*arrays, dim, sizes):

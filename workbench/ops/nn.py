@@ -675,6 +675,9 @@ def layer_norm(
 
 
 # ---------------------------------------------------------------- batch_norm
+# _batch_norm and its rules mirror _layer_norm's on purpose (what they share is _standardized and
+# _standardized_grad): they differ in how γ and β broadcast, and each rule's docstring is its node's
+# formula.
 def _per_channel(t, ndim: int):
     """A (C,) tensor or array shaped to broadcast along dim 1 of an ndim-D input."""
     return t.reshape((1, -1) + (1,) * (ndim - 2))

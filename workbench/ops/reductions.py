@@ -60,6 +60,17 @@ def _each_fits_in_64_bits(dims, op: str) -> None:
             )
 
 
+def _dim_and_keepdim(op: str, input, dim, keepdim, numpy_names: dict) -> tuple:
+    """``(dim, keepdim)`` after the checks a reduction makes first: ``input`` must be a
+    tensor and ``keepdim`` a bool (PyTorch's errors); numpy's ``axis=`` and ``keepdims=``
+    are read as ``dim`` and ``keepdim``."""
+    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
+        checks.reduction_args(op, input, keepdim)
+    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+        dim, keepdim = numpy_style(op, dim, keepdim, numpy_names)
+    return dim, keepdim
+
+
 def keepdim_shape(shape: tuple, dims: tuple | None) -> tuple:
     """``shape`` with the reduced axes kept as size 1."""
     if dims is None:
@@ -90,6 +101,12 @@ def int_to_int64(input: Tensor, dtype, op: str = "prod"):
     if input.dtype.kind in "biu":
         return np.dtype("int64")
     return None
+
+
+# Each reduction keeps its own kernel, rules and public function, even where two share a shape
+# (amax's and amin's, all's and any's, var's and std's): a node's formula is its rule's docstring,
+# and each public function keeps PyTorch's signature. What they do alike is written once:
+# _dim_and_keepdim, _extreme_grad, _weighted_sum_jvp, _amax_or_amin, _argmax_or_argmin.
 
 
 # ---------------------------------------------------------------------- sum
@@ -124,10 +141,7 @@ def sum_jvp(orig, tangents):
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("sum", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("sum", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("sum", input, dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input._data.ndim, "sum")
     attrs = {"dims": dims, "keepdim": keepdim}
     if dtype is not None:
@@ -177,10 +191,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("mean", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("mean", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("mean", input, dim, keepdim, numpy_names)
     if dtype is not None:
         input = input.to(checks.dtype_arg("mean", dtype))
     if not is_differentiable_dtype(input.dtype):
@@ -253,26 +264,21 @@ def amin_jvp(orig, tangents):
     return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
 
 
+def _amax_or_amin(op, name: str, input: Tensor, dim, keepdim: bool, numpy_names: dict):
+    """The op ``_amax`` or ``_amin`` over ``dim`` (every dim when it is () or None)."""
+    dim, keepdim = _dim_and_keepdim(name, input, dim, keepdim, numpy_names)
+    refuse_complex(name, input)
+    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, name)
+    checks.non_empty_reduction(name, input.shape, dims)
+    return apply_op(op, (input,), {"dims": dims, "keepdim": keepdim})
+
+
 def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("amax", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("amax", dim, keepdim, numpy_names)
-    refuse_complex("amax", input)
-    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amax")
-    checks.non_empty_reduction("amax", input.shape, dims)
-    return apply_op(_amax, (input,), {"dims": dims, "keepdim": keepdim})
+    return _amax_or_amin(_amax, "amax", input, dim, keepdim, numpy_names)
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("amin", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("amin", dim, keepdim, numpy_names)
-    refuse_complex("amin", input)
-    dims = None if dim == () or dim is None else reduced_dims(dim, input.ndim, "amin")
-    checks.non_empty_reduction("amin", input.shape, dims)
-    return apply_op(_amin, (input,), {"dims": dims, "keepdim": keepdim})
+    return _amax_or_amin(_amin, "amin", input, dim, keepdim, numpy_names)
 
 
 # x.max() and x.min(): amax's and amin's kernels and rule, as ops of their own for
@@ -377,20 +383,14 @@ def _max_or_min(input: Tensor, dim, keepdim: bool, largest: bool, name: str):
 
 def max(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``max(x)``: the largest value; ``max(x, dim)``: (values, indices); ``max(x, y)``: maximum."""
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("max", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("max", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("max", input, dim, keepdim, numpy_names)
     refuse_complex("max", input)
     return _max_or_min(input, dim, keepdim, True, "max")
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False, **numpy_names):
     """``min(x)``: the smallest value; ``min(x, dim)``: (values, indices)."""
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("min", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("min", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("min", input, dim, keepdim, numpy_names)
     refuse_complex("min", input)
     return _max_or_min(input, dim, keepdim, False, "min")
 
@@ -406,26 +406,21 @@ def _argmin(x, dim, keepdim):
     return np.argmin(x, axis=dim, keepdims=keepdim).astype(np.int64)
 
 
+def _argmax_or_argmin(op, name: str, input: Tensor, dim, keepdim: bool, numpy_names: dict):
+    """The op ``_argmax`` or ``_argmin`` along one ``dim``, or over the flattened input."""
+    dim, keepdim = _dim_and_keepdim(name, input, dim, keepdim, numpy_names)
+    refuse_complex(name, input, error=RuntimeError)
+    d = None if dim is None else dim_in_range(name, dim, input.ndim)
+    checks.non_empty_reduction(name, input.shape, None if d is None else (d,), IndexError)
+    return apply_op(op, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+
+
 def argmax(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("argmax", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("argmax", dim, keepdim, numpy_names)
-    refuse_complex("argmax", input, error=RuntimeError)
-    d = None if dim is None else dim_in_range("argmax", dim, input.ndim)
-    checks.non_empty_reduction("argmax", input.shape, None if d is None else (d,), IndexError)
-    return apply_op(_argmax, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+    return _argmax_or_argmin(_argmax, "argmax", input, dim, keepdim, numpy_names)
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("argmin", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("argmin", dim, keepdim, numpy_names)
-    refuse_complex("argmin", input, error=RuntimeError)
-    d = None if dim is None else dim_in_range("argmin", dim, input.ndim)
-    checks.non_empty_reduction("argmin", input.shape, None if d is None else (d,), IndexError)
-    return apply_op(_argmin, (input,), {"dim": d, "keepdim": keepdim and d is not None})
+    return _argmax_or_argmin(_argmin, "argmin", input, dim, keepdim, numpy_names)
 
 
 # ----------------------------------------------------------------- all, any
@@ -441,20 +436,14 @@ def _any(x, dims, keepdim):
 
 def all(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether every element (along ``dim``) is nonzero: a bool tensor."""
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("all", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("all", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("all", input, dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "all")
     return apply_op(_all, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
     """Whether some element (along ``dim``) is nonzero: a bool tensor."""
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("any", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("any", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("any", input, dim, keepdim, numpy_names)
     dims = reduced_dims(dim, input.ndim, "any")
     return apply_op(_any, (input,), {"dims": dims, "keepdim": keepdim})
 
@@ -519,10 +508,7 @@ def prod(
     input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None, **numpy_names
 ) -> Tensor:
     """The product of all elements, or along ``dim``."""
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("prod", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("prod", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("prod", input, dim, keepdim, numpy_names)
     dims = None if dim is None else reduced_dims(dim, input.ndim, "prod")
     attrs = {"dims": dims, "keepdim": keepdim}
     wanted = int_to_int64(input, dtype)
@@ -767,10 +753,7 @@ def norm(
     input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None, **numpy_names
 ) -> Tensor:
     """The p-norm of all elements, or along ``dim`` (``'fro'`` means p = 2)."""
-    if not (isinstance(input, Tensor) and isinstance(keepdim, bool)):
-        checks.reduction_args("norm", input, keepdim)
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("norm", dim, keepdim, numpy_names)
+    dim, keepdim = _dim_and_keepdim("norm", input, dim, keepdim, numpy_names)
     if dtype is not None:
         input = astype(input, dtype)
     if p == "nuc":

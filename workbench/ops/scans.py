@@ -23,13 +23,18 @@ from .shape import reshape, transpose, unsqueeze
 
 
 # ----------------------------------------------------------- cumsum, cumprod
-@register_op("cumsum")
-def _cumsum(x, dim, dtype=None):
+def _scanned(scan, x, dim: int, dtype):
+    """``scan(x, axis=dim)`` (np.cumsum or np.cumprod) as PyTorch's kernel runs it."""
     if dtype is not None:  # as PyTorch: converted first, then scanned as that dtype is
         x = x.astype(dtype, copy=False)
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_cumsum.forward, x, dim)
-    return np.cumsum(x, axis=dim)
+        return in_float32(scan, x, axis=dim)
+    return scan(x, axis=dim)
+
+
+@register_op("cumsum")
+def _cumsum(x, dim, dtype=None):
+    return _scanned(np.cumsum, x, dim, dtype)
 
 
 @register_gradient("cumsum")
@@ -52,11 +57,7 @@ def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
 
 @register_op("cumprod", saves=("x", "out"))
 def _cumprod(x, dim, dtype=None):
-    if dtype is not None:  # as PyTorch: converted first, then scanned as that dtype is
-        x = x.astype(dtype, copy=False)
-    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_cumprod.forward, x, dim)
-    return np.cumprod(x, axis=dim)
+    return _scanned(np.cumprod, x, dim, dtype)
 
 
 @register_gradient("cumprod")

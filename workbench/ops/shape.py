@@ -22,6 +22,10 @@ from .registry import register_gradient, register_jvp, register_op
 
 
 # ------------------------------------------------------------------- views
+# Each op's rules stay written out, even where two share a shape (reshape's and unsqueeze's here,
+# expand's in broadcasting.py, flip's in indexing.py, clone's and the checkpoint markers' identity
+# rules): a node's formula is its rule's docstring, and a learner reads it where the op is.
+#
 # PyTorch records a reshape (or flatten) of a contiguous tensor as a view: ViewBackward0.
 @register_op("reshape", view=True, node_name="ViewBackward0")
 def _reshape(x, shape):

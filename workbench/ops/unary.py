@@ -22,6 +22,12 @@ from .registry import register_gradient, register_jvp, register_op
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+# Each op's rules below stay written out in full, even where two share a shape (exp's and tan's;
+# floor's, ceil's, trunc's and round's zero rules): a node's formula is its rule's docstring,
+# program/adjoint.py and exercises/rules.py name a rule by its function, and a learner reads each
+# formula where its op is.
+
+
 # ------------------------------------------------------------ exp, log, sqrt
 @register_op("exp", saves=("out",))
 def _exp(x):

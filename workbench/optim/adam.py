@@ -45,6 +45,8 @@ class Adam(Optimizer):
         for i, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        # Alike in shape with sgd.py's and rmsprop.py's on purpose: each optimizer lists its own
+        # hyperparameters, as PyTorch's do.
         defaults = dict(
             lr=lr,
             betas=tuple(betas),
@@ -95,6 +97,7 @@ class AdamW(Adam):
 
     decoupled_weight_decay = True
 
+    # Adam's signature again, so that help(AdamW) shows PyTorch's default weight_decay=1e-2.
     def __init__(
         self,
         params: Iterable,

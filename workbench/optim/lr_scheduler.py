@@ -111,6 +111,8 @@ class LambdaLR(LRScheduler):
         self.lr_lambdas = lambdas
 
 
+# Each scheduler's __init__ stores its own arguments (StepLR's and CosineAnnealingLR's alike in
+# shape only): PyTorch's signatures.
 class StepLR(LRScheduler):
     """``lr = initial_lr · γ^⌊epoch / step_size⌋``: multiplied by γ every ``step_size`` epochs."""
 

@@ -65,6 +65,8 @@ class RMSprop(Optimizer):
         check_non_negative("momentum value", momentum)
         check_non_negative("weight_decay value", weight_decay)
         check_non_negative("alpha value", alpha)
+        # Alike in shape with Adagrad's and Adadelta's below, and sgd.py's and adam.py's, on
+        # purpose: each optimizer lists its own hyperparameters, as PyTorch's do.
         defaults = dict(
             lr=lr,
             alpha=alpha,

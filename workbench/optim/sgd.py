@@ -40,6 +40,9 @@ class SGD(Optimizer):
         check_non_negative("weight_decay value", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        # Each optimizer checks and lists its own hyperparameters, as torch.optim's do (alike in
+        # shape with adam.py's and rmsprop.py's): its signature and its param_groups keys are
+        # PyTorch's, read in one place.
         defaults = dict(
             lr=lr,
             momentum=momentum,

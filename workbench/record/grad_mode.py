@@ -76,26 +76,29 @@ class NoParamDecoratorContextManager(DecoratorContextManager):
         return cls()(orig_func)
 
 
-class no_grad(NoParamDecoratorContextManager):
+class GradModeSwitch(NoParamDecoratorContextManager):
+    """Recording switched to ``enabled`` for the block; the mode before comes back after it."""
+
+    enabled: bool
+
+    def __enter__(self) -> None:
+        self.prev = state.grad_mode.enabled
+        state.set_grad_enabled_flag(self.enabled)
+
+    def __exit__(self, *exc) -> None:
+        state.set_grad_enabled_flag(self.prev)
+
+
+class no_grad(GradModeSwitch):
     """Ops inside record no graph; factories given ``requires_grad=True`` still make leaves."""
 
-    def __enter__(self) -> None:
-        self.prev = state.grad_mode.enabled
-        state.set_grad_enabled_flag(False)
-
-    def __exit__(self, *exc) -> None:
-        state.set_grad_enabled_flag(self.prev)
+    enabled = False
 
 
-class enable_grad(NoParamDecoratorContextManager):
+class enable_grad(GradModeSwitch):
     """Turn recording back on inside ``no_grad``."""
 
-    def __enter__(self) -> None:
-        self.prev = state.grad_mode.enabled
-        state.set_grad_enabled_flag(True)
-
-    def __exit__(self, *exc) -> None:
-        state.set_grad_enabled_flag(self.prev)
+    enabled = True
 
 
 class set_grad_enabled(DecoratorContextManager):

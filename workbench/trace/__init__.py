@@ -473,6 +473,7 @@ class TraceStep:
     record: dict
     events: list = field(default_factory=list)
 
+    # One property per record field on purpose: each reads as the name a learner uses.
     @property
     def node(self) -> str:
         return self.record["node"]

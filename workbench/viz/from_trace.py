@@ -29,6 +29,9 @@ from .model import (
     tensor_lines,
 )
 
+# The same names from .model as live.py imports: both build one GraphModel, from a trace here
+# and from live tensors there.
+
 
 @dataclass
 class TensorInfo:

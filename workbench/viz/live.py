@@ -7,6 +7,8 @@ are shown as freed.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..core import backend
 from ..core.tensor import Tensor
 from ..record.graph import (
@@ -95,27 +97,43 @@ def _numpy(t: Tensor | None):
 VALUES_NODE_LIMIT = 600
 
 
-def backward_model(roots: list) -> GraphModel:
-    """The backward graph: grad_fn nodes with their formulas, saved tensors, leaves."""
+class GraphWalk(NamedTuple):
+    """What both pictures read off the graph behind their roots."""
+
+    edges: list  # (root tensor, its node), from root_edges
+    root_nodes: list
+    nodes: list  # every node reachable from the roots
+    shapes: dict  # (node, output_nr) -> (shape, dtype), from output_meta
+    values: bool  # few enough nodes for labels to show values, not only shapes
+
+
+def walk_graph(roots: list, model: GraphModel) -> GraphWalk:
+    """Walk the graph behind ``roots`` and number it; note on ``model`` when it is too
+    large for values."""
     edges = root_edges(roots)
     root_nodes = [node for _, node in edges]
     nodes = walk(root_nodes)
     assign_ids(edges, nodes)
-    shapes = output_meta(edges, nodes)
-    model = GraphModel("backward", title="backward graph")
     values = len(nodes) <= VALUES_NODE_LIMIT
     if not values:
         model.notes.append(f"- {len(nodes)} nodes: labels show shapes, not values")
-    for tensor, node in edges:
+    return GraphWalk(edges, root_nodes, nodes, output_meta(edges, nodes), values)
+
+
+def backward_model(roots: list) -> GraphModel:
+    """The backward graph: grad_fn nodes with their formulas, saved tensors, leaves."""
+    model = GraphModel("backward", title="backward graph")
+    graph = walk_graph(roots, model)
+    for tensor, node in graph.edges:
         _root_vertex(model, tensor, node)
-    for node in nodes:
-        _node_vertex(model, node, values)
+    for node in graph.nodes:
+        _node_vertex(model, node, graph.values)
         if isinstance(node, OpNode):
-            _saved_vertices(model, node, values)
-        _node_edges(model, node, shapes)
-    model.order = [n.uid for n in backward_order(root_nodes)]
-    model.made = [n.uid for n in sorted(nodes, key=lambda n: n._seq)]
-    return name_outputs(model, nodes)
+            _saved_vertices(model, node, graph.values)
+        _node_edges(model, node, graph.shapes)
+    model.order = [n.uid for n in backward_order(graph.root_nodes)]
+    model.made = [n.uid for n in sorted(graph.nodes, key=lambda n: n._seq)]
+    return name_outputs(model, graph.nodes)
 
 
 def name_outputs(model: GraphModel, nodes: list) -> GraphModel:
@@ -242,26 +260,19 @@ def forward_model(roots: list) -> GraphModel:
     An op has the id of its backward node, and a tensor box is ``members`` of the
     node its gradient flows into, so a backward step can be highlighted here too.
     """
-    edges = root_edges(roots)
-    root_nodes = [node for _, node in edges]
-    nodes = walk(root_nodes)
-    assign_ids(edges, nodes)
-    shapes = output_meta(edges, nodes)
     model = GraphModel("forward", title="forward graph")
-    values = len(nodes) <= VALUES_NODE_LIMIT
-    if not values:
-        model.notes.append(f"- {len(nodes)} nodes: labels show shapes, not values")
-    outputs = {edge_of(t): t for t, _ in edges}
-    for node in reversed(nodes):  # inputs first, so the picture reads top-down
+    graph = walk_graph(roots, model)
+    outputs = {edge_of(t): t for t, _ in graph.edges}
+    for node in reversed(graph.nodes):  # inputs first, so the picture reads top-down
         if isinstance(node, AccumulateGrad):
-            _leaf_vertex(model, node, values)
+            _leaf_vertex(model, node, graph.values)
             continue
         _op_vertex(model, node)
         _input_edges(model, node)
-        tid = _output_vertex(model, node, shapes, outputs, values)
+        tid = _output_vertex(model, node, graph.shapes, outputs, graph.values)
         model.connect(node.uid, tid)
-    model.order = [n.uid for n in backward_order(root_nodes)]
-    return name_outputs(model, nodes)
+    model.order = [n.uid for n in backward_order(graph.root_nodes)]
+    return name_outputs(model, graph.nodes)
 
 
 def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -> str:
