@@ -172,6 +172,18 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Each micro-batch's mean loss weighs its number of points over N in the whole batch's "
         "mean. Mind the last micro-batch: it can hold fewer than micro_batch points.",
     ),
+    "09-training-clip": (
+        "Two passes over params: first the norm of all the gradients together, then one "
+        "scale for every p.grad. Compute the total before you change any gradient.",
+        "The total is the square root of the sum of every p.grad's squared norm. Scale each "
+        "p.grad where it is by min(1, max_norm / (total + 1e-6)), and return the total.",
+    ),
+    "09-training-batchnorm": (
+        "First each column's statistics over the batch (dim 0): its mean and its biased "
+        "variance, divided by N, not N − 1. Then σ = sqrt(variance + eps) and x̂.",
+        "x̄ = γ / σ · (ȳ − mean(ȳ) − x̂ · mean(ȳ · x̂)), every mean over dim 0: a (C,) row "
+        "that broadcasts against the (N, C) ones.",
+    ),
     # 10_complex_autodiff.ipynb
     "complex-autodiff-exp-rule": (
         "exp is its own derivative: f′(z) = exp(z), which is the op's output, orig.out.",
