@@ -155,6 +155,44 @@ def test_run_all_of_a_fresh_learner_copy_goes_to_the_end(path, tmp_path, monkeyp
     assert listed.count("not answered yet") == count, listed
 
 
+FORGOT_RETURN = "return None  # the learner forgot to return"
+
+
+def with_answers_that_forget_to_return(student: dict) -> tuple[dict, int]:
+    """The learner copy with every stub answered wrongly: each function body returns None
+    (the commonest slip), so each answer is wrong in a way the lesson's later cells meet."""
+    import re
+
+    stub = re.compile(r"(?m)^([ \t]*)# YOUR CODE HERE\n[ \t]*raise NotImplementedError\(\)")
+    answered = 0
+    for cell in student["cells"]:
+        source = "".join(cell["source"])
+        source, n = stub.subn(lambda m: m.group(1) + FORGOT_RETURN, source)
+        cell["source"], answered = source, answered + n
+    return student, answered
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.name)
+def test_run_all_with_wrong_answers_goes_to_the_end(path, tmp_path, monkeypatch):
+    """Issue 38, point 5: with every answer wrong, Run All still reaches the last cell: each
+    graded cell shows its verdict (0, "Not yet."), and the cells after an exercise
+    that use the learner's answer fall back to the course's own while it has not passed."""
+    nbformat = pytest.importorskip("nbformat")
+    student, answered = with_answers_that_forget_to_return(
+        course.student_version(json.loads(path.read_text()))
+    )
+    assert answered, f"{path.name}: no stub to answer"
+    notebook = nbformat.reads(json.dumps(student), as_version=4)
+    execute(notebook, path, monkeypatch, tmp_path)  # an error in any cell fails here
+    graded = [c for c in notebook.cells if course.is_graded_cell(c)]
+    verdicts = [result_of(cell) for cell in graded]
+    assert all(v.get("text/plain") == "0" for v in verdicts), verdicts
+    assert any("Not yet." in v.get("text/html", "") for v in verdicts), verdicts
+    listed = result_of(notebook.cells[-1]).get("text/plain", "")
+    assert f"{len(graded)} of {len(graded)} exercises still open" in listed, listed
+
+
 def exercises_made(notebook: dict) -> dict:
     """``{grade id: (answer name, the cell's source)}`` of each ``Exercise(...)`` made."""
     import re
