@@ -97,18 +97,30 @@ def give(folder: Path, user: str) -> None:
         os.lchown(path, uid, -1)
 
 
-def collect(tmp_path: Path, caplog, learner_uids: str = "passwd") -> dict[str, str]:
-    """Run the collect; ``{learner: their collected notebook's text}``."""
+def settings(course: Path, exchange: Path) -> Config:
+    """nbgrader's settings for lesson 1 of the course, in ``course`` and ``exchange``."""
     config = Config()
-    config.SafeCollect.learner_uids = learner_uids
-    config.CourseDirectory.root = str(tmp_path / "course")
+    config.CourseDirectory.root = str(course)
     config.CourseDirectory.course_id = COURSE
     config.CourseDirectory.assignment_id = ASSIGNMENT
-    config.Exchange.root = str(tmp_path / "exchange")
-    collector = SafeCollect(coursedir=CourseDirectory(config=config), config=config)
-    collector.log = logging.getLogger("collect")
-    with caplog.at_level(logging.INFO, logger="collect"):
-        collector.start()
+    config.Exchange.root = str(exchange)
+    return config
+
+
+def run_exchange(kind: type, config: Config, caplog):
+    """Run one of the exchange's steps (``kind``: SafeCollect...), its log caught."""
+    step = kind(coursedir=CourseDirectory(config=config), config=config)
+    step.log = logging.getLogger(kind.__name__)
+    with caplog.at_level(logging.INFO, logger=kind.__name__):
+        step.start()
+    return step
+
+
+def collect(tmp_path: Path, caplog, learner_uids: str = "passwd") -> dict[str, str]:
+    """Run the collect; ``{learner: their collected notebook's text}``."""
+    config = settings(tmp_path / "course", tmp_path / "exchange")
+    config.SafeCollect.learner_uids = learner_uids
+    run_exchange(SafeCollect, config, caplog)
     submitted = tmp_path / "course" / "submitted"
     return {
         learner.name: (learner / ASSIGNMENT / NOTEBOOK).read_text()
@@ -244,10 +256,7 @@ def test_submit_refuses_another_learners_name(tmp_path, monkeypatch):
 
     inbound = tmp_path / "exchange" / COURSE / "inbound"
     inbound.mkdir(parents=True)
-    config = Config()
-    config.CourseDirectory.course_id = COURSE
-    config.CourseDirectory.assignment_id = ASSIGNMENT
-    config.Exchange.root = str(tmp_path / "exchange")
+    config = settings(tmp_path / "course", tmp_path / "exchange")
     me = get_username()
     for named, refused in [("alice", True), (me, False)]:
         config.CourseDirectory.student_id = named
@@ -268,16 +277,7 @@ def test_submit_refuses_another_learners_name(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ point 1: the course folder
 def release(tmp_path: Path, source: Path, caplog) -> StickyRelease:
     """The instructor (this process) releases lesson 1 from ``source``."""
-    config = Config()
-    config.CourseDirectory.root = str(source)
-    config.CourseDirectory.course_id = COURSE
-    config.CourseDirectory.assignment_id = ASSIGNMENT
-    config.Exchange.root = str(tmp_path / "exchange")
-    releaser = StickyRelease(coursedir=CourseDirectory(config=config), config=config)
-    releaser.log = logging.getLogger("release")
-    with caplog.at_level(logging.INFO, logger="release"):
-        releaser.start()
-    return releaser
+    return run_exchange(StickyRelease, settings(source, tmp_path / "exchange"), caplog)
 
 
 @pytest.fixture

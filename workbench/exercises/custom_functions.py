@@ -453,7 +453,7 @@ def with_advice(error: ExerciseError, advice: str | None) -> ExerciseError:
     """``error`` with one more sentence, unless it is a stub (not answered yet)."""
     if advice is None or isinstance(error, NotAnswered):
         return error
-    return ExerciseError(f"{error.message} {advice}")
+    return ExerciseError(f"{error.message} {advice}", error.finding, kind=error.kind)
 
 
 def error_advice(err: BaseException, method: Callable, ctx, names: list, leaves: list):
