@@ -394,23 +394,36 @@ def code_alone(text: str) -> str:
 def forged_time(submitted: Path) -> str | None:
     """How a learner's ``timestamp.txt`` disagreed with the file system's time of their
     submission (the collect keeps the former as ``claimed_timestamp.txt``), or None."""
-    from nbgrader.utils import parse_utc
-
     claimed_file, real_file = submitted / CLAIMED, submitted / "timestamp.txt"
     if not claimed_file.is_file() or not real_file.is_file():
         return None
-    claimed_text = claimed_file.read_text(encoding="utf-8", errors="replace").strip()
-    real = parse_utc(real_file.read_text(encoding="utf-8").strip())
-    try:
-        claimed = parse_utc(claimed_text)
-    except (ValueError, OverflowError):
-        return f"its timestamp.txt is not a time ({claimed_text[:40]!r})"
+    real, claimed = read_time(real_file), read_time(claimed_file)
+    if real is None:
+        return None  # not the exchange's own time: nothing to compare with
+    if claimed is None:
+        return f"its timestamp.txt is not a time ({first_line(claimed_file)!r})"
     if abs(claimed - real) <= FORGED_AFTER:
         return None
     return (
         f"its timestamp.txt says {claimed:%Y-%m-%d %H:%M}, the file system {real:%Y-%m-%d %H:%M}"
         " UTC: a forged time"
     )
+
+
+def read_time(path: Path) -> datetime.datetime | None:
+    """The UTC time a ``timestamp.txt`` holds, as nbgrader reads it; None if it holds none."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        return parse_utc(first_line(path))
+    except (ValueError, OverflowError):
+        return None
+
+
+def first_line(path: Path, most: int = 80) -> str:
+    """The start of a small text file a learner wrote (at most ``most`` characters)."""
+    with path.open(encoding="utf-8", errors="replace") as text:
+        return text.read(most).strip().split("\n")[0]
 
 
 def disarmed(exercises: list[ExerciseResult]) -> list[Suspicion]:

@@ -134,7 +134,8 @@ class PrivateSubmit(ExchangeSubmit):
 
 class StickyRelease(ExchangeReleaseAssignment):
     """nbgrader's release, and ``inbound/`` with the sticky bit: each learner may remove
-    only their own submission (the instructor, who owns ``inbound/``, any)."""
+    only their own submission (the instructor, who owns ``inbound/``, any). A course
+    folder the instructor does not own is moved aside first, or named and refused."""
 
     def init_dest(self) -> None:
         if not self.coursedir.groupshared:
@@ -156,7 +157,8 @@ class StickyRelease(ExchangeReleaseAssignment):
         if info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode):
             return
         owner = user_name(info.st_uid)
-        aside = course.with_name(f".{course.name}.made-by-{owner}-{secrets.token_hex(4)}")
+        made_by = owner.replace(" ", "")  # "uid 1234", for an id with no name here
+        aside = course.with_name(f".{course.name}.made-by-{made_by}-{secrets.token_hex(4)}")
         try:
             course.rename(aside)
         except OSError:
