@@ -19,6 +19,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from workbench.teaching.classroom.coursedir import COURSE_ID
+from workbench.teaching.classroom.exchange import hub_uid
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = ROOT / "deploy" / "hub"
@@ -152,18 +153,35 @@ def identity_hook():
     return namespace["per_user_identity"]
 
 
-def fake_spawner(user_id: int, groups: list[str]):
-    user = SimpleNamespace(id=user_id, groups=[SimpleNamespace(name=g) for g in groups])
+class FakeDatabase:
+    """The hub's database as the hook asks it: every user's name."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def query(self, column):
+        assert column.key == "name"
+        return [(name,) for name in self.names]
+
+
+def fake_spawner(name: str, groups: list[str], everyone: list[str]):
+    user = SimpleNamespace(
+        name=name, groups=[SimpleNamespace(name=g) for g in groups], db=FakeDatabase(everyone)
+    )
     return SimpleNamespace(user=user, environment={})
 
 
 def test_each_user_runs_under_their_own_id_and_instructors_share_a_group():
     hook = identity_hook()
-    spawners = [fake_spawner(1, ["instructors"]), fake_spawner(2, []), fake_spawner(3, [])]
+    names = ["teacher", "ada@school.example", "grace@school.example"]
+    spawners = [fake_spawner(name, ["instructors"] * (name == "teacher"), names) for name in names]
     for spawner in spawners:
         hook(spawner)
     teacher, ada, grace = (s.environment for s in spawners)
     assert len({env["NB_UID"] for env in (teacher, ada, grace)}) == 3
+    # The id is the one the instructors' collect works out from the name alone.
+    assert [int(s.environment["NB_UID"]) for s in spawners] == [hub_uid(n) for n in names]
+    assert all(10000 <= hub_uid(n) < 2**31 for n in names)
     assert teacher["NB_GID"] == "2000" and ada["NB_GID"] == grace["NB_GID"] == "100"
     assert teacher["WORKBENCH_ROLE"] == "instructor" and ada["WORKBENCH_ROLE"] == "learner"
     assert VALUES["singleuser"]["uid"] == 0  # start.sh starts as root, then switches
@@ -183,3 +201,20 @@ def test_every_package_of_the_image_is_pinned():
             assert pinned[name.lower().replace("_", "-")] == version, line
     # The single-user server has the chart's JupyterHub.
     assert "chart 4.3.3" in (HUB / "values.yaml").read_text() and pinned["jupyterhub"] == "5.4.4"
+
+
+def test_two_users_whose_names_give_one_id_are_refused():
+    """Names are many, ids 2**30: the hook never gives a second user a taken id (two
+    names that share one are found in about 40,000 tries)."""
+    by_id: dict[int, str] = {}
+    for number in range(10**6):
+        name = f"learner{number}@school.example"
+        if hub_uid(name) in by_id:
+            break
+        by_id[hub_uid(name)] = name
+    twins = [by_id[hub_uid(name)], name]
+    with pytest.raises(RuntimeError, match=f"{name} and {twins[0]} would share user id"):
+        identity_hook()(fake_spawner(name, [], twins))
+    spawner = fake_spawner(twins[0], [], twins[:1])
+    identity_hook()(spawner)  # alone, either is let in
+    assert spawner.environment["NB_UID"] == str(hub_uid(twins[0]))

@@ -1,8 +1,8 @@
 """The rehearsal's spawner: each user's server is a local process under their own user id.
 
-On the cluster, values.yaml's ``per_user_identity`` hook gives each server its user
-id (``NB_UID`` = 10000 + the hub's id of the user) and group (``NB_GID``: 2000 for
-instructors, 100 for learners), and docker-stacks' start.sh switches to them before
+On the cluster, values.yaml's ``per_user_identity`` hook gives each server its user id
+(``NB_UID`` = 10000 + 30 bits of the SHA-256 of the user's name) and group (``NB_GID``:
+2000 for instructors, 100 for learners), and docker-stacks' start.sh switches to them before
 the start hooks and the server. Here the same hook runs (local_hub_config.py reads it
 out of values.yaml) and this spawner does start.sh's part: it makes the user's home
 (mode 0700, theirs), switches to their ids, sources the same start hooks

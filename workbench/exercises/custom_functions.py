@@ -459,7 +459,7 @@ def advised_error(
     advice = error_advice(err, method, ctx, names, leaves)
     if advice is None or isinstance(error, NotAnswered):
         return error
-    return ExerciseError(f"{error.message} {advice}")
+    return ExerciseError(f"{error.message} {advice}", error.finding, kind=error.kind)
 
 
 def error_advice(err: BaseException, method: Callable, ctx, names: list, leaves: list):

@@ -40,7 +40,9 @@ from collections.abc import Callable, Sequence
 
 from ..teaching import course
 from .nudges import HINTS
-from .report import ExerciseError, NotAnswered, Passed, running_ipython
+from .report import KIND_KEY, ExerciseError, NotAnswered, Passed, running_ipython
+
+PARTLY_RIGHT = "Partly right."  # the note of a partial score (the class report reads it)
 
 NOT_YET = (
     "The solution opens after you have tried once: run the check on your answer first. "
@@ -288,6 +290,32 @@ class NotRightYet:
 
     def __repr__(self) -> str:
         return f"<NotRightYet: {self.error.message}>"
+
+
+class PartlyRight:
+    """What a graded cell shows, under the sealed grading, for an answer right in some of
+    its parts (a rule right on some calls, some steps of a prediction session): the
+    check's message, and ``right / asked`` of the cell's points as its plain text, which
+    nbgrader reads as the cell's score (its partial credit)."""
+
+    def __init__(self, error: ExerciseError, points: float) -> None:
+        self.error = error
+        self.points = float(points)
+        right, asked = error.parts
+        self.score = round(self.points * right / asked, 2)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
+        right, asked = self.error.parts
+        note = (
+            f'<p style="color:#555"><b>{PARTLY_RIGHT}</b> {right} of {asked} parts right: '
+            f"{self.score:g} of {self.points:g} points.</p>"
+        )
+        data = {"text/plain": f"{self.score:g}", "text/html": self.error._repr_html_() + note}
+        kind = self.error.kind
+        return data, ({KIND_KEY: {"kind": kind}} if kind else {})
+
+    def __repr__(self) -> str:
+        return f"<PartlyRight {self.score:g}/{self.points:g}: {self.error.message}>"
 
 
 def under_nbgrader() -> bool:

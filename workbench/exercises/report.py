@@ -38,6 +38,10 @@ class ExerciseError(AssertionError):
     ``finding`` is the diagnosis (``.kind``, ``.expected``, ``.got``, ``.wrong``: the
     mask of wrong elements), ``input`` the name of the input whose gradient is wrong,
     ``picture`` a callable that draws the graph with the wrong node lit (or None).
+    ``kind`` names the misconception where there is no finding ("raised NameError").
+    ``parts``, for an exercise checked in parts (a rule on several calls, a prediction
+    session's steps), is ``(right, asked)``: the sealed grading scores it
+    ``right / asked`` of the cell's points.
     """
 
     def __init__(
@@ -46,15 +50,34 @@ class ExerciseError(AssertionError):
         finding: Finding | None = None,
         input: str | None = None,
         picture: Callable[[], str] | None = None,
+        kind: str | None = None,
+        parts: tuple[int, int] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.finding = finding
         self.input = input
         self.picture = picture
+        self._kind = kind
+        self.parts = parts
+
+    def in_parts(self, right: int, asked: int, unit: str) -> ExerciseError:
+        """This error, for an exercise right on ``right`` of its ``asked`` parts (each a
+        ``unit``: "call", "step"): its message says so where some are right."""
+        told = self.message
+        if right:
+            told += f" (Right on {right} of {asked} {unit}s.)"
+        return ExerciseError(
+            told, self.finding, self.input, self.picture, self.kind, (right, asked)
+        )
 
     @property
     def kind(self) -> str | None:
+        """The misconception's id (a finding's kind: "no_upstream", "sign"...), or None.
+        A notebook keeps it with the message (:data:`KIND_KEY`): the class report
+        counts wrong answers by it, not by their wording, which holds the learner's values."""
+        if self._kind is not None:
+            return self._kind
         return None if self.finding is None else self.finding.kind
 
     @property
@@ -95,7 +118,8 @@ class NotAnswered(ExerciseError):
         super().__init__(
             f"Not answered yet: your {what} still raises NotImplementedError(). Write your "
             "code in its cell in place of `# YOUR CODE HERE` and `raise NotImplementedError()`, "
-            "run that cell, then this one again."
+            "run that cell, then this one again.",
+            kind="not_answered",
         )
 
     def _repr_html_(self) -> str:
@@ -174,7 +198,7 @@ def learner_error(
     message = f"your {what} raised an error{where}: {known_cause(err) or error_text(err)}"
     message = f"{context}, {message}" if context else message[0].upper() + message[1:]
     show_in_notebook()
-    return ExerciseError(message)
+    return ExerciseError(message, kind=f"raised {type(err).__name__}")
 
 
 def is_stub(err: BaseException) -> bool:
@@ -316,6 +340,7 @@ def running_ipython():
 
 
 HANDLED = (ExerciseError, CheckInterrupted)  # what notebook_handler shows
+KIND_KEY = "workbench"  # a shown message's output metadata: {"workbench": {"kind": id}}
 
 
 def notebook_handler(shell, etype, value, tb, tb_offset=None):
@@ -332,7 +357,8 @@ def notebook_handler(shell, etype, value, tb, tb_offset=None):
     if isinstance(value, CheckInterrupted):
         line = f"KeyboardInterrupt: {value}"
     else:
-        display(Shown(value))
+        kind = getattr(value, "kind", None)
+        display(Shown(value), metadata={KIND_KEY: {"kind": kind}} if kind else None)
         line = f"{etype.__name__}: {SEE_ABOVE}"
     show = getattr(shell, "_showtraceback", None)  # what IPython and ipykernel send errors by
     if show is not None:

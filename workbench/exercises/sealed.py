@@ -37,11 +37,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent  # workbench/exercises/
 LIVE = "workbench.exercises"
 CONSTANTS = (int, float, str, bool, type(None))
+CHECKER_CHANGED = "checker_changed"  # the misconception id of a disarmed checker's message
 
 
-def sealed_grade(grade_id: str, namespace: dict, help_source: str):
+def sealed_grade(grade_id: str, namespace: dict, help_source: str, points: float = 0):
     """Grade exercise ``grade_id`` of the notebook whose globals are ``namespace``, its
-    exercise made from ``help_source`` (the teacher's help cell) by a fresh checker."""
+    exercise made from ``help_source`` (the teacher's help cell) by a fresh checker. An
+    answer right in some of its parts scores that share of the cell's ``points``."""
     fresh = fresh_checker()
     show_its_errors(fresh)
     exercise = trusted_exercise(fresh, namespace, help_source, grade_id)
@@ -50,13 +52,19 @@ def sealed_grade(grade_id: str, namespace: dict, help_source: str):
         fresh.report.fail(
             f"The checker was changed by code in this notebook ({'; '.join(changed[:3])}), "
             f"so exercise {grade_id} scores 0, and your teacher sees this message. Write "
-            "your answer without changing workbench.exercises."
+            "your answer without changing workbench.exercises.",
+            kind=CHECKER_CHANGED,
         )
     if exercise.answer is None or exercise.answer not in namespace:
         return fresh.hints.Unanswered(
             f"Your answer, `{exercise.answer}`, is not defined in this notebook."
         )
-    return exercise.grade(namespace[exercise.answer])
+    try:
+        return exercise.grade(namespace[exercise.answer])
+    except fresh.report.ExerciseError as wrong:
+        if points and wrong.parts and wrong.parts[0]:
+            return fresh.hints.PartlyRight(wrong, points)
+        raise
 
 
 def fresh_checker() -> types.ModuleType:

@@ -436,7 +436,9 @@ def learners_call(step: Callable, Value: Callable, probe: Probe):
     except Exception as err:
         found = learner_error(err, learners_home(Value), WHAT, f"On {probe.text}")
         hint = unwrapped_number_hint(err)
-        raise ExerciseError(f"{found.message} {hint}".strip()) if hint else found from None
+        if hint:
+            raise ExerciseError(f"{found.message} {hint}", kind=found.kind) from None
+        raise found from None
 
 
 def learners_home(Value: Callable) -> Callable:

@@ -56,7 +56,7 @@ def check_whole_pass(predicted_steps: Callable[[], list]) -> Passed:
         stepper.close()
     if wrong:
         first = findings[0] if findings else None
-        fail(f"{right} of {asked} steps right. " + " ".join(wrong), first)
+        fail(f"{right} of {asked} steps right. " + " ".join(wrong), first, parts=(right, asked))
     return Passed(
         f"All {asked} steps of the backward pass predicted right.",
         "You ran backward in your head: each node's rule on the gradient that reached it, "

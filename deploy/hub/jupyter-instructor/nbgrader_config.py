@@ -8,9 +8,12 @@ c.CourseDirectory.root = os.path.join(os.path.expanduser("~"), "course")
 c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under a minute
 # Each learner's server runs under its own user id, which the instructor's server cannot
 # name (no shared passwd across pods): nbgrader's owner check would call every
-# submission a "cheating attempt?". The ids themselves keep submissions apart.
+# submission a "cheating attempt?". SafeCollect checks owners itself: each learner's
+# id is the hub's hub_uid of their name (values.yaml's per_user_identity).
 c.CollectApp.check_owner = False
+c.SafeCollect.learner_uids = "hub"
 # Collect trusts nothing in inbound/: a submission holding a link, a pipe, a socket or a
 # device is skipped and reported, the rest collected; times from the file system, not
-# from a learner's timestamp.txt (workbench.teaching.classroom.exchange.SafeCollect).
+# from a learner's timestamp.txt; a submission only if it belongs to the learner it is
+# named for (workbench.teaching.classroom.exchange.SafeCollect).
 c.ExchangeFactory.collect = "workbench.teaching.classroom.exchange.SafeCollect"

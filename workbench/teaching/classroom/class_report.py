@@ -10,15 +10,35 @@ message each failed check printed). For each exercise (an autograded test cell) 
 gives the learners who submitted, how many passed (full points), the most common
 diagnoses, and for each assignment the learners on the roster who have not submitted.
 
-A diagnosis is the check's own message, with its numbers and arrays taken out, so that
-the same misconception met with different values counts once ("Your gradient for x
-has shape (#, #) where (#,) was expected…"). An exercise left as it was handed out
-counts as "not answered".
+A wrong answer is counted by its misconception's id, which the check's message carries
+in the notebook (the output's metadata, ``{"workbench": {"kind": "no_upstream"}}``:
+workbench.exercises.report): "no_upstream" (the local derivative alone, ȳ left out),
+"sign", "shape"..., or "raised NameError" for an error in the learner's code. Wrong
+answers of one id count together however they are worded, and the report shows one
+message of each, its numbers, arrays and quoted code taken out. A message without an id
+(a check that names none, a notebook graded before ids) is counted by that message,
+with its numbers, arrays and quoted code taken out ("Your gradient for x has shape
+(#, #) where (#,) was expected…"). An exercise left as it was handed out counts as
+"not answered".
+
+Besides the table by exercise, the report counts each misconception across exercises
+and lessons (the same id in lessons 1 and 3 adds up), and each learner's, and it flags
+submissions to look at before trusting their grade:
+
+- answers identical to another learner's (every answered solution cell of a notebook,
+  comments, blank lines and spacing aside);
+- a checker changed by the learner's code (the sealed grading's message:
+  workbench.exercises.sealed, id "checker_changed");
+- a forged time: what the learner's ``timestamp.txt`` said (kept by the exchange's
+  collect as ``claimed_timestamp.txt``) more than :data:`FORGED_AFTER` away from the
+  time the file system gave the submission.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import datetime
 import html
 import io
 import json
@@ -27,10 +47,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...exercises.hints import PARTLY_RIGHT
+from ...exercises.report import KIND_KEY
+from ...exercises.sealed import CHECKER_CHANGED
+from .. import course
+from .coursedir import CLAIMED
+
 NOT_ANSWERED = "not answered (the `raise NotImplementedError()` stub is still there)"
 # What workbench.exercises.grade shows for an exercise still open (its text/plain is 0).
 OPEN_NOTE = "<b>Open.</b>"
 NOTE_PREFIX = "Open: "
+PARTLY_NOTE = f"<b>{PARTLY_RIGHT}</b>"  # a partial score: the check's message is above it
+NOT_YET = re.compile(r"<b>Not yet\.</b>(.*?)</p>", re.S)
 TAG = re.compile(r"<[^>]+>")
 NO_MESSAGE = "no error shown (a partial score, or the cell did not run)"
 UNREADABLE = "the autograded notebook could not be read (listed under the table)"
@@ -38,6 +66,12 @@ TOP = 3  # diagnoses listed per exercise
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
 NUMBER_RUN = re.compile(r"#(?:,\s*#)+")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+QUOTED_CODE = re.compile(r"`[^`\n]*`")  # a learner's line, quoted in a message
+# Left out of the tallies across exercises: no misconception (a disarmed checker is
+# listed with the suspicious submissions instead).
+NOT_MISCONCEPTIONS = (NOT_ANSWERED, NO_MESSAGE, UNREADABLE, CHECKER_CHANGED)
+STUB_KINDS = ("not_answered",)  # an id that says: still the stub
+FORGED_AFTER = datetime.timedelta(minutes=10)  # a claimed time this far off is flagged
 
 
 @dataclass
@@ -50,15 +84,58 @@ class ExerciseResult:
     max_score: float
     submitted: list[str] = field(default_factory=list)
     passed: list[str] = field(default_factory=list)
-    diagnoses: Counter = field(default_factory=Counter)
+    diagnoses: Counter = field(default_factory=Counter)  # misconception id -> learners
+    told: dict[str, str] = field(default_factory=dict)  # learner -> their misconception id
+    examples: dict[str, str] = field(default_factory=dict)  # id -> one message of it
 
     @property
     def pass_rate(self) -> float | None:
         """Passed over submitted; None when nobody submitted."""
         return len(self.passed) / len(self.submitted) if self.submitted else None
 
+    @property
+    def place(self) -> str:
+        return f"{self.assignment} · {self.exercise}"
+
+    def record_wrong(self, student: str, key: str, example: str) -> None:
+        """``student`` got it wrong: misconception ``key``, one message of it ``example``."""
+        self.diagnoses[key] += 1
+        self.told[student] = key
+        self.examples.setdefault(key, example)
+
+    def described(self, key: str) -> str:
+        """A misconception as the report prints it: ``[id] one message of it``."""
+        example = self.examples.get(key)
+        return f"[{key}] {example}" if example and example != key else key
+
     def top_diagnoses(self, n: int = TOP) -> list[tuple[str, int]]:
-        return self.diagnoses.most_common(n)
+        return [(self.described(key), count) for key, count in self.diagnoses.most_common(n)]
+
+
+@dataclass
+class Misconception:
+    """One misconception across the exercises: who showed it, how often, where."""
+
+    key: str  # its id ("no_upstream"), or the message where a check names none
+    example: str
+    learners: Counter = field(default_factory=Counter)  # learner -> times
+    places: list[str] = field(default_factory=list)  # "lesson01 · 01-sigmoid-rule-check"
+
+    @property
+    def total(self) -> int:
+        return sum(self.learners.values())
+
+    def described(self) -> str:
+        return f"[{self.key}] {self.example}" if self.example != self.key else self.key
+
+
+@dataclass
+class Suspicion:
+    """A submission to look at before its grade is trusted."""
+
+    student: str
+    assignment: str
+    why: str
 
 
 @dataclass
@@ -67,6 +144,29 @@ class ClassReport:
     exercises: list[ExerciseResult]
     missing: dict[str, list[str]]  # assignment -> students on the roster who did not submit
     unreadable: dict[str, str] = field(default_factory=dict)  # notebook path -> why
+    suspicious: list[Suspicion] = field(default_factory=list)
+
+    def misconceptions(self) -> list[Misconception]:
+        """Every misconception across exercises and lessons, the most frequent first."""
+        found: dict[str, Misconception] = {}
+        for row in self.exercises:
+            for student, key in row.told.items():
+                if key in NOT_MISCONCEPTIONS:
+                    continue
+                entry = found.setdefault(key, Misconception(key, row.examples.get(key, key)))
+                entry.learners[student] += 1
+                if row.place not in entry.places:
+                    entry.places.append(row.place)
+        return sorted(found.values(), key=lambda m: (-m.total, m.key))
+
+    def by_learner(self) -> dict[str, Counter]:
+        """``{learner: Counter(misconception id)}`` across exercises and lessons."""
+        found: dict[str, Counter] = {}
+        for row in self.exercises:
+            for student, key in row.told.items():
+                if key not in NOT_MISCONCEPTIONS:
+                    found.setdefault(student, Counter())[key] += 1
+        return dict(sorted(found.items()))
 
 
 # ------------------------------------------------------------------ reading
@@ -77,7 +177,7 @@ def class_report(root: Path, assignments: list[str] | None = None) -> ClassRepor
     database = root / "gradebook.db"
     if not database.exists():
         raise FileNotFoundError(f"{database} not found: run nbgrader autograde in {root} first")
-    exercises, missing, unreadable = [], {}, {}
+    exercises, missing, unreadable, suspicious = [], {}, {}, []
     with Gradebook(f"sqlite:///{database}") as gradebook:
         students = sorted(student.id for student in gradebook.students)
         for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
@@ -96,7 +196,15 @@ def class_report(root: Path, assignments: list[str] | None = None) -> ClassRepor
                         )
                         record(result, student, grade.score, root, unreadable)
                     exercises.append(result)
-    return ClassReport(students, in_lesson_order(exercises, root), missing, unreadable)
+                suspicious += identical_answers(root, assignment.name, notebook.name, handed_in)
+            suspicious += [
+                Suspicion(student, assignment.name, why)
+                for student in handed_in
+                if (why := forged_time(root / "submitted" / student / assignment.name))
+            ]
+    suspicious += disarmed(exercises)
+    ordered = in_lesson_order(exercises, root)
+    return ClassReport(students, ordered, missing, unreadable, suspicious)
 
 
 def in_lesson_order(exercises: list[ExerciseResult], root: Path) -> list[ExerciseResult]:
@@ -143,11 +251,22 @@ def record(
         return
     notebook = root / "autograded" / student / result.assignment / f"{result.notebook}.ipynb"
     try:
-        told = diagnosis(failure_message(notebook, result.exercise))
+        message, kind = failure(notebook, result.exercise)
     except NotebookUnreadable as err:
         unreadable[str(notebook)] = str(err)
-        told = UNREADABLE
-    result.diagnoses[told] += 1
+        result.record_wrong(student, UNREADABLE, UNREADABLE)
+        return
+    result.record_wrong(student, misconception(message, kind), diagnosis(message))
+
+
+def misconception(message: str | None, kind: str | None) -> str:
+    """What a wrong answer is counted by: its misconception's id where the check named
+    one, else its message with the particular values taken out (:func:`diagnosis`)."""
+    if kind in STUB_KINDS:
+        return NOT_ANSWERED
+    if kind:
+        return kind
+    return diagnosis(message)
 
 
 class NotebookUnreadable(Exception):
@@ -169,14 +288,29 @@ def failure_message(notebook: Path, grade_id: str) -> str | None:
     """What the test cell ``grade_id`` of an autograded notebook raised, or the note it
     showed for an open exercise (``grade()``'s *Open.*, scored 0); None if neither.
     :class:`NotebookUnreadable` if the file is not a notebook."""
+    return failure(notebook, grade_id)[0]
+
+
+def failure(notebook: Path, grade_id: str) -> tuple[str | None, str | None]:
+    """The message of the test cell ``grade_id`` (:func:`failure_message`) and the
+    misconception id its output carries (None where it carries none)."""
     if not notebook.exists():
-        return None
+        return None, None
     for cell in notebook_cells(notebook):
         try:
             if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
-                return cell_message(cell)
+                return cell_message(cell), cell_kind(cell)
         except (AttributeError, TypeError) as err:  # a cell, an output, not as nbformat says
             raise NotebookUnreadable(f"{type(err).__name__}: {err}") from None
+    return None, None
+
+
+def cell_kind(cell: dict) -> str | None:
+    """The misconception id a check's shown message carries in its output's metadata."""
+    for output in cell.get("outputs", []):
+        kind = output.get("metadata", {}).get(KIND_KEY, {}).get("kind")
+        if isinstance(kind, str) and kind:
+            return kind
     return None
 
 
@@ -187,6 +321,9 @@ def cell_message(cell: dict) -> str | None:
             return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
         note = output.get("data", {}).get("text/html", "")
         note = "".join(note) if isinstance(note, list) else note
+        wrong = NOT_YET.search(note) if PARTLY_NOTE in note else None
+        if wrong:
+            return html.unescape(TAG.sub("", wrong.group(1))).strip()
         if OPEN_NOTE in note:
             text = html.unescape(TAG.sub("", note.split(OPEN_NOTE, 1)[1]))
             return f"{NOTE_PREFIX}{text.strip()}"
@@ -201,9 +338,106 @@ def diagnosis(message: str | None) -> str:
         return NOT_ANSWERED
     text = ANSI.sub("", message).strip()
     text = text.removeprefix("ExerciseError: ")
+    text = QUOTED_CODE.sub("`…`", text)
     text = NUMBER_RUN.sub("#…", NUMBER.sub("#", text))
     text = " ".join(text.split())
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+# ------------------------------------------------------------------ suspicious submissions
+def identical_answers(
+    root: Path, assignment: str, notebook: str, students: list[str]
+) -> list[Suspicion]:
+    """Learners whose answered solution cells of ``notebook`` are all the same as another
+    learner's (blank lines and comments aside); nothing answered is never flagged."""
+    by_answers: dict[tuple[str, ...], list[str]] = {}
+    for student in students:
+        path = root / "autograded" / student / assignment / f"{notebook}.ipynb"
+        answers = answered_cells(path)
+        if answers:
+            by_answers.setdefault(answers, []).append(student)
+    flagged = []
+    for group in by_answers.values():
+        for student in group if len(group) > 1 else []:
+            others = ", ".join(s for s in group if s != student)
+            why = f"{notebook}: every answer identical to {others}'s"
+            flagged.append(Suspicion(student, assignment, why))
+    return flagged
+
+
+def answered_cells(notebook: Path) -> tuple[str, ...]:
+    """The learner's answered solution cells, each without comments and blank lines;
+    () if none is answered or the notebook cannot be read."""
+    try:
+        cells = notebook_cells(notebook) if notebook.exists() else []
+    except NotebookUnreadable:
+        return ()
+    answers = []
+    for cell in cells:
+        if not course.is_solution_cell(cell):
+            continue
+        text = course.cell_text(cell)
+        if "NotImplementedError" not in text:
+            answers.append(code_alone(text))
+    return tuple(answers) if any(answers) else ()
+
+
+def code_alone(text: str) -> str:
+    """Python code as its syntax tree reads back: comments, blank lines and spacing out."""
+    try:
+        return ast.unparse(ast.parse(text))
+    except (SyntaxError, ValueError):
+        lines = [line.strip() for line in text.splitlines()]
+        return "\n".join(line for line in lines if line and not line.startswith("#"))
+
+
+def forged_time(submitted: Path) -> str | None:
+    """How a learner's ``timestamp.txt`` disagreed with the file system's time of their
+    submission (the collect keeps the former as ``claimed_timestamp.txt``), or None."""
+    claimed_file, real_file = submitted / CLAIMED, submitted / "timestamp.txt"
+    if not claimed_file.is_file() or not real_file.is_file():
+        return None
+    real, claimed = read_time(real_file), read_time(claimed_file)
+    if real is None:
+        return None  # not the exchange's own time: nothing to compare with
+    if claimed is None:
+        return f"its timestamp.txt is not a time ({first_line(claimed_file)!r})"
+    if abs(claimed - real) <= FORGED_AFTER:
+        return None
+    return (
+        f"its timestamp.txt says {claimed:%Y-%m-%d %H:%M}, the file system {real:%Y-%m-%d %H:%M}"
+        " UTC: a forged time"
+    )
+
+
+def read_time(path: Path) -> datetime.datetime | None:
+    """The UTC time a ``timestamp.txt`` holds, as nbgrader reads it; None if it holds none."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        return parse_utc(first_line(path))
+    except (ValueError, OverflowError):
+        return None
+
+
+def first_line(path: Path, most: int = 80) -> str:
+    """The start of a small text file a learner wrote (at most ``most`` characters)."""
+    with path.open(encoding="utf-8", errors="replace") as text:
+        return text.read(most).strip().split("\n")[0]
+
+
+def disarmed(exercises: list[ExerciseResult]) -> list[Suspicion]:
+    """Learners whose code changed the checker (the sealed grading said so), once each
+    per assignment, with the exercises it scored 0."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for row in exercises:
+        for student, key in row.told.items():
+            if key == CHECKER_CHANGED:
+                found.setdefault((student, row.assignment), []).append(row.exercise)
+    return [
+        Suspicion(student, assignment, f"their code changed the checker ({', '.join(names)})")
+        for (student, assignment), names in sorted(found.items())
+    ]
 
 
 # ------------------------------------------------------------------ writing
@@ -230,7 +464,30 @@ def as_table(report: ClassReport) -> str:
         lines.append(f"not submitted {assignment}: {who}")
     for path, why in report.unreadable.items():
         lines.append(f"could not read {path} ({why}): its diagnoses are left out, its scores count")
-    return "\n".join(lines)
+    return "\n".join(lines + across_exercises(report))
+
+
+def across_exercises(report: ClassReport) -> list[str]:
+    """The misconceptions across exercises, each learner's, and the suspicious submissions."""
+    lines = ["", "misconceptions across exercises (the same id in several lessons adds up):"]
+    for found in report.misconceptions():
+        who = ", ".join(f"{student} {n}" for student, n in sorted(found.learners.items()))
+        lines.append(f"  {found.total}× {found.described()}")
+        lines.append(f"      learners: {who}; in {', '.join(found.places)}")
+    lines += ["", "each learner's misconceptions:"]
+    for student, kinds in report.by_learner().items():
+        listed = ", ".join(f"{n}× {key}" for key, n in sorted(kinds.items(), key=by_count))
+        lines.append(f"  {student}: {listed}")
+    lines += ["", "suspicious submissions (look at them before trusting their grade):"]
+    for found in report.suspicious:
+        lines.append(f"  {found.student} {found.assignment}: {found.why}")
+    if not report.suspicious:
+        lines.append("  none")
+    return lines
+
+
+def by_count(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
 
 
 CSV_COLUMNS = ["assignment", "notebook", "exercise", "max_score", "submitted", "passed"]

@@ -32,6 +32,9 @@ from .. import course
 
 COURSE_ID = "autodiff-workbench"  # the one course id: values.yaml, the hub, the docs
 WHOLE = "course"  # the assignment that holds every lesson
+# In submitted/<student>/<assignment>/: the time a learner's own timestamp.txt claimed,
+# kept by the exchange's collect (its timestamp.txt is the file system's time).
+CLAIMED = "claimed_timestamp.txt"
 EXAM_NOTE = "# Exam: hints and solutions are off for this exercise."
 EXAM_SWITCH = """\
 # Exam: hints and solutions are off in this notebook (workbench.teaching.course.exam_mode).

@@ -34,7 +34,26 @@ socket or a device is skipped and reported, and the learner's newest *clean* sub
 is collected instead; the others are collected as usual. A submission's time is taken
 from the file system (the last change of its folder or of a file in it, which its owner
 cannot set back or forward), not from its name or its ``timestamp.txt``, which the
-learner wrote: a folder named for 2099 is no newer than when it was made.
+learner wrote: a folder named for 2099 is no newer than when it was made. What the
+learner's ``timestamp.txt`` claimed is kept beside it, as ``claimed_timestamp.txt``, for
+the class report to flag a forged time.
+
+A submission is bound to the user id that wrote it, not to the name it carries: a
+learner can name a folder ``alice+lesson03+...`` (``nbgrader submit --student=alice``,
+or ``JUPYTERHUB_USER=alice`` on their server), but it stays theirs on the file system.
+:class:`SafeCollect` collects a submission only if its folder and every file in it
+belong to the user id of the learner it is named for, and reports the others
+("submitted as alice by uid 10042"). That id comes from ``/etc/passwd`` where learners
+are Unix users (``c.SafeCollect.learner_uids = "passwd"``, the default), or from the
+hub's own rule where each learner's server runs under an id the hub chose
+(``"hub"``: :func:`hub_uid`, the function deploy/hub/values.yaml's ``per_user_identity``
+gives servers their ids by). :class:`PrivateSubmit` refuses ``--student`` naming someone
+else at once, so an honest mistake is told at submit, not at collect.
+
+:class:`StickyRelease` refuses a course folder in the exchange that its instructor does
+not own (a learner may make ``exchange/<course>`` before the first release, to keep
+the teacher out): it moves it aside where the exchange allows, and otherwise stops,
+naming its owner and the command that removes it.
 
 Fetching and feedback stay nbgrader's: feedback is released under a name only the
 submitting learner can work out (a hash of their submission's secret).
@@ -44,7 +63,9 @@ from __future__ import annotations
 
 import datetime
 import glob
+import hashlib
 import os
+import pwd
 import secrets
 import shutil
 import stat
@@ -53,9 +74,15 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.submit import ExchangeSubmit
+from nbgrader.utils import get_username
+from traitlets import Enum
+
+from .coursedir import CLAIMED
 
 SUBMISSION_DIR_MODE = 0o750  # owner: all; the instructors' group: read and enter
 SUBMISSION_FILE_MODE = 0o640
+HUB_FIRST_UID = 10000  # the hub's user ids start here (deploy/hub/values.yaml)
+HUB_UID_BITS = 30  # ids below 10000 + 2**30: under 2**31, which every tool takes
 
 
 def make_private(folder: Path) -> None:
@@ -84,7 +111,19 @@ def regroup(folder: Path) -> None:
 
 
 class PrivateSubmit(ExchangeSubmit):
-    """nbgrader's submit, then the submission made private to the learner and instructors."""
+    """nbgrader's submit, then the submission made private to the learner and instructors.
+    ``--student`` may name only the learner who runs it: collect would skip a submission
+    named for someone else anyway (:class:`SafeCollect`)."""
+
+    def init_dest(self) -> None:
+        me, named = get_username(), self.coursedir.student_id
+        if named not in ("*", me):
+            self.fail(
+                f"You can submit only as yourself ({me}), not as {named}: leave out "
+                "--student. A submission is bound to the user who wrote it, and one "
+                "under another learner's name is not collected."
+            )
+        super().init_dest()
 
     def copy_files(self) -> None:
         super().copy_files()
@@ -95,14 +134,76 @@ class PrivateSubmit(ExchangeSubmit):
 
 class StickyRelease(ExchangeReleaseAssignment):
     """nbgrader's release, and ``inbound/`` with the sticky bit: each learner may remove
-    only their own submission (the instructor, who owns ``inbound/``, any)."""
+    only their own submission (the instructor, who owns ``inbound/``, any). A course
+    folder the instructor does not own is moved aside first, or named and refused."""
 
     def init_dest(self) -> None:
+        if not self.coursedir.groupshared:
+            self.claim_course_folder(Path(self.root) / self.coursedir.course_id)
         super().init_dest()
         inbound = Path(self.inbound_path)
         mode = stat.S_IMODE(inbound.stat().st_mode)
         if not mode & stat.S_ISVTX:
             os.chmod(inbound, mode | stat.S_ISVTX)
+
+    def claim_course_folder(self, course: Path) -> None:
+        """Move aside a course folder (or link) that is not the instructor's, so that the
+        release makes its own; stop, saying whose it is and how to remove it, where the
+        exchange's sticky bit keeps it there."""
+        try:
+            info = os.lstat(course)
+        except FileNotFoundError:
+            return
+        if info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode):
+            return
+        owner = user_name(info.st_uid)
+        made_by = owner.replace(" ", "")  # "uid 1234", for an id with no name here
+        aside = course.with_name(f".{course.name}.made-by-{made_by}-{secrets.token_hex(4)}")
+        try:
+            course.rename(aside)
+        except OSError:
+            self.fail(
+                f"The exchange's course folder {course} belongs to {owner} "
+                f"(uid {info.st_uid}), not to you (uid {os.geteuid()}): a learner may have "
+                "made it before your first release. Nothing was released. The exchange "
+                "keeps others from removing it; its owner or an administrator can: "
+                f"sudo mv {course} {aside}  (on the hub, in a pod that mounts the "
+                "exchange as root), then release again."
+            )
+        self.log.warning(
+            "The exchange's course folder %s belonged to %s (uid %d), not to you: moved "
+            "aside to %s, and a course folder of yours made in its place.",
+            course,
+            owner,
+            info.st_uid,
+            aside,
+        )
+
+
+def user_name(uid: int) -> str:
+    """The name of user id ``uid`` on this machine, or ``uid <n>`` if it has none."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def hub_uid(name: str) -> int:
+    """The user id the hub's servers run under for the hub user ``name``: 10000 plus 30
+    bits of the SHA-256 of the name. deploy/hub/values.yaml's ``per_user_identity`` has
+    the same function (tests/test_hub_values.py checks they agree), so the instructors'
+    collect works out each learner's id from the name alone, as no pod can look up
+    another's."""
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return HUB_FIRST_UID + int.from_bytes(digest[:4], "big") % 2**HUB_UID_BITS
+
+
+def passwd_uid(name: str) -> int:
+    """The user id of the Unix user ``name`` (learners who are Unix users of one machine)."""
+    return pwd.getpwnam(name).pw_uid
+
+
+LEARNER_UIDS = {"passwd": passwd_uid, "hub": hub_uid}
 
 
 class UnsafeSubmission(Exception):
@@ -122,6 +223,18 @@ def check_submission(folder: Path) -> None:
         if info.st_nlink > 1:
             raise UnsafeSubmission(
                 f"{path.relative_to(folder.parent)} is a hard link ({info.st_nlink} names)"
+            )
+
+
+def check_owner(folder: Path, name: str, uid: int) -> None:
+    """Raise :class:`UnsafeSubmission` unless ``folder`` and everything in it belong to
+    ``uid``, the user id of the learner ``name`` it is named for."""
+    for path in [folder, *walk_without_links(folder)]:
+        owner = os.lstat(path).st_uid
+        if owner != uid:
+            where = "" if path == folder else f" (its {path.relative_to(folder)})"
+            raise UnsafeSubmission(
+                f"submitted as {name} by uid {owner}{where}; {name} is uid {uid}"
             )
 
 
@@ -186,7 +299,21 @@ def copy_plain_file(src: Path, dest: Path) -> None:
 class SafeCollect(ExchangeCollect):
     """nbgrader's collect, trusting nothing a learner put in ``inbound/`` (see the
     module's docstring): unsafe submissions skipped and reported, times from the file
-    system, files copied without following a link."""
+    system, files copied without following a link, each submission collected only if it
+    belongs to the learner it is named for."""
+
+    learner_uids = Enum(
+        sorted(LEARNER_UIDS),
+        default_value="passwd",
+        help="Where a learner's user id comes from: 'passwd' (learners are Unix users "
+        "of this machine) or 'hub' (deploy/hub/'s servers: hub_uid of the name).",
+    ).tag(config=True)
+
+    def learner_uid(self, name: str) -> int:
+        try:
+            return LEARNER_UIDS[self.learner_uids](name)
+        except KeyError:
+            raise UnsafeSubmission(f"no user named {name} on this machine") from None
 
     def init_src(self) -> None:
         super().init_src()  # the course's folders and due date; the choice is made here
@@ -205,6 +332,7 @@ class SafeCollect(ExchangeCollect):
         record = self._path_to_record(str(folder))
         try:
             check_submission(folder)
+            check_owner(folder, record["username"], self.learner_uid(record["username"]))
             record["timestamp"] = changed_at(folder)
         except (UnsafeSubmission, OSError) as err:
             self.log.error(
@@ -242,5 +370,7 @@ class SafeCollect(ExchangeCollect):
             shutil.rmtree(dest, ignore_errors=True)
             self.log.error("Skipped the submission %s: %s", Path(src).name, err)
             return
-        stamp = record["timestamp"].strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-        (Path(dest) / "timestamp.txt").write_text(stamp + "\n")
+        stamp = Path(dest) / "timestamp.txt"
+        if stamp.is_file():
+            stamp.rename(Path(dest) / CLAIMED)
+        stamp.write_text(record["timestamp"].strftime("%Y-%m-%d %H:%M:%S.%f UTC") + "\n")

@@ -11,8 +11,11 @@ It runs the notebook as ``Execute`` does, except each graded cell whose code is
 loaded by its file's path, with the exercise's help cell read from the teacher's source
 notebook (``source/<assignment>/``), not from the learner's copy. A learner's cell that
 replaced ``grade``, ``check_answer``, a check or the exercise registry then scores 0 on
-the exercises graded after it, and the cell's message says what was changed. The
-feedback shows the cell as it was written (``grade("<id>")``).
+the exercises graded after it, and the cell's message says what was changed. An
+answer right in some of its parts (a rule right on some of its calls, some steps of a
+prediction session) scores that share of the cell's points: the cell shows the score,
+which nbgrader takes as partial credit. The feedback shows the cell as it was written
+(``grade("<id>")``).
 """
 
 from __future__ import annotations
@@ -66,15 +69,17 @@ class SealedExecute(Execute):
         call = GRADE_CALL.search(course.cell_text(cell))
         if call is None or call.group(1) not in self.help_sources:
             return None
-        return sealed_call(call.group(1), self.help_sources[call.group(1)])
+        points = float(course.nbgrader_meta(cell).get("points", 0))
+        return sealed_call(call.group(1), self.help_sources[call.group(1)], points)
 
 
-def sealed_call(grade_id: str, help_source: str) -> str:
-    """One line of code: load sealed.py by its path and grade ``grade_id`` with it."""
+def sealed_call(grade_id: str, help_source: str, points: float = 0) -> str:
+    """One line of code: load sealed.py by its path and grade ``grade_id`` with it (an
+    answer right in some parts scores that share of ``points``, the cell's)."""
     path = str(Path(sealed.__file__).resolve())
     return (
         f'__import__("runpy").run_path({path!r}, run_name="workbench_sealed_grading")'
-        f'["sealed_grade"]({grade_id!r}, globals(), {help_source!r})'
+        f'["sealed_grade"]({grade_id!r}, globals(), {help_source!r}, {points!r})'
     )
 
 
