@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..autograd.engine import grad as autograd_grad
+from ..autograd.entry_points import grad as autograd_grad
 from ..core.tensor import Tensor
 from ..nn import functional as F
 from .diagnose import compare, is_close, shape_text, wrong_values
