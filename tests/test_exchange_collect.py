@@ -357,3 +357,15 @@ def test_the_instructors_collect_is_the_safe_one():
     exec((path / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
     assert ExchangeFactory(config=config).collect is SafeCollect
     assert config.SafeCollect.learner_uids == "hub"
+
+
+def test_the_instructors_config_sets_no_outdated_collectapp_option():
+    """nbgrader warns "Use ExchangeCollect in config, not CollectApp" at every collect when
+    the config names CollectApp (issue 37, point 9); the hub's own owner check is SafeCollect's."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = Path(__file__).resolve().parent.parent / "deploy/hub/jupyter-instructor"
+    config = PyFileConfigLoader("nbgrader_config.py", str(path)).load_config()
+    assert "CollectApp" not in config
+    collect = SafeCollect(coursedir=CourseDirectory(config=config), config=config)
+    assert collect.check_owner is False and collect.learner_uids == "hub"

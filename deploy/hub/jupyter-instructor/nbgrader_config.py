@@ -9,8 +9,9 @@ c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under 
 # Each learner's server runs under its own user id, which the instructor's server cannot
 # name (no shared passwd across pods): nbgrader's owner check would call every
 # submission a "cheating attempt?". SafeCollect checks owners itself: each learner's
-# id is the hub's hub_uid of their name (values.yaml's per_user_identity).
-c.CollectApp.check_owner = False
+# id is the hub's hub_uid of their name (values.yaml's per_user_identity). (Set on
+# ExchangeCollect: nbgrader calls CollectApp's setting outdated, at every collect.)
+c.ExchangeCollect.check_owner = False
 c.SafeCollect.learner_uids = "hub"
 # Collect trusts nothing in inbound/: a submission holding a link, a pipe, a socket or a
 # device is skipped and reported, the rest collected; times from the file system, not
