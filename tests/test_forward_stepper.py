@@ -173,6 +173,21 @@ def test_jacobian_builder_counts_its_passes_and_agrees_with_torch(program, size,
     assert f"{passes[0]} of {size} passes" in builder.forward_view.value
 
 
+def test_jacobian_builder_takes_a_function_closing_over_weights_that_require_grad():
+    """An MLP's Jacobian: f's weights require grad, so its passes' outputs do too."""
+    from workbench.widgets import JacobianBuilder
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((3, 2)).astype(np.float32)
+    weights = wb.tensor(w, requires_grad=True)
+    builder = JacobianBuilder(lambda t: (t @ weights).tanh(), wb.tensor([0.5, -1.0, 2.0]))
+    builder.run_all()
+    x = torch.tensor([0.5, -1.0, 2.0])
+    theirs = torch.func.jacrev(lambda t: (t @ torch.tensor(w)).tanh())(x).numpy()
+    np.testing.assert_allclose(builder.by_columns, theirs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(builder.by_rows, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_jacobian_builder_refuses_what_is_not_a_vector_function():
     from workbench.widgets import JacobianBuilder
 

@@ -96,7 +96,8 @@ class JacobianBuilder(ClosingBox):
             return False
         _, column = jvp(self.f, (self.x,), (_unit(len(self.by_columns[0]), j, self._dtype),))
         self.forward_passes += 1
-        self.by_columns[:, j] = column.numpy()
+        # detached: f may close over weights that require grad (an MLP's), so may its output
+        self.by_columns[:, j] = column.detach().numpy()
         self.columns_filled += 1
         self._show()
         return True
@@ -109,7 +110,7 @@ class JacobianBuilder(ClosingBox):
         with events.collect("backward_started") as heard:
             (row,) = self._pull_back(_unit(len(self.by_rows), i, self._dtype))
         self.backward_passes += len(heard.events)
-        self.by_rows[i, :] = row.numpy()
+        self.by_rows[i, :] = row.detach().numpy()
         self.rows_filled += 1
         self._show()
         return True
