@@ -125,7 +125,8 @@ def tangent_html(step: TangentStep, total: int, note: str = "") -> str:
     title = f"Step {step.step} of {total}: {html.escape(step.op)} {html.escape(step.node)}"
     extra = f"<p class='wb-note'>{html.escape(note)}</p>" if note else ""
     head = f"<div class='wb-step wb-tangent-step' data-node='{step.node}'>"
-    return f"{head}<div class='wb-title'>{title}</div><table>{body}</table>{extra}</div>"
+    table = f"<table class='wb-table'>{body}</table>"
+    return f"{head}<div class='wb-title'>{title}</div>{table}{extra}</div>"
 
 
 def _forward_picture(out: Tensor) -> Picture:
