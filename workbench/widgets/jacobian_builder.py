@@ -84,8 +84,14 @@ class JacobianBuilder(ClosingBox):
         self.backward_view.add_class("wb-jacrev")
         self.summary = widgets.HTML()
         self.summary.add_class("wb-pass-count")
+        for button in (self.forward_button, self.backward_button, self.all_button):
+            button.layout.width = "auto"  # the whole label, never cut to "forward pass ▶ (…"
         buttons = widgets.HBox([self.forward_button, self.backward_button, self.all_button])
-        views = widgets.HBox([self.forward_view, self.backward_view])
+        # the two matrices apart, one under the other where the output area is narrow
+        views = widgets.HBox(
+            [self.forward_view, self.backward_view],
+            layout=widgets.Layout(flex_flow="row wrap", grid_gap="8px 32px"),
+        )
         self.children = [widgets.HTML(STYLE), buttons, views, self.summary]
         self._show()
 
