@@ -4,11 +4,11 @@ screen sizes.
 
 One JupyterLab and one notebook hold every widget, each on a small graph and on a
 22-node MLP: BackwardStepper (its backward, forward and side-by-side views), TwoModes,
-CompareStepper, ForwardStepper and JacobianBuilder; and the two explorers, measured as
-they open. The page is run once and resized:
-at 1280 × 800 each widget steps forward (Next) up to 10 times, at 1440 × 900 back
-(Prev), at 1920 × 1080 forward again. Before the first step and after each one, on the
-rendered page:
+CompareStepper (a custom Exp against the built-in; the MLP against PyTorch's replay),
+ForwardStepper and JacobianBuilder; and the two explorers, measured as they open. The
+page is run once and resized: at 1280 × 800 each widget steps forward (Next) up to 10
+times, at 1440 × 900 back (Prev), at 1920 × 1080 forward again. Before the first step and
+after each one, on the rendered page:
 
 (a) each picture's lit node lies whole inside the visible part of every box that clips
     it (the picture's own scroll box, the notebook, the output area) and of the window;
@@ -37,6 +37,7 @@ import pytest
 from jupyterlab_harness import BROWSER_TEST, chromium_page, run_all_cells
 from test_browser_lessons import every_cell_rendered
 from test_browser_stepper import OwnWorkspace, lab_serving
+from test_browser_stepper_asks import COMPARE
 
 pytestmark = BROWSER_TEST
 
@@ -48,6 +49,7 @@ CAPTION_GAP = 40  # picture units from a caption to the edge or node it is about
 
 SETUP = """\
 import numpy as np
+import torch
 import workbench as wb
 
 
@@ -69,41 +71,25 @@ X = wb.tensor(rng.normal(0, 1, (5, 3)).astype(np.float32), name="X")
 Y = wb.tensor(rng.normal(0, 1, (5, 2)).astype(np.float32), name="Y")
 
 
-class MyTanh(wb.autograd.Function):  # a learner's tanh, its backward missing the square
-    @staticmethod
-    def forward(ctx, x):
-        y = wb.tanh(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return grad * (1 - y)
-
-
-class Exp(wb.autograd.Function):  # a factor 2 too many
-    @staticmethod
-    def forward(ctx, x):
-        y = x.exp()
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return 2 * grad * y
-
-
-def mlp(x, tanh=wb.tanh):  # four layers: 22 backward steps with its loss
+def mlp(x):  # four layers: 22 backward steps with its loss
     for i, (w, b) in enumerate(LAYERS):
         x = x @ w + b
-        x = tanh(x) if i < len(LAYERS) - 1 else x
+        x = wb.tanh(x) if i < len(LAYERS) - 1 else x
     return x
 
 
-def mlp_loss(x=X, tanh=wb.tanh):
-    return ((mlp(x, tanh) - Y) ** 2).mean()
+def mlp_loss(x=X):
+    return ((mlp(x) - Y) ** 2).mean()
+
+
+def torch_mlp_loss():  # the same network in PyTorch: its pass replayed beside ours
+    h = torch.tensor(X.numpy())
+    for i, (w, b) in enumerate(LAYERS):
+        weight = torch.tensor(w.detach().numpy(), requires_grad=True)
+        bias = torch.tensor(b.detach().numpy(), requires_grad=True)
+        h = h @ weight + bias
+        h = h.tanh() if i < len(LAYERS) - 1 else h
+    return ((h - torch.tensor(Y.numpy())) ** 2).mean()
 
 
 def small_f(x):
@@ -131,12 +117,8 @@ WIDGETS = {
     "both-mlp": 'wb.widgets.BackwardStepper(mlp_loss(), view="both")',
     "two-modes-small": "wb.widgets.TwoModes(small_f, (SMALL_X,), (wb.ones_like(SMALL_X),))",
     "two-modes-mlp": "wb.widgets.TwoModes(mlp_loss, (X,), (wb.ones_like(X),))",
-    "compare-small": (
-        "wb.widgets.CompareStepper(\n"
-        "    wb.tanh(small_x.exp() * small_w).sum(), wb.tanh(Exp.apply(small_x) * small_w).sum()\n"
-        ")"
-    ),
-    "compare-mlp": "wb.widgets.CompareStepper(mlp_loss(tanh=MyTanh.apply), mlp_loss())",
+    "compare-small": "compared",  # made by COMPARE (a custom Exp, a factor 2 too many)
+    "compare-mlp": "wb.widgets.CompareStepper(mlp_loss(), torch_mlp_loss())",
     "forward-small": "wb.widgets.ForwardStepper(small_f, (SMALL_X,), (wb.ones_like(SMALL_X),))",
     "forward-mlp": "wb.widgets.ForwardStepper(mlp_loss, (X,), (wb.ones_like(X),))",
     "jacobian-small": "wb.widgets.JacobianBuilder(tall, wb.tensor([0.5, -1.0]))",
@@ -148,15 +130,11 @@ WIDGETS = {
     "sigmoid-explorer": "wb.widgets.SigmoidExplorer(x=1.5)",
     "broadcast-explorer": 'wb.widgets.BroadcastExplorer("4, 1, 3", "5, 3")',
 }
-COMPARE_INPUTS = """\
-small_x = wb.tensor([0.5, -1.0, 2.0], requires_grad=True, name="x")
-small_w = wb.tensor([1.5, -0.5, 0.25], requires_grad=True, name="w")
-"""
 
 
 def cells() -> list[str]:
     made = [f'shown({code}, "{name}")' for name, code in WIDGETS.items()]
-    return [SETUP + COMPARE_INPUTS, *made]
+    return [SETUP, COMPARE.removesuffix("compared\n"), *made]
 
 
 # ------------------------------------------------------------------ measured in the page
