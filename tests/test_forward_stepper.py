@@ -7,6 +7,8 @@ record must be the k-th intermediate: same primal, same tangent.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -111,6 +113,21 @@ def test_moves_light_the_op_of_each_step_on_the_forward_picture():
     stepper.slider.value = 2  # as Play moves it, in the browser (jslink)
     stepper.stop_button.click()
     assert not stepper.play.playing and stepper.step == 2
+
+
+def test_the_panel_names_an_op_as_a_learner_tells_it_apart_never_by_node_id():
+    x, v = wb.tensor([1.0, 2.0]), wb.tensor([1.0, 0.0])
+    stepper = ForwardStepper(lambda x: ((x * 2).exp() * 3).sum(), (x,), (v,))
+    titles = []
+    for step in range(1, stepper.total + 1):
+        stepper.go(step)
+        titles.append(re.search(r"class='wb-title'>([^<]*)<", stepper.panel.value).group(1))
+    assert titles == [
+        "Step 1 of 4: mul (the first mul)",
+        "Step 2 of 4: exp",
+        "Step 3 of 4: mul (the second mul)",
+        "Step 4 of 4: sum",
+    ]
 
 
 def test_output_and_its_tangent_are_jvps():
