@@ -7,6 +7,8 @@ record must be the k-th intermediate: same primal, same tangent.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -113,6 +115,21 @@ def test_moves_light_the_op_of_each_step_on_the_forward_picture():
     assert not stepper.play.playing and stepper.step == 2
 
 
+def test_the_panel_names_an_op_as_a_learner_tells_it_apart_never_by_node_id():
+    x, v = wb.tensor([1.0, 2.0]), wb.tensor([1.0, 0.0])
+    stepper = ForwardStepper(lambda x: ((x * 2).exp() * 3).sum(), (x,), (v,))
+    titles = []
+    for step in range(1, stepper.total + 1):
+        stepper.go(step)
+        titles.append(re.search(r"class='wb-title'>([^<]*)<", stepper.panel.value).group(1))
+    assert titles == [
+        "Step 1 of 4: mul (the first mul)",
+        "Step 2 of 4: exp",
+        "Step 3 of 4: mul (the second mul)",
+        "Step 4 of 4: sum",
+    ]
+
+
 def test_output_and_its_tangent_are_jvps():
     x, v = wb.tensor([0.5, -1.0, 2.0]), wb.tensor([1.0, 2.0, 3.0])
 
@@ -171,6 +188,21 @@ def test_jacobian_builder_counts_its_passes_and_agrees_with_torch(program, size,
     assert f"Forward passes run: {passes[0]}. Backward passes run: {passes[1]}." in text
     assert "equal" in text
     assert f"{passes[0]} of {size} passes" in builder.forward_view.value
+
+
+def test_jacobian_builder_takes_a_function_closing_over_weights_that_require_grad():
+    """An MLP's Jacobian: f's weights require grad, so its passes' outputs do too."""
+    from workbench.widgets import JacobianBuilder
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((3, 2)).astype(np.float32)
+    weights = wb.tensor(w, requires_grad=True)
+    builder = JacobianBuilder(lambda t: (t @ weights).tanh(), wb.tensor([0.5, -1.0, 2.0]))
+    builder.run_all()
+    x = torch.tensor([0.5, -1.0, 2.0])
+    theirs = torch.func.jacrev(lambda t: (t @ torch.tensor(w)).tanh())(x).numpy()
+    np.testing.assert_allclose(builder.by_columns, theirs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(builder.by_rows, theirs, rtol=1e-5, atol=1e-6)
 
 
 def test_jacobian_builder_refuses_what_is_not_a_vector_function():

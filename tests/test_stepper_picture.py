@@ -192,9 +192,15 @@ def test_the_node_picker_lists_a_few_and_the_filter_finds_the_rest():
     stepper = BackwardStepper(y.sum())
     assert len(stepper.node_picker.options) <= 40
     assert "+" in stepper.node_filter.description
-    stepper.node_filter.value = "leaf x"
+    listed = dict(stepper.node_picker.options)  # as the picture names them, no node id
+    assert all(stepper.names[uid] == label for label, uid in listed.items()), listed
+    assert "MulBackward0 (the 500th mul)" in listed  # the last made, the first to run
+    stepper.node_filter.value = "the 300th mul"  # found by the words the picture shows
     labels = [label for label, _ in stepper.node_picker.options]
-    assert labels == [f"leaf x ({node_of(x).uid})"]
+    assert labels == ["MulBackward0 (the 300th mul)"]
+    stepper.node_filter.value = "leaf x"  # and still by the engine's words
+    labels = [label for label, _ in stepper.node_picker.options]
+    assert labels == ["AccumulateGrad (x)"]
     stepper.run_to_button.click()
     assert stepper.active == node_of(x).uid
     assert stepper.step == stepper.cursor.source.expected_steps

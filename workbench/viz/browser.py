@@ -17,13 +17,15 @@ classes on those ``<g>`` elements.
 - ``classes`` adds extra marks (``breakpoint``, ``recomputed``, ``new``) by node id.
 - Clicking a node sets ``selected`` to its id; Python observes that to inspect it.
 - ``captions`` writes short texts on the picture: by vertex id beside a node, by
-  ``"tail->head"`` at the middle of an edge (which also gets the class ``flowing``).
+  ``"tail->head"`` beside an edge (which also gets the class ``flowing``), each where it
+  covers no other text of the picture (the first free spot of a few tried).
 - ``zoom`` scales the picture from its natural size (1.0: Graphviz's own sizes, so
   text is at least 11 px); the box scrolls, and its buttons zoom in, out and to fit.
   No zoom makes text smaller than 11 px on screen (``READABLE_PX``): past that, "fit"
   and "−" stop shrinking and the box scrolls instead.
 - The lit (``active``) node is kept in view: when a step lights a node outside the
-  box's visible part, the box scrolls (only the box, never the page) to centre it.
+  box's visible part, or the box is resized (the window, the file browser opened), the
+  box scrolls (only the box, never the page) to centre it.
 """
 
 from __future__ import annotations
@@ -131,6 +133,8 @@ function nodeOf(target) {
 
 // ---- captions: texts on edges and beside nodes (the `captions` trait)
 const SVG_NS = "http://www.w3.org/2000/svg";
+const CAPTION_LINE = 13; // picture units from one caption line to the next (11 px text)
+const CAPTION_SLACK = 1; // units a caption may share with another text, no more
 
 function edgesByTitle(box) {
   const edges = {};
@@ -141,40 +145,75 @@ function edgesByTitle(box) {
   return edges;
 }
 
-function placeCaption(g, text, isEdge) {
-  const t = document.createElementNS(SVG_NS, "text");
-  t.setAttribute("class", "wb-caption");
-  t.textContent = text;
+// Where a caption may go, best first, as [x, y, anchor] in the picture's units: under an
+// edge's own label (the shape), beside its path, or under a node's box.
+function captionSpots(g, isEdge) {
   const path = isEdge ? g.querySelector("path") : null;
   const label = isEdge ? g.querySelector("text:not(.wb-caption)") : null;
   if (label) {  // under Graphviz's own edge label (the shape), never on top of it
     const b = label.getBBox();
-    t.setAttribute("x", b.x);
-    t.setAttribute("y", b.y + b.height + 10);
-  } else if (path) {  // an edge without a label: beside its path, past the middle
-    const p = path.getPointAtLength(path.getTotalLength() * 0.62);
-    t.setAttribute("x", p.x + 6);
-    t.setAttribute("y", p.y + 6);
-  } else {  // under the box, centred
-    const b = g.getBBox();
-    t.setAttribute("x", b.x + b.width / 2);
-    t.setAttribute("y", b.y + b.height + 11);
-    t.setAttribute("text-anchor", "middle");
+    const below = [1, 2, 3].map((k) => b.y + b.height + 10 + (k - 1) * CAPTION_LINE);
+    return [...below.map((y) => [b.x, y, "start"]), ...below.map((y) => [b.x + b.width, y, "end"]),
+      [b.x, b.y - 4, "start"], [b.x + b.width, b.y - 4, "end"]];
   }
+  if (path) {  // an edge without a label: beside its path, past the middle first
+    const length = path.getTotalLength();
+    return [0.62, 0.45, 0.78, 0.3, 0.9].flatMap((at) => {
+      const p = path.getPointAtLength(length * at);
+      return [[p.x + 6, p.y + 6, "start"], [p.x - 6, p.y + 6, "end"]];
+    });
+  }
+  const b = g.getBBox();  // under the box, centred
+  const x = b.x + b.width / 2;
+  return [0, 1, 2].map((k) => [x, b.y + b.height + 11 + k * CAPTION_LINE, "middle"]);
+}
+
+// How much two boxes share: the smaller of the width and the height they have in common.
+function shared(a, b) {
+  const w = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
+  const h = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
+  return Math.max(0, Math.min(w, h));
+}
+
+// A caption at the first of its spots where it covers no other text of the picture
+// (``taken``: the boxes of every label and caption placed so far); else where it covers
+// least. Captions change at every step, so they are placed in the page, not by Graphviz.
+function placeCaption(g, text, isEdge, taken) {
+  const t = document.createElementNS(SVG_NS, "text");
+  t.setAttribute("class", "wb-caption");
+  t.textContent = text;
+  const spots = captionSpots(g, isEdge); // before the caption joins g, and its box
   g.appendChild(t);
+  let best = null;
+  for (const [x, y, anchor] of spots) {
+    t.setAttribute("x", x);
+    t.setAttribute("y", y);
+    t.setAttribute("text-anchor", anchor);
+    const b = t.getBBox();
+    const cover = taken.reduce((most, other) => Math.max(most, shared(b, other)), 0);
+    if (!best || cover < best.cover) best = { x, y, anchor, cover, b };
+    if (cover <= CAPTION_SLACK) break;
+  }
+  t.setAttribute("x", best.x);
+  t.setAttribute("y", best.y);
+  t.setAttribute("text-anchor", best.anchor);
+  taken.push(best.b);
 }
 
 function caption(box, captions) {
   for (const t of box.querySelectorAll(".wb-caption")) t.remove();
   for (const g of box.querySelectorAll("g.edge.flowing")) g.classList.remove("flowing");
   const edges = edgesByTitle(box);
+  const taken = [...box.querySelectorAll("svg text")].map((t) => t.getBBox());
   for (const [key, text] of Object.entries(captions || {})) {
     const edge = edges[key];
     const g = edge || box.querySelector(`g.node[id="${key}"]`);
     if (!g) continue;
     if (edge) edge.classList.add("flowing");
-    placeCaption(g, text, Boolean(edge));
+    placeCaption(g, text, Boolean(edge), taken);
   }
+  // a hidden picture has no sizes yet: its captions are placed again once it shows
+  box.dataset.captioned = box.getClientRects().length ? "yes" : "no";
 }
 
 // ---- labels: every line of a node's label inside its box. Graphviz sizes a box by its own
@@ -331,6 +370,7 @@ function render({ model, el }) {
     }
     box.dataset.active = active || "";
     if (box.dataset.labelsFit !== "yes") fitLabels(box); // shown at last: fit it now
+    if (box.dataset.captioned === "no") caption(box, model.get("captions"));
     if (active) follow(box, byId[active]);
   }
 
@@ -403,9 +443,16 @@ function render({ model, el }) {
   }
   model.on("change:captions", () => caption(box, model.get("captions")));
   model.on("change:zoom", () => applyZoom(box, model.get("zoom")));
+  // The box's width changes with the window, the file browser, a view shown: the lit
+  // node is brought back into view then too, not only at the next step.
+  const resized = new ResizeObserver(() => {
+    if (box.dataset.layout === "done" && box.getClientRects().length) mark();
+  });
+  resized.observe(box);
   paint();
   return () => {
     ticket += 1;
+    resized.disconnect();
   };
 }
 

@@ -530,6 +530,7 @@ class CompareStepper(ClosingBox):
         self.next_button = widgets.Button(description="Next ▶")
         self.reset_button = widgets.Button(description="⟲ Reset")
         self.difference_button = widgets.Button(description="Run to difference ▶▶")
+        self.difference_button.layout.width = "auto"  # its whole label, not "Run to differe…"
         self.slider = widgets.IntSlider(min=1, max=1, description="step")
         self._on_click(self.prev_button, lambda _: self.go(self.step - 1))
         self._on_click(self.next_button, lambda _: self.go(self.step + 1))

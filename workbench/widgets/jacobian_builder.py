@@ -84,8 +84,14 @@ class JacobianBuilder(ClosingBox):
         self.backward_view.add_class("wb-jacrev")
         self.summary = widgets.HTML()
         self.summary.add_class("wb-pass-count")
+        for button in (self.forward_button, self.backward_button, self.all_button):
+            button.layout.width = "auto"  # the whole label, never cut to "forward pass ▶ (…"
         buttons = widgets.HBox([self.forward_button, self.backward_button, self.all_button])
-        views = widgets.HBox([self.forward_view, self.backward_view])
+        # the two matrices apart, one under the other where the output area is narrow
+        views = widgets.HBox(
+            [self.forward_view, self.backward_view],
+            layout=widgets.Layout(flex_flow="row wrap", grid_gap="8px 32px"),
+        )
         self.children = [widgets.HTML(STYLE), buttons, views, self.summary]
         self._show()
 
@@ -96,7 +102,8 @@ class JacobianBuilder(ClosingBox):
             return False
         _, column = jvp(self.f, (self.x,), (_unit(len(self.by_columns[0]), j, self._dtype),))
         self.forward_passes += 1
-        self.by_columns[:, j] = column.numpy()
+        # detached: f may close over weights that require grad (an MLP's), so may its output
+        self.by_columns[:, j] = column.detach().numpy()
         self.columns_filled += 1
         self._show()
         return True
@@ -109,7 +116,7 @@ class JacobianBuilder(ClosingBox):
         with events.collect("backward_started") as heard:
             (row,) = self._pull_back(_unit(len(self.by_rows), i, self._dtype))
         self.backward_passes += len(heard.events)
-        self.by_rows[i, :] = row.numpy()
+        self.by_rows[i, :] = row.detach().numpy()
         self.rows_filled += 1
         self._show()
         return True

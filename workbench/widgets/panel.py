@@ -177,7 +177,12 @@ def picture_and_panel(graph: widgets.Widget, panel: widgets.Widget) -> widgets.H
 STYLE = """
 <style>
 .wb-title { font-weight: 600; margin: 4px 0; }
-.wb-table th { text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; }
+/* A panel's table is as wide as its panel, never wider: the names column has a fixed
+   width (its words wrap), and a value wider than its cell scrolls in its own box. */
+.wb-table { width: 100%; table-layout: fixed; border-collapse: collapse; }
+.wb-table th {
+  text-align: left; vertical-align: top; padding-right: 12px; font-weight: 500; width: 9em;
+}
 .wb-table td { vertical-align: top; }
 .wb-array { margin: 0; padding: 2px 4px; background: #f6f6f6; font-size: 12px; }
 /* JupyterLab wraps <pre> (pre-wrap): an array must not break inside a number or "shape":

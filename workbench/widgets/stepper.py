@@ -342,16 +342,24 @@ class BackwardStepper(ClosingBox):
         At most ``PICKER_SIZE`` are listed: on a 2,000-node graph the filter box finds
         the others. The node picked stays picked while it matches.
         """
-        nodes = self.cursor.source.nodes
         words = query.lower().split()
-        found = [uid for uid in self.order if all(w in nodes[uid].label.lower() for w in words)]
+        found = [uid for uid in self.order if all(w in self._findable(uid) for w in words)]
         shown = found[:PICKER_SIZE]
         keep = self.node_picker.value if self.node_picker.value in shown else None
-        self.node_picker.options = [(nodes[uid].label, uid) for uid in shown]
+        self.node_picker.options = [(self._shown_name(uid), uid) for uid in shown]
         if shown:
             self.node_picker.value = keep or shown[0]
         more = len(found) - len(shown)
         self.node_filter.description = f"find (+{more})" if more else "find"
+
+    def _shown_name(self, uid: str) -> str:
+        """A node as the picture names it (``TanhBackward0 (the second tanh)``,
+        ``AccumulateGrad (b)``); the engine's label where the picture names none."""
+        return self.names.get(uid) or self.cursor.source.nodes[uid].label
+
+    def _findable(self, uid: str) -> str:
+        """What the filter searches: the shown name, and the engine's label with its id."""
+        return f"{self._shown_name(uid)} {self.cursor.source.nodes[uid].label}".lower()
 
     def _fail(self, err: Exception) -> None:
         self.error = str(err)

@@ -17,6 +17,7 @@ list of records: Prev, Next, Reset, the slider and Play are lookups, never a re-
 from __future__ import annotations
 
 import html
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ import numpy as np
 from ..core import events
 from ..core.tensor import Tensor
 from ..record import forward_ad
+from ..viz.model import ordinal
 from .closing import ClosingBox
 from .graphview import GraphView, Picture, picture_of
 from .panel import STYLE, format_array, jvp_line, message_html, picture_and_panel
@@ -113,8 +115,22 @@ def _step(index: int, event: events.OpRecorded, tangent) -> TangentStep:
     )
 
 
-def tangent_html(step: TangentStep, total: int, note: str = "") -> str:
-    """The panel: which op, its JVP formula, its value y and its tangent ẏ."""
+def op_names(records: list[TangentStep]) -> dict:
+    """Node id -> the op as a learner tells it apart: ``exp`` where it ran once, else
+    ``add (the fourth add)``, in the order the ops ran. Never the node id, which the
+    picture does not show."""
+    total = Counter(r.op for r in records)
+    seen: Counter = Counter()
+    names = {}
+    for r in records:
+        seen[r.op] += 1
+        names[r.node] = f"{r.op} (the {ordinal(seen[r.op])} {r.op})" if total[r.op] > 1 else r.op
+    return names
+
+
+def tangent_html(step: TangentStep, total: int, note: str = "", name: str = "") -> str:
+    """The panel: which op (``name``, as :func:`op_names` gives it), its JVP formula, its
+    value y and its tangent ẏ."""
     tangent = "no tangent: no derivative" if step.tangent is None else format_array(step.tangent)
     rows = [
         ("JVP rule", html.escape(step.formula)),
@@ -122,10 +138,11 @@ def tangent_html(step: TangentStep, total: int, note: str = "") -> str:
         ("ẏ (tangent)", f"<pre class='wb-array wb-tangent'>{html.escape(tangent)}</pre>"),
     ]
     body = "".join(f"<tr><th>{label}</th><td>{cell}</td></tr>" for label, cell in rows)
-    title = f"Step {step.step} of {total}: {html.escape(step.op)} {html.escape(step.node)}"
+    title = f"Step {step.step} of {total}: {html.escape(name or step.op)}"
     extra = f"<p class='wb-note'>{html.escape(note)}</p>" if note else ""
     head = f"<div class='wb-step wb-tangent-step' data-node='{step.node}'>"
-    return f"{head}<div class='wb-title'>{title}</div><table>{body}</table>{extra}</div>"
+    table = f"<table class='wb-table'>{body}</table>"
+    return f"{head}<div class='wb-title'>{title}</div>{table}{extra}</div>"
 
 
 def _forward_picture(out: Tensor) -> Picture:
@@ -158,6 +175,7 @@ class ForwardStepper(ClosingBox):
         last = self.records[-1]
         self.output_tangent = None if last.tangent is None else last.tangent
         self.cursor = StepCursor(RecordedSteps(self.records, ()))
+        self.names = op_names(self.records)  # node id -> "add (the fourth add)"
         self.picture = _forward_picture(out)
         self.graph = GraphView()
         self.graph.add_class("wb-forward-graph")
@@ -230,7 +248,8 @@ class ForwardStepper(ClosingBox):
 
     def _show(self) -> None:
         note = self.cursor.note.replace("backward pass", "forward pass")
-        self.panel.value = tangent_html(self.record, self.total, note)
+        name = self.names.get(self.record.node, "")
+        self.panel.value = tangent_html(self.record, self.total, note, name)
         self.message.value = message_html(note) if note else ""
         if self.slider.value != self.step:
             self.slider.value = self.step
