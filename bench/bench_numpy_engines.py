@@ -95,26 +95,17 @@ def tensor_engine(make, sin, tanh, matmul, total, grad_of) -> dict:
     return steps
 
 
-def workbench_steps(data) -> dict:
+def torch_like_steps(lib, data) -> dict:
+    """The workbench's steps, or PyTorch's: the same API, ``lib`` is ``wb`` or ``torch``."""
+
     def make(a):
-        return wb.tensor(a, requires_grad=True)
+        return lib.tensor(a, requires_grad=True)
 
     def fresh(t):
         grad, t.grad = t.grad, None
         return grad
 
-    return tensor_engine(make, wb.sin, wb.tanh, wb.matmul, lambda y: y.sum(), fresh)(data)
-
-
-def torch_steps(data) -> dict:
-    def make(a):
-        return torch.tensor(a, requires_grad=True)
-
-    def fresh(t):
-        grad, t.grad = t.grad, None
-        return grad
-
-    return tensor_engine(make, torch.sin, torch.tanh, torch.matmul, lambda y: y.sum(), fresh)(data)
+    return tensor_engine(make, lib.sin, lib.tanh, lib.matmul, lambda y: y.sum(), fresh)(data)
 
 
 def mygrad_steps(mg, data) -> dict:
@@ -168,13 +159,13 @@ def main() -> None:
     modules = engines()
     data = arrays(np.random.default_rng(0))
     contenders = {
-        "workbench": workbench_steps(data),
+        "workbench": torch_like_steps(wb, data),
         "autograd": autograd_steps(modules["autograd"], data),
         "mygrad": mygrad_steps(modules["mygrad"], data),
         "dezero": dezero_steps(modules["dezero"], data),
     }
     if torch is not None:
-        contenders["torch"] = torch_steps(data)
+        contenders["torch"] = torch_like_steps(torch, data)
     gradients = {
         name: {program: step() for program, step in steps.items()}
         for name, steps in contenders.items()
