@@ -21,7 +21,7 @@ from ..core import checks
 from ..core.dtypes import bfloat16
 from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from ..record.dispatch import apply_op
-from ..record.forward_ad import sum_of_terms
+from ..record.forward_ad import make_tangent, product_term, sum_of_terms, tangent_of
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_jvp, register_op
@@ -299,9 +299,9 @@ def mul_grad(orig, grad):
 @register_jvp("mul")
 def mul_jvp(orig, tangents):
     """Forward: y = a · b
-    JVP: ẏ = ȧ · b + a · ḃ   (the product rule)"""
+    JVP: ẏ = ȧ · b + a · ḃ   (the product rule; ȧ or ḃ PyTorch's zero for a constant)"""
     (a, b), (da, db) = orig.args, tangents
-    return sum_of_terms([None if da is None else da * b, None if db is None else a * db])
+    return sum_of_terms([product_term(orig, 0, da, b), product_term(orig, 1, db, a)])
 
 
 def _conj(x):
@@ -336,9 +336,10 @@ def div_grad(orig, grad):
 @register_jvp("div")
 def div_jvp(orig, tangents):
     """Forward: y = a / b
-    JVP: ẏ = (ȧ − y · ḃ) / b"""
+    JVP: ẏ = (ȧ − y · ḃ) / b   (ḃ PyTorch's zero for a constant)"""
     (_, b), (da, db) = orig.args, tangents
-    return sum_of_terms([da, None if db is None else -orig.out * db]) / b
+    from_b = product_term(orig, 1, db, orig.out)
+    return sum_of_terms([da, None if from_b is None else -from_b]) / b
 
 
 _neg = register_op("neg")(np.negative)
@@ -457,10 +458,16 @@ def _pow_exponent_grad(grad, x, p, y):
 
 def _times_alpha(other, alpha, input):
     """``alpha · other`` for add and sub. A number times alpha becomes a new 0-d tensor,
-    which is made on the CPU: it moves to ``input``'s device, where the sum happens."""
+    which is made on the CPU: it moves to ``input``'s device, where the sum happens.
+
+    In forward mode its tangent is PyTorch's α · ḃ: add's own formula has no term for
+    α, where a mul by a number records one (``product_term``)."""
     scaled = mul(other, alpha)
     if isinstance(input, Tensor) and not isinstance(other, Tensor):
         scaled = scaled.to(input.device)
+    tangent = tangent_of(other) if isinstance(other, Tensor) else None
+    if tangent is not None:
+        make_tangent(scaled, tangent * alpha)
     return scaled
 
 
