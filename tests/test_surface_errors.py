@@ -489,17 +489,6 @@ CASES = [
         r"integer and Boolean",
         r"float32",
     ),
-    # PyTorch computes bits (an int64 result); the workbench has no bitwise kernels and
-    # refuses rather than return logical_and's bools (tensor.py, _bool_operands)
-    case(
-        "and ints",
-        lambda m: m.ones(2, dtype=m.int64) & m.ones(2, dtype=m.int64),
-        NotImplementedError,
-        r"bitwise_and",
-        r"int64",
-        r"bool tensors",
-        torch=False,
-    ),
     # ---------------------------------------------------- mixed dtypes in products
     case(
         "matmul float32 @ float64",

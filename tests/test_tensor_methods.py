@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import workbench as wb
 from workbench.core.tensor import Tensor
@@ -391,3 +392,34 @@ def test_nothing_in_workbench_attaches_to_tensor():
         if ATTACHING.search(line)
     ]
     assert not found
+
+
+BITWISE_PROGRAMS = {
+    "int64 & int64": lambda m: m.tensor([6, -3, 12]) & m.tensor([3, 5, 10]),
+    "int64 | int32 (promoted)": lambda m: (
+        m.tensor([6, -3, 12]) | m.tensor([3, 5, 1], dtype=m.int32)
+    ),
+    "uint8 ^ uint8": lambda m: (
+        m.tensor([200, 7], dtype=m.uint8) ^ m.tensor([15, 255], dtype=m.uint8)
+    ),
+    "int & Python int": lambda m: m.tensor([6, 7]) & 3,
+    "Python int | int": lambda m: 8 | m.tensor([1, 2]),
+    "int ^ bool tensor": lambda m: m.tensor([6, 7]) ^ m.tensor([True, False]),
+    "bool & Python int": lambda m: m.tensor([True, False]) & 1,
+    "int & True": lambda m: m.tensor([6, 7]) & True,
+    "broadcast": lambda m: m.tensor([[1], [2]]) | m.tensor([4, 8, 16]),
+    "~int64": lambda m: ~m.tensor([5, 0, -1]),
+    "~uint8": lambda m: ~m.tensor([0, 5], dtype=m.uint8),
+    "~bool": lambda m: ~m.tensor([True, False]),
+    "bool & bool": lambda m: m.tensor([True, True]) & m.tensor([True, False]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BITWISE_PROGRAMS))
+def test_bitwise_operators_on_integers_give_pytorchs_bits(name):
+    """``&``, ``|``, ``^``, ``~`` of integer tensors work on the bits, as PyTorch's (the
+    workbench used to refuse them): the same values and the same dtype."""
+    ours, theirs = BITWISE_PROGRAMS[name](wb), BITWISE_PROGRAMS[name](torch)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch."), name
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)
+    assert not ours.requires_grad

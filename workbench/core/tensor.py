@@ -664,13 +664,13 @@ class Tensor:
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
-        return _ops.logical_and(*_bool_operands("bitwise_and", "&", self, other))
+        return _bitwise("and", "&", self, other)
 
     def __or__(self, other) -> Tensor:
-        return _ops.logical_or(*_bool_operands("bitwise_or", "|", self, other))
+        return _bitwise("or", "|", self, other)
 
     def __xor__(self, other) -> Tensor:
-        return _ops.logical_xor(*_bool_operands("bitwise_xor", "^", self, other))
+        return _bitwise("xor", "^", self, other)
 
     def __rand__(self, other) -> Tensor:
         return self.__and__(other)
@@ -687,7 +687,7 @@ class Tensor:
                 f"~ (operator.invert) is only implemented on integer and Boolean-type tensors, "
                 f"not {self.dtype}: for a mask, compare first (~(x > 0))"
             )
-        return _ops.logical_not(*_bool_operands("bitwise_not", "~", self))
+        return _bitwise("not", "~", self)
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key) -> Tensor:
@@ -1205,25 +1205,19 @@ def _refuse_data(data) -> None:
     raise RuntimeError(f"tensor(): Could not infer dtype of {type(bad).__name__} in {shown}")
 
 
-def _bool_operands(op: str, symbol: str, *operands) -> tuple:
-    """The operands of ``&``, ``|``, ``^`` or ``~``, checked: bool tensors (and Python
-    bools) only. PyTorch's operators are bitwise: on floats they are its error (as here);
-    on integers they give an integer. The workbench has no bitwise kernels, so it refuses
-    integers too rather than return a truth value where PyTorch returns bits."""
+def _bitwise(name: str, symbol: str, *operands) -> Tensor:
+    """``&``, ``|``, ``^`` or ``~`` (``name``: and, or, xor, not), as PyTorch's bitwise ops:
+    on floats its error; on integers the bits (6 & 3 is 2); on bools the logical op,
+    which gives the same answer and is the one the lessons draw."""
     kinds = [_number_kind(value) for value in operands]
     for dtype, kind in kinds:
         if kind in ("f", "c"):
             raise NotImplementedError(
-                f'"{op}" not implemented for {dtype}: {symbol} is bitwise, for integer and '
-                f"bool tensors; for a mask, compare first: (x > 0) {symbol} (y > 0)"
+                f'"bitwise_{name}" not implemented for {dtype}: {symbol} is bitwise, for '
+                f"integer and bool tensors; for a mask, compare first: (x > 0) {symbol} (y > 0)"
             )
-    for dtype, kind in kinds:
-        if kind in ("i", "u"):
-            raise NotImplementedError(
-                f'"{op}" on {dtype}: {symbol} on integers is bitwise in PyTorch (an integer '
-                f"result), which the workbench does not have; {symbol} works on bool tensors"
-            )
-    return operands
+    family = "bitwise_" if any(kind in ("i", "u") for _, kind in kinds) else "logical_"
+    return getattr(_ops.arithmetic, family + name)(*operands)
 
 
 def _number_kind(value) -> tuple:

@@ -787,7 +787,7 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 
 # ----------------------------------------------------------------- comparisons
-def _comparison(name: str, ufunc):
+def _comparison(name: str, ufunc, result: str = "a bool tensor"):
     op = register_op(name, inputs=("a", "b"), differentiable=False)(lambda a, b: ufunc(a, b))
 
     def compare(input, other) -> Tensor:
@@ -796,7 +796,7 @@ def _comparison(name: str, ufunc):
         return _binary(op, input, other)
 
     compare.__name__ = name
-    compare.__doc__ = f"Elementwise ``{name}``: a bool tensor that never requires grad."
+    compare.__doc__ = f"Elementwise ``{name}``: {result} that never requires grad."
     return compare
 
 
@@ -817,6 +817,21 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 less, less_equal, greater, greater_equal, equal_elementwise, not_equal = lt, le, gt, ge, eq, ne
+
+
+# -------------------------------------------------------------------- bitwise
+# ``&``, ``|``, ``^`` and ``~`` of integer tensors work on the bits, as in PyTorch:
+# 6 & 3 is 2, ~5 is -6 (Tensor's operators call these for integers, the logical ops for
+# bools, where the two agree). No gradient: bits are not differentiable.
+_BITS = "an integer (or bool) tensor"
+bitwise_and = _comparison("bitwise_and", np.bitwise_and, _BITS)
+bitwise_or = _comparison("bitwise_or", np.bitwise_or, _BITS)
+bitwise_xor = _comparison("bitwise_xor", np.bitwise_xor, _BITS)
+_bitwise_not = register_op("bitwise_not", differentiable=False)(np.invert)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    return apply_op(_bitwise_not, (checks.tensor_arg("bitwise_not", "input", input),))
 
 
 # ------------------------------------------------------- closeness, equality
