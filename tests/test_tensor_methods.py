@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import operator
 import re
 from pathlib import Path
 
@@ -423,3 +424,19 @@ def test_bitwise_operators_on_integers_give_pytorchs_bits(name):
     assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch."), name
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)
     assert not ours.requires_grad
+
+
+@pytest.mark.parametrize("other", [None, "a", object()], ids=["None", "str", "object"])
+@pytest.mark.parametrize("compare", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparing_with_what_is_no_operand_gives_pythons_answer_as_pytorch(compare, other):
+    """``x == None`` is False and ``x != "a"`` True in PyTorch (its operators hand such
+    operands back to Python); ``x < None`` is Python's TypeError. The workbench raised its
+    own TypeError for every one (a harness comparing results with ``==`` broke on it)."""
+
+    def outcome(lib):
+        try:
+            return repr(getattr(operator, compare)(lib.ones(2), other))
+        except TypeError as err:
+            return f"TypeError: {err}"
+
+    assert outcome(wb) == outcome(torch)

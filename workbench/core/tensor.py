@@ -644,23 +644,25 @@ class Tensor:
         return _ops.abs(self)
 
     # ------------------- comparison and logical operators (bool tensors, never grad)
+    # Against what is no operand (None, a string, any object), PyTorch's operators give
+    # Python's answer: x == None is False, x != "a" True, x < None Python's TypeError.
     def __lt__(self, other) -> Tensor:
-        return _ops.lt(self, other)
+        return _ops.lt(self, other) if checks.is_operand(other) else NotImplemented
 
     def __le__(self, other) -> Tensor:
-        return _ops.le(self, other)
+        return _ops.le(self, other) if checks.is_operand(other) else NotImplemented
 
     def __gt__(self, other) -> Tensor:
-        return _ops.gt(self, other)
+        return _ops.gt(self, other) if checks.is_operand(other) else NotImplemented
 
     def __ge__(self, other) -> Tensor:
-        return _ops.ge(self, other)
+        return _ops.ge(self, other) if checks.is_operand(other) else NotImplemented
 
     def __eq__(self, other) -> Tensor:
-        return _ops.eq(self, other)
+        return _ops.eq(self, other) if checks.is_operand(other) else NotImplemented
 
     def __ne__(self, other) -> Tensor:
-        return _ops.ne(self, other)
+        return _ops.ne(self, other) if checks.is_operand(other) else NotImplemented
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
