@@ -489,6 +489,16 @@ CASES = [
         r"integer and Boolean",
         r"float32",
     ),
+    case("lshift floats", lambda m: m.ones(2) << 1, NotImplementedError, r"lshift"),
+    case("rshift a float number", lambda m: m.tensor([4]) >> 1.5, NotImplementedError, r"rshift"),
+    case(
+        "lshift two bools",
+        lambda m: m.tensor([True]) << m.tensor([True]),
+        NotImplementedError,
+        r"lshift",
+        r"[Bb]ool",
+    ),
+    case("rlshift a float number", lambda m: 1.5 << m.tensor([1]), NotImplementedError, r"lshift"),
     # ---------------------------------------------------- mixed dtypes in products
     case(
         "matmul float32 @ float64",

@@ -413,13 +413,27 @@ BITWISE_PROGRAMS = {
     "~uint8": lambda m: ~m.tensor([0, 5], dtype=m.uint8),
     "~bool": lambda m: ~m.tensor([True, False]),
     "bool & bool": lambda m: m.tensor([True, True]) & m.tensor([True, False]),
+    "int64 << int64, past the width and negative": lambda m: (
+        m.tensor([1, -8, 5, 7]) << m.tensor([70, 70, -1, 3])
+    ),
+    "int64 >> int64, past the width and negative": lambda m: (
+        m.tensor([1, -8, 5, 7]) >> m.tensor([70, 70, -1, 1])
+    ),
+    "uint8 << Python int": lambda m: m.tensor([200], dtype=m.uint8) << 1,
+    "Python int << int": lambda m: 1 << m.tensor([3, 4]),
+    "Python int >> int": lambda m: 64 >> m.tensor([3, 4]),
+    "bool << Python int": lambda m: m.tensor([True, False]) << 1,
+    "uint8 >> int8 (promoted)": lambda m: (
+        m.tensor([5], dtype=m.uint8) >> m.tensor([1], dtype=m.int8)
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(BITWISE_PROGRAMS))
 def test_bitwise_operators_on_integers_give_pytorchs_bits(name):
-    """``&``, ``|``, ``^``, ``~`` of integer tensors work on the bits, as PyTorch's (the
-    workbench used to refuse them): the same values and the same dtype."""
+    """``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` of integer tensors work on the bits, as
+    PyTorch's (the workbench refused the first four and had no shifts): the same values
+    and the same dtype."""
     ours, theirs = BITWISE_PROGRAMS[name](wb), BITWISE_PROGRAMS[name](torch)
     assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch."), name
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)

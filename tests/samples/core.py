@@ -268,6 +268,20 @@ COMPARISONS = [
     sample(
         "bitwise_not", "bitwise_not", lambda a: ~(a * 8).long(), [(2, 3)], lambda a: ~(a * 8).long()
     ),
+    sample(
+        "bitwise_left_shift",
+        "bitwise_left_shift",
+        lambda a, b: (a * 8).long() << (b * 4).abs().long(),
+        [(2, 3), (3,)],
+        lambda a, b: (a * 8).long() << (b * 4).abs().long(),
+    ),
+    sample(
+        "bitwise_right_shift",
+        "bitwise_right_shift",
+        lambda a: (a * 64).long() >> 2,
+        [(2, 3)],
+        lambda a: (a * 64).long() >> 2,
+    ),
 ]
 
 # ---------------------------------------------------------------- reductions

@@ -683,6 +683,18 @@ class Tensor:
     def __rxor__(self, other) -> Tensor:
         return self.__xor__(other)
 
+    def __lshift__(self, other) -> Tensor:
+        return _shift("left", "<<", self, other)
+
+    def __rshift__(self, other) -> Tensor:
+        return _shift("right", ">>", self, other)
+
+    def __rlshift__(self, other) -> Tensor:
+        return _shift("left", "<<", other, self)
+
+    def __rrshift__(self, other) -> Tensor:
+        return _shift("right", ">>", other, self)
+
     def __invert__(self) -> Tensor:
         if dtypes.kind(self._data.dtype) in "fc":
             raise TypeError(
@@ -1220,6 +1232,20 @@ def _bitwise(name: str, symbol: str, *operands) -> Tensor:
             )
     family = "bitwise_" if any(kind in ("i", "u") for _, kind in kinds) else "logical_"
     return getattr(_ops.arithmetic, family + name)(*operands)
+
+
+def _shift(direction: str, symbol: str, value, places) -> Tensor:
+    """``value << places`` or ``value >> places`` on integers, as PyTorch's (bools
+    promoted by a Python int; floats and two bools are its error)."""
+    kinds = [_number_kind(x) for x in (value, places)]
+    all_bools = all(kind == "b" for _, kind in kinds)
+    for dtype, kind in kinds:
+        if kind in ("f", "c") or all_bools:
+            raise NotImplementedError(
+                f'"{direction[0]}shift" not implemented for {dtype}: {symbol} shifts the bits of '
+                "integer tensors"
+            )
+    return getattr(_ops.arithmetic, f"bitwise_{direction}_shift")(value, places)
 
 
 def _number_kind(value) -> tuple:

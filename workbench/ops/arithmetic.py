@@ -828,6 +828,9 @@ bitwise_and = _comparison("bitwise_and", np.bitwise_and, _BITS)
 bitwise_or = _comparison("bitwise_or", np.bitwise_or, _BITS)
 bitwise_xor = _comparison("bitwise_xor", np.bitwise_xor, _BITS)
 _bitwise_not = register_op("bitwise_not", differentiable=False)(np.invert)
+# x << n and x >> n: 0 (or -1 for a negative x >> n) once n passes the width, as PyTorch
+bitwise_left_shift = _comparison("bitwise_left_shift", np.left_shift, _BITS)
+bitwise_right_shift = _comparison("bitwise_right_shift", np.right_shift, _BITS)
 
 
 def bitwise_not(input: Tensor) -> Tensor:
