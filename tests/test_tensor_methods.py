@@ -442,15 +442,15 @@ def test_bitwise_operators_on_integers_give_pytorchs_bits(name):
 
 @pytest.mark.parametrize("other", [None, "a", object()], ids=["None", "str", "object"])
 @pytest.mark.parametrize("compare", ["eq", "ne", "lt", "le", "gt", "ge"])
-def test_comparing_with_what_is_no_operand_gives_pythons_answer_as_pytorch(compare, other):
+def test_comparing_with_what_is_no_operand_answers_as_pytorch(compare, other):
     """``x == None`` is False and ``x != "a"`` True in PyTorch (its operators hand such
-    operands back to Python); ``x < None`` is Python's TypeError. The workbench raised its
-    own TypeError for every one (a harness comparing results with ``==`` broke on it)."""
+    operands back to Python), where the workbench raised a TypeError (a harness comparing
+    results with ``==`` broke on it); ``x < None`` is a TypeError in both."""
 
     def outcome(lib):
         try:
             return repr(getattr(operator, compare)(lib.ones(2), other))
-        except TypeError as err:
-            return f"TypeError: {err}"
+        except TypeError:
+            return "TypeError"
 
     assert outcome(wb) == outcome(torch)

@@ -644,19 +644,20 @@ class Tensor:
         return _ops.abs(self)
 
     # ------------------- comparison and logical operators (bool tensors, never grad)
-    # Against what is no operand (None, a string, any object), PyTorch's operators give
-    # Python's answer: x == None is False, x != "a" True, x < None Python's TypeError.
+    # x == None is False and x != "a" True, as PyTorch's: what is no operand (None, a
+    # string, any object) is handed back to Python. x < "a" is a TypeError in both; the
+    # workbench's names the op.
     def __lt__(self, other) -> Tensor:
-        return _ops.lt(self, other) if checks.is_operand(other) else NotImplemented
+        return _ops.lt(self, other)
 
     def __le__(self, other) -> Tensor:
-        return _ops.le(self, other) if checks.is_operand(other) else NotImplemented
+        return _ops.le(self, other)
 
     def __gt__(self, other) -> Tensor:
-        return _ops.gt(self, other) if checks.is_operand(other) else NotImplemented
+        return _ops.gt(self, other)
 
     def __ge__(self, other) -> Tensor:
-        return _ops.ge(self, other) if checks.is_operand(other) else NotImplemented
+        return _ops.ge(self, other)
 
     def __eq__(self, other) -> Tensor:
         return _ops.eq(self, other) if checks.is_operand(other) else NotImplemented
