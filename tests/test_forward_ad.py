@@ -491,3 +491,39 @@ def test_in_place_ops_carry_tangents_as_torch():
     theirs = _in_place_program(tfw, lambda v: torch.tensor(v, dtype=torch.float64))
     for k, (a, b) in enumerate(zip(ours, theirs)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), err_msg=f"tensor {k}")
+
+
+# ------------------------------------------------- constants in a product rule
+def _tangent_of_each(F, make, build):
+    """The tangent of ``build(v, c)`` for a dual ``v`` (on the tape) and a constant ``c``."""
+    x = make([0.5, float("inf"), 3.0]).requires_grad_(True)
+    c = make([1.0, 2.0, float("nan")])
+    with F.dual_level():
+        v = F.make_dual(x, make([1.0, 1.0, 1.0]))
+        return F.unpack_dual(build(v, c)).tangent
+
+
+@pytest.mark.parametrize(
+    "name, build",
+    [
+        ("v * c", lambda v, c: v * c),
+        ("c * v", lambda v, c: c * v),
+        ("v / c", lambda v, c: v / c),
+        ("v * 0.5", lambda v, c: v * 0.5),
+        ("0.5 * v", lambda v, c: 0.5 * v),
+        ("v / 2", lambda v, c: v / 2),
+        ("v.mul_(0.5)", lambda v, c: v.clone().mul_(0.5)),
+        ("v.sub(c, alpha=2)", lambda v, c: v.sub(c, alpha=2)),
+        ("v.add(v, alpha=2)", lambda v, c: v.add(v, alpha=2)),
+        ("v + 1", lambda v, c: v + 1),
+    ],
+)
+def test_a_constant_moves_by_pytorchs_zero_tensor(name, build):
+    """A constant's missing tangent is PyTorch's zero tensor in the product rule: its term
+    is exactly 0 (0 · ∞ is 0, not NaN: v * c with v = ∞ has a finite tangent) and is
+    recorded on the tape of the other factor (``x * 0.5``'s tangent requires grad where x
+    does); add's and sub's alpha has no such term."""
+    ours = _tangent_of_each(fw, lambda v: wb.tensor(v, dtype=wb.float64), build)
+    theirs = _tangent_of_each(tfw, lambda v: torch.tensor(v, dtype=torch.float64), build)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy(), err_msg=name)
+    assert ours.requires_grad == theirs.requires_grad, name

@@ -112,6 +112,36 @@ def test_vjp_jacrev_and_jvp_stay_on_the_outer_graph():
     compare(program)
 
 
+def test_a_tangent_times_a_number_keeps_its_primal_on_the_tape_as_torch_func():
+    """The composition property's seed 39213: vjp of a jvp whose program ends in ``* 0.5``.
+    PyTorch's product rule gives the number a zero tangent, and records 0 · u on the tape:
+    the second backward then reaches w (w.grad 0) where the workbench reached nothing
+    (w.grad None)."""
+
+    def program(lib, func):
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+
+        def f(v):
+            u = v.clone()
+            u.mul_(w)
+            u[1:].add_(v[:-1].sin())
+            return u * 0.5
+
+        def tangent(v):
+            return func.jvp(f, (v,), (lib.ones_like(v) * 0.7,))[1]
+
+        _, vjp_fn = func.vjp(tangent, x)
+        (y,) = vjp_fn(lib.ones(2, dtype=lib.float64))
+        dx, dw = lib.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+        ((dx * dx).sum() + dw.sum()).backward()
+        return {"y": y, "dx": dx, "dw": dw, "x.grad": x.grad, "w.grad": w.grad}
+
+    ours, theirs = run_both(program)
+    assert theirs["w.grad"] is not None
+    check_same(ours, theirs)
+
+
 def test_a_cotangent_that_requires_grad_stays_on_the_graph():
     def program(lib, func):
         v = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)

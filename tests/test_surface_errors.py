@@ -489,17 +489,16 @@ CASES = [
         r"integer and Boolean",
         r"float32",
     ),
-    # PyTorch computes bits (an int64 result); the workbench has no bitwise kernels and
-    # refuses rather than return logical_and's bools (tensor.py, _bool_operands)
+    case("lshift floats", lambda m: m.ones(2) << 1, NotImplementedError, r"lshift"),
+    case("rshift a float number", lambda m: m.tensor([4]) >> 1.5, NotImplementedError, r"rshift"),
     case(
-        "and ints",
-        lambda m: m.ones(2, dtype=m.int64) & m.ones(2, dtype=m.int64),
+        "lshift two bools",
+        lambda m: m.tensor([True]) << m.tensor([True]),
         NotImplementedError,
-        r"bitwise_and",
-        r"int64",
-        r"bool tensors",
-        torch=False,
+        r"lshift",
+        r"[Bb]ool",
     ),
+    case("rlshift a float number", lambda m: 1.5 << m.tensor([1]), NotImplementedError, r"lshift"),
     # ---------------------------------------------------- mixed dtypes in products
     case(
         "matmul float32 @ float64",

@@ -243,6 +243,45 @@ COMPARISONS = [
     sample(
         "logical_not", "logical_not", lambda a: ~(a > 0), [away_from_zero(6)], lambda a: ~(a > 0)
     ),
+    # & | ^ ~ of integer tensors work on the bits (the inputs' values times 8, as int64)
+    sample(
+        "bitwise_and",
+        "bitwise_and",
+        lambda a, b: (a * 8).long() & (b * 8).long(),
+        [(2, 3), (3,)],
+        lambda a, b: (a * 8).long() & (b * 8).long(),
+    ),
+    sample(
+        "bitwise_or",
+        "bitwise_or",
+        lambda a, b: (a * 8).long() | (b * 8).int(),
+        [(2, 3), (2, 3)],
+        lambda a, b: (a * 8).long() | (b * 8).int(),
+    ),
+    sample(
+        "bitwise_xor",
+        "bitwise_xor",
+        lambda a, b: (a * 8).long() ^ (b > 0),
+        [(2, 3), (2, 3)],
+        lambda a, b: (a * 8).long() ^ (b > 0),
+    ),
+    sample(
+        "bitwise_not", "bitwise_not", lambda a: ~(a * 8).long(), [(2, 3)], lambda a: ~(a * 8).long()
+    ),
+    sample(
+        "bitwise_left_shift",
+        "bitwise_left_shift",
+        lambda a, b: (a * 8).long() << (b * 4).abs().long(),
+        [(2, 3), (3,)],
+        lambda a, b: (a * 8).long() << (b * 4).abs().long(),
+    ),
+    sample(
+        "bitwise_right_shift",
+        "bitwise_right_shift",
+        lambda a: (a * 64).long() >> 2,
+        [(2, 3)],
+        lambda a: (a * 64).long() >> 2,
+    ),
 ]
 
 # ---------------------------------------------------------------- reductions

@@ -174,15 +174,20 @@ def operand(op: str, name: str, value):
     A string (``x * "a"``) or any other object is a TypeError that names the op, where
     numpy would say "could not convert string to float".
     """
-    numeric = (Tensor, int, float, complex, np.generic, np.ndarray, list, tuple)
-    if isinstance(value, (str, bytes)) or not (
-        isinstance(value, numeric) or hasattr(type(value), "__array__")  # array-likes
-    ):
+    if not is_operand(value):
         raise TypeError(
             f"{op}(): argument '{name}' must be a Tensor or a number, not "
             f"{type_name(value)} ({value!r})"
         )
     return value
+
+
+def is_operand(value) -> bool:
+    """Whether ``value`` is a Tensor, a number, or numbers in a list or an array."""
+    numeric = (Tensor, int, float, complex, np.generic, np.ndarray, list, tuple)
+    if isinstance(value, (str, bytes)):
+        return False
+    return isinstance(value, numeric) or hasattr(type(value), "__array__")  # array-likes
 
 
 def dtype_arg(op: str, dtype) -> np.dtype:

@@ -644,6 +644,9 @@ class Tensor:
         return _ops.abs(self)
 
     # ------------------- comparison and logical operators (bool tensors, never grad)
+    # x == None is False and x != "a" True, as PyTorch's: what is no operand (None, a
+    # string, any object) is handed back to Python. x < "a" is a TypeError in both; the
+    # workbench's names the op.
     def __lt__(self, other) -> Tensor:
         return _ops.lt(self, other)
 
@@ -657,20 +660,20 @@ class Tensor:
         return _ops.ge(self, other)
 
     def __eq__(self, other) -> Tensor:
-        return _ops.eq(self, other)
+        return _ops.eq(self, other) if checks.is_operand(other) else NotImplemented
 
     def __ne__(self, other) -> Tensor:
-        return _ops.ne(self, other)
+        return _ops.ne(self, other) if checks.is_operand(other) else NotImplemented
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
-        return _ops.logical_and(*_bool_operands("bitwise_and", "&", self, other))
+        return _bitwise("and", "&", self, other)
 
     def __or__(self, other) -> Tensor:
-        return _ops.logical_or(*_bool_operands("bitwise_or", "|", self, other))
+        return _bitwise("or", "|", self, other)
 
     def __xor__(self, other) -> Tensor:
-        return _ops.logical_xor(*_bool_operands("bitwise_xor", "^", self, other))
+        return _bitwise("xor", "^", self, other)
 
     def __rand__(self, other) -> Tensor:
         return self.__and__(other)
@@ -681,13 +684,25 @@ class Tensor:
     def __rxor__(self, other) -> Tensor:
         return self.__xor__(other)
 
+    def __lshift__(self, other) -> Tensor:
+        return _shift("left", "<<", self, other)
+
+    def __rshift__(self, other) -> Tensor:
+        return _shift("right", ">>", self, other)
+
+    def __rlshift__(self, other) -> Tensor:
+        return _shift("left", "<<", other, self)
+
+    def __rrshift__(self, other) -> Tensor:
+        return _shift("right", ">>", other, self)
+
     def __invert__(self) -> Tensor:
         if dtypes.kind(self._data.dtype) in "fc":
             raise TypeError(
                 f"~ (operator.invert) is only implemented on integer and Boolean-type tensors, "
                 f"not {self.dtype}: for a mask, compare first (~(x > 0))"
             )
-        return _ops.logical_not(*_bool_operands("bitwise_not", "~", self))
+        return _bitwise("not", "~", self)
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key) -> Tensor:
@@ -1206,25 +1221,33 @@ def _refuse_data(data) -> None:
     raise RuntimeError(f"tensor(): Could not infer dtype of {type(bad).__name__} in {shown}")
 
 
-def _bool_operands(op: str, symbol: str, *operands) -> tuple:
-    """The operands of ``&``, ``|``, ``^`` or ``~``, checked: bool tensors (and Python
-    bools) only. PyTorch's operators are bitwise: on floats they are its error (as here);
-    on integers they give an integer. The workbench has no bitwise kernels, so it refuses
-    integers too rather than return a truth value where PyTorch returns bits."""
+def _bitwise(name: str, symbol: str, *operands) -> Tensor:
+    """``&``, ``|``, ``^`` or ``~`` (``name``: and, or, xor, not), as PyTorch's bitwise ops:
+    on floats its error; on integers the bits (6 & 3 is 2); on bools the logical op,
+    which gives the same answer and is the one the lessons draw."""
     kinds = [_number_kind(value) for value in operands]
     for dtype, kind in kinds:
         if kind in ("f", "c"):
             raise NotImplementedError(
-                f'"{op}" not implemented for {dtype}: {symbol} is bitwise, for integer and '
-                f"bool tensors; for a mask, compare first: (x > 0) {symbol} (y > 0)"
+                f'"bitwise_{name}" not implemented for {dtype}: {symbol} is bitwise, for '
+                f"integer and bool tensors; for a mask, compare first: (x > 0) {symbol} (y > 0)"
             )
+    family = "bitwise_" if any(kind in ("i", "u") for _, kind in kinds) else "logical_"
+    return getattr(_ops.arithmetic, family + name)(*operands)
+
+
+def _shift(direction: str, symbol: str, value, places) -> Tensor:
+    """``value << places`` or ``value >> places`` on integers, as PyTorch's (bools
+    promoted by a Python int; floats and two bools are its error)."""
+    kinds = [_number_kind(x) for x in (value, places)]
+    all_bools = all(kind == "b" for _, kind in kinds)
     for dtype, kind in kinds:
-        if kind in ("i", "u"):
+        if kind in ("f", "c") or all_bools:
             raise NotImplementedError(
-                f'"{op}" on {dtype}: {symbol} on integers is bitwise in PyTorch (an integer '
-                f"result), which the workbench does not have; {symbol} works on bool tensors"
+                f'"{direction[0]}shift" not implemented for {dtype}: {symbol} shifts the bits of '
+                "integer tensors"
             )
-    return operands
+    return getattr(_ops.arithmetic, f"bitwise_{direction}_shift")(value, places)
 
 
 def _number_kind(value) -> tuple:

@@ -21,7 +21,7 @@ from ..core import checks
 from ..core.dtypes import bfloat16
 from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from ..record.dispatch import apply_op
-from ..record.forward_ad import sum_of_terms
+from ..record.forward_ad import make_tangent, product_term, sum_of_terms, tangent_of
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_jvp, register_op
@@ -299,9 +299,9 @@ def mul_grad(orig, grad):
 @register_jvp("mul")
 def mul_jvp(orig, tangents):
     """Forward: y = a · b
-    JVP: ẏ = ȧ · b + a · ḃ   (the product rule)"""
+    JVP: ẏ = ȧ · b + a · ḃ   (the product rule; ȧ or ḃ PyTorch's zero for a constant)"""
     (a, b), (da, db) = orig.args, tangents
-    return sum_of_terms([None if da is None else da * b, None if db is None else a * db])
+    return sum_of_terms([product_term(orig, 0, da, b), product_term(orig, 1, db, a)])
 
 
 def _conj(x):
@@ -336,9 +336,10 @@ def div_grad(orig, grad):
 @register_jvp("div")
 def div_jvp(orig, tangents):
     """Forward: y = a / b
-    JVP: ẏ = (ȧ − y · ḃ) / b"""
+    JVP: ẏ = (ȧ − y · ḃ) / b   (ḃ PyTorch's zero for a constant)"""
     (_, b), (da, db) = orig.args, tangents
-    return sum_of_terms([da, None if db is None else -orig.out * db]) / b
+    from_b = product_term(orig, 1, db, orig.out)
+    return sum_of_terms([da, None if from_b is None else -from_b]) / b
 
 
 _neg = register_op("neg")(np.negative)
@@ -457,10 +458,16 @@ def _pow_exponent_grad(grad, x, p, y):
 
 def _times_alpha(other, alpha, input):
     """``alpha · other`` for add and sub. A number times alpha becomes a new 0-d tensor,
-    which is made on the CPU: it moves to ``input``'s device, where the sum happens."""
+    which is made on the CPU: it moves to ``input``'s device, where the sum happens.
+
+    In forward mode its tangent is PyTorch's α · ḃ: add's own formula has no term for
+    α, where a mul by a number records one (``product_term``)."""
     scaled = mul(other, alpha)
     if isinstance(input, Tensor) and not isinstance(other, Tensor):
         scaled = scaled.to(input.device)
+    tangent = tangent_of(other) if isinstance(other, Tensor) else None
+    if tangent is not None:
+        make_tangent(scaled, tangent * alpha)
     return scaled
 
 
@@ -780,7 +787,7 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 
 # ----------------------------------------------------------------- comparisons
-def _comparison(name: str, ufunc):
+def _comparison(name: str, ufunc, result: str = "a bool tensor"):
     op = register_op(name, inputs=("a", "b"), differentiable=False)(lambda a, b: ufunc(a, b))
 
     def compare(input, other) -> Tensor:
@@ -789,7 +796,7 @@ def _comparison(name: str, ufunc):
         return _binary(op, input, other)
 
     compare.__name__ = name
-    compare.__doc__ = f"Elementwise ``{name}``: a bool tensor that never requires grad."
+    compare.__doc__ = f"Elementwise ``{name}``: {result} that never requires grad."
     return compare
 
 
@@ -810,6 +817,24 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 less, less_equal, greater, greater_equal, equal_elementwise, not_equal = lt, le, gt, ge, eq, ne
+
+
+# -------------------------------------------------------------------- bitwise
+# ``&``, ``|``, ``^`` and ``~`` of integer tensors work on the bits, as in PyTorch:
+# 6 & 3 is 2, ~5 is -6 (Tensor's operators call these for integers, the logical ops for
+# bools, where the two agree). No gradient: bits are not differentiable.
+_BITS = "an integer (or bool) tensor"
+bitwise_and = _comparison("bitwise_and", np.bitwise_and, _BITS)
+bitwise_or = _comparison("bitwise_or", np.bitwise_or, _BITS)
+bitwise_xor = _comparison("bitwise_xor", np.bitwise_xor, _BITS)
+_bitwise_not = register_op("bitwise_not", differentiable=False)(np.invert)
+# x << n and x >> n: 0 (or -1 for a negative x >> n) once n passes the width, as PyTorch
+bitwise_left_shift = _comparison("bitwise_left_shift", np.left_shift, _BITS)
+bitwise_right_shift = _comparison("bitwise_right_shift", np.right_shift, _BITS)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    return apply_op(_bitwise_not, (checks.tensor_arg("bitwise_not", "input", input),))
 
 
 # ------------------------------------------------------- closeness, equality

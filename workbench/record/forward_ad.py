@@ -197,10 +197,19 @@ def _torch_name(t: Tensor) -> str:
 
 
 # ------------------------------------------------------- tangents through ops
-class JvpCall(namedtuple("JvpCall", "op args out attrs needs_input_grad")):
+class JvpCall(
+    namedtuple("JvpCall", "op args out attrs needs_input_grad carried", defaults=(None,))
+):
     """What a JVP rule reads about the call: the op, its inputs, its output, its attrs,
     and which inputs move (``needs_input_grad``: the names a gradient rule reads, so that
-    a rule may call the op's gradient rule where the two formulas are one)."""
+    a rule may call the op's gradient rule where the two formulas are one).
+
+    ``carried``: which inputs carry a tangent of their own; the others (a constant, a
+    Python number) move by a zero filled in for them (``product_term`` says why a rule may
+    care). None: those that move."""
+
+    def carries(self, i: int) -> bool:
+        return (self.needs_input_grad if self.carried is None else self.carried)[i]
 
 
 def same_op(orig: JvpCall, tangents: list, moving: tuple | None = None) -> Tensor:
@@ -269,7 +278,10 @@ def push_tangent(op, inputs: tuple, attrs, result: Tensor, node) -> None:
         )
     filled = [tangent_or_zeros(x, t) for x, t in zip(inputs, tangents)]
     with suspended():
-        call = JvpCall(op, inputs, result, attrs or {}, tuple(t is not None for t in filled))
+        moving = tuple(t is not None for t in filled)
+        call = JvpCall(
+            op, inputs, result, attrs or {}, moving, tuple(t is not None for t in tangents)
+        )
         tangent = op.jvp(call, filled)
         if tangent is None:
             return
@@ -316,6 +328,25 @@ def restore_tangent(saved, out: Tensor) -> None:
     tangent = getattr(saved, "tangent_kept", None)  # (a slot, set only by keep_tangent)
     if tangent is not None and tangent[0] is LEVEL:
         _attach(out, tangent[1])
+
+
+def product_term(call: JvpCall, i: int, tangent: Tensor | None, factor) -> Tensor | None:
+    """``tangent · factor``: the term of input ``i`` in a product rule (ẏ = ȧ·b + a·ḃ).
+
+    An input that carries no tangent (a constant, a Python number) moves by PyTorch's
+    *zero tensor*: its term is exactly 0 whatever ``factor`` holds (0 · ∞ is 0 there, not
+    NaN), and it is still recorded on the tape of ``factor``: through the tangent, what
+    ``factor`` depends on gets a gradient of 0 from PyTorch rather than none.
+    """
+    if call.carries(i):
+        return tangent * factor
+    if not (isinstance(factor, Tensor) and factor.requires_grad):
+        return None  # 0, and nothing to record
+    from ..ops import where
+
+    shape = () if tangent is None else tuple(tangent.shape)
+    never = Tensor._make(backend.xp(factor._data).zeros(shape, dtype=bool))
+    return where(never, factor, 0.0)  # 0, recorded as depending on factor
 
 
 def sum_of_terms(terms: list) -> Tensor:
