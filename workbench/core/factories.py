@@ -19,13 +19,14 @@ def _leaf(array, requires_grad: bool, name, device) -> Tensor:
     t = Tensor._make(backend.to_device(array, backend.normalize_device(device)))
     if name is not None:
         t.name = checks.name_arg("tensor", "name", name)
-    if requires_grad:
+    if checks.flag_arg("factory", "requires_grad", requires_grad, none_is_false=True):
         t.requires_grad_(True)
     return t
 
 
 def tensor(data, dtype=None, requires_grad: bool = False, name: str | None = None, device=None):
     """A new leaf tensor holding a copy of ``data``; Python floats become float32."""
+    checks.flag_arg("tensor", "requires_grad", requires_grad)
     return Tensor(data, dtype=dtype, requires_grad=requires_grad, name=name, device=device)
 
 

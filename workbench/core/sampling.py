@@ -26,7 +26,7 @@ def _leaf(array, requires_grad: bool, device, name=None, levels: tuple = ()) -> 
         t = batched_at(t, levels)
     if name is not None:
         t.name = name
-    if requires_grad:
+    if checks.flag_arg("factory", "requires_grad", requires_grad, none_is_false=True):
         t.requires_grad_(True)
     return t
 

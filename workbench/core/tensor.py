@@ -217,11 +217,18 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if not isinstance(flag, (bool, np.bool_)):  # PyTorch's setter raises RuntimeError
+            raise RuntimeError(f"requires_grad must be a bool, not {type(flag).__name__}")
         self._set_requires_grad(
             flag, "only Tensors of floating point and complex dtype can require gradients"
         )
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         self._set_requires_grad(
             requires_grad, "only Tensors of floating point dtype can require gradients"
         )
