@@ -347,6 +347,8 @@ class Tensor:
             state.tracing.tracer.refuse_backward_code("register_hook")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not callable(hook):  # PyTorch's TypeError comes at backward, far from the mistake
+            raise TypeError(f"register_hook(): hook must be callable, not {type(hook).__name__}")
         if self._grad_fn is None:
             self._hooks, handle = add_hook(self._hooks, hook)
             self._mark_leaf_node_hooked()

@@ -340,6 +340,8 @@ class Module:
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call ``fn`` on every submodule (children first), then on this module."""
+        if not callable(fn):
+            raise TypeError(f"Module.apply(): fn must be callable, not {type(fn).__name__}")
         for child in self.children():
             child.apply(fn)
         fn(self)
