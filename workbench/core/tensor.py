@@ -1317,4 +1317,9 @@ def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
         if name in given:
             raise TypeError(f"to() got multiple values for argument '{name}'")
         given[name] = value
+    for flag in ("non_blocking", "copy"):  # PyTorch's bool arguments: "no" or -1 is no True
+        if not isinstance(given.get(flag, False), (bool, np.bool_)):
+            raise TypeError(
+                f"to(): argument '{flag}' must be bool, not {type(given[flag]).__name__}"
+            )
     return given.get("device"), given.get("dtype"), bool(given.get("copy", False))

@@ -95,6 +95,9 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * groups
+        for f in self.lr_lambdas:  # (PyTorch's TypeError is Python's, at the first step)
+            if not callable(f):
+                raise TypeError(f"LambdaLR: lr_lambda must be callable, not {type(f).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -258,6 +261,11 @@ class ReduceLROnPlateau:
     ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
+        for name, value in (("mode", mode), ("threshold_mode", threshold_mode)):
+            if not isinstance(value, str):  # PyTorch's TypeError (from joining it to a str)
+                raise TypeError(
+                    f"ReduceLROnPlateau: {name} must be a str, not {type(value).__name__}"
+                )
         if mode not in ("min", "max"):
             raise ValueError(f"mode {mode} is unknown!")
         if threshold_mode not in ("rel", "abs"):

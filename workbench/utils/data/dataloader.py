@@ -59,6 +59,10 @@ class DataLoader:
                 f"batch_sampler options, but got shuffle={shuffle}"
             )
         self.sampler, self.batch_sampler = self._samplers(shuffle, sampler, batch_sampler)
+        if collate_fn is not None and not callable(collate_fn):  # (PyTorch: at the 1st batch)
+            raise TypeError(
+                f"DataLoader: collate_fn must be callable, not {type(collate_fn).__name__}"
+            )
         if collate_fn is None:
             collate_fn = default_convert if self._auto_collation is False else default_collate
         self.collate_fn = collate_fn

@@ -52,6 +52,10 @@ class RandomSampler(Sampler):
 
     def __init__(self, data_source, replacement: bool = False, num_samples=None, generator=None):
         self.data_source = _sized("RandomSampler", "data_source", data_source)
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
