@@ -460,7 +460,18 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+        """Friendlier than PyTorch, a numpy array is taken too (the workbench's storage);
+        anything else is PyTorch's TypeError, and an integer or bool value for a tensor
+        that requires grad its RuntimeError."""
+        if not isinstance(value, (Tensor, np.ndarray)):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        array = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+        if self._requires_grad and array.dtype.kind not in "fc" and array.dtype != bfloat16:
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                f"dtype, not {array.dtype}"
+            )
+        self._data = array
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, with no history."""
