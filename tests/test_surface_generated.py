@@ -32,6 +32,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -142,6 +143,7 @@ ALIASES = {
     "T_max": ("T_max",),
     "tensors": ("tensor",),
     "param": ("parameter",),
+    "gradient": ("gradients",),
 }
 
 
@@ -668,7 +670,10 @@ class Outcome:
 
 
 def run(row: Row, m, folder) -> Outcome:
-    with _time_limit(20), _folder(folder if row.spec.in_tmp else os.getcwd()):
+    """``row`` with library ``m``; a row that writes files gets a new folder of its own
+    (torch's ``load("a")`` must not read the file the workbench's ``save("a")`` wrote)."""
+    where = tempfile.mkdtemp(dir=folder) if row.spec.in_tmp else os.getcwd()
+    with _time_limit(20), _folder(where):
         try:
             args, kwargs = row.arguments(m)
             return Outcome(result=row.spec.call(m, *args, **kwargs))
@@ -894,19 +899,8 @@ GAPS = _rows(
         ),
         ("linspace(steps#2)", "float nan inf 2**70", "leaks an error from site-packages"),
         ("linspace(steps#2)", "bool", "accepted; PyTorch raises TypeError"),
-        ("eye(n#0)", "None float bool nan inf 2**70", "leaks an error from site-packages"),
-        (
-            "eye(n#0)",
-            "str object ragged complex",
-            "leaks Python's error from a call in core/factories.py",
-        ),
+        ("eye(n#0)", "None", "leaks an error from site-packages"),
         ("eye(m#1)", "None", "accepted; PyTorch raises TypeError"),
-        (
-            "eye(m#1)",
-            "str object ragged complex",
-            "leaks Python's error from a call in core/factories.py",
-        ),
-        ("eye(m#1)", "float bool nan inf 2**70", "leaks an error from site-packages"),
         ("randint(low#0)", "None float bool", "accepted; PyTorch raises TypeError"),
         ("randint(low#0)", "str nan inf", "another kind"),
         (
@@ -933,40 +927,15 @@ GAPS = _rows(
         ),
         (
             "rand_like(input#0)",
-            "@type @value",
-            "workbench raises AttributeError where PyTorch raises TypeError",
-        ),
-        (
-            "rand_like(input#0)",
             "int64_tensor bool_tensor",
             "workbench raises RuntimeError where PyTorch raises NotImplementedError",
-        ),
-        ("rand_like(dtype)", "0", "accepted; PyTorch raises TypeError"),
-        ("rand_like(dtype)", "@dtype", "another kind"),
-        (
-            "randn_like(input#0)",
-            "@type @value",
-            "workbench raises AttributeError where PyTorch raises TypeError",
         ),
         (
             "randn_like(input#0)",
             "int64_tensor bool_tensor",
             "workbench raises RuntimeError where PyTorch raises NotImplementedError",
         ),
-        ("randn_like(dtype)", "0", "accepted; PyTorch raises TypeError"),
-        ("randn_like(dtype)", "@dtype", "another kind"),
         ("full_like(fill_value#1)", "complex", "accepted; PyTorch raises RuntimeError"),
-        ("full_like(dtype)", "str 0", "accepted; PyTorch raises TypeError"),
-        (
-            "full_like(dtype)",
-            "object ragged complex float bool -1 nan inf 2**70",
-            "leaks an error from site-packages",
-        ),
-        (
-            "full_like(dtype)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
         (
             "manual_seed(seed#0)",
             "None str object ragged complex nan inf",
@@ -1126,32 +1095,6 @@ GAPS = _rows(
         ("Tensor.split(split_size#0)", "2**70", "accepted; PyTorch raises ValueError"),
         ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
         (
-            "Tensor.data(data#0)",
-            "None object",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
-        (
-            "Tensor.data(data#0)",
-            "ragged",
-            "workbench raises ValueError where PyTorch raises TypeError",
-        ),
-        (
-            "Tensor.data(data#0)",
-            "complex float bool -1 0 nan inf",
-            "accepted; PyTorch raises TypeError",
-        ),
-        ("Tensor.data(data#0)", "2**70", "the message names neither the call nor the argument"),
-        (
-            "Tensor.data(data#0)",
-            "int64_tensor bool_tensor",
-            "accepted; PyTorch raises RuntimeError",
-        ),
-        (
-            "backward(gradient#0)",
-            "str object ragged complex float bool @value",
-            "the message names neither the call nor the argument",
-        ),
-        (
             "backward(retain_graph)",
             "str object ragged complex float nan inf",
             "accepted; PyTorch raises TypeError",
@@ -1180,7 +1123,7 @@ GAPS = _rows(
         ),
         (
             "backward-nonscalar(gradient#0)",
-            "@type @value",
+            "None",
             "the message names neither the call nor the argument",
         ),
         ("grad(outputs#0)", "None", "workbench raises RuntimeError where PyTorch raises TypeError"),
@@ -1377,7 +1320,7 @@ GAPS = _rows(
             "None object ragged complex float bool @value @dtype",
             "workbench raises TypeError where PyTorch raises AttributeError",
         ),
-        ("load(f#0)", "str", "accepted; PyTorch raises UnpicklingError"),
+        ("load(f#0)", "str", "leaks Python's error from a call in serialization.py"),
         ("load(map_location)", "str", "accepted; PyTorch raises RuntimeError"),
         (
             "load(map_location)",

@@ -103,7 +103,11 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device
     xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
     fill_value = checks.scalar_arg("full_like", "fill_value", fill_value)
     return _leaf(
-        xp.full(input.shape, fill_value, dtype or input.dtype),
+        xp.full(
+            input.shape,
+            fill_value,
+            input.dtype if dtype is None else checks.dtype_arg("full_like", dtype),
+        ),
         requires_grad,
         None,
         device or input.device,
@@ -147,7 +151,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=Non
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=None) -> Tensor:
     for name, value in (("n", n), ("m", m)):
-        if value is not None and value < 0:
+        if value is not None and checks.int_arg("eye", name, value) < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {name}={value}")
     return _leaf(np.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad, None, device)
 

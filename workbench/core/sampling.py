@@ -270,10 +270,11 @@ def rand_like(
     device=None,
 ) -> Tensor:
     """``rand`` of ``input``'s shape, dtype and device (unless told otherwise)."""
+    checks.tensor_arg("rand_like", "input", input)
     return rand(
         *input.shape,
         generator=generator,
-        dtype=dtype or input.dtype,
+        dtype=input.dtype if dtype is None else checks.dtype_arg("rand_like", dtype),
         requires_grad=requires_grad,
         device=device or input.device,
     )
@@ -288,10 +289,11 @@ def randn_like(
     device=None,
 ) -> Tensor:
     """``randn`` of ``input``'s shape, dtype and device (unless told otherwise)."""
+    checks.tensor_arg("randn_like", "input", input)
     return randn(
         *input.shape,
         generator=generator,
-        dtype=dtype or input.dtype,
+        dtype=input.dtype if dtype is None else checks.dtype_arg("randn_like", dtype),
         requires_grad=requires_grad,
         device=device or input.device,
     )
