@@ -143,7 +143,7 @@ def _check_range(op: str, start, end, step) -> None:
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=None) -> Tensor:
-    if steps < 0:
+    if checks.int_arg("linspace", "steps", steps) < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, but got steps={steps}")
     array = np.linspace(start, end, steps, dtype=_float_dtype(dtype, "linspace"))
     return _leaf(array, requires_grad, None, device)
