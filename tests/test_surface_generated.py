@@ -1253,17 +1253,6 @@ GAPS = _rows(
             "@dtype",
             "the message names neither the call nor the argument",
         ),
-        (
-            "save(f#0)",
-            "None object ragged complex float bool @value @dtype",
-            "workbench raises TypeError where PyTorch raises AttributeError",
-        ),
-        (
-            "load(f#0)",
-            "None object ragged complex float bool @value @dtype",
-            "workbench raises TypeError where PyTorch raises AttributeError",
-        ),
-        ("load(f#0)", "str", "leaks Python's error from a call in serialization.py"),
         ("load(map_location)", "str", "accepted; PyTorch raises RuntimeError"),
         (
             "load(map_location)",
