@@ -14,6 +14,7 @@ import os
 import pickle
 
 from .core import backend
+from .core.devices import device
 from .core.tensor import Tensor
 
 
@@ -71,7 +72,14 @@ class _WeightsOnly(pickle.Unpickler):
 
 def load(f, map_location=None, weights_only: bool | None = None, **pickle_options):
     """Read back what :func:`save` wrote. Tensors load on the CPU whatever
-    ``map_location`` says (``.to(device)`` them after)."""
+    ``map_location`` says (``.to(device)`` them after); one that is no location at all
+    is PyTorch's TypeError."""
+    if not (map_location is None or isinstance(map_location, (str, dict, device))):
+        if not callable(map_location):
+            raise TypeError(
+                "load(): map_location must be a str, a device, a dict or a function, not "
+                f"{type(map_location).__name__}"
+            )
     if isinstance(f, (str, os.PathLike)):
         if not os.path.exists(f):
             raise FileNotFoundError(f"load(): no such file: {os.fspath(f)!r}")
