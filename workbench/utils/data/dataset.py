@@ -32,6 +32,12 @@ class TensorDataset(Dataset):
     """Sample ``i`` is ``(t[i] for t in tensors)``: all tensors have the same first dim."""
 
     def __init__(self, *tensors: Tensor) -> None:
+        for t in tensors:
+            if not isinstance(t, Tensor):  # PyTorch's AttributeError (from ``t.size(0)``)
+                raise AttributeError(
+                    f"TensorDataset: every argument must be a tensor; a {type(t).__name__} has "
+                    "no size"
+                )
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
             raise AssertionError(
