@@ -100,6 +100,8 @@ def _randint_args(args: tuple, low, high, size) -> tuple:
         size = given.pop()
     if len(given) == 2 and low is None and high is None:
         low, high = given
+        if low is None:  # randint(None, 10, size): PyTorch's TypeError, not low=0
+            raise TypeError("randint(): argument 'low' must be int, not NoneType")
     elif len(given) == 1:
         if high is None:
             high = given[0]
@@ -109,7 +111,8 @@ def _randint_args(args: tuple, low, high, size) -> tuple:
         raise TypeError(f"randint() takes (high, size) or (low, high, size), got {args!r}")
     if high is None or size is None:
         raise TypeError("randint() missing its 'high' or 'size' argument: randint(low, high, size)")
-    return (0 if low is None else int(low)), int(high), size
+    low = 0 if low is None else checks.int_arg("randint", "low", low)
+    return low, checks.int_arg("randint", "high", high), size
 
 
 def randperm(

@@ -307,7 +307,12 @@ class ReduceLROnPlateau:
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
 
     def step(self, metrics) -> None:
-        current = float(metrics)
+        try:
+            current = float(metrics)
+        except (TypeError, ValueError) as error:  # PyTorch's float() error, said here
+            raise type(error)(
+                f"ReduceLROnPlateau.step(): metrics must be a number: {error}"
+            ) from None
         self.last_epoch += 1
         if self._better(current):
             self.best, self.num_bad_epochs = current, 0
