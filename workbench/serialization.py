@@ -14,6 +14,7 @@ import os
 import pickle
 
 from .core import backend
+from .core.devices import device
 from .core.tensor import Tensor
 
 
@@ -35,8 +36,13 @@ def save(obj, f) -> None:
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as handle:
             _Pickler(handle).dump(obj)
-    else:
-        _Pickler(f).dump(obj)
+        return
+    if not hasattr(f, "write"):  # PyTorch's AttributeError, with its words
+        raise AttributeError(
+            "save(): expected 'f' to be string, path, or a file-like object with a 'write' "
+            f"attribute, not {type(f).__name__}"
+        )
+    _Pickler(f).dump(obj)
 
 
 # What a weights-only load may build: tensors, parameters, numpy arrays, containers.
@@ -66,12 +72,26 @@ class _WeightsOnly(pickle.Unpickler):
 
 def load(f, map_location=None, weights_only: bool | None = None, **pickle_options):
     """Read back what :func:`save` wrote. Tensors load on the CPU whatever
-    ``map_location`` says (``.to(device)`` them after)."""
+    ``map_location`` says (``.to(device)`` them after); one that is no location at all
+    is PyTorch's TypeError."""
+    if not (map_location is None or isinstance(map_location, (str, dict, device))):
+        if not callable(map_location):
+            raise TypeError(
+                "load(): map_location must be a str, a device, a dict or a function, not "
+                f"{type(map_location).__name__}"
+            )
     if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise FileNotFoundError(f"load(): no such file: {os.fspath(f)!r}")
         with open(f, "rb") as handle:
             return _unpickle(handle, weights_only)
     if isinstance(f, (bytes, bytearray)):
         return _unpickle(io.BytesIO(f), weights_only)
+    if not hasattr(f, "read"):  # PyTorch's AttributeError (it asks for seek)
+        raise AttributeError(
+            f"load(): expected 'f' to be a string, a path or a file-like object with 'read' "
+            f"and 'seek', not {type(f).__name__}"
+        )
     return _unpickle(f, weights_only)
 
 

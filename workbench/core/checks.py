@@ -190,12 +190,28 @@ def is_operand(value) -> bool:
     return isinstance(value, numeric) or hasattr(type(value), "__array__")  # array-likes
 
 
+def flag_arg(op: str, name: str, value, none_is_false: bool = False) -> bool:
+    """A True/False argument (``requires_grad=``): PyTorch's TypeError for anything else,
+    where Python's truth would read ``"no"``, ``-1`` or NaN as True. (``zeros``, ``rand``
+    and the other factories of a size take None as False, as PyTorch's do.)"""
+    if value is None and none_is_false:
+        return False
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}(): argument '{name}' must be bool, not {type_name(value)}")
+    return bool(value)
+
+
 def dtype_arg(op: str, dtype) -> np.dtype:
     """A dtype (``wb.float32``, ``np.float64``, ``float``...); a string is a TypeError, as
     in PyTorch, which has no dtype names."""
     if isinstance(dtype, str):
         raise TypeError(
             f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not the string {dtype!r}"
+        )
+    if not isinstance(dtype, (type, np.dtype)) and hasattr(dtype, "shape"):
+        # numpy reads any object with a ``.dtype`` (a tensor, an array) as its dtype
+        raise TypeError(
+            f"{op}(): argument 'dtype' must be a dtype such as wb.float32, not {type_name(dtype)}"
         )
     try:
         return np.dtype(dtype)

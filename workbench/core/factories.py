@@ -19,13 +19,14 @@ def _leaf(array, requires_grad: bool, name, device) -> Tensor:
     t = Tensor._make(backend.to_device(array, backend.normalize_device(device)))
     if name is not None:
         t.name = checks.name_arg("tensor", "name", name)
-    if requires_grad:
+    if checks.flag_arg("factory", "requires_grad", requires_grad, none_is_false=True):
         t.requires_grad_(True)
     return t
 
 
 def tensor(data, dtype=None, requires_grad: bool = False, name: str | None = None, device=None):
     """A new leaf tensor holding a copy of ``data``; Python floats become float32."""
+    checks.flag_arg("tensor", "requires_grad", requires_grad)
     return Tensor(data, dtype=dtype, requires_grad=requires_grad, name=name, device=device)
 
 
@@ -102,7 +103,11 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device
     xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
     fill_value = checks.scalar_arg("full_like", "fill_value", fill_value)
     return _leaf(
-        xp.full(input.shape, fill_value, dtype or input.dtype),
+        xp.full(
+            input.shape,
+            fill_value,
+            input.dtype if dtype is None else checks.dtype_arg("full_like", dtype),
+        ),
         requires_grad,
         None,
         device or input.device,
@@ -138,7 +143,7 @@ def _check_range(op: str, start, end, step) -> None:
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=None) -> Tensor:
-    if steps < 0:
+    if checks.int_arg("linspace", "steps", steps) < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, but got steps={steps}")
     array = np.linspace(start, end, steps, dtype=_float_dtype(dtype, "linspace"))
     return _leaf(array, requires_grad, None, device)
@@ -146,7 +151,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=Non
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=None) -> Tensor:
     for name, value in (("n", n), ("m", m)):
-        if value is not None and value < 0:
+        if value is not None and checks.int_arg("eye", name, value) < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {name}={value}")
     return _leaf(np.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad, None, device)
 

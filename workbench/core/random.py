@@ -288,8 +288,15 @@ def generator_arg(op: str, generator) -> Generator:
 
 def manual_seed(seed) -> Generator:
     """Seed the default generator (behind rand, randn, dropout, init and DataLoader).
-    As ``torch.manual_seed``, the seed goes through ``int()``: 1.5 seeds as 1."""
-    return default_generator.manual_seed(int(seed))
+    As ``torch.manual_seed``, the seed goes through ``int()``: 1.5 seeds as 1, and what
+    ``int()`` refuses is refused with the error kind it gives (TypeError, ValueError...)."""
+    try:
+        value = int(seed)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise type(error)(
+            f"manual_seed(): the seed must be an int, got {seed!r}: {error}"
+        ) from None
+    return default_generator.manual_seed(value)
 
 
 def seed() -> int:

@@ -26,7 +26,7 @@ def _leaf(array, requires_grad: bool, device, name=None, levels: tuple = ()) -> 
         t = batched_at(t, levels)
     if name is not None:
         t.name = name
-    if requires_grad:
+    if checks.flag_arg("factory", "requires_grad", requires_grad, none_is_false=True):
         t.requires_grad_(True)
     return t
 
@@ -100,6 +100,8 @@ def _randint_args(args: tuple, low, high, size) -> tuple:
         size = given.pop()
     if len(given) == 2 and low is None and high is None:
         low, high = given
+        if low is None:  # randint(None, 10, size): PyTorch's TypeError, not low=0
+            raise TypeError("randint(): argument 'low' must be int, not NoneType")
     elif len(given) == 1:
         if high is None:
             high = given[0]
@@ -109,7 +111,8 @@ def _randint_args(args: tuple, low, high, size) -> tuple:
         raise TypeError(f"randint() takes (high, size) or (low, high, size), got {args!r}")
     if high is None or size is None:
         raise TypeError("randint() missing its 'high' or 'size' argument: randint(low, high, size)")
-    return (0 if low is None else int(low)), int(high), size
+    low = 0 if low is None else checks.int_arg("randint", "low", low)
+    return low, checks.int_arg("randint", "high", high), size
 
 
 def randperm(
@@ -270,10 +273,11 @@ def rand_like(
     device=None,
 ) -> Tensor:
     """``rand`` of ``input``'s shape, dtype and device (unless told otherwise)."""
+    checks.tensor_arg("rand_like", "input", input)
     return rand(
         *input.shape,
         generator=generator,
-        dtype=dtype or input.dtype,
+        dtype=input.dtype if dtype is None else checks.dtype_arg("rand_like", dtype),
         requires_grad=requires_grad,
         device=device or input.device,
     )
@@ -288,10 +292,11 @@ def randn_like(
     device=None,
 ) -> Tensor:
     """``randn`` of ``input``'s shape, dtype and device (unless told otherwise)."""
+    checks.tensor_arg("randn_like", "input", input)
     return randn(
         *input.shape,
         generator=generator,
-        dtype=dtype or input.dtype,
+        dtype=input.dtype if dtype is None else checks.dtype_arg("randn_like", dtype),
         requires_grad=requires_grad,
         device=device or input.device,
     )

@@ -217,11 +217,18 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if not isinstance(flag, (bool, np.bool_)):  # PyTorch's setter raises RuntimeError
+            raise RuntimeError(f"requires_grad must be a bool, not {type(flag).__name__}")
         self._set_requires_grad(
             flag, "only Tensors of floating point and complex dtype can require gradients"
         )
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         self._set_requires_grad(
             requires_grad, "only Tensors of floating point dtype can require gradients"
         )
@@ -340,6 +347,8 @@ class Tensor:
             state.tracing.tracer.refuse_backward_code("register_hook")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not callable(hook):  # PyTorch's TypeError comes at backward, far from the mistake
+            raise TypeError(f"register_hook(): hook must be callable, not {type(hook).__name__}")
         if self._grad_fn is None:
             self._hooks, handle = add_hook(self._hooks, hook)
             self._mark_leaf_node_hooked()
@@ -451,7 +460,18 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+        """Friendlier than PyTorch, a numpy array is taken too (the workbench's storage);
+        anything else is PyTorch's TypeError, and an integer or bool value for a tensor
+        that requires grad its RuntimeError."""
+        if not isinstance(value, (Tensor, np.ndarray)):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        array = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+        if self._requires_grad and array.dtype.kind not in "fc" and array.dtype != bfloat16:
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                f"dtype, not {array.dtype}"
+            )
+        self._data = array
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's memory and version counter, with no history."""
@@ -1331,4 +1351,9 @@ def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
         if name in given:
             raise TypeError(f"to() got multiple values for argument '{name}'")
         given[name] = value
+    for flag in ("non_blocking", "copy"):  # PyTorch's bool arguments: "no" or -1 is no True
+        if not isinstance(given.get(flag, False), (bool, np.bool_)):
+            raise TypeError(
+                f"to(): argument '{flag}' must be bool, not {type(given[flag]).__name__}"
+            )
     return given.get("device"), given.get("dtype"), bool(given.get("copy", False))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -340,6 +340,8 @@ class Module:
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call ``fn`` on every submodule (children first), then on this module."""
+        if not callable(fn):
+            raise TypeError(f"Module.apply(): fn must be callable, not {type(fn).__name__}")
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -426,6 +428,8 @@ class Module:
     ) -> OrderedDict:
         """Every parameter and persistent buffer by dotted name (detached unless keep_vars).
         A module registered under two names is saved under both, as PyTorch saves it."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"state_dict(): prefix must be a str, not {type(prefix).__name__}")
         out = OrderedDict() if destination is None else destination
         modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False)
         for path, module in modules:
@@ -441,6 +445,10 @@ class Module:
         """Copy values from ``state_dict`` into this module's parameters and buffers.
         Each value must be a Tensor, as in PyTorch (a list or number is refused), or,
         friendlier than PyTorch, a numpy array: the workbench's own storage."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"Expected state_dict to be dict-like, got {type(state_dict).__name__}."
+            )
         own = self.state_dict(keep_vars=True)
         missing = [key for key in own if key not in state_dict]
         unexpected = [key for key in state_dict if key not in own]

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import workbench as wb
 from workbench import Tensor
 
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, check_betas, check_non_negative
 
 
 class Adam(Optimizer):
@@ -42,9 +42,7 @@ class Adam(Optimizer):
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
         check_non_negative("weight_decay value", weight_decay)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_betas(betas)
         # Alike in shape with sgd.py's and rmsprop.py's on purpose: each optimizer lists its own
         # hyperparameters, as PyTorch's do.
         defaults = dict(

@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 import warnings
 from collections import Counter
 
 from .optimizer import Optimizer
+
+
+def _numbers(scheduler: str, **values) -> None:
+    """The scheduler's settings that must be real numbers: PyTorch's TypeError, said
+    where the scheduler is made (PyTorch's own comes from Python at some later step)."""
+    for name, value in values.items():
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{scheduler}: {name} must be a number, not {type(value).__name__}")
 
 
 class LRScheduler:
@@ -95,6 +104,9 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * groups
+        for f in self.lr_lambdas:  # (PyTorch's TypeError is Python's, at the first step)
+            if not callable(f):
+                raise TypeError(f"LambdaLR: lr_lambda must be callable, not {type(f).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -119,6 +131,7 @@ class StepLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ) -> None:
+        _numbers("StepLR", step_size=step_size, gamma=gamma)
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -157,6 +170,7 @@ class ExponentialLR(LRScheduler):
     """``lr = initial_lr · γ^epoch``."""
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        _numbers("ExponentialLR", gamma=gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -176,6 +190,7 @@ class CosineAnnealingLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
+        _numbers("CosineAnnealingLR", T_max=T_max, eta_min=eta_min)
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -256,8 +271,17 @@ class ReduceLROnPlateau:
         min_lr: float | list[float] = 0.0,
         eps: float = 1e-8,
     ) -> None:
+        lows = min_lr if isinstance(min_lr, (list, tuple)) else [min_lr]
+        _numbers("ReduceLROnPlateau", **{f"min_lr[{i}]": low for i, low in enumerate(lows)})
+        _numbers("ReduceLROnPlateau", factor=factor, patience=patience, threshold=threshold)
+        _numbers("ReduceLROnPlateau", cooldown=cooldown, eps=eps)
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
+        for name, value in (("mode", mode), ("threshold_mode", threshold_mode)):
+            if not isinstance(value, str):  # PyTorch's TypeError (from joining it to a str)
+                raise TypeError(
+                    f"ReduceLROnPlateau: {name} must be a str, not {type(value).__name__}"
+                )
         if mode not in ("min", "max"):
             raise ValueError(f"mode {mode} is unknown!")
         if threshold_mode not in ("rel", "abs"):
@@ -283,7 +307,12 @@ class ReduceLROnPlateau:
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
 
     def step(self, metrics) -> None:
-        current = float(metrics)
+        try:
+            current = float(metrics)
+        except (TypeError, ValueError) as error:  # PyTorch's float() error, said here
+            raise type(error)(
+                f"ReduceLROnPlateau.step(): metrics must be a number: {error}"
+            ) from None
         self.last_epoch += 1
         if self._better(current):
             self.best, self.num_bad_epochs = current, 0

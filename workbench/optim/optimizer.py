@@ -8,6 +8,7 @@ the old value refuses to backward through it.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any
@@ -28,7 +29,7 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
-        if isinstance(params, Tensor):
+        if isinstance(params, Tensor) or not isinstance(params, Iterable):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
                 f"dicts, but got {type(params).__name__}"
@@ -163,6 +164,25 @@ def check_non_negative(name: str, value: float) -> None:
     """PyTorch's argument checks: ``Invalid learning rate: -1.0``. NaN is refused too, as
     Adam's and RMSprop's ``not 0.0 <= lr`` refuse it. (PyTorch's SGD checks ``lr < 0.0``,
     which NaN passes; the workbench refuses it there as well: a NaN rate or momentum
-    silently turns every weight NaN at the first step.)"""
+    silently turns every weight NaN at the first step.) A value that is not a number is
+    PyTorch's TypeError, said here rather than left to the comparison."""
+    if not isinstance(value, (numbers.Real, Tensor)):
+        raise TypeError(f"Invalid {name}: expected a real number, got {type(value).__name__}")
     if not 0.0 <= value:
         raise ValueError(f"Invalid {name}: {value}")
+
+
+def check_betas(betas) -> None:
+    """Adam's ``betas``: two numbers in [0, 1). PyTorch reads ``betas[0]`` and ``betas[1]``,
+    so a single beta is its IndexError and a value that is not a pair its TypeError."""
+    if not isinstance(betas, (tuple, list)):
+        raise TypeError(
+            f"Invalid betas: expected a pair (beta1, beta2), got {type(betas).__name__}"
+        )
+    if len(betas) < 2:
+        raise IndexError(f"Invalid betas: expected a pair (beta1, beta2), got {len(betas)} value")
+    for i, beta in enumerate(betas):
+        if not isinstance(beta, (numbers.Real, Tensor)):
+            raise TypeError(f"Invalid beta parameter at index {i}: {type(beta).__name__}")
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")

@@ -9,6 +9,7 @@ numbers a program draws afterwards stay in step with PyTorch's.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterator
 
 from ...core import random
@@ -59,6 +60,10 @@ class DataLoader:
                 f"batch_sampler options, but got shuffle={shuffle}"
             )
         self.sampler, self.batch_sampler = self._samplers(shuffle, sampler, batch_sampler)
+        if collate_fn is not None and not callable(collate_fn):  # (PyTorch: at the 1st batch)
+            raise TypeError(
+                f"DataLoader: collate_fn must be callable, not {type(collate_fn).__name__}"
+            )
         if collate_fn is None:
             collate_fn = default_convert if self._auto_collation is False else default_collate
         self.collate_fn = collate_fn
@@ -146,6 +151,8 @@ def get_worker_info():
 def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers) -> None:
     """PyTorch's checks of the worker options: prefetch_factor and persistent_workers only
     mean something with worker processes (num_workers > 0), so without them they are refused."""
+    if not isinstance(num_workers, numbers.Real):
+        raise TypeError(f"DataLoader: num_workers must be an int, not {type(num_workers).__name__}")
     if num_workers < 0:
         raise ValueError(
             "DataLoader: num_workers option should be non-negative; use num_workers=0 to "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 from collections.abc import Sequence
 
 from ...core import random, sampling
@@ -31,6 +32,12 @@ class TensorDataset(Dataset):
     """Sample ``i`` is ``(t[i] for t in tensors)``: all tensors have the same first dim."""
 
     def __init__(self, *tensors: Tensor) -> None:
+        for t in tensors:
+            if not isinstance(t, Tensor):  # PyTorch's AttributeError (from ``t.size(0)``)
+                raise AttributeError(
+                    f"TensorDataset: every argument must be a tensor; a {type(t).__name__} has "
+                    "no size"
+                )
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
             raise AssertionError(
@@ -94,6 +101,10 @@ def random_split(dataset, lengths: Sequence, generator=None) -> list[Subset]:
     """Split ``dataset`` into shuffled, non-overlapping subsets of the given lengths
     (or fractions that sum to 1), drawing the shuffle as PyTorch does."""
     generator = random.default_generator if generator is None else generator
+    if not isinstance(lengths, Sequence) or not all(isinstance(n, numbers.Real) for n in lengths):
+        raise TypeError(
+            f"random_split(): lengths must be a sequence of ints or fractions, got {lengths!r}"
+        )
     lengths = _split_lengths(len(dataset), list(lengths))
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")

@@ -23,11 +23,22 @@ class Sampler:
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
+def _sized(sampler: str, name: str, value):
+    """A dataset or sequence the sampler takes the length of: PyTorch's TypeError said
+    where the sampler is made, rather than at ``len()`` inside the first epoch."""
+    if not hasattr(value, "__len__"):
+        raise TypeError(
+            f"{sampler}(): {name} must have a length (a dataset or a sequence), not "
+            f"{type(value).__name__}"
+        )
+    return value
+
+
 class SequentialSampler(Sampler):
     """0, 1, …, n − 1."""
 
     def __init__(self, data_source) -> None:
-        self.data_source = data_source
+        self.data_source = _sized("SequentialSampler", "data_source", data_source)
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(len(self.data_source)))
@@ -40,7 +51,11 @@ class RandomSampler(Sampler):
     """A new random order of the indices each epoch (or ``num_samples`` with replacement)."""
 
     def __init__(self, data_source, replacement: bool = False, num_samples=None, generator=None):
-        self.data_source = data_source
+        self.data_source = _sized("RandomSampler", "data_source", data_source)
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
@@ -77,7 +92,7 @@ class SubsetRandomSampler(Sampler):
     """The given indices, in a new random order each epoch."""
 
     def __init__(self, indices: Sequence[int], generator=None) -> None:
-        self.indices = indices
+        self.indices = _sized("SubsetRandomSampler", "indices", indices)
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
