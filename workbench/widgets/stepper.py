@@ -26,6 +26,13 @@ it (``BackwardStepper(loss, view="both")`` starts so), linked to it: clicking an
 op, its backward node or a tensor it saved lights all of them (class ``linked``),
 and while stepping the forward op whose gradient is being computed is lit (see
 :mod:`.linked`).
+
+The widget is composed of parts, each with one job: :mod:`.controls` (the buttons,
+the sliders, "More" and the node finder), :mod:`.backward_pictures` (the two pictures,
+their folded boxes and what a step lights), :mod:`.quiz` (predict mode's questions,
+answers and score) and :mod:`.steps` with :mod:`.time_travel` (the steps and every
+``.grad`` at each). This module holds what joins them: the moves, the panel, the
+inspector, and the Python API the buttons mirror.
 """
 
 from __future__ import annotations
