@@ -272,6 +272,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
                 f"of outputs to the function: {len(cotangents)} cotangents for "
                 f"{len(outputs)} outputs"
             )
+        # (The shape check of autograd/entry_points.py's root_gradients, with torch.func's
+        # messages for cotangents: PyTorch words the two differently.)
         for i, (c, o) in enumerate(zip(cotangents, outputs)):
             if not isinstance(c, Tensor):
                 raise RuntimeError(f"vjp_fn: cotangent {i} must be a Tensor, got {type(c)}")
@@ -312,6 +314,8 @@ def jacrev(
             args = list(args)
             for p in positions:
                 args[p] = level.watch(args[p])
+            # (The same opening as grad_and_value's wrapper, on purpose: each transform reads top to
+            # bottom in one function, with the API name its own errors give.)
             output, aux = split_aux(func(*args, **kwargs), has_aux, "vjp(f, *primals)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(

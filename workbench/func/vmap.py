@@ -191,6 +191,8 @@ def _physical(out: Tensor, level: int, size: int) -> Tensor:
 
 
 def _unbatched_outputs(outputs, out_dims, level: int, size: int, name: str):
+    # (Shaped as _spread's check of in_dims above; PyTorch's messages for in_dims and
+    # out_dims differ, so the two stay apart.)
     if isinstance(outputs, (tuple, list)):
         if isinstance(out_dims, (tuple, list)):
             if len(out_dims) != len(outputs):
