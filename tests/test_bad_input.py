@@ -2315,13 +2315,24 @@ LOUD = {
 }
 
 
-@pytest.mark.parametrize("call, category, pattern", LOUD.values(), ids=LOUD.keys())
-def test_a_warning_names_the_op(call, category, pattern):
+# PyTorch gives these once per process (TORCH_WARN_ONCE): an earlier test in the same
+# process may have heard them already, so only the workbench is held to them here.
+TORCH_WARNS_ONCE = {"backward with create_graph"}
+
+
+@pytest.mark.parametrize(
+    "call, category, pattern, once",
+    [(*call, name in TORCH_WARNS_ONCE) for name, call in LOUD.items()],
+    ids=LOUD.keys(),
+)
+def test_a_warning_names_the_op(call, category, pattern, once):
     heard = {}
     for m in (WB, TORCH) if torch is not None else (WB,):
         with warnings.catch_warnings(record=True) as heard[m]:
             warnings.simplefilter("always")
             call(m)
+        if m is TORCH and once:
+            continue
         assert any(issubclass(w.category, category) for w in heard[m]), m._base.__name__
         assert not [w for w in heard[m] if issubclass(w.category, RuntimeWarning)]
     assert any(re.search(pattern, str(w.message)) for w in heard[WB])
