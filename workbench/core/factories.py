@@ -145,8 +145,57 @@ def _check_range(op: str, start, end, step) -> None:
 def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=None) -> Tensor:
     if checks.int_arg("linspace", "steps", steps) < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, but got steps={steps}")
-    array = np.linspace(start, end, steps, dtype=_float_dtype(dtype, "linspace"))
+    dtype = _float_dtype(dtype, "linspace")
+    if dtype in (np.float32, np.float64) and steps > 1 and _real(start) and _real(end):
+        array = _from_both_ends(start, end, steps, dtype)
+    else:
+        array = np.linspace(start, end, steps, dtype=dtype)
     return _leaf(array, requires_grad, None, device)
+
+
+def _real(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _from_both_ends(start, end, steps: int, dtype) -> np.ndarray:
+    """PyTorch's linspace, to the bit: the first half counts up from ``start``, the second
+    down from ``end`` (so both ends are exact), each value one fused multiply-add
+    (``start + step * i``, rounded once) in the dtype's own precision.
+
+    numpy's ``linspace`` counts from ``start`` only and rounds twice, so about a third of
+    its values are one unit in the last place away from PyTorch's."""
+    work = np.dtype(dtype).type
+    first, last = work(start), work(end)
+    step = (last - first) / work(steps - 1)
+    count = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    up = _fused_multiply_add(np.float64(step), count[:half], np.float64(first))
+    down = _fused_multiply_add(-np.float64(step), steps - 1 - count[half:], np.float64(last))
+    return np.concatenate([up, down]).astype(dtype)
+
+
+def _fused_multiply_add(a, b: np.ndarray, c) -> np.ndarray:
+    """``a * b + c`` with one rounding, in float64 arithmetic (numpy has no fma).
+
+    The product's rounding error is recovered exactly (Dekker's split into 26-bit
+    halves) and the sum's (Knuth's two-sum), and both are added back before the one
+    rounding. For float32 inputs this is exact; float64 rounds as an fma does except in
+    cases too rare to meet (a tie in the last step)."""
+    product = a * b
+    a_high, a_low = _halves(a)
+    b_high, b_low = _halves(b)
+    product_error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    total = product + c
+    b_virtual = total - product
+    sum_error = (product - (total - b_virtual)) + (c - b_virtual)
+    return total + (sum_error + product_error)
+
+
+def _halves(x):
+    """``x`` as high + low, each with at most 26 significant bits (their products are exact)."""
+    scaled = 134217729.0 * x  # 2**27 + 1
+    high = scaled - (scaled - x)
+    return high, x - high
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=None) -> Tensor:
