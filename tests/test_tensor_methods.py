@@ -454,3 +454,23 @@ def test_comparing_with_what_is_no_operand_answers_as_pytorch(compare, other):
             return "TypeError"
 
     assert outcome(wb) == outcome(torch)
+
+
+LISTS = {"list": [1, 1], "tuple": (1.0, 1.0), "nested": [[1, 1]], "empty": [], "of tensors": None}
+
+
+@pytest.mark.parametrize("compare", ["eq", "ne"])
+@pytest.mark.parametrize("kind", sorted(LISTS))
+def test_equality_with_a_list_is_pythons_not_elementwise_as_pytorch(compare, kind):
+    """``x == [1, 1]`` is the bool False and ``x != [1, 1]`` True in PyTorch, from either
+    side: its ``__eq__`` hands a list or a tuple back to Python, whose identity test
+    answers. The workbench compared element by element, so ``if x == [1, 1]:`` took the
+    other branch (or raised on a tensor of two bools)."""
+
+    def outcome(lib):
+        x = lib.ones(2)
+        other = LISTS[kind] if LISTS[kind] is not None else [x, x]
+        results = getattr(operator, compare)(x, other), getattr(operator, compare)(other, x)
+        return [(type(result).__name__, result) for result in results]
+
+    assert outcome(wb) == outcome(torch)

@@ -112,6 +112,17 @@ except RuntimeError as e:
     assert "needs the real PyTorch" in out.stdout, out.stderr
 
 
+EQUALITY_WITH_LISTS = "x = torch.ones(2)\nprint([x == [1, 1], x != (1, 1), [[1]] == x, x == [x]])"
+
+
+def test_equality_with_a_list_under_as_torch_is_pytorchs():
+    """``x == [1, 1]`` in a PyTorch program run under ``as_torch()`` answers as the real
+    PyTorch does (the bool False, not a tensor of bools)."""
+    theirs = run("import torch\n" + EQUALITY_WITH_LISTS)
+    ours = run("import workbench; workbench.as_torch()\nimport torch\n" + EQUALITY_WITH_LISTS)
+    assert ours.stdout == theirs.stdout == "[False, True, False, False]\n", ours.stderr
+
+
 def _workbench_modules_pytorch_also_has() -> list:
     """(torch name, workbench name) for every workbench module whose name PyTorch has too:
     ``torch.autograd.forward_ad``, ``torch.utils.data.sampler``... Its files, and the

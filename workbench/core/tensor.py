@@ -666,7 +666,7 @@ class Tensor:
     # ------------------- comparison and logical operators (bool tensors, never grad)
     # x == None is False and x != "a" True, as PyTorch's: what is no operand (None, a
     # string, any object) is handed back to Python. x < "a" is a TypeError in both; the
-    # workbench's names the op.
+    # workbench's names the op. x == [1, 1] is handed back too (see _compared_elementwise).
     def __lt__(self, other) -> Tensor:
         return _ops.lt(self, other)
 
@@ -680,10 +680,10 @@ class Tensor:
         return _ops.ge(self, other)
 
     def __eq__(self, other) -> Tensor:
-        return _ops.eq(self, other) if checks.is_operand(other) else NotImplemented
+        return _ops.eq(self, other) if _compared_elementwise(other) else NotImplemented
 
     def __ne__(self, other) -> Tensor:
-        return _ops.ne(self, other) if checks.is_operand(other) else NotImplemented
+        return _ops.ne(self, other) if _compared_elementwise(other) else NotImplemented
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
@@ -1239,6 +1239,14 @@ def _refuse_data(data) -> None:
     if bad is _ALL_NUMBERS:  # numbers numpy keeps as objects (an int beyond int64)
         raise TypeError(f"tensor(): can't convert {shown} to an array of one numeric dtype")
     raise RuntimeError(f"tensor(): Could not infer dtype of {type(bad).__name__} in {shown}")
+
+
+def _compared_elementwise(other) -> bool:
+    """Whether ``x == other`` and ``x != other`` compare element by element: a tensor, a
+    number, an array. A list or a tuple is not, as in PyTorch: ``x == [1, 1]`` is handed
+    back to Python, whose identity test makes it the bool False (``!=`` True), so
+    ``if x == [1, 1]:`` means the same on both, and ``assert x == [...]`` fails on both."""
+    return checks.is_operand(other) and not isinstance(other, (list, tuple))
 
 
 def _bitwise(name: str, symbol: str, *operands) -> Tensor:
