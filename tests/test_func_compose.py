@@ -601,3 +601,45 @@ def test_a_function_under_a_transform_needs_what_pytorch_asks_for(build, transfo
     assert str(ours.value) == str(theirs.value)
     # outside the transforms, it is an ordinary Function
     assert build(wb).apply(wb.tensor(X)).tolist() == (2 * X).tolist()
+
+
+# ------------------------------------------- kinked activations under forward over reverse
+KINKED = {
+    "leaky_relu": lambda F, v: F.leaky_relu(v, 0.2),
+    "leaky_relu, in place": lambda F, v: F.leaky_relu(v.clone(), 0.3, inplace=True),
+    "relu": lambda F, v: F.relu(v),
+    "elu": lambda F, v: F.elu(v, 0.7),
+}
+KINKED_TRANSFORMS = {
+    "jacrev(jacfwd)": lambda lib, func, f, x, t: func.jacrev(func.jacfwd(f))(x),
+    "jacfwd(jacrev)": lambda lib, func, f, x, t: func.jacfwd(func.jacrev(f))(x),
+    "grad(jvp)": lambda lib, func, f, x, t: func.grad(
+        lambda x: (func.jvp(f, (x,), (t,))[1] ** 2).sum()
+    )(x),
+    "grad of jvp's tangent": lambda lib, func, f, x, t: func.grad(
+        lambda t: (func.jvp(f, (x,), (t,))[1] ** 2).sum()
+    )(t),
+    "jvp(grad)": lambda lib, func, f, x, t: func.jvp(func.grad(lambda x: f(x).sum()), (x,), (t,))[
+        1
+    ],
+    "backward(jvp)": lambda lib, func, f, x, t: lib.autograd.grad(
+        (func.jvp(f, (x,), (t,))[1] ** 2).sum(), x
+    )[0],
+}
+
+
+@pytest.mark.parametrize("transform", sorted(KINKED_TRANSFORMS))
+@pytest.mark.parametrize("name", sorted(KINKED))
+def test_a_kinked_activations_tangent_is_differentiated_as_torch_func(name, transform):
+    """The tangent a JVP rule gives is built from ops, so that a reverse pass over it (or
+    forward over reverse) sees the activation's slope, 1 or α on either side of the kink
+    (x = 0 included), as torch.func. Each program is ``act(x² − 1) · x``, so the second
+    derivative is not zero on either side."""
+
+    def program(lib, func):
+        x = lib.tensor([-1.5, 0.5, 2.0, -0.3, 1.0, 0.0], dtype=lib.float64, requires_grad=True)
+        t = lib.tensor([1.0, 2.0, 3.0, -4.0, 0.5, 1.5], dtype=lib.float64)
+        f = lambda v: KINKED[name](lib.nn.functional, v * v - 1) * v  # noqa: E731
+        return {"out": KINKED_TRANSFORMS[transform](lib, func, f, x, t)}
+
+    compare(program)
