@@ -10,6 +10,8 @@ says otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import backend, checks
@@ -38,36 +40,53 @@ def _float_dtype(op: str, dtype) -> np.dtype:
     return dtype
 
 
-def rand(
-    *size,
-    generator: Generator | None = None,
-    dtype=None,
-    requires_grad: bool = False,
-    device=None,
-    name: str | None = None,
-) -> Tensor:
-    """Uniform samples in [0, 1)."""
-    shape, dtype = checks.shape_arg("rand", size), _float_dtype("rand", dtype)
-    checks.storage_fits("rand", shape, dtype)
-    gen = generator_arg("rand", generator)
-    values, levels = per_example(shape, lambda shape: gen.uniform(shape, dtype))
-    return _leaf(values, requires_grad, device, name, levels)
+def _float_sampler(op: str, draw: Callable, doc: str) -> tuple[Callable, Callable]:
+    """``rand`` and ``rand_like`` (or ``randn`` and ``randn_like``...): a factory of float
+    samples whose values ``draw(generator, shape, dtype)`` gives. Both functions keep
+    PyTorch's signature, so help() and an editor show their keywords."""
+
+    def sample(
+        *size,
+        generator: Generator | None = None,
+        dtype=None,
+        requires_grad: bool = False,
+        device=None,
+        name: str | None = None,
+    ) -> Tensor:
+        shape, dtype = checks.shape_arg(op, size), _float_dtype(op, dtype)
+        checks.storage_fits(op, shape, dtype)
+        gen = generator_arg(op, generator)
+        values, levels = per_example(shape, lambda shape: draw(gen, shape, dtype))
+        return _leaf(values, requires_grad, device, name, levels)
+
+    def sample_like(
+        input: Tensor,
+        *,
+        generator: Generator | None = None,
+        dtype=None,
+        requires_grad: bool = False,
+        device=None,
+    ) -> Tensor:
+        checks.tensor_arg(f"{op}_like", "input", input)
+        return sample(
+            *input.shape,
+            generator=generator,
+            dtype=input.dtype if dtype is None else checks.dtype_arg(f"{op}_like", dtype),
+            requires_grad=requires_grad,
+            device=device or input.device,
+        )
+
+    sample.__name__ = sample.__qualname__ = op
+    sample_like.__name__ = sample_like.__qualname__ = f"{op}_like"
+    sample.__doc__ = doc
+    sample_like.__doc__ = (
+        f"``{op}`` of ``input``'s shape, dtype and device (unless told otherwise)."
+    )
+    return sample, sample_like
 
 
-def randn(
-    *size,
-    generator: Generator | None = None,
-    dtype=None,
-    requires_grad: bool = False,
-    device=None,
-    name: str | None = None,
-) -> Tensor:
-    """Standard normal samples."""
-    shape, dtype = checks.shape_arg("randn", size), _float_dtype("randn", dtype)
-    checks.storage_fits("randn", shape, dtype)
-    gen = generator_arg("randn", generator)
-    values, levels = per_example(shape, lambda shape: gen.normal(shape, dtype))
-    return _leaf(values, requires_grad, device, name, levels)
+rand, rand_like = _float_sampler("rand", Generator.uniform, "Uniform samples in [0, 1).")
+randn, randn_like = _float_sampler("randn", Generator.normal, "Standard normal samples.")
 
 
 def randint(
@@ -132,9 +151,9 @@ def randperm(
 
 
 def normal(
-    mean=0.0,
-    std=1.0,
-    size=None,
+    mean: float | Tensor = 0.0,
+    std: float | Tensor = 1.0,
+    size: tuple | None = None,
     *,
     generator: Generator | None = None,
     dtype=None,
@@ -260,46 +279,6 @@ def _draw_from_cumulative(row: np.ndarray, num_samples: int, gen: Generator) -> 
     cumulative[-1] = 1
     u = gen.unit_uniform(num_samples, np.float64)
     return np.searchsorted(cumulative, u, side="left")
-
-
-# rand_like, randn_like and randint_like are written out alike on purpose: each keeps PyTorch's
-# signature, so help() and an editor show its keywords.
-def rand_like(
-    input: Tensor,
-    *,
-    generator: Generator | None = None,
-    dtype=None,
-    requires_grad: bool = False,
-    device=None,
-) -> Tensor:
-    """``rand`` of ``input``'s shape, dtype and device (unless told otherwise)."""
-    checks.tensor_arg("rand_like", "input", input)
-    return rand(
-        *input.shape,
-        generator=generator,
-        dtype=input.dtype if dtype is None else checks.dtype_arg("rand_like", dtype),
-        requires_grad=requires_grad,
-        device=device or input.device,
-    )
-
-
-def randn_like(
-    input: Tensor,
-    *,
-    generator: Generator | None = None,
-    dtype=None,
-    requires_grad: bool = False,
-    device=None,
-) -> Tensor:
-    """``randn`` of ``input``'s shape, dtype and device (unless told otherwise)."""
-    checks.tensor_arg("randn_like", "input", input)
-    return randn(
-        *input.shape,
-        generator=generator,
-        dtype=input.dtype if dtype is None else checks.dtype_arg("randn_like", dtype),
-        requires_grad=requires_grad,
-        device=device or input.device,
-    )
 
 
 def randint_like(

@@ -121,19 +121,31 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return apply_op(_matmul, (a, b))
 
 
+def _check_ranks(op: str, rank: int, message: str, **named: Tensor) -> None:
+    """Each named argument is a tensor of ``rank`` dims, or PyTorch's RuntimeError: ``message``
+    with the argument's ``{name}`` and its ``{ndim}``."""
+    for name, value in named.items():
+        checks.tensor_arg(op, name, value)
+        if value.ndim != rank:
+            raise RuntimeError(message.format(name=name, ndim=value.ndim))
+
+
+def _matmul_of_one_dtype(op: str, **named: Tensor) -> Tensor:
+    """``matmul`` of the two named arguments, once they are checked to share a dtype (mm, mv,
+    bmm and dot do not promote, unlike ``@``)."""
+    refuse_mixed_dtypes(op, **named)
+    return matmul(*named.values())
+
+
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix times matrix, both 2-D (no broadcasting, unlike :func:`matmul`)."""
-    for name, value in (("self", input), ("mat2", mat2)):
-        checks.tensor_arg("mm", name, value)
-        if value.ndim != 2:
-            raise RuntimeError(f"{name} must be a matrix (mm: got a {value.ndim}-D tensor)")
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
-        )
-    refuse_mixed_dtypes("mm", input=input, mat2=mat2)
-    return matmul(input, mat2)
+    _check_ranks(
+        "mm", 2, "{name} must be a matrix (mm: got a {ndim}-D tensor)", self=input, mat2=mat2
+    )
+    (n, m), (k, p) = input.shape, mat2.shape
+    if m != k:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{m} and {k}x{p})")
+    return _matmul_of_one_dtype("mm", input=input, mat2=mat2)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -145,30 +157,23 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
             f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim} (mv: a 2-D matrix "
             "and a 1-D vector)"
         )
-    if input.shape[1] != vec.shape[0]:
-        raise RuntimeError(
-            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
-            f"{input.shape[1]}), vec ({vec.shape[0]})"
-        )
-    refuse_mixed_dtypes("mv", input=input, vec=vec)
-    return matmul(input, vec)
+    (n, m), (k,) = input.shape, vec.shape
+    if m != k:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{m}), vec ({k})")
+    return _matmul_of_one_dtype("mv", input=input, vec=vec)
 
 
-# Checked as mm is, with bmm's own ranks and PyTorch's own messages for each: alike in shape, not in
-# what they check.
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """A batch of matrix products: ``(b, n, m) @ (b, m, p) → (b, n, p)``, same b."""
-    for name, value in (("batch1", input), ("batch2", mat2)):
-        checks.tensor_arg("bmm", name, value)
-        if value.ndim != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor (bmm: got {value.ndim}-D)")
+    _check_ranks(
+        "bmm", 3, "{name} must be a 3D tensor (bmm: got {ndim}-D)", batch1=input, batch2=mat2
+    )
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(
             f"bmm: batch1 and batch2 must have the same batch size, got {input.shape[0]} and "
             f"{mat2.shape[0]}"
         )
-    refuse_mixed_dtypes("bmm", input=input, mat2=mat2)
-    return matmul(input, mat2)
+    return _matmul_of_one_dtype("bmm", input=input, mat2=mat2)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
@@ -187,8 +192,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
             f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
         )
     refuse_mixed_complex("dot", input, other)
-    refuse_mixed_dtypes("dot", input=input, other=other)
-    return matmul(input, other)
+    return _matmul_of_one_dtype("dot", input=input, other=other)
 
 
 # ---------------------------------------------------------------------- linear

@@ -17,6 +17,7 @@ import builtins
 import math
 import warnings
 from collections import namedtuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..record.forward_ad import same_op
 from .arithmetic import abs, maximum, minimum, sgn, where, zeros_like_grad
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
-from .registry import register_gradient, register_jvp, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_op
 from .shape import astype, getitem, reshape
 from .unary import exp
 
@@ -204,16 +205,6 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_
 
 
 # ------------------------------------------------------ amax / amin / max / min
-@register_op("amax", saves=("x", "out"))
-def _amax(x, dims, keepdim):
-    return np.max(x, axis=dims, keepdims=keepdim)
-
-
-@register_op("amin", saves=("x", "out"))
-def _amin(x, dims, keepdim):
-    return np.min(x, axis=dims, keepdims=keepdim)
-
-
 def _extreme_grad(orig, grad):
     x, y = orig.args[0], orig.out
     dims = orig.attrs["dims"]
@@ -236,32 +227,41 @@ def _weighted_sum_jvp(orig, dx: Tensor, rule, dims) -> Tensor:
     return apply_op(_sum, (conj(weights) * dx,), {"dims": dims, "keepdim": keepdim})
 
 
-@register_gradient("amax")
-def amax_grad(orig, grad):
-    """Forward: y = max x   (over dim)
-    Backward: x̄ = ȳ shared evenly among the elements equal to the max"""
-    return _extreme_grad(orig, grad)
+def _register_extreme(name: str, reduce, over: str, node_name: str | None = None) -> OpDef:
+    """Register ``name``, a max or a min (``reduce`` is np.max or np.min) over ``over``, with
+    the one rule amax, amin, max and min share: ȳ shared evenly among the elements equal to
+    y, as PyTorch. The rules' docstrings, the formulas the stepper shows, are made here."""
+    extreme = reduce.__name__  # "max" or "min"
+
+    def kernel(x, dims, keepdim):
+        return reduce(x, axis=dims, keepdims=keepdim)
+
+    def extreme_grad(orig, grad):
+        return _extreme_grad(orig, grad)
+
+    def extreme_jvp(orig, tangents):
+        return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
+
+    forward = f"Forward: y = {extreme} x   (over {over})"
+    extreme_grad.__name__, extreme_jvp.__name__ = f"{name}_grad", f"{name}_jvp"
+    extreme_grad.__doc__ = (
+        f"{forward}\nBackward: x̄ = ȳ shared evenly among the elements equal to the {extreme}"
+    )
+    extreme_jvp.__doc__ = (
+        f"{forward}\nJVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the {extreme}ima)"
+    )
+    op = register_op(name, saves=("x", "out"), node_name=node_name)(kernel)
+    register_gradient(name)(extreme_grad)
+    register_jvp(name)(extreme_jvp)
+    return op
 
 
-@register_jvp("amax")
-def amax_jvp(orig, tangents):
-    """Forward: y = max x   (over dim)
-    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the maxima)"""
-    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
-
-
-@register_gradient("amin")
-def amin_grad(orig, grad):
-    """Forward: y = min x   (over dim)
-    Backward: x̄ = ȳ shared evenly among the elements equal to the min"""
-    return _extreme_grad(orig, grad)
-
-
-@register_jvp("amin")
-def amin_jvp(orig, tangents):
-    """Forward: y = min x   (over dim)
-    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the minima)"""
-    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
+_amax = _register_extreme("amax", np.max, "dim")
+_amin = _register_extreme("amin", np.min, "dim")
+# x.max() and x.min(): ops of their own for PyTorch's names (MaxBackward1: its name for a max
+# over everything).
+_max_all = _register_extreme("max", np.max, "every element", node_name="MaxBackward1")
+_min_all = _register_extreme("min", np.min, "every element", node_name="MinBackward1")
 
 
 def _amax_or_amin(op, name: str, input: Tensor, dim, keepdim: bool, numpy_names: dict):
@@ -279,46 +279,6 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
 
 def amin(input: Tensor, dim=(), keepdim: bool = False, **numpy_names) -> Tensor:
     return _amax_or_amin(_amin, "amin", input, dim, keepdim, numpy_names)
-
-
-# x.max() and x.min(): amax's and amin's kernels and rule, as ops of their own for
-# PyTorch's names (MaxBackward1: its name for a max over everything).
-@register_op("max", saves=("x", "out"), node_name="MaxBackward1")
-def _max_all(x, dims, keepdim):
-    return np.max(x, axis=dims, keepdims=keepdim)
-
-
-@register_op("min", saves=("x", "out"), node_name="MinBackward1")
-def _min_all(x, dims, keepdim):
-    return np.min(x, axis=dims, keepdims=keepdim)
-
-
-@register_gradient("max")
-def max_grad(orig, grad):
-    """Forward: y = max x   (over every element)
-    Backward: x̄ = ȳ shared evenly among the elements equal to the max"""
-    return _extreme_grad(orig, grad)
-
-
-@register_jvp("max")
-def max_jvp(orig, tangents):
-    """Forward: y = max x   (over every element)
-    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]"""
-    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
-
-
-@register_gradient("min")
-def min_grad(orig, grad):
-    """Forward: y = min x   (over every element)
-    Backward: x̄ = ȳ shared evenly among the elements equal to the min"""
-    return _extreme_grad(orig, grad)
-
-
-@register_jvp("min")
-def min_jvp(orig, tangents):
-    """Forward: y = min x   (over every element)
-    JVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]"""
-    return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
 
 
 MaxResult = namedtuple("MaxResult", ["values", "indices"])
@@ -589,34 +549,32 @@ def _correction(unbiased, correction, name: str) -> float:
     return 0 if unbiased is False else 1
 
 
-def var(
-    input: Tensor,
-    dim=None,
-    unbiased=None,
-    keepdim: bool = False,
-    *,
-    correction=None,
-    **numpy_names,
-) -> Tensor:
-    """Variance; by default unbiased (divide by N − 1), as PyTorch. ``correction=0``: by N."""
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("var", dim, keepdim, numpy_names)
-    return apply_op(_var, (input,), _var_attrs(input, dim, unbiased, keepdim, correction, "var"))
+def _spread(op: OpDef, doc: str) -> Callable[..., Tensor]:
+    """``var`` or ``std``: one signature, PyTorch's, with the same ``correction`` rules."""
+
+    def spread(
+        input: Tensor,
+        dim=None,
+        unbiased=None,
+        keepdim: bool = False,
+        *,
+        correction=None,
+        **numpy_names,
+    ) -> Tensor:
+        if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
+            dim, keepdim = numpy_style(op.name, dim, keepdim, numpy_names)
+        attrs = _var_attrs(input, dim, unbiased, keepdim, correction, op.name)
+        return apply_op(op, (input,), attrs)
+
+    spread.__name__ = spread.__qualname__ = op.name
+    spread.__doc__ = doc
+    return spread
 
 
-def std(
-    input: Tensor,
-    dim=None,
-    unbiased=None,
-    keepdim: bool = False,
-    *,
-    correction=None,
-    **numpy_names,
-) -> Tensor:
-    """Standard deviation: √var, with the same ``correction`` rules."""
-    if numpy_names:  # axis=, keepdims=: numpy's names, which PyTorch accepts
-        dim, keepdim = numpy_style("std", dim, keepdim, numpy_names)
-    return apply_op(_std, (input,), _var_attrs(input, dim, unbiased, keepdim, correction, "std"))
+var = _spread(
+    _var, "Variance; by default unbiased (divide by N − 1), as PyTorch. ``correction=0``: by N."
+)
+std = _spread(_std, "Standard deviation: √var, with the same ``correction`` rules.")
 
 
 def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> dict:

@@ -9,6 +9,7 @@ zero gradient, as in PyTorch. For complex x the derivative is conjugated,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,21 +18,25 @@ from ..core.tensor import Tensor
 from ..record.dispatch import apply_op, float_input
 from .arithmetic import zeros_like_grad
 from .complex_numbers import conj, refuse_complex
-from .registry import register_gradient, register_jvp, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_op
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-# Each op's rules below stay written out in full, even where two share a shape (exp's and tan's;
-# floor's, ceil's, trunc's and round's zero rules): a node's formula is its rule's docstring,
-# program/adjoint.py and exercises/rules.py name a rule by its function, and a learner reads each
-# formula where its op is.
+def _on_floats(op: OpDef, doc: str | None = None) -> Callable[[Tensor], Tensor]:
+    """The public function of a one-input op on floating-point values: an integer input is
+    made float first (``exp(tensor([1]))`` is ``tensor([2.7183])``), as in PyTorch."""
+
+    def function(input) -> Tensor:
+        return apply_op(op, (float_input(input, op.name),))
+
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = doc
+    return function
 
 
 # ------------------------------------------------------------ exp, log, sqrt
-@register_op("exp", saves=("out",))
-def _exp(x):
-    return np.exp(x)
+_exp = register_op("exp", saves=("out",))(np.exp)
 
 
 @register_gradient("exp")
@@ -49,13 +54,10 @@ def exp_jvp(orig, tangents):
     return tangents[0] * orig.out
 
 
-def exp(input) -> Tensor:
-    return apply_op(_exp, (float_input(input, "exp"),))
+exp = _on_floats(_exp)
 
 
-@register_op("log", saves=("x",))
-def _log(x):
-    return np.log(x)
+_log = register_op("log", saves=("x",))(np.log)
 
 
 @register_gradient("log")
@@ -74,13 +76,10 @@ def log_jvp(orig, tangents):
     return tangents[0] / orig.args[0]
 
 
-def log(input) -> Tensor:
-    return apply_op(_log, (float_input(input, "log"),))
+log = _on_floats(_log)
 
 
-@register_op("sqrt", saves=("out",))
-def _sqrt(x):
-    return np.sqrt(x)
+_sqrt = register_op("sqrt", saves=("out",))(np.sqrt)
 
 
 @register_gradient("sqrt")
@@ -98,14 +97,11 @@ def sqrt_jvp(orig, tangents):
     return tangents[0] / (2 * orig.out)
 
 
-def sqrt(input) -> Tensor:
-    return apply_op(_sqrt, (float_input(input, "sqrt"),))
+sqrt = _on_floats(_sqrt)
 
 
 # ------------------------------------------------------------------ sin, cos
-@register_op("sin", saves=("x",))
-def _sin(x):
-    return np.sin(x)
+_sin = register_op("sin", saves=("x",))(np.sin)
 
 
 @register_gradient("sin")
@@ -124,13 +120,10 @@ def sin_jvp(orig, tangents):
     return tangents[0] * cos(orig.args[0])
 
 
-def sin(input) -> Tensor:
-    return apply_op(_sin, (float_input(input, "sin"),))
+sin = _on_floats(_sin)
 
 
-@register_op("cos", saves=("x",))
-def _cos(x):
-    return np.cos(x)
+_cos = register_op("cos", saves=("x",))(np.cos)
 
 
 @register_gradient("cos")
@@ -149,15 +142,10 @@ def cos_jvp(orig, tangents):
     return -tangents[0] * sin(orig.args[0])
 
 
-def cos(input) -> Tensor:
-    return apply_op(_cos, (float_input(input, "cos"),))
+cos = _on_floats(_cos)
 
 
 # ------------------------------------------------------------- log10, log2
-LN_10 = math.log(10.0)
-LN_2 = math.log(2.0)
-
-
 def _rounded_once(ufunc, x):
     """numpy's float32 log10 and log2 may be 1 ulp off (log10(1000) = 3.0000002); computed
     in float64 and rounded once, they are PyTorch's."""
@@ -166,60 +154,43 @@ def _rounded_once(ufunc, x):
     return ufunc(x)
 
 
-@register_op("log10", saves=("x",))
-def _log10(x):
-    return _rounded_once(np.log10, x)
+def _register_log(base: int, subscript: str):
+    """Register ``log{base}``: ``y = log_b x`` is ``ln x / ln b``, so its rules are ln's
+    divided by ``ln b``. The rules' docstrings, the formulas the stepper shows, name the base."""
+    name, ln_b = f"log{base}", math.log(base)
+
+    def log_b_grad(orig, grad):
+        (x,) = orig.args
+        return [grad / (conj(x) * ln_b)]
+
+    def log_b_jvp(orig, tangents):
+        return tangents[0] / (orig.args[0] * ln_b)
+
+    log_b_grad.__name__, log_b_jvp.__name__ = f"{name}_grad", f"{name}_jvp"
+    log_b_grad.__doc__ = (
+        f"Forward: y = log{subscript} x\nBackward: x̄ = ȳ / (x · ln {base})\n"
+        f"Complex x: x̄ = ȳ / (conj(x) · ln {base})"
+    )
+    log_b_jvp.__doc__ = f"Forward: y = log{subscript} x\nJVP: ẏ = ẋ / (x · ln {base})"
+    ufunc = getattr(np, name)
+    op = register_op(name, saves=("x",))(lambda x: _rounded_once(ufunc, x))
+    register_gradient(name)(log_b_grad)
+    register_jvp(name)(log_b_jvp)
+    return op
 
 
-@register_gradient("log10")
-def log10_grad(orig, grad):
-    """Forward: y = log₁₀ x
-    Backward: x̄ = ȳ / (x · ln 10)
-    Complex x: x̄ = ȳ / (conj(x) · ln 10)"""
-    (x,) = orig.args
-    return [grad / (conj(x) * LN_10)]
+_log10 = _register_log(10, "₁₀")
+_log2 = _register_log(2, "₂")
 
 
-@register_jvp("log10")
-def log10_jvp(orig, tangents):
-    """Forward: y = log₁₀ x
-    JVP: ẏ = ẋ / (x · ln 10)"""
-    return tangents[0] / (orig.args[0] * LN_10)
+log10 = _on_floats(_log10)
 
 
-def log10(input) -> Tensor:
-    return apply_op(_log10, (float_input(input, "log10"),))
-
-
-@register_op("log2", saves=("x",))
-def _log2(x):
-    return _rounded_once(np.log2, x)
-
-
-@register_gradient("log2")
-def log2_grad(orig, grad):
-    """Forward: y = log₂ x
-    Backward: x̄ = ȳ / (x · ln 2)
-    Complex x: x̄ = ȳ / (conj(x) · ln 2)"""
-    (x,) = orig.args
-    return [grad / (conj(x) * LN_2)]
-
-
-@register_jvp("log2")
-def log2_jvp(orig, tangents):
-    """Forward: y = log₂ x
-    JVP: ẏ = ẋ / (x · ln 2)"""
-    return tangents[0] / (orig.args[0] * LN_2)
-
-
-def log2(input) -> Tensor:
-    return apply_op(_log2, (float_input(input, "log2"),))
+log2 = _on_floats(_log2)
 
 
 # ----------------------------------------------------------- log1p, expm1
-@register_op("log1p", saves=("x",))
-def _log1p(x):
-    return np.log1p(x)
+_log1p = register_op("log1p", saves=("x",))(np.log1p)
 
 
 @register_gradient("log1p")
@@ -238,9 +209,7 @@ def log1p_jvp(orig, tangents):
     return tangents[0] / (1 + orig.args[0])
 
 
-@register_op("expm1", saves=("out",))
-def _expm1(x):
-    return np.expm1(x)
+_expm1 = register_op("expm1", saves=("out",))(np.expm1)
 
 
 @register_gradient("expm1")
@@ -258,20 +227,14 @@ def expm1_jvp(orig, tangents):
     return tangents[0] * (orig.out + 1)
 
 
-def log1p(input) -> Tensor:
-    """``ln(1 + x)``, accurate for small x."""
-    return apply_op(_log1p, (float_input(input, "log1p"),))
+log1p = _on_floats(_log1p, "``ln(1 + x)``, accurate for small x.")
 
 
-def expm1(input) -> Tensor:
-    """``eˣ − 1``, accurate for small x."""
-    return apply_op(_expm1, (float_input(input, "expm1"),))
+expm1 = _on_floats(_expm1, "``eˣ − 1``, accurate for small x.")
 
 
 # ------------------------------------------------- reciprocal, rsqrt, square
-@register_op("reciprocal", saves=("out",))
-def _reciprocal(x):
-    return np.reciprocal(x)
+_reciprocal = register_op("reciprocal", saves=("out",))(np.reciprocal)
 
 
 @register_gradient("reciprocal")
@@ -334,12 +297,10 @@ def square_jvp(orig, tangents):
     return 2 * orig.args[0] * tangents[0]
 
 
-def reciprocal(input) -> Tensor:
-    return apply_op(_reciprocal, (float_input(input, "reciprocal"),))
+reciprocal = _on_floats(_reciprocal)
 
 
-def rsqrt(input) -> Tensor:
-    return apply_op(_rsqrt, (float_input(input, "rsqrt"),))
+rsqrt = _on_floats(_rsqrt)
 
 
 def square(input) -> Tensor:
@@ -347,86 +308,37 @@ def square(input) -> Tensor:
 
 
 # ------------------------------------------- rounding: zero gradient everywhere
-@register_op("floor")
-def _floor(x):
-    return np.floor(x)
+def _register_step(name: str, kernel, forward: str):
+    """Register a rounding op: ``kernel`` on arrays, and the rules of a step function, flat
+    almost everywhere, so that ``x̄ = 0`` and ``ẏ = 0`` (as PyTorch). ``forward`` is the op
+    as a formula; the rules' docstrings, the formulas the stepper shows, are made from it."""
+    flat = "(a step function: flat almost everywhere, as PyTorch)"
+
+    def step_grad(orig, grad):
+        return [zeros_like_grad(grad)]
+
+    def step_jvp(orig, tangents):
+        return zeros_like_grad(orig.out)
+
+    step_grad.__name__, step_jvp.__name__ = f"{name}_grad", f"{name}_jvp"
+    step_grad.__doc__ = f"Forward: y = {forward}\nBackward: x̄ = 0   {flat}"
+    step_jvp.__doc__ = f"Forward: y = {forward}\nJVP: ẏ = 0   {flat}"
+    op = register_op(name)(kernel)
+    register_gradient(name)(step_grad)
+    register_jvp(name)(step_jvp)
+    return op
 
 
-@register_op("ceil")
-def _ceil(x):
-    return np.ceil(x)
-
-
-@register_op("trunc")
-def _trunc(x):
-    return np.trunc(x)
-
-
-@register_op("round")
-def _round(x, decimals=0):
+def _round_kernel(x, decimals=0):
     # np.round rounds halves to even, as torch.round does. Integers and bools are whole
     # already: they keep their dtype, as floor's do (np.round would make bools float16).
     return x.copy() if x.dtype.kind in "biu" else np.round(x, decimals)
 
 
-def _zero_grad(orig, grad):
-    return [zeros_like_grad(grad)]
-
-
-@register_gradient("floor")
-def floor_grad(orig, grad):
-    """Forward: y = ⌊x⌋
-    Backward: x̄ = 0   (a step function: flat almost everywhere, as PyTorch)"""
-    return _zero_grad(orig, grad)
-
-
-@register_jvp("floor")
-def floor_jvp(orig, tangents):
-    """Forward: y = ⌊x⌋
-    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
-    return zeros_like_grad(orig.out)
-
-
-@register_gradient("ceil")
-def ceil_grad(orig, grad):
-    """Forward: y = ⌈x⌉
-    Backward: x̄ = 0"""
-    return _zero_grad(orig, grad)
-
-
-@register_jvp("ceil")
-def ceil_jvp(orig, tangents):
-    """Forward: y = ⌈x⌉
-    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
-    return zeros_like_grad(orig.out)
-
-
-@register_gradient("trunc")
-def trunc_grad(orig, grad):
-    """Forward: y = trunc(x)   (round toward zero)
-    Backward: x̄ = 0"""
-    return _zero_grad(orig, grad)
-
-
-@register_jvp("trunc")
-def trunc_jvp(orig, tangents):
-    """Forward: y = trunc(x)
-    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
-    return zeros_like_grad(orig.out)
-
-
-@register_gradient("round")
-def round_grad(orig, grad):
-    """Forward: y = round(x)   (halves to even)
-    Backward: x̄ = 0"""
-    return _zero_grad(orig, grad)
-
-
-@register_jvp("round")
-def round_jvp(orig, tangents):
-    """Forward: y = round(x)
-    JVP: ẏ = 0   (a step function: flat almost everywhere, as PyTorch)"""
-    return zeros_like_grad(orig.out)
+_floor = _register_step("floor", np.floor, "⌊x⌋")
+_ceil = _register_step("ceil", np.ceil, "⌈x⌉")
+_trunc = _register_step("trunc", np.trunc, "trunc(x)   (round toward zero)")
+_round = _register_step("round", _round_kernel, "round(x)   (halves to even)")
 
 
 def floor(input: Tensor) -> Tensor:
@@ -456,9 +368,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch.
 
 
 # ------------------------------------------------------------------- tan, erf
-@register_op("tan", saves=("out",))
-def _tan(x):
-    return np.tan(x)
+_tan = register_op("tan", saves=("out",))(np.tan)
 
 
 @register_gradient("tan")
@@ -478,8 +388,7 @@ def tan_jvp(orig, tangents):
     return tangents[0] * (1 + y * y)
 
 
-def tan(input) -> Tensor:
-    return apply_op(_tan, (float_input(input, "tan"),))
+tan = _on_floats(_tan)
 
 
 def erf_array(x: np.ndarray) -> np.ndarray:
