@@ -214,14 +214,64 @@ CASES = [
         r"inputs\[1\]",
         r"NoneType",
     ),
-    # PyTorch fails with a bare AssertionError ("Expected output to be a torch.Tensor")
+    # PyTorch's AssertionError ("Expected output to be a torch.Tensor"), saying which one
     case(
         "grad outputs a str",
         lambda m: m.autograd.grad(["y"], m.ones(1, requires_grad=True)),
+        AssertionError,
+        r"grad\(\)",
+        r"outputs\[0\] is str",
+    ),
+    # the flags are read as PyTorch's engine reads them: a bool or an int from 0 to 255
+    case(
+        "backward retain_graph 256",
+        lambda m: (m.ones(2, requires_grad=True) * 2).sum().backward(retain_graph=256),
+        OverflowError,
+        r"backward\(\)",
+        r"'retain_graph'",
+        r"256",
+    ),
+    case(
+        "grad create_graph a numpy bool",
+        lambda m: grad_of(m, create_graph=np.True_),
         TypeError,
         r"grad\(\)",
-        r"output 0 is str",
-        torch=False,
+        r"'create_graph' must be bool",
+    ),
+    case(
+        "grad materialize_grads a str",
+        lambda m: grad_of(m, materialize_grads="yes"),
+        TypeError,
+        r"grad\(\)",
+        r"'materialize_grads' must be bool",
+    ),
+    case(
+        "grad allow_unused a float tensor",
+        lambda m: grad_of(m, allow_unused=m.ones(())),
+        TypeError,
+        r"'allow_unused' must be bool",
+        r"float32 Tensor",
+    ),
+    case(
+        "backward tensors None",
+        lambda m: m.autograd.backward(None),
+        TypeError,
+        r"backward\(\)",
+        r"'tensors' must be a Tensor or a sequence of Tensors, not NoneType",
+    ),
+    case(
+        "backward gradient a number",
+        lambda m: (m.ones(2, requires_grad=True) * 2).backward(2.0),
+        TypeError,
+        r"backward\(\)",
+        r"'gradient' must be a Tensor or a sequence of Tensors, not float",
+    ),
+    # PyTorch checks a gradient's type before whether its output needs one
+    case(
+        "backward a str gradient for a constant output",
+        lambda m: m.autograd.backward([m.ones(2)], ["a"]),
+        TypeError,
+        r"gradients can be either Tensors or None, but got str",
     ),
     case(
         "backward inputs a str",
@@ -629,6 +679,49 @@ def test_pytorch_raises_the_same_kind_of_error(case):
         f"torch: {type(theirs.value).__name__}: {theirs.value}\n"
         f"workbench: {type(ours.value).__name__}: {ours.value}"
     )
+
+
+# ------------------------------------------------- what backward() accepts as PyTorch
+FLAGS = {
+    "2": lambda m: 2,
+    "255": lambda m: 255,
+    "0": lambda m: 0,
+    "numpy int": lambda m: np.int64(1),
+    "int tensor": lambda m: m.tensor(1),
+    "bool tensor": lambda m: m.tensor(False),
+}
+
+
+def _twice(m, flag) -> list:
+    """backward with ``retain_graph=flag``, then again: the second runs only if it kept."""
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=flag(m))
+    try:
+        y.backward()
+    except RuntimeError:
+        return [x.grad.tolist(), "freed"]
+    return [x.grad.tolist(), "kept"]
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("flag", FLAGS.values(), ids=list(FLAGS))
+def test_an_int_flag_reads_as_pytorch_reads_it(flag):
+    """PyTorch's engine takes an int from 0 to 255 (or a one-element integer tensor) for
+    a bool flag, True when not 0; the workbench too, so a program ports either way."""
+    assert _twice(WB, flag) == _twice(real_torch, flag)
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed")
+def test_tensor_backward_takes_its_gradient_in_a_list_as_pytorch():
+    """``y.backward(gradient)`` is ``autograd.backward(y, gradient)``: a sequence holding
+    the one gradient is taken as well as the gradient itself."""
+    grads = []
+    for m in (wb, real_torch):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        (x * 3).backward([m.tensor([1.0, 10.0])])
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [3.0, 30.0]
 
 
 # ------------------------------------------------------------------ traces

@@ -799,7 +799,6 @@ DECIDED = _rows(
 
 # Differences not fixed yet: the row must still differ (a strict xfail), so that a fix
 # takes the row out of here.
-H36_AREA = "(h36 is changing backward/grad's argument checks) "
 GAPS = _rows(
     [
         (
@@ -1076,99 +1075,6 @@ GAPS = _rows(
         ),
         ("Tensor.split(split_size#0)", "bool", "accepted; PyTorch raises TypeError"),
         ("Tensor.split(split_size#0)", "2**70", "accepted; PyTorch raises ValueError"),
-        ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
-        (
-            "backward(retain_graph)",
-            "str object ragged complex float nan inf",
-            "accepted; PyTorch raises TypeError",
-        ),
-        ("backward(retain_graph)", "-1 2**70", "accepted; PyTorch raises OverflowError"),
-        (
-            "backward(retain_graph)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
-        (
-            "backward(create_graph)",
-            "None str object ragged complex float nan inf",
-            "accepted; PyTorch raises TypeError",
-        ),
-        ("backward(create_graph)", "-1 2**70", "accepted; PyTorch raises OverflowError"),
-        (
-            "backward(create_graph)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
-        (
-            "backward(inputs)",
-            "object complex float bool @value",
-            H36_AREA + "leaks Python's error from a call in autograd/entry_points.py",
-        ),
-        (
-            "backward-nonscalar(gradient#0)",
-            "None",
-            "the message names neither the call nor the argument",
-        ),
-        ("grad(outputs#0)", "None", "workbench raises RuntimeError where PyTorch raises TypeError"),
-        (
-            "grad(outputs#0)",
-            "str ragged",
-            "workbench raises TypeError where PyTorch raises AssertionError",
-        ),
-        (
-            "grad(outputs#0)",
-            "object complex float bool @value",
-            H36_AREA + "leaks Python's error from a call in autograd/entry_points.py",
-        ),
-        ("grad(inputs#1)", "None", "workbench raises RuntimeError where PyTorch raises TypeError"),
-        (
-            "grad(inputs#1)",
-            "object complex float bool @value",
-            H36_AREA + "leaks Python's error from a call in autograd/entry_points.py",
-        ),
-        (
-            "grad(retain_graph)",
-            "str object ragged complex float nan inf",
-            "accepted; PyTorch raises TypeError",
-        ),
-        ("grad(retain_graph)", "-1 2**70", "accepted; PyTorch raises OverflowError"),
-        (
-            "grad(retain_graph)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
-        (
-            "grad(create_graph)",
-            "None str object ragged complex float nan inf",
-            "accepted; PyTorch raises TypeError",
-        ),
-        ("grad(create_graph)", "-1 2**70", "accepted; PyTorch raises OverflowError"),
-        (
-            "grad(create_graph)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
-        (
-            "grad(allow_unused)",
-            "str object ragged complex float nan inf @dtype",
-            "accepted; PyTorch raises TypeError",
-        ),
-        ("grad(allow_unused)", "-1 2**70", "accepted; PyTorch raises OverflowError"),
-        (
-            "grad-vector(grad_outputs#0)",
-            "str",
-            "the message names neither the call nor the argument",
-        ),
-        (
-            "grad-vector(grad_outputs#0)",
-            "object complex float bool @value",
-            H36_AREA + "leaks Python's error from a call in autograd/entry_points.py",
-        ),
-        (
-            "grad-vector(grad_outputs#0)",
-            "ragged",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
         ("SGD(lr)", "2**70", "accepted; PyTorch raises OverflowError"),
         ("SGD(weight_decay)", "bool", "accepted; PyTorch raises RuntimeError"),
         ("SGD(weight_decay)", "2**70", "accepted; PyTorch raises OverflowError"),

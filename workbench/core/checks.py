@@ -78,6 +78,33 @@ def flag(op: str, name: str, value) -> bool:
     return bool(value)
 
 
+def engine_flag(op: str, name: str, value, default: bool | None = None) -> bool:
+    """A flag of ``backward()``/``grad()`` (``retain_graph``, ``create_graph``), read as
+    PyTorch's engine reads it: a bool, or an int from 0 to 255 (a C byte; a one-element
+    integer tensor counts as its int), True when not 0. None means ``default`` where the
+    flag has one. ``"no"``, 0.5 or None otherwise are its TypeError and -1 its
+    OverflowError, where Python's truth would read each of them as a quiet True."""
+    if value is None and default is not None:
+        return default
+    if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iub":
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Tensor):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be bool, not a {value.dtype} Tensor of shape "
+            f"{tuple(value.shape)} (only an integer Tensor of one element stands for a bool)"
+        )
+    if not isinstance(value, INTEGERS):
+        raise TypeError(f"{op}(): argument '{name}' must be bool, not {type_name(value)}")
+    if not 0 <= value <= 255:
+        raise OverflowError(
+            f"{op}(): argument '{name}' must be bool, not the int {value}: an int stands for "
+            "a bool here only from 0 to 255 (PyTorch reads it as one byte)"
+        )
+    return bool(value)
+
+
 def reduction_args(op: str, input, keepdim) -> None:
     """A reduction's tensor and ``keepdim``; its callers test the common case inline
     first, so that a learner stepping through ``x.sum()`` meets no check at all."""

@@ -295,14 +295,14 @@ class Tensor:
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size {list(value.shape)} to a tensor "
-                    f"of size {list(self.shape)}. Please ensure that the gradient and the "
-                    "tensor are the same size"
+                    f"of size {list(self.shape)} (tensor.grad = ...). Please ensure that the "
+                    "gradient and the tensor are the same size"
                 )
             if value.dtype != self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype {value.dtype} to a tensor "
-                    f"with dtype {self.dtype}. Please ensure that the gradient and the tensor "
-                    "have the same dtype"
+                    f"with dtype {self.dtype} (tensor.grad = ...). Please ensure that the "
+                    "gradient and the tensor have the same dtype"
                 )
         self._grad = value
 
@@ -381,11 +381,11 @@ class Tensor:
         create_graph: bool = False,
         inputs=None,
     ) -> None:
-        """Compute the gradient of this tensor w.r.t. graph leaves; see ``autograd.backward``."""
+        """Compute the gradient of this tensor w.r.t. graph leaves; see ``autograd.backward``
+        (``gradient`` is its ``grad_tensors``: a Tensor, or a sequence holding one)."""
         from ..autograd import entry_points
 
-        gradients = None if gradient is None else [gradient]
-        entry_points.make_backward_task(self, gradients, retain_graph, create_graph, inputs).run()
+        entry_points.make_backward_task(self, gradient, retain_graph, create_graph, inputs).run()
 
     # ----------------------------------------------------------- data access
     def numpy(self) -> np.ndarray:
