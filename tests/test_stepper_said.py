@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from test_compare_stepper import square_function
 
 import workbench as wb
-from workbench.widgets import BackwardStepper
+from workbench.widgets import BackwardStepper, CompareStepper, ForwardStepper
 
 
 def small_pass():
@@ -79,29 +82,93 @@ def test_a_node_the_learner_did_not_write_says_where_it_came_from():
     assert "made by" not in plain
 
 
-def test_the_everyday_controls_are_few_and_the_rest_wait_behind_more():
-    """Issue 39, point 3: Prev, Next, Play and the step slider ("step k of n"); step over,
-    reset, speed, find, breakpoints and the views behind one "More" toggle."""
-    stepper = BackwardStepper(small_pass())
-    (everyday_row,) = [
-        c for c in stepper.children if stepper.prev_button in getattr(c, "children", ())
-    ]
-    assert list(everyday_row.children) == [
-        stepper.prev_button,
-        stepper.next_button,
-        stepper.play,
-        stepper.slider,
-        stepper.step_count,
-        stepper.more_button,
-    ]
+def backward_stepper():
+    return BackwardStepper(small_pass())
+
+
+def forward_stepper():
+    x = wb.tensor([0.5, -1.0, 2.0])
+    return ForwardStepper(lambda x: (wb.sigmoid(x) * x).sum(), (x,), (wb.ones_like(x),))
+
+
+def compare_stepper():
+    return CompareStepper(small_pass(), small_pass())
+
+
+# Each stepper, and what waits behind its "More" (besides Reset, Stop and Play's speed).
+STEPPERS = {
+    "backward": (backward_stepper, ("over_button", "continue_button", "view_switch")),
+    "forward": (forward_stepper, ()),
+    "compare": (compare_stepper, ()),
+}
+
+
+def everyday_row(stepper):
+    (row,) = [c for c in stepper.children if stepper.prev_button in getattr(c, "children", ())]
+    return list(row.children)
+
+
+@pytest.mark.parametrize("kind", sorted(STEPPERS))
+def test_the_everyday_controls_are_few_and_the_rest_wait_behind_more(kind):
+    """Issue 39, point 3: Prev, Next, Play and the step slider ("step k of n"); reset,
+    stop, speed (and the backward stepper's step over, find, breakpoints and views)
+    behind one "More" toggle: one bar for every stepper."""
+    make, more_of_its_own = STEPPERS[kind]
+    stepper = make()
+    everyday = [stepper.prev_button, stepper.next_button, stepper.play, stepper.slider]
+    everyday.append(stepper.step_count)
+    if kind == "compare":  # what a comparison is for, every day
+        everyday.append(stepper.difference_button)
+    assert everyday_row(stepper) == [*everyday, stepper.more_button]
     assert f"of {stepper.total}" in stepper.step_count.value
+    behind = {stepper.reset_button, stepper.stop_button, stepper.speed}
+    behind |= {getattr(stepper, name) for name in more_of_its_own}
+    assert behind <= set(descendants(stepper.more))
+    assert not behind & set(everyday_row(stepper))
     assert stepper.more.layout.display == "none"
-    hidden = {stepper.over_button, stepper.reset_button, stepper.continue_button}
-    assert hidden <= set(descendants(stepper.more)) and stepper.view_switch in stepper.more.children
     stepper.more_button.value = True
     assert stepper.more.layout.display == "" and stepper.more_button.description == "Less ▴"
+    stepper.reset_button.click()  # a control behind More works as it did in the row
+    assert stepper.step == 1
     stepper.more_button.value = False
-    assert stepper.more.layout.display == "none"
+    assert stepper.more.layout.display == "none" and stepper.more_button.description == "More ▾"
+    stepper.close()
+
+
+def said(stepper) -> tuple[list[str], str]:
+    """What the widget says is on show: each panel's "k of n" (a comparison has two),
+    and the panels' and the message's text."""
+    panels = [side.panel for side in getattr(stepper, "sides", [])] or [stepper.panel]
+    titles = [re.search(r"Step (\d+ of \d+)", panel.value).group(1) for panel in panels]
+    text = " ".join([stepper.message.value, *(panel.value for panel in panels)])
+    return titles, text.lower()
+
+
+MOVES = {
+    "Next": lambda stepper: stepper.next(),
+    "the slider": lambda stepper: setattr(stepper.slider, "value", stepper.total - 1),
+    "Reset": lambda stepper: stepper.reset_button.click(),
+    "go to the end": lambda stepper: stepper.go(stepper.total),
+    "Next at the end": lambda stepper: stepper.next(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STEPPERS))
+def test_the_numbering_and_the_message_agree_after_every_move(kind):
+    """The slider's "step k" and "of n" and each panel's "Step k of n" name one step
+    after every move, and only Next at the last step says it is the last."""
+    stepper = STEPPERS[kind][0]()
+    for move, make_it in MOVES.items():
+        make_it(stepper)
+        shown = f"{stepper.slider.value} of {stepper.total}"
+        titles, text = said(stepper)
+        assert stepper.step == stepper.slider.value, move
+        assert stepper.step_count.value.endswith(f"of {stepper.total}</span>"), move
+        assert titles == [shown] * len(titles), (move, titles, shown)
+        if kind == "compare":  # it speaks of the two passes, not of a step
+            assert f"agree at all {stepper.total} steps" in text, move
+        else:
+            assert ("the last step" in text) == (move == "Next at the end"), (move, text)
     stepper.close()
 
 
