@@ -8,7 +8,7 @@ import pytest
 from test_compare_stepper import square_function
 
 import workbench as wb
-from workbench.widgets import BackwardStepper, CompareStepper, ForwardStepper
+from workbench.widgets import BackwardStepper, CompareStepper, ForwardStepper, TwoModes
 
 
 def small_pass():
@@ -45,14 +45,15 @@ def labels(picture) -> str:
 
 
 def test_a_tensor_the_learner_did_not_name_is_called_after_the_op_that_made_it():
-    """Issue 39, point 6: ``tanh_out (t7)``, not ``t7``; a name the learner gave stays."""
+    """Issue 39, point 6: ``tanh_out``, not ``t7``; a name the learner gave stays, and
+    is not followed by an id (``scaled``, not ``scaled (t21)``)."""
     x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
     weights = wb.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="W")
     scaled = wb.tanh(weights @ x) * 2
     scaled.name = "scaled"
     loss = scaled.sum()
     text = labels(wb.viz.draw(loss, kind="forward"))
-    assert "\nsum_out\n" in text and f"scaled ({scaled.uid})" in text
+    assert "\nsum_out\n" in text and "\nscaled\n" in text and scaled.uid not in text
     assert "\ntanh_out\n" in text and "\nmatmul_out\n" in text and "\nmul_out" not in text
     with wb.trace() as recorded:
         x2 = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
@@ -77,9 +78,82 @@ def test_a_node_the_learner_did_not_write_says_where_it_came_from():
     backward_text = labels(wb.viz.draw(y))
     forward_text = labels(wb.viz.draw(y, kind="forward"))
     for text in (backward_text, forward_text):
-        assert text.count("made by make_dual (a view)") == 1, text
+        assert text.count("a view made by make_dual") == 1, text
     plain = labels(wb.viz.draw(wb.sigmoid(x).sum()))
     assert "made by" not in plain
+
+    assert "\nx (dual)\n" in forward_text  # the primal's name, not view_out or an id
+    assert "view_out" not in forward_text
+
+
+def tensor_heads(picture) -> set:
+    """The first line of every tensor's box (a leaf's under its AccumulateGrad)."""
+    heads = set()
+    for vertex in picture.model.vertices.values():
+        if vertex.kind in ("leaf", "tensor", "const", "root"):
+            heads.add(vertex.lines[0])
+        elif vertex.kind == "accumulate":
+            heads.add(vertex.lines[1])
+    return heads
+
+
+def test_a_modules_parameters_are_called_by_their_path_in_it():
+    """Issue 39, point 6: ``0.weight`` (as ``named_parameters()`` says), not ``t1``; in
+    the picture, the node picker and the panel. A name the learner gave wins."""
+    model = wb.nn.Sequential(wb.nn.Linear(3, 4), wb.nn.Tanh(), wb.nn.Linear(4, 1))
+    x = wb.ones(5, 3, name="x")
+    loss = model(x).sum()
+    paths = [name for name, _ in model.named_parameters()]
+    assert paths == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    for kind in ("backward", "forward"):
+        heads = tensor_heads(wb.viz.draw(loss, kind=kind))
+        assert set(paths) <= heads, (kind, heads)
+        assert not [h for h in heads if re.fullmatch(r"t\d+", h)], (kind, heads)
+    stepper = BackwardStepper(loss)
+    picked = [name for name, _ in stepper.node_picker.options]
+    assert {f"AccumulateGrad ({path})" for path in paths} <= set(picked), picked
+    stepper.go(stepper.total)
+    assert "0.weight" in stepper.panel.value or "0.bias" in stepper.panel.value
+    stepper.close()
+    model[0].bias.name = "b1"  # the learner's own name
+    assert "b1" in tensor_heads(wb.viz.draw(model(x).sum()))
+
+
+def test_a_parameter_of_a_module_in_a_module_gets_its_whole_path():
+    class Net(wb.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = wb.nn.Sequential(wb.nn.Linear(2, 2))
+            self.scale = wb.nn.Parameter(wb.ones(2))
+
+        def forward(self, x):
+            return self.body(x) * self.scale
+
+    net = Net()
+    heads = tensor_heads(wb.viz.draw(net(wb.ones(1, 2)).sum()))
+    assert {"body.0.weight", "body.0.bias", "scale"} <= heads, heads
+    assert [name for name, _ in net.named_parameters()] == ["scale", "body.0.weight", "body.0.bias"]
+
+
+def test_forward_steppers_inputs_are_called_by_fs_argument_names():
+    """TwoModes named its input ``t20``: now ``x`` as ``f`` calls it (or the primal's
+    own name), and make_dual's view of it ``x (dual)``, with a line saying what it is."""
+    primal, along = wb.tensor([0.5, -1.0]), wb.tensor([1.0, 0.0])
+    modes = TwoModes(lambda x: (wb.sigmoid(x) * x).sum(), (primal,), (along,))
+    picked = [name for name, _ in modes.backward.node_picker.options]
+    assert "AccumulateGrad (x)" in picked, picked
+    assert not [p for p in picked if re.search(r"\bt\d+\b", p)], picked
+    forward = modes.forward.picture.dot
+    assert "x (dual)" in forward and "a view made by make_dual" in forward
+    modes.close()
+    named = ForwardStepper(
+        lambda a, b: (a * b).sum(), (primal, wb.tensor([2.0, 3.0], name="w")), (along, along)
+    )
+    assert [x.name for x in named.inputs] == ["a", "w"]  # f's argument, the primal's name
+    named.close()
+    anonymous = ForwardStepper(lambda *xs: xs[0].sum(), (primal,), (along,))
+    assert [x.name for x in anonymous.inputs] == ["primals[0]"]
+    anonymous.close()
 
 
 def backward_stepper():

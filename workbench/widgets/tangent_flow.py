@@ -17,6 +17,7 @@ list of records: Prev, Next, Reset, the slider and Play are lookups, never a re-
 from __future__ import annotations
 
 import html
+import inspect
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,12 +87,32 @@ def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tens
 
     with forward_ad.dual_level():
         inputs = [p.detach().requires_grad_(True) for p in primals]
+        for x, name in zip(inputs, input_names(f, primals)):
+            x.name = name
         duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
         with events.subscribe(heard, "op_recorded"):
             out = f(*duals)
     if not isinstance(out, Tensor):
         raise TypeError(f"ForwardStepper: f must return a Tensor, not {type(out).__name__}")
     return steps, out, inputs
+
+
+def input_names(f: Callable, primals: tuple) -> list[str]:
+    """What the pictures call each input: the primal's own name, else the name ``f``
+    gives its argument (``x`` in ``lambda x: ...``), else ``primals[0]``: the learner
+    wrote each of them, never an id like ``t20``."""
+    try:
+        arguments = [
+            p.name
+            for p in inspect.signature(f).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):  # a builtin or a callable with no signature
+        arguments = []
+    return [
+        p.name or (arguments[i] if i < len(arguments) else f"primals[{i}]")
+        for i, p in enumerate(primals)
+    ]
 
 
 def _tangent_of(level, output_id: str) -> np.ndarray | None:
