@@ -507,6 +507,7 @@ class CompareStepper(ClosingBox):
         self.match: PassMatch | None = None
         self.error: str | None = None
         self._syncing = False
+        self.position = 1  # the lockstep's step: see step
         self._build_controls()
         try:
             self.sides = [BackwardStepper(as_target(a)), BackwardStepper(as_target(b))]
@@ -563,6 +564,7 @@ class CompareStepper(ClosingBox):
 
     def _fail(self, err: Exception) -> None:
         self.error = str(err)
+        self.position = 0  # no step on show
         self.message.value = message_html(self.error)
         for control in [*self.controls.all(), self.difference_button]:
             control.disabled = True
@@ -583,8 +585,9 @@ class CompareStepper(ClosingBox):
     # ----------------------------------------------------------- moves
     @property
     def step(self) -> int:
-        """The step on show in both passes (from 1)."""
-        return self.sides[0].step if self.sides else 0
+        """The lockstep's step on show (from 1): a's step, and past the end of a shorter
+        a, b's (a stays at its last step)."""
+        return self.position if self.sides else 0
 
     @property
     def total(self) -> int:
@@ -599,6 +602,7 @@ class CompareStepper(ClosingBox):
         a, b = self.sides
         a.go(min(step, a.total))
         b.go(self.step_b(step))
+        self.position = step
         self._show()
         return True
 
@@ -660,9 +664,11 @@ class CompareStepper(ClosingBox):
         return f"<table class='wb-compare-values'><caption>{what}</caption><tr>{cells}</tr></table>"
 
     def _said(self, note: str) -> str:
-        difference = self.first_difference
         if note:
             return note
+        return self._difference_note(self.first_difference) + self._ended_note()
+
+    def _difference_note(self, difference: Difference | None) -> str:
         if difference is None:
             agree = f"The two passes agree at all {self.total} steps."
             return f"{agree}{self._order_note()}{self._spelling_note()}"
@@ -673,6 +679,16 @@ class CompareStepper(ClosingBox):
             f"They agree up to step {difference.step - 1}; the first difference is {where}, "
             f"at step {difference.step} (Run to difference).{self._order_note()}"
             f"{self._spelling_note()}"
+        )
+
+    def _ended_note(self) -> str:
+        """Past the end of a shorter a: why its picture stays at its last step."""
+        a = self.sides[0]
+        if self.step <= a.total:
+            return ""
+        return (
+            f" {self.names[0]}'s pass has {a.total} steps: it stays at its last while "
+            f"{self.names[1]}'s goes on."
         )
 
     def _spelling_note(self) -> str:
