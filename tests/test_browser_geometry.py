@@ -3,7 +3,7 @@ Debian Chromium, Playwright) with the file browser open, at three laptop and des
 screen sizes.
 
 One JupyterLab and one notebook hold every widget, each on a small graph and on a
-22-node MLP: BackwardStepper (its backward, forward and side-by-side views), TwoModes,
+27-node MLP (the issue asks for 25 or more): BackwardStepper (its backward, forward and side-by-side views), TwoModes,
 CompareStepper (a custom Exp against the built-in; the MLP against PyTorch's replay),
 ForwardStepper and JacobianBuilder; and the two explorers, measured as they open. The
 page is run once and resized: at 1280 × 800 each widget steps forward (Next) up to 10
@@ -43,6 +43,7 @@ pytestmark = BROWSER_TEST
 
 SIZES = [(1280, 800), (1440, 900), (1920, 1080)]
 STEPS = 10  # moves per widget and size
+MLP_NODES = 25  # the issue's "25-node MLP graph": its backward graph has at least this many
 OVERLAP_PX = 2  # two texts may share this much (in width and in height), no more
 READABLE_PX = 11
 CAPTION_GAP = 40  # picture units from a caption to the edge or node it is about, at most
@@ -61,7 +62,7 @@ def small():  # 7 backward steps: Sum, Sigmoid, Add, Mul and three leaves
 
 
 rng = np.random.default_rng(0)
-WIDTHS = [3, 4, 4, 4, 2]
+WIDTHS = [3, 4, 4, 4, 4, 2]
 LAYERS = [
     (wb.tensor(rng.normal(0, 0.5, (m, n)).astype(np.float32), requires_grad=True, name=f"W{i}"),
      wb.tensor(rng.normal(0, 0.5, n).astype(np.float32), requires_grad=True, name=f"b{i}"))
@@ -71,7 +72,7 @@ X = wb.tensor(rng.normal(0, 1, (5, 3)).astype(np.float32), name="X")
 Y = wb.tensor(rng.normal(0, 1, (5, 2)).astype(np.float32), name="Y")
 
 
-def mlp(x):  # four layers: 22 backward steps with its loss
+def mlp(x):  # five layers: 27 backward steps with its loss
     for i, (w, b) in enumerate(LAYERS):
         x = x @ w + b
         x = wb.tanh(x) if i < len(LAYERS) - 1 else x
@@ -372,8 +373,21 @@ def page(tmp_path_factory):
             yield page
 
 
+def test_the_mlp_has_25_nodes_in_its_backward_graph():
+    """The big graph of the suite is as big as the issue asks: counted in this process
+    from the notebook's own setup cell."""
+    setup: dict = {}
+    exec(SETUP, setup)
+    stepper = setup["wb"].widgets.BackwardStepper(setup["mlp_loss"]())
+    assert stepper.total >= MLP_NODES, stepper.total
+    assert len(stepper.cursor.source.nodes) >= MLP_NODES
+    stepper.close()
+
+
 def test_every_widget_fits_at_three_screen_sizes(page, tmp_path_factory):
     shots = screenshots_folder(tmp_path_factory)
+    counted = page.locator(".geo-backward-mlp .wb-step-count").inner_text()
+    assert int(counted.removeprefix("of ")) >= MLP_NODES, counted  # as the page shows it
     assert (
         page.locator(
             ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"

@@ -7,6 +7,8 @@ trace), whose gradients the test checks against ``torch.autograd`` directly.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 import torch
@@ -329,6 +331,22 @@ def test_past_the_shorter_pass_no_step_is_said_to_run_the_same_node():
     compared = CompareStepper((x.exp() * 3).sum(), x.exp().sum())
     assert compared.go(4) and [side.step for side in compared.sides] == [4, 3]
     assert "b runs this node" not in compared.message.value
+    compared.close()
+
+
+def test_next_goes_on_past_the_end_of_a_shorter_first_pass():
+    """Lesson 4's comparison (8 steps against the impatient loop's 12) stuck at step 8:
+    the widget's step was a's, so Next asked for step 9 again and again."""
+    x = leaf()
+    compared = CompareStepper(x.exp().sum(), (x.exp() * 3).sum())
+    assert (compared.sides[0].total, compared.total) == (3, 4)
+    compared.go(3)
+    assert compared.next() and compared.step == 4 == compared.slider.value
+    assert [side.step for side in compared.sides] == [3, 4]
+    assert compared.next_button.disabled and not compared.next()
+    assert "a's pass has 3 steps" in html.unescape(compared.message.value)
+    assert compared.prev() and compared.step == 3 and [s.step for s in compared.sides] == [3, 3]
+    assert "a's pass has 3 steps" not in html.unescape(compared.message.value)
     compared.close()
 
 

@@ -213,7 +213,7 @@ def test_a_big_graph_labels_shapes_not_values_and_says_so():
         y = y * 1.001
     model = wb.viz.build_model(y.sum(), "backward")
     leaf = model.vertices[node_of(x).uid]
-    assert leaf.lines == ["AccumulateGrad", f"x ({x.uid})", "(2,) float32"]
+    assert leaf.lines == ["AccumulateGrad", "x", "(2,) float32"]
     assert any("labels show shapes, not values" in note for note in model.notes)
     small = wb.viz.build_model((x * 2).sum(), "backward")
     assert "[0.5 , 0.25]" in small.vertices[node_of(x).uid].lines

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from test_compare_stepper import square_function
 
 import workbench as wb
-from workbench.widgets import BackwardStepper
+from workbench.widgets import BackwardStepper, CompareStepper, ForwardStepper, TwoModes
 
 
 def small_pass():
@@ -42,14 +45,15 @@ def labels(picture) -> str:
 
 
 def test_a_tensor_the_learner_did_not_name_is_called_after_the_op_that_made_it():
-    """Issue 39, point 6: ``tanh_out (t7)``, not ``t7``; a name the learner gave stays."""
+    """Issue 39, point 6: ``tanh_out``, not ``t7``; a name the learner gave stays, and
+    is not followed by an id (``scaled``, not ``scaled (t21)``)."""
     x = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
     weights = wb.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="W")
     scaled = wb.tanh(weights @ x) * 2
     scaled.name = "scaled"
     loss = scaled.sum()
     text = labels(wb.viz.draw(loss, kind="forward"))
-    assert "\nsum_out\n" in text and f"scaled ({scaled.uid})" in text
+    assert "\nsum_out\n" in text and "\nscaled\n" in text and scaled.uid not in text
     assert "\ntanh_out\n" in text and "\nmatmul_out\n" in text and "\nmul_out" not in text
     with wb.trace() as recorded:
         x2 = wb.tensor([0.5, -1.0], requires_grad=True, name="x")
@@ -74,34 +78,171 @@ def test_a_node_the_learner_did_not_write_says_where_it_came_from():
     backward_text = labels(wb.viz.draw(y))
     forward_text = labels(wb.viz.draw(y, kind="forward"))
     for text in (backward_text, forward_text):
-        assert text.count("made by make_dual (a view)") == 1, text
+        assert text.count("a view made by make_dual") == 1, text
     plain = labels(wb.viz.draw(wb.sigmoid(x).sum()))
     assert "made by" not in plain
 
+    assert "\nx (dual)\n" in forward_text  # the primal's name, not view_out or an id
+    assert "view_out" not in forward_text
 
-def test_the_everyday_controls_are_few_and_the_rest_wait_behind_more():
-    """Issue 39, point 3: Prev, Next, Play and the step slider ("step k of n"); step over,
-    reset, speed, find, breakpoints and the views behind one "More" toggle."""
-    stepper = BackwardStepper(small_pass())
-    (everyday_row,) = [
-        c for c in stepper.children if stepper.prev_button in getattr(c, "children", ())
-    ]
-    assert list(everyday_row.children) == [
-        stepper.prev_button,
-        stepper.next_button,
-        stepper.play,
-        stepper.slider,
-        stepper.step_count,
-        stepper.more_button,
-    ]
+
+def tensor_heads(picture) -> set:
+    """The first line of every tensor's box (a leaf's under its AccumulateGrad)."""
+    heads = set()
+    for vertex in picture.model.vertices.values():
+        if vertex.kind in ("leaf", "tensor", "const", "root"):
+            heads.add(vertex.lines[0])
+        elif vertex.kind == "accumulate":
+            heads.add(vertex.lines[1])
+    return heads
+
+
+def test_a_modules_parameters_are_called_by_their_path_in_it():
+    """Issue 39, point 6: ``0.weight`` (as ``named_parameters()`` says), not ``t1``; in
+    the picture, the node picker and the panel. A name the learner gave wins."""
+    model = wb.nn.Sequential(wb.nn.Linear(3, 4), wb.nn.Tanh(), wb.nn.Linear(4, 1))
+    x = wb.ones(5, 3, name="x")
+    loss = model(x).sum()
+    paths = [name for name, _ in model.named_parameters()]
+    assert paths == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    for kind in ("backward", "forward"):
+        heads = tensor_heads(wb.viz.draw(loss, kind=kind))
+        assert set(paths) <= heads, (kind, heads)
+        assert not [h for h in heads if re.fullmatch(r"t\d+", h)], (kind, heads)
+    stepper = BackwardStepper(loss)
+    picked = [name for name, _ in stepper.node_picker.options]
+    assert {f"AccumulateGrad ({path})" for path in paths} <= set(picked), picked
+    stepper.go(stepper.total)
+    assert "0.weight" in stepper.panel.value or "0.bias" in stepper.panel.value
+    stepper.close()
+    model[0].bias.name = "b1"  # the learner's own name
+    assert "b1" in tensor_heads(wb.viz.draw(model(x).sum()))
+
+
+def test_a_parameter_of_a_module_in_a_module_gets_its_whole_path():
+    class Net(wb.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = wb.nn.Sequential(wb.nn.Linear(2, 2))
+            self.scale = wb.nn.Parameter(wb.ones(2))
+
+        def forward(self, x):
+            return self.body(x) * self.scale
+
+    net = Net()
+    heads = tensor_heads(wb.viz.draw(net(wb.ones(1, 2)).sum()))
+    assert {"body.0.weight", "body.0.bias", "scale"} <= heads, heads
+    assert [name for name, _ in net.named_parameters()] == ["scale", "body.0.weight", "body.0.bias"]
+
+
+def test_forward_steppers_inputs_are_called_by_fs_argument_names():
+    """TwoModes named its input ``t20``: now ``x`` as ``f`` calls it (or the primal's
+    own name), and make_dual's view of it ``x (dual)``, with a line saying what it is."""
+    primal, along = wb.tensor([0.5, -1.0]), wb.tensor([1.0, 0.0])
+    modes = TwoModes(lambda x: (wb.sigmoid(x) * x).sum(), (primal,), (along,))
+    picked = [name for name, _ in modes.backward.node_picker.options]
+    assert "AccumulateGrad (x)" in picked, picked
+    assert not [p for p in picked if re.search(r"\bt\d+\b", p)], picked
+    forward = modes.forward.picture.dot
+    assert "x (dual)" in forward and "a view made by make_dual" in forward
+    modes.close()
+    named = ForwardStepper(
+        lambda a, b: (a * b).sum(), (primal, wb.tensor([2.0, 3.0], name="w")), (along, along)
+    )
+    assert [x.name for x in named.inputs] == ["a", "w"]  # f's argument, the primal's name
+    named.close()
+    anonymous = ForwardStepper(lambda *xs: xs[0].sum(), (primal,), (along,))
+    assert [x.name for x in anonymous.inputs] == ["primals[0]"]
+    anonymous.close()
+
+
+def backward_stepper():
+    return BackwardStepper(small_pass())
+
+
+def forward_stepper():
+    x = wb.tensor([0.5, -1.0, 2.0])
+    return ForwardStepper(lambda x: (wb.sigmoid(x) * x).sum(), (x,), (wb.ones_like(x),))
+
+
+def compare_stepper():
+    return CompareStepper(small_pass(), small_pass())
+
+
+# Each stepper, and what waits behind its "More" (besides Reset, Stop and Play's speed).
+STEPPERS = {
+    "backward": (backward_stepper, ("over_button", "continue_button", "view_switch")),
+    "forward": (forward_stepper, ()),
+    "compare": (compare_stepper, ()),
+}
+
+
+def everyday_row(stepper):
+    (row,) = [c for c in stepper.children if stepper.prev_button in getattr(c, "children", ())]
+    return list(row.children)
+
+
+@pytest.mark.parametrize("kind", sorted(STEPPERS))
+def test_the_everyday_controls_are_few_and_the_rest_wait_behind_more(kind):
+    """Issue 39, point 3: Prev, Next, Play and the step slider ("step k of n"); reset,
+    stop, speed (and the backward stepper's step over, find, breakpoints and views)
+    behind one "More" toggle: one bar for every stepper."""
+    make, more_of_its_own = STEPPERS[kind]
+    stepper = make()
+    everyday = [stepper.prev_button, stepper.next_button, stepper.play, stepper.slider]
+    everyday.append(stepper.step_count)
+    if kind == "compare":  # what a comparison is for, every day
+        everyday.append(stepper.difference_button)
+    assert everyday_row(stepper) == [*everyday, stepper.more_button]
     assert f"of {stepper.total}" in stepper.step_count.value
+    behind = {stepper.reset_button, stepper.stop_button, stepper.speed}
+    behind |= {getattr(stepper, name) for name in more_of_its_own}
+    assert behind <= set(descendants(stepper.more))
+    assert not behind & set(everyday_row(stepper))
     assert stepper.more.layout.display == "none"
-    hidden = {stepper.over_button, stepper.reset_button, stepper.continue_button}
-    assert hidden <= set(descendants(stepper.more)) and stepper.view_switch in stepper.more.children
     stepper.more_button.value = True
     assert stepper.more.layout.display == "" and stepper.more_button.description == "Less ▴"
+    stepper.reset_button.click()  # a control behind More works as it did in the row
+    assert stepper.step == 1
     stepper.more_button.value = False
-    assert stepper.more.layout.display == "none"
+    assert stepper.more.layout.display == "none" and stepper.more_button.description == "More ▾"
+    stepper.close()
+
+
+def said(stepper) -> tuple[list[str], str]:
+    """What the widget says is on show: each panel's "k of n" (a comparison has two),
+    and the panels' and the message's text."""
+    panels = [side.panel for side in getattr(stepper, "sides", [])] or [stepper.panel]
+    titles = [re.search(r"Step (\d+ of \d+)", panel.value).group(1) for panel in panels]
+    text = " ".join([stepper.message.value, *(panel.value for panel in panels)])
+    return titles, text.lower()
+
+
+MOVES = {
+    "Next": lambda stepper: stepper.next(),
+    "the slider": lambda stepper: setattr(stepper.slider, "value", stepper.total - 1),
+    "Reset": lambda stepper: stepper.reset_button.click(),
+    "go to the end": lambda stepper: stepper.go(stepper.total),
+    "Next at the end": lambda stepper: stepper.next(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STEPPERS))
+def test_the_numbering_and_the_message_agree_after_every_move(kind):
+    """The slider's "step k" and "of n" and each panel's "Step k of n" name one step
+    after every move, and only Next at the last step says it is the last."""
+    stepper = STEPPERS[kind][0]()
+    for move, make_it in MOVES.items():
+        make_it(stepper)
+        shown = f"{stepper.slider.value} of {stepper.total}"
+        titles, text = said(stepper)
+        assert stepper.step == stepper.slider.value, move
+        assert stepper.step_count.value.endswith(f"of {stepper.total}</span>"), move
+        assert titles == [shown] * len(titles), (move, titles, shown)
+        if kind == "compare":  # it speaks of the two passes, not of a step
+            assert f"agree at all {stepper.total} steps" in text, move
+        else:
+            assert ("the last step" in text) == (move == "Next at the end"), (move, text)
     stepper.close()
 
 

@@ -147,7 +147,7 @@ def test_graph_folds_into_segments_and_marks_the_recomputed_ones(explorer):
     assert result.dot.count("↻ 12 recomputed nodes") == 3  # 4 layers × (matmul, add, tanh)
     # each checkpointed segment is framed: three boundaries, the plain segment has none
     assert result.dot.count('class="segment"') == 3
-    assert "loss (t" in result.dot  # the loss is named, not a bare tensor id
+    assert 'label="loss\\n' in result.dot  # the loss is named, not a bare tensor id
     assert explorer.graph.dot == result.dot
     assert explorer.graph.classes == {vid: "recomputed" for vid in boxes[:3]}
 

@@ -86,6 +86,7 @@ class Module:
         if self._forward_pre_hooks:
             args = self._run_pre_hooks(args)
         path, prefix = self._call_path()
+        self._place_parameters(prefix)
         frames = _calls.frames
         frames.append((self, prefix))
         outer_scope = state.push_name_scope(path)
@@ -128,6 +129,13 @@ class Module:
         path = prefix + name
         return path, path + "."
 
+    def _place_parameters(self, prefix: str) -> None:
+        """Each parameter learns its path in the model being called (``"0.weight"``), the
+        name ``named_parameters()`` gives it: what a picture of the pass calls it."""
+        for name, param in self._parameters.items():
+            if param is not None:
+                param._module_path = prefix + name
+
     def _path_of(self, module: Module) -> str | None:
         for name, child in self._modules.items():
             if child is module:
@@ -156,6 +164,8 @@ class Module:
                 "(wb.nn.Parameter or None required)"
             )
         self._parameters[name] = param
+        if param is not None and param._module_path is None:
+            param._module_path = name  # until a call tells its whole path ("0.weight")
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Keep ``tensor`` with the module (moved by ``to()``, saved in ``state_dict``)."""

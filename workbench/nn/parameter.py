@@ -17,7 +17,14 @@ class Parameter(Tensor):
     ``Parameter(t)`` shares ``t``'s memory, as in PyTorch. It requires grad even
     when built inside ``no_grad``: a layer created under ``no_grad`` must still
     train.
+
+    ``_module_path`` is where a module holds it, as ``named_parameters()`` names it
+    (``"0.weight"``, ``"fc1.bias"``): set when a module registers it and again each time
+    the module is called (only then is its place in the whole model known), so that
+    pictures can call it by that name rather than by an id like ``t32``.
     """
+
+    _module_path: str | None = None
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         if data is None:

@@ -120,7 +120,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         )
     dual = _alias(tensor)
     if dual.grad_fn is not None:  # a node the learner did not write: pictures say why it is there
-        dual.grad_fn.metadata["origin"] = "made by make_dual (a view)"
+        dual.grad_fn.metadata["origin"] = "a view made by make_dual"
+        dual.grad_fn.metadata["dual_of_input"] = True  # pictures call it by its primal's name
     _attach(dual, tangent)
     return dual
 

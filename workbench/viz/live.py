@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from ..core import backend
 from ..core.tensor import Tensor
+from ..nn.parameter import Parameter
 from ..record.graph import (
     FREED,
     AccumulateGrad,
@@ -86,6 +87,20 @@ def output_meta(edges: list, nodes: list) -> dict:
     return meta
 
 
+def learner_name(t: Tensor) -> str | None:
+    """What a learner calls ``t``: the name given it (``name="x"``), else where a module
+    holds it (``"0.weight"``, as ``named_parameters()`` says); None when neither, and a
+    picture calls it after the op that made it, or by its id."""
+    if t.name is not None:
+        return t.name
+    return t._module_path if isinstance(t, Parameter) else None
+
+
+def live_lines(t: Tensor, values=None, grad=None) -> list:
+    """The label lines of a live tensor, called as a learner calls it."""
+    return tensor_lines(t.uid, learner_name(t), t.shape, t.dtype, values, grad)
+
+
 def _numpy(t: Tensor | None):
     return None if t is None else backend.to_numpy(t._data)
 
@@ -138,17 +153,32 @@ def backward_model(roots: list) -> GraphModel:
 
 def name_outputs(model: GraphModel, nodes: list) -> GraphModel:
     """Label each tensor an op made, and the learner did not name, after that op
-    (``tanh_out`` rather than an id like ``t67``), in every box that shows it."""
+    (``tanh_out`` rather than an id like ``t67``), in every box that shows it; the view
+    ``make_dual`` makes is its primal under another name (``x (dual)``)."""
     made = [n for n in sorted(nodes, key=lambda n: n._seq) if not isinstance(n, AccumulateGrad)]
-    names = output_names([(node.uid, made_by(node)) for node in made])
+    duals = {n.uid for n in made if n.metadata.get("dual_of_input")}
+    names = output_names([(node.uid, made_by(node)) for node in made if node.uid not in duals])
     by_id = {}
     for node in made:  # a custom Function's output is drawn as its node's "n7.out"
+        if node.uid in duals:
+            names[node.uid] = f"{input_name(node, names)} (dual)"
         out = node.output() if isinstance(node, OpNode) else None
         if out is None:
             by_id[f"{node.uid}.out"] = names[node.uid]
-        elif out.name is None:
+        elif learner_name(out) is None:
             by_id[out.uid] = names[node.uid]
     return rename_tensors(model, by_id)
+
+
+def input_name(node: Node, names: dict) -> str:
+    """How the picture calls the tensor ``node`` took as its first input: the learner's
+    name for it, else the name of the op that made it (``names``), else its id."""
+    child, _ = node.next_functions[0]
+    if isinstance(child, AccumulateGrad):
+        return learner_name(child.variable) or child.variable.uid
+    out = child.output() if isinstance(child, OpNode) else None
+    given = learner_name(out) if out is not None else None
+    return given or names.get(child.uid) or (out.uid if out is not None else f"{child.uid}.out")
 
 
 def made_by(node: Node) -> str:
@@ -158,7 +188,7 @@ def made_by(node: Node) -> str:
 
 
 def _root_vertex(model: GraphModel, tensor: Tensor, node: Node) -> None:
-    lines = tensor_lines(tensor.uid, tensor.name, tensor.shape, tensor.dtype, _numpy(tensor))
+    lines = live_lines(tensor, _numpy(tensor))
     model.add(Vertex(tensor.uid, "root", lines, members=(node.uid,)))
     model.connect(tensor.uid, node.uid, "1" if tensor.ndim == 0 else "ȳ")
 
@@ -168,7 +198,7 @@ def _node_vertex(model: GraphModel, node: Node, values: bool = True) -> None:
         leaf = node.variable
         data, grad = (_numpy(leaf), _numpy(leaf._grad)) if values else (None, None)
         lines = ["AccumulateGrad"]
-        lines += tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
+        lines += live_lines(leaf, data, grad)
         model.add(Vertex(node.uid, "accumulate", lines, members=(node.uid,), tooltip=node.uid))
         return
     lines = [node.name(), *origin_lines(node), *formula_lines(node.formula)]
@@ -222,7 +252,7 @@ def _saved_vertices(model: GraphModel, node: OpNode, values: bool = True) -> Non
 def _saved_text(node: OpNode, saved: SavedTensor, values: bool) -> list:
     if saved.tensor is not None:
         t = saved.tensor
-        return tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t) if values else None)[0:3]
+        return live_lines(t, _numpy(t) if values else None)[0:3]
     if saved.array is not None:
         out = node.output()
         tid = out.uid if out is not None else f"{node.uid}.out"
@@ -278,7 +308,7 @@ def forward_model(roots: list) -> GraphModel:
 def _leaf_vertex(model: GraphModel, node: AccumulateGrad, values: bool = True) -> str:
     leaf = node.variable
     data, grad = (_numpy(leaf), _numpy(leaf._grad)) if values else (None, None)
-    lines = tensor_lines(leaf.uid, leaf.name, leaf.shape, leaf.dtype, data, grad)
+    lines = live_lines(leaf, data, grad)
     model.add(Vertex(leaf.uid, "leaf", lines, members=(node.uid,)))
     return leaf.uid
 
@@ -307,7 +337,7 @@ def _output_vertex(
         tid = out.uid
         grad = _numpy(out._grad) if out._retains_grad and values else None
         data = _numpy(out) if values else None
-        lines = tensor_lines(tid, out.name, out.shape, out.dtype, data, grad)
+        lines = live_lines(out, data, grad)
     model.vertices[tid] = Vertex(tid, "tensor", lines, members=(node.uid,))  # the full label
     return tid
 
@@ -342,7 +372,7 @@ def _constant_vertex(model: GraphModel, node: Node, i: int, meta, slots) -> str 
     slot = slots[i] if i < len(slots) else None
     if type(slot) is SavedTensor and slot.tensor is not None:
         t = slot.tensor
-        lines = tensor_lines(t.uid, t.name, t.shape, t.dtype, _numpy(t))
+        lines = live_lines(t, _numpy(t))
         return model.add(Vertex(t.uid, "const", lines, members=())).id
     vid = f"{node.uid}.in{i}"
     if i < len(meta) and meta[i] is not None:

@@ -228,8 +228,9 @@ def without_grads(model: GraphModel) -> GraphModel:
 
 
 def tensor_lines(tid: str, name: str | None, shape, dtype, values=None, grad=None) -> list:
-    """Label lines of a tensor: name (or id), shape and dtype, small values, its grad."""
-    head = f"{name} ({tid})" if name else tid
+    """Label lines of a tensor: its name (the id only where it has none, so that a
+    learner reads ``W4``, not ``W4 (t32)``), shape and dtype, small values, its grad."""
+    head = name or tid
     lines = [head]
     if shape is not None:
         lines.append(f"{shape_text(shape)} {dtype}".strip())

@@ -49,6 +49,7 @@ import numpy as np
 
 from ..exercises.diagnose import Finding, compare, shape_text
 from .closing import ClosingBox
+from .controls import StepBar
 from .panel import STYLE, format_array, message_html
 from .stepper import BackwardStepper
 from .steps import GradFlow, StepRecord
@@ -492,7 +493,9 @@ class CompareStepper(ClosingBox):
     :attr:`first_difference` is None when the passes agree, else a :class:`Difference`;
     :meth:`run_to_difference` shows it. Steps are numbered from 1, as in
     :class:`BackwardStepper`: ``go(k)`` shows a's step k, and beside it b's step that runs
-    the same node (the same run of it); past what a has, b's step k.
+    the same node (the same run of it); past what a has, b's step k. The everyday row is
+    every stepper's (Prev, Next, Play, the slider's "step k of n") with Run to
+    difference; Reset, Stop and Play's speed wait behind "More ▾".
     """
 
     def __init__(self, a, b, names: tuple[str, str] | None = None) -> None:
@@ -504,6 +507,7 @@ class CompareStepper(ClosingBox):
         self.match: PassMatch | None = None
         self.error: str | None = None
         self._syncing = False
+        self.position = 1  # the lockstep's step: see step
         self._build_controls()
         try:
             self.sides = [BackwardStepper(as_target(a)), BackwardStepper(as_target(b))]
@@ -521,27 +525,21 @@ class CompareStepper(ClosingBox):
         self.columns.children = [
             self._column(side, self.sides[k], self.names[k]) for k, side in enumerate("ab")
         ]
-        self._observe(self.slider, self._on_slider)
         self._show()
 
     # ----------------------------------------------------------- layout
     def _build_controls(self) -> None:
-        self.prev_button = widgets.Button(description="◀ Prev")
-        self.next_button = widgets.Button(description="Next ▶")
-        self.reset_button = widgets.Button(description="⟲ Reset")
+        """The steppers' everyday row, and "Run to difference", what a comparison is for;
+        Reset, Stop and Play's speed behind "More ▾"."""
+        self.controls = StepBar(self, interval_ms=800)
+        self.controls.name_on(self)
         self.difference_button = widgets.Button(description="Run to difference ▶▶")
         self.difference_button.layout.width = "auto"  # its whole label, not "Run to differe…"
-        self.slider = widgets.IntSlider(min=1, max=1, description="step")
-        self._on_click(self.prev_button, lambda _: self.go(self.step - 1))
-        self._on_click(self.next_button, lambda _: self.go(self.step + 1))
-        self._on_click(self.reset_button, lambda _: self.go(1))
         self._on_click(self.difference_button, lambda _: self.run_to_difference())
         self.columns = widgets.HBox(layout=widgets.Layout(width="100%"))
         self.values = widgets.HTML()  # the differing gradients, above the pictures
-        buttons = [self.prev_button, self.next_button, self.reset_button]
-        row = widgets.HBox([*buttons, self.difference_button, self.slider])
-        row.layout.flex_flow = "row wrap"
-        self.children = [widgets.HTML(STYLE), self.message, self.values, row, self.columns]
+        rows = self.controls.rows(self.difference_button)
+        self.children = [widgets.HTML(STYLE), self.message, self.values, *rows, self.columns]
 
     def _flag_the_difference(self) -> None:
         """Outline the node where the passes first part, in both pictures."""
@@ -566,8 +564,9 @@ class CompareStepper(ClosingBox):
 
     def _fail(self, err: Exception) -> None:
         self.error = str(err)
+        self.position = 0  # no step on show
         self.message.value = message_html(self.error)
-        for control in (self.prev_button, self.next_button, self.difference_button, self.slider):
+        for control in [*self.controls.all(), self.difference_button]:
             control.disabled = True
 
     def _let_go(self) -> None:
@@ -586,8 +585,9 @@ class CompareStepper(ClosingBox):
     # ----------------------------------------------------------- moves
     @property
     def step(self) -> int:
-        """The step on show in both passes (from 1)."""
-        return self.sides[0].step if self.sides else 0
+        """The lockstep's step on show (from 1): a's step, and past the end of a shorter
+        a, b's (a stays at its last step)."""
+        return self.position if self.sides else 0
 
     @property
     def total(self) -> int:
@@ -602,6 +602,7 @@ class CompareStepper(ClosingBox):
         a, b = self.sides
         a.go(min(step, a.total))
         b.go(self.step_b(step))
+        self.position = step
         self._show()
         return True
 
@@ -624,6 +625,14 @@ class CompareStepper(ClosingBox):
     def prev(self) -> bool:
         return self.go(self.step - 1)
 
+    def reset(self) -> None:
+        """Show step 1 of both passes again."""
+        self.go(1)
+
+    def stop(self) -> None:
+        """Stop Play and stay at the step it reached."""
+        self.play.playing = False
+
     def run_to_difference(self) -> bool:
         """Show the first step where the passes part; False (and no move) when they agree."""
         if self.first_difference is None:
@@ -632,10 +641,9 @@ class CompareStepper(ClosingBox):
         return self.go(self.first_difference.step)
 
     def _show(self, note: str = "") -> None:
-        self.slider.max = max(self.total, 1)
         self._syncing = True  # set here, the slider must not move the steppers again
         try:
-            self.slider.value = self.step
+            self.controls.count(self.step, self.total)
         finally:
             self._syncing = False
         self.prev_button.disabled = self.step <= 1
@@ -656,9 +664,11 @@ class CompareStepper(ClosingBox):
         return f"<table class='wb-compare-values'><caption>{what}</caption><tr>{cells}</tr></table>"
 
     def _said(self, note: str) -> str:
-        difference = self.first_difference
         if note:
             return note
+        return self._difference_note(self.first_difference) + self._ended_note()
+
+    def _difference_note(self, difference: Difference | None) -> str:
         if difference is None:
             agree = f"The two passes agree at all {self.total} steps."
             return f"{agree}{self._order_note()}{self._spelling_note()}"
@@ -669,6 +679,16 @@ class CompareStepper(ClosingBox):
             f"They agree up to step {difference.step - 1}; the first difference is {where}, "
             f"at step {difference.step} (Run to difference).{self._order_note()}"
             f"{self._spelling_note()}"
+        )
+
+    def _ended_note(self) -> str:
+        """Past the end of a shorter a: why its picture stays at its last step."""
+        a = self.sides[0]
+        if self.step <= a.total:
+            return ""
+        return (
+            f" {self.names[0]}'s pass has {a.total} steps: it stays at its last while "
+            f"{self.names[1]}'s goes on."
         )
 
     def _spelling_note(self) -> str:

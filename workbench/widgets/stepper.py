@@ -54,13 +54,6 @@ from .verdicts import Verdict
 
 PLAYING_PANEL_S = 0.25  # while Play runs, the panel is redrawn at most this often
 
-# The parts' widgets, reached as the stepper's own attributes (stepper.next_button).
-CONTROL_NAMES = (
-    "prev_button", "next_button", "reset_button", "over_button", "play", "stop_button",
-    "speed", "slider", "view_switch", "node_filter", "fold_button", "node_picker",
-    "run_to_button", "breakpoint_button", "continue_button", "step_count", "more_button",
-    "more",
-)  # fmt: skip
 QUIZ_NAMES = ("question_text", "answer_box", "check_button", "show_me_button", "verdict_text")
 
 NO_GRAPH = (
@@ -181,8 +174,7 @@ class BackwardStepper(ClosingBox):
 
     def _name_parts(self) -> None:
         """The controls by the names the stepper has always given them (tests, lessons)."""
-        for name in CONTROL_NAMES:
-            setattr(self, name, getattr(self.controls, name))
+        self.controls.name_on(self)
 
     def _name_quiz_parts(self) -> None:
         """The question box's widgets by their names, in predict mode."""
@@ -370,9 +362,7 @@ class BackwardStepper(ClosingBox):
         self.pictures.check_order(records)
         self._syncing = True
         try:
-            self.slider.max = self.play.max = min(total, self.reachable)
-            self.step_count.value = f"<span class='wb-step-count'>of {total}</span>"
-            self.slider.value = cursor.position + 1
+            self.controls.count(cursor.position + 1, total, self.reachable)
             hide = self.quiz.unrevealed if self.hidden else None
             self.pictures.paint(cursor, pictures, hide)
         finally:

@@ -25,6 +25,7 @@ from ..autograd.entry_points import make_backward_task
 from ..core import events
 from ..core.tensor import Tensor
 from ..record.graph import FREED_MESSAGE, AccumulateGrad, Node, OpNode, SavedTensor, walk
+from ..viz.live import learner_name
 from .time_travel import GradHistory, to_array
 
 FREED_GRAPH = (
@@ -108,7 +109,8 @@ class NodeInfo:
 
 # ------------------------------------------------------------------ helpers
 def leaf_name(t: Tensor) -> str:
-    return t.name if t.name is not None else t.uid
+    """A leaf as the pictures call it: its name, its path in a module, else its id."""
+    return learner_name(t) or t.uid
 
 
 def node_label(node: Node) -> str:

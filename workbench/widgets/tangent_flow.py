@@ -17,6 +17,7 @@ list of records: Prev, Next, Reset, the slider and Play are lookups, never a re-
 from __future__ import annotations
 
 import html
+import inspect
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from ..core.tensor import Tensor
 from ..record import forward_ad
 from ..viz.model import ordinal
 from .closing import ClosingBox
+from .controls import StepBar
 from .graphview import GraphView, Picture, picture_of
 from .panel import STYLE, format_array, jvp_line, message_html, picture_and_panel
 from .steps import RecordedSteps, StepCursor
@@ -85,12 +87,32 @@ def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tens
 
     with forward_ad.dual_level():
         inputs = [p.detach().requires_grad_(True) for p in primals]
+        for x, name in zip(inputs, input_names(f, primals)):
+            x.name = name
         duals = [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
         with events.subscribe(heard, "op_recorded"):
             out = f(*duals)
     if not isinstance(out, Tensor):
         raise TypeError(f"ForwardStepper: f must return a Tensor, not {type(out).__name__}")
     return steps, out, inputs
+
+
+def input_names(f: Callable, primals: tuple) -> list[str]:
+    """What the pictures call each input: the primal's own name, else the name ``f``
+    gives its argument (``x`` in ``lambda x: ...``), else ``primals[0]``: the learner
+    wrote each of them, never an id like ``t20``."""
+    try:
+        arguments = [
+            p.name
+            for p in inspect.signature(f).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):  # a builtin or a callable with no signature
+        arguments = []
+    return [
+        p.name or (arguments[i] if i < len(arguments) else f"primals[{i}]")
+        for i, p in enumerate(primals)
+    ]
 
 
 def _tangent_of(level, output_id: str) -> np.ndarray | None:
@@ -159,7 +181,9 @@ class ForwardStepper(ClosingBox):
     Takes ``torch.func.jvp``'s arguments: ``ForwardStepper(f, (x,), (v,))``; a single
     Tensor may stand for a tuple of one. ``stepper.step`` is the panel's "Step k of N";
     :meth:`next`, :meth:`prev`, :meth:`reset`, :meth:`stop` and :meth:`go` are the buttons'
-    moves; Play moves the slider.
+    moves; Play moves the slider. The everyday row is Prev, Next, Play and the step
+    slider ("step k of n"); Reset, Stop and Play's speed wait behind "More ▾" (the
+    controls every stepper shares: :class:`~.controls.StepBar`).
     ``output`` and ``output_tangent`` are what ``jvp`` returns; ``result`` is the output
     with its graph (the inputs, ``inputs``, are copies that require grad), from which
     :class:`~.two_modes.TwoModes` steps the reverse pass of the same program.
@@ -188,26 +212,14 @@ class ForwardStepper(ClosingBox):
         self._show()
 
     def _build_controls(self, interval_ms: int) -> None:
-        self.prev_button = widgets.Button(description="◀ Prev")
-        self.next_button = widgets.Button(description="Next ▶")
-        self.reset_button = widgets.Button(description="⟲ Reset")
-        self.play = widgets.Play(min=1, max=len(self.records), interval=interval_ms)
-        self.play.add_class("wb-play")  # its own ■ (back to step 1) is hidden: see STYLE
-        self.stop_button = widgets.Button(description="■ Stop")
-        self.slider = widgets.IntSlider(min=1, max=len(self.records), description="step")
-        self._keep(widgets.jslink((self.play, "value"), (self.slider, "value")))
-        self._keep(widgets.jslink((self.slider, "value"), (self.graph, "step")))
-        self._on_click(self.prev_button, lambda _: self.prev())
-        self._on_click(self.next_button, lambda _: self.next())
-        self._on_click(self.reset_button, lambda _: self.reset())
-        self._on_click(self.stop_button, lambda _: self.stop())
-        self._observe(self.slider, lambda change: self.go(change["new"]))
-        row = [self.prev_button, self.next_button, self.reset_button, self.play, self.stop_button]
-        row.append(self.slider)
+        """The steppers' everyday row (Prev, Next, Play, "step k of n"); Reset, Stop and
+        Play's speed behind "More ▾"."""
+        self.controls = StepBar(self, interval_ms, self.graph)
+        self.controls.name_on(self)
         self.children = [
             widgets.HTML(STYLE),
             self.message,
-            widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap")),
+            *self.controls.rows(),
             picture_and_panel(self.graph, self.panel),
         ]
 
@@ -241,6 +253,11 @@ class ForwardStepper(ClosingBox):
         """Show step ``step`` (from 1); False, and no move, when there is no such step."""
         return self._move(lambda: self.cursor.go(step - 1))
 
+    def _on_slider(self, change: dict) -> None:
+        """The slider moved (or Play moved it, in the browser): show its step."""
+        if self.cursor is not None and change["new"] != self.step:
+            self.go(change["new"])
+
     def _move(self, action) -> bool:
         moved = action()
         self._show()
@@ -251,8 +268,7 @@ class ForwardStepper(ClosingBox):
         name = self.names.get(self.record.node, "")
         self.panel.value = tangent_html(self.record, self.total, note, name)
         self.message.value = message_html(note) if note else ""
-        if self.slider.value != self.step:
-            self.slider.value = self.step
+        self.controls.count(self.step, self.total)
         self.graph.step = self.step
         self.next_button.disabled = self.step == self.total
         self.prev_button.disabled = self.step == 1
