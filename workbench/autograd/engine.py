@@ -236,7 +236,7 @@ class GraphTask:
         """Two gradients that meet: the add op when the sum must be on the recorded graph
         (``create_graph``), carry tangents (a dual level) or a batch (vmap), numpy's add
         otherwise."""
-        if self.create_graph or forward_ad.LEVEL is not None or state.in_use.vmaps:
+        if self.create_graph or forward_ad.LEVELS or state.in_use.vmaps:
             return a + b
         total = backend.quiet.run(np.add, a._data, b._data)
         return Tensor._make(np.asarray(total) if isinstance(total, np.generic) else total)

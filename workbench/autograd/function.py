@@ -226,7 +226,7 @@ class Function(metaclass=FunctionMeta):
         ctx = BackwardFunction(cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
-        dual = forward_ad.LEVEL is not None  # forward mode: tangents come from cls.jvp
+        dual = bool(forward_ad.LEVELS)  # forward mode: tangents come from cls.jvp
         with grad_mode.no_grad(), forward_ad.suspended() if dual else contextlib.nullcontext():
             if cls.setup_context is Function.setup_context:
                 outputs = cls.forward(ctx, *args, **kwargs)
@@ -267,8 +267,17 @@ def _check_transformable(cls) -> None:
 def _push_tangents(cls, ctx: BackwardFunction, args: tuple, outputs: tuple) -> None:
     """Forward mode through a Function: its outputs' tangents are what its ``jvp`` says
     (never its forward's own ops: a straight-through estimator's ``round`` has tangent 0,
-    its rule says 1), as in PyTorch; without a ``jvp``, PyTorch's NotImplementedError."""
-    tangents = [forward_ad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    its rule says 1), as in PyTorch; without a ``jvp``, PyTorch's NotImplementedError.
+    One call per dual level in use, outermost first, as ``forward_ad.push_tangent``, but
+    each with every level out of use: PyTorch runs the ``jvp`` with forward mode off, so
+    the tangent it gives carries none of an outer level (forward over forward through a
+    Function gives 0 for the second derivative, as in PyTorch)."""
+    for level in tuple(forward_ad.LEVELS):
+        _push_tangents_at(level, cls, ctx, args, outputs)
+
+
+def _push_tangents_at(level, cls, ctx: BackwardFunction, args: tuple, outputs: tuple) -> None:
+    tangents = [forward_ad.tangent_of(a, level) if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return
     filled = [forward_ad.tangent_or_zeros(a, t) for a, t in zip(args, tangents)]
@@ -286,7 +295,7 @@ def _push_tangents(cls, ctx: BackwardFunction, args: tuple, outputs: tuple) -> N
         )
     for out, tangent in zip(outputs, result):
         if isinstance(out, Tensor) and tangent is not None:
-            forward_ad.make_tangent(out, forward_ad.checked_tangent(out, tangent))
+            forward_ad.make_tangent(out, forward_ad.checked_tangent(out, tangent), level)
 
 
 def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording: bool):

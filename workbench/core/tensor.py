@@ -112,7 +112,7 @@ class Tensor:
     _post_acc_hooks = None
     _uid = None
     _is_inference = False
-    _forward_grad = None  # (dual level, tangent): see workbench/record/forward_ad.py
+    _forward_grad = None  # {dual level: tangent}: see workbench/record/forward_ad.py
     name = None
 
     __array_priority__ = 1000  # numpy scalars defer to Tensor operators

@@ -11,7 +11,8 @@ pullback, ``basis.py``), as torch.func's do, and loop over it where that cannot 
 
 They compose as torch.func's do, by *levels*: a grad transform's level is the leaves it
 made for its arguments (``reverse._Level``), a vmap's level is its number on batched
-tensors, and the one dual level carries tangents through both; whatever a result depends
+tensors, and each ``jvp`` opens a dual level of its own (``forward_ad``: a tensor holds
+one tangent per level), carrying tangents through all of them; whatever a result depends
 on outside a level (a tensor closed over, an argument on the tape) stays on the outer
 graph, so ``backward()`` through a ``grad`` result reaches it.
 """

@@ -81,7 +81,7 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
     node = _record(op, inputs, attrs, result)
     if op.view:  # an in-place op through it changes its base, as apply_op links them
         link_view(result, op, inputs, attrs, state.grad_mode.records)
-    if forward_ad.LEVEL is not None:  # inside a dual level: the tangent, as apply_op gives it
+    if forward_ad.LEVELS:  # inside a dual level: the tangent, as apply_op gives it
         forward_ad.push_tangent(op, inputs, attrs, result, node)
     return result
 

@@ -7,8 +7,10 @@ one forward pass per input element where that pass cannot batch); ``hessian`` is
 ``jacfwd`` of a reverse-mode Jacobian (forward over reverse: the backward pass runs
 inside the dual level, so the gradients carry tangents).
 
-One dual level at a time, as in ``forward_ad``: forward over forward (``jacfwd(jacfwd(f))``)
-is refused with PyTorch's "Nested forward mode AD is not supported" error.
+Forward over forward nests as torch.func's: each ``jvp`` opens a dual level of its own
+(``forward_ad.transform_level``), so ``jacfwd(jacfwd(f))`` is a Hessian and a ``jvp``
+inside a ``jvp`` never mistakes the outer tangent for its own. A ``jvp`` inside a plain
+``forward_ad.dual_level()`` is refused, as PyTorch refuses it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def jvp(
 ):
     """``(func(*primals), J · tangents)``: the outputs and their tangents, one forward pass."""
     _check_jvp_arguments(primals, tangents)
-    with state.func_transform(), forward_ad.dual_level():
+    with state.func_transform(), forward_ad.transform_level():
         duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
         outputs, aux = split_aux(func(*duals), has_aux, "jvp(f, primals, tangents)")
         values, directions = _unpacked(outputs)

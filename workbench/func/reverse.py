@@ -94,7 +94,7 @@ class _Level:
             return ops.clone(x)
         leaf = Tensor._make(x._data).requires_grad_(True)  # (never an inference tensor)
         self.leaves.append(leaf)
-        return _with_tangent_of(x, leaf)
+        return _with_tangents_of(x, leaf)
 
     def reaches_outside(self, tensors) -> bool:
         """Whether the history of one of ``tensors`` reaches a tensor that requires grad
@@ -114,7 +114,7 @@ class _Level:
         if isinstance(value, Tensor):
             if self.reaches_outside([value]):
                 return value
-            return _with_tangent_of(value, value.detach())
+            return _detached(value)
         if isinstance(value, (tuple, list)):
             return type(value)(self.release(v) for v in value)
         if isinstance(value, dict):
@@ -122,12 +122,16 @@ class _Level:
         return value
 
 
-def _with_tangent_of(x: Tensor, plain: Tensor) -> Tensor:
-    """``plain`` (a copy of ``x`` without history), carrying ``x``'s tangent if it has
-    one: under an outer ``jvp`` (``jvp(grad(f))``, forward over reverse) detaching must
-    not drop it."""
-    tangent = forward_ad.unpack_dual(x).tangent
-    return plain if tangent is None else forward_ad.make_dual(plain, tangent.detach())
+def _with_tangents_of(x: Tensor, plain: Tensor) -> Tensor:
+    """``plain`` (a copy of ``x`` without history), carrying ``x``'s tangents (each
+    detached alike): under an outer ``jvp`` (``jvp(grad(f))``, forward over reverse)
+    detaching must not drop them."""
+    forward_ad.carry_tangents(x, plain, _detached)
+    return plain
+
+
+def _detached(x: Tensor) -> Tensor:
+    return _with_tangents_of(x, x.detach())
 
 
 def flattened(x) -> list:

@@ -164,29 +164,31 @@ def _batch_size(args: tuple, dims: tuple, name: str) -> int:
 
 
 def _batched(x: Tensor, dim: int, level: int) -> Tensor:
-    """``x`` as a batched tensor at ``level``, its dim ``dim`` the batch; a tangent ``x``
-    carries (``jvp(vmap(f))``: the dual level is outside this vmap) is batched with it."""
+    """``x`` as a batched tensor at ``level``, its dim ``dim`` the batch."""
     dim %= x.ndim
     if dim:
         order = (dim, *(d for d in range(x.ndim) if d != dim))
         x = run("permute", [x], {"dims": order})
+    return _wrapped(x, level)
+
+
+def _wrapped(x: Tensor, level: int) -> Tensor:
+    """``x``'s first dim as the batch of a tensor at ``level``; the tangents ``x`` carries
+    (``jvp(vmap(f))``: the dual levels are outside this vmap) are batched with it."""
     batched = B.wrap(x, level)
-    tangent = forward_ad.tangent_of(x)
-    if tangent is not None:
-        forward_ad.make_tangent(batched, B.wrap(tangent, level))
+    forward_ad.carry_tangents(x, batched, lambda tangent: _wrapped(tangent, level))
     return batched
 
 
 # ---------------------------------------------------------------- outputs
 def _physical(out: Tensor, level: int, size: int) -> Tensor:
-    """The batch behind ``out``, with the batch of its tangent if it carries one."""
+    """The batch behind ``out``, with the batches of its tangents; an ``out`` that is not
+    batched at ``level`` (it does not depend on the batch) repeated along a new first dim,
+    as PyTorch does (``with_batch`` is an op: it carries the tangents itself)."""
+    if B.level_of(out) != level:
+        return with_batch(out, size)
     full = B.physical(out)
-    tangent = forward_ad.tangent_of(out)
-    if tangent is not None:
-        same_batch = B.level_of(tangent) == level
-        forward_ad.make_tangent(
-            full, B.physical(tangent) if same_batch else with_batch(tangent, size)
-        )
+    forward_ad.carry_tangents(out, full, lambda tangent: _physical(tangent, level, size))
     return full
 
 
@@ -223,7 +225,7 @@ def _unbatched(out: Tensor, out_dim, level: int, size: int, name: str) -> Tensor
                 f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
             )
         return out
-    full = _physical(out, level, size) if is_batched else with_batch(out, size)
+    full = _physical(out, level, size)
     ndim = full.ndim
     if not -ndim <= out_dim < ndim:
         raise IndexError(

@@ -21,7 +21,7 @@ from ..core import checks
 from ..core.dtypes import bfloat16
 from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
 from ..record.dispatch import apply_op
-from ..record.forward_ad import make_tangent, product_term, sum_of_terms, tangent_of
+from ..record.forward_ad import carry_tangents, product_term, sum_of_terms
 from .broadcasting import collapse_sum_like
 from .complex_numbers import conj, real, refuse_complex
 from .registry import register_gradient, register_jvp, register_op
@@ -465,9 +465,8 @@ def _times_alpha(other, alpha, input):
     scaled = mul(other, alpha)
     if isinstance(input, Tensor) and not isinstance(other, Tensor):
         scaled = scaled.to(input.device)
-    tangent = tangent_of(other) if isinstance(other, Tensor) else None
-    if tangent is not None:
-        make_tangent(scaled, tangent * alpha)
+    if isinstance(other, Tensor):
+        carry_tangents(other, scaled, lambda tangent: tangent * alpha)
     return scaled
 
 

@@ -49,7 +49,7 @@ def alias(t: Tensor) -> Tensor:
     t._refresh_view()
     a = Tensor._make(t._data, t._requires_grad, t._grad_fn, t._output_nr)
     a._version_ref = t._version_ref
-    if forward_ad.LEVEL is not None:
+    if forward_ad.LEVELS:
         forward_ad.take_tangent(a, t)
     return a
 
@@ -63,7 +63,7 @@ def snapshot(t: Tensor) -> Tensor:
     """
     t._refresh_view()
     copy = Tensor._make(t._data.copy(), t._requires_grad, t._grad_fn, t._output_nr)
-    if forward_ad.LEVEL is not None:  # the op computes t's new tangent from its old one
+    if forward_ad.LEVELS:  # the op computes t's new tangent from its old one
         forward_ad.take_tangent(copy, t)
     return copy
 
@@ -81,7 +81,7 @@ def _write(t: Tensor, result: Tensor, op_name: str) -> None:
     except ValueError as err:
         raise RuntimeError(f"{op_name}: cannot write into this tensor in place: {err}") from err
     t._bump_version()
-    if forward_ad.LEVEL is not None:  # inside a dual level the tangent is written too
+    if forward_ad.LEVELS:  # inside a dual level the tangent is written too
         forward_ad.take_tangent(t, result)
 
 
@@ -174,7 +174,7 @@ def apply(t: Tensor, fn, *args, **kwargs) -> Tensor:
     """``t.op_(*args)``: run ``fn(t, *args)`` and write the result into ``t``."""
     name = getattr(fn, "__name__", "op") + "_"
     check_inplace(t)
-    if t._view_of is not None and forward_ad.LEVEL is not None:  # the base's tangent changes
+    if t._view_of is not None and forward_ad.LEVELS:  # the base's tangent changes
         return _through_view(t, fn(snapshot(t), *args, **kwargs), name)
     if not _recording(t, args):
         with grad_mode.no_grad():
@@ -200,7 +200,7 @@ def add_scaled(t: Tensor, other, alpha, fn, ufunc) -> Tensor:
     check_inplace(t)
     direct = (
         not _recording(t, (other,))
-        and forward_ad.LEVEL is None
+        and not forward_ad.LEVELS
         and isinstance(other, Tensor)
         and type(t._data) is np.ndarray
         and type(other._data) is np.ndarray
@@ -223,7 +223,7 @@ def setitem(t: Tensor, key, value) -> None:
 
     check_inplace(t, writes_through_view=True)
     checks.operand("setitem", "value", value)
-    direct = not _recording(t, (value,)) and forward_ad.LEVEL is None  # (tangents: index_put)
+    direct = not _recording(t, (value,)) and not forward_ad.LEVELS  # (tangents: index_put)
     if direct and not state.transforms.levels:  # (a vmap's batches: index_put's rule)
         array = value._data if isinstance(value, Tensor) else value
         index = ops.shape.index_key(key, t._data, "setitem")

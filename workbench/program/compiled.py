@@ -129,7 +129,7 @@ def _inside_a_transform() -> bool:
         state.tracing.tracer
         or state.in_use.vmaps
         or state.transforms.running
-        or forward_ad.LEVEL is not None
+        or forward_ad.LEVELS
     )
 
 

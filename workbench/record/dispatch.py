@@ -149,7 +149,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._is_inference = True
     if op.view:
         link_view(result, op, inputs, attrs, recording)
-    if forward_ad.LEVEL is not None:  # inside a dual level: the output's tangent
+    if forward_ad.LEVELS:  # inside a dual level: the output's tangent
         forward_ad.push_tangent(op, inputs, attrs, result, node)
     if state.in_use.tracers and state.tracing.tracer is not None:  # wb.program.trace runs
         state.tracing.tracer.record(op, inputs, attrs, result)
@@ -195,7 +195,7 @@ def replay_view(view: Tensor) -> None:
     else:
         set_history(view, node)
     view._view_version = view._version_ref[0]
-    if forward_ad.LEVEL is not None:
+    if forward_ad.LEVELS:
         forward_ad.take_tangent(view, fresh)
     if node is None:
         return

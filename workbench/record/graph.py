@@ -233,7 +233,7 @@ class SavedTensor:
         "output_nr",
         "held",
         "added",
-        "tangent_kept",  # forward mode: a saved output's tangent (set by keep_tangent only)
+        "tangent_kept",  # forward mode: a saved output's tangents by level (keep_tangent only)
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
@@ -299,13 +299,16 @@ class SavedTensor:
             return self.tensor
         out = Tensor._make(self.array, node is not None, node, self.output_nr)  # an output
         out._version_ref = self.version_ref
-        if forward_ad.LEVEL is not None:  # forward over reverse: the output's tangent too
+        if forward_ad.LEVELS:  # forward over reverse: the output's tangent too
             forward_ad.restore_tangent(self, out)
         return out
 
-    def keep_tangent(self, tangent: Tensor) -> None:
-        """Keep a saved output's tangent (the rebuilt output gets it back in a dual level)."""
-        self.tangent_kept = (forward_ad.LEVEL, tangent)
+    def keep_tangent(self, level, tangent: Tensor) -> None:
+        """Keep a saved output's tangent at ``level`` (the rebuilt output gets it back while
+        the level is in use)."""
+        if getattr(self, "tangent_kept", None) is None:
+            self.tangent_kept = {}
+        self.tangent_kept[level] = tangent
 
     def _unpack_hooked(self, node: Node) -> Tensor:
         value = self.unpack_hook(self.packed)

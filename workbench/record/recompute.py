@@ -72,7 +72,7 @@ class Handle:
         "output_nr",
         "version_ref",
         "version",
-        "tangent",
+        "tangents",
         "__weakref__",
     )
 
@@ -84,19 +84,19 @@ class Handle:
         node = tensor._grad_fn
         self.grad_fn = None if node is None else weakref.ref(node)
         self.array = None
-        self.tangent = None  # forward over reverse: the recomputed value's tangent
+        self.tangents = {}  # forward over reverse: the recomputed value's tangents by level
         self.kept = tensor if keep else None
         self.held = tensor._data if keep else None
         if keep:
             memory.hold(self.held)
 
-    def fill(self, array, tangent: Tensor | None = None) -> int:
-        """Take the recomputed array (and its tangent, when recomputed inside a dual level);
-        returns the bytes that this added to saved memory."""
+    def fill(self, array, tangents: dict | None = None) -> int:
+        """Take the recomputed array (and its tangents, when recomputed inside a dual level:
+        ``forward_ad.tangents_of``); returns the bytes that this added to saved memory."""
         if self.kept is not None or self.array is not None:
             return 0
         self.array = array
-        self.tangent = tangent
+        self.tangents = tangents or {}
         self.held = array
         return memory.hold(array)
 
@@ -113,8 +113,7 @@ class Handle:
             )
         node = None if self.grad_fn is None else self.grad_fn()
         out = Tensor._make(self.array, node is not None, node, self.output_nr)
-        if self.tangent is not None and forward_ad.LEVEL is not None:
-            forward_ad.make_tangent(out, self.tangent)
+        forward_ad.give_tangents(out, self.tangents)
         return out
 
     def _check_version(self) -> None:
@@ -179,9 +178,7 @@ def detached(t: Tensor) -> Tensor:
     """The same array as a fresh leaf with the same requires_grad (the rerun's input), and
     the same tangent inside a dual level (so the rerun carries tangents too)."""
     out = Tensor._make(t._data, t._requires_grad)
-    tangent = forward_ad.tangent_of(t)
-    if tangent is not None:
-        forward_ad.make_tangent(out, tangent)
+    forward_ad.carry_tangents(t, out)
     return out
 
 
@@ -268,7 +265,7 @@ class CheckpointFrame:
             return None
         handle = self.handles[k]()
         if handle is not None:
-            self._filled += handle.fill(tensor._data, forward_ad.tangent_of(tensor))
+            self._filled += handle.fill(tensor._data, forward_ad.tangents_of(tensor))
         return None
 
     def _check_rerun(self) -> None:

@@ -80,12 +80,12 @@ def run_forward(f: Callable, primals, tangents) -> tuple[list[TangentStep], Tens
     steps: list[TangentStep] = []
 
     def heard(event: events.OpRecorded) -> None:
-        level = forward_ad.LEVEL
-        if level is None or event.node is None:  # a JVP rule's own ops run with no level
-            return
-        steps.append(_step(len(steps), event, _tangent_of(level, event.output)))
+        if forward_ad.current_level() is not own or event.node is None:
+            return  # (a JVP rule's own ops run outside the level)
+        steps.append(_step(len(steps), event, _tangent_of(own, event.output)))
 
     with forward_ad.dual_level():
+        own = forward_ad.current_level()
         inputs = [p.detach().requires_grad_(True) for p in primals]
         for x, name in zip(inputs, input_names(f, primals)):
             x.name = name
@@ -123,7 +123,7 @@ def _tangent_of(level, output_id: str) -> np.ndarray | None:
     latest = level.duals[-1]()
     if latest is None or latest.uid != output_id:
         return None
-    return to_array(forward_ad.tangent_of(latest))
+    return to_array(forward_ad.tangent_of(latest, level))
 
 
 def _step(index: int, event: events.OpRecorded, tangent) -> TangentStep:
