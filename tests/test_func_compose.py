@@ -643,3 +643,106 @@ def test_a_kinked_activations_tangent_is_differentiated_as_torch_func(name, tran
         return {"out": KINKED_TRANSFORMS[transform](lib, func, f, x, t)}
 
     compare(program)
+
+
+# ---------------------------------------------- casts that end the graph, under vmap
+CASTS = {
+    "long": lambda lib, v: v + (v * 2).long().double(),
+    "to(int32)": lambda lib, v: v * (v * 3).to(lib.int32).to(v.dtype),
+    "bool": lambda lib, v: v * v.relu().bool().double(),  # the issue's x.bool().float() * x
+    "float32 and back": lambda lib, v: (v.float() * 2).to(lib.float64) * v,
+}
+CAST_TRANSFORMS = {
+    "vmap(grad)": lambda func, f: func.vmap(func.grad(lambda v: f(v).sum())),
+    "vmap(jacrev)": lambda func, f: func.vmap(func.jacrev(f)),
+    "vmap(hessian)": lambda func, f: func.vmap(func.hessian(lambda v: f(v).sum())),
+    "vmap(jvp)": lambda func, f: func.vmap(lambda v: func.jvp(f, (v,), (v.cos(),))[1]),
+    "vmap(vjp)": lambda func, f: func.vmap(lambda v: func.vjp(f, v)[1](v.sin())[0]),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(CAST_TRANSFORMS))
+@pytest.mark.parametrize("cast", sorted(CASTS))
+def test_an_integer_or_bool_cast_ends_the_graph_under_vmap_as_torch_func(cast, transform):
+    """The composition property's seeds 473, 754, 1091 (second generation): under vmap an
+    op with an integer or bool output was recorded all the same, so vmap(grad(f)) of
+    ``x + (2x).long()`` gave 3 where PyTorch gives 1 (apply_op cut the graph there; vmap's
+    batched calls did not ask)."""
+
+    def program(lib, func):
+        f = lambda v: CASTS[cast](lib, v)  # noqa: E731
+        return {"out": CAST_TRANSFORMS[transform](func, f)(lib.tensor(XS * 1.3))}
+
+    compare(program)
+
+
+# --------------------------------------------------------------- linearize
+def _linearized(lib, func, g, x):
+    """``jvp_fn(t)`` of ``linearize(g, x)``, and the primal output."""
+    out, jvp_fn = func.linearize(g, x)
+    return out, jvp_fn(x.cos() * 0.7)
+
+
+LINEARIZED = {
+    "f": lambda lib, func, f: f,
+    "grad": lambda lib, func, f: func.grad(lambda x: f(x).sum()),
+    "jacrev": lambda lib, func, f: func.jacrev(f),
+    "vjp": lambda lib, func, f: lambda x: func.vjp(f, x)[1](x.sin())[0],
+    "vmap": lambda lib, func, f: lambda x: func.vmap(f)(x.reshape(1, 2)).reshape(2),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Attempted to insert a get_attr Node")  # (make_fx's)
+@pytest.mark.parametrize("inner", sorted(LINEARIZED))
+def test_linearize_of_a_transform_with_casts_and_a_module_as_torch_func(inner):
+    """linearize outermost, where torch.func.linearize is right: its output and jvp_fn(t)
+    equal PyTorch's, through a float32 round trip, an integer cast and an nn.Linear whose
+    weights the function closes over."""
+
+    def program(lib, func):
+        linear = lib.nn.Linear(2, 2, dtype=lib.float64)
+        with lib.no_grad():
+            linear.weight.copy_(lib.tensor(A))
+            linear.bias.copy_(lib.tensor(W))
+        linear.requires_grad_(False)  # (make_fx cannot trace a closed-over leaf)
+
+        def f(v):
+            u = linear((v.float() * 2).double() * 0.5)
+            return (u + (u * 3).long().double()).tanh() * v
+
+        return {"linearize": _linearized(lib, func, LINEARIZED[inner](lib, func, f), lib.tensor(X))}
+
+    compare(program)
+
+
+def test_pytorchs_linearize_is_not_differentiable_and_the_workbenchs_is():
+    """The decision recorded in tests/test_func_compose_property.py: torch.func.linearize
+    traces ``f`` once, so its jvp_fn is not differentiated by a jacrev around it (zeros, or
+    memory never written) and reaches no leaf in an outer backward; the workbench's jvp_fn
+    runs jvp again and gives jvp's answers, which the property takes as PyTorch's. Should
+    PyTorch lift its limit, this test fails: the property may then compare with
+    torch.func.linearize everywhere."""
+
+    def with_linearize(lib, func, f):
+        return lambda x: func.linearize(f, x)[1](lib.ones_like(x))
+
+    def with_jvp(lib, func, f):
+        return lambda x: func.jvp(f, (x,), (lib.ones_like(x),))[1]
+
+    def program(lib, func, tangent_of):
+        w = lib.tensor(W, requires_grad=True)
+        f = lambda x: (x.sin() * w).tanh()  # noqa: E731
+        x = lib.tensor(X, requires_grad=True)
+        y = tangent_of(lib, func, f)(x)
+        return {
+            "jacrev": func.jacrev(tangent_of(lib, func, f))(lib.tensor(X)),
+            "outer backward": lib.autograd.grad(y.sum(), (x, w), allow_unused=True),
+        }
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # make_fx's note on the closed-over w
+        theirs = program(torch, tf, with_linearize)
+    right = program(torch, tf, with_jvp)
+    assert not np.allclose(theirs["jacrev"].detach().numpy(), right["jacrev"].detach().numpy())
+    assert theirs["outer backward"] == (None, None)
+    check_same(program(wb, wb.func, with_linearize), right)

@@ -32,7 +32,7 @@ from ..core import state
 from ..core.tensor import Tensor
 from ..ops.registry import OPS
 from ..record import forward_ad, grad_mode
-from ..record.dispatch import apply_op, link_view
+from ..record.dispatch import apply_op, link_view, records_node
 from ..record.graph import OpNode, TensorMeta
 from . import batched as B
 
@@ -106,7 +106,7 @@ def _attr_values(attrs: dict):
 def _record(op, inputs: tuple, attrs, result: Tensor):
     """The autograd node of the batched call, as apply_op records one (None if none)."""
     needs_grad = any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
-    if needs_grad and state.grad_mode.records and op.differentiable:
+    if records_node(op, needs_grad, result):  # not when result is an integer or bool
         record = (state.in_use.stages and state.stage.record) or OpNode
         return record(op, inputs, attrs, result)
     return None

@@ -142,7 +142,7 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         raise op_error(op, inputs, err) from err
     result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
-    if requires_grad and recording and op.differentiable and _differentiable(result):
+    if records_node(op, requires_grad, result):
         record = (state.in_use.stages and state.stage.record) or OpNode  # a stage tapes it first
         node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
@@ -158,9 +158,14 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     return result
 
 
-def _differentiable(result: Tensor) -> bool:
-    """Only a floating-point or complex output can carry a gradient: an op whose output is
-    an integer or bool tensor (``x.long()``, ``x.bool()``) ends the graph, as in PyTorch."""
+def records_node(op, requires_grad: bool, result: Tensor) -> bool:
+    """Whether a call of ``op`` goes on the graph: grad mode records, an input requires
+    grad, the op has a derivative, and its output can carry a gradient. Only a
+    floating-point or complex output can: an op whose output is an integer or bool tensor
+    (``x.long()``, ``x.bool()``) ends the graph, as in PyTorch. (vmap's batched calls ask
+    the same question: func/batching.py.)"""
+    if not (requires_grad and state.grad_mode.records and op.differentiable):
+        return False
     return is_differentiable_dtype(result._data.dtype)
 
 
