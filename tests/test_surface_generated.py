@@ -1052,20 +1052,6 @@ GAPS = _rows(
             "ragged",
             "workbench raises RuntimeError where PyTorch raises TypeError",
         ),
-        ("DataLoader(dataset#0)", "ragged", "the message names neither the call nor the argument"),
-        ("DataLoader(batch_size)", "2**70", "accepted; PyTorch raises ValueError"),
-        (
-            "DataLoader(sampler)",
-            "str ragged bool_tensor bfloat16_tensor",
-            "the message names neither the call nor the argument",
-        ),
-        (
-            "DataLoader(sampler)",
-            "object complex float bool @value",
-            "leaks Python's error from a call in utils/data/sampler.py",
-        ),
-        ("RandomSampler(num_samples)", "2**70", "leaks an error from tests"),
-        ("BatchSampler(batch_size#0)", "2**70", "accepted; PyTorch raises ValueError"),
         ("Module.to(dtype#0)", "str", "the message names neither the call nor the argument"),
         (
             "Module.to(dtype#0)",
