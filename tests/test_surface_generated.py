@@ -823,29 +823,6 @@ DECIDED = _rows(
 H36_AREA = "(h36 is changing backward/grad's argument checks) "
 GAPS = _rows(
     [
-        ("Tensor.to(dtype#0)", "str", "the message names neither the call nor the argument"),
-        (
-            "Tensor.to(dtype#0)",
-            "-1 0",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
-        (
-            "Tensor.to(dtype#0)",
-            "2**70",
-            "workbench raises TypeError where PyTorch raises ValueError",
-        ),
-        ("Tensor.to-other(other#0)", "str", "the message names neither the call nor the argument"),
-        (
-            "Tensor.to-other(other#0)",
-            "-1 0",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
-        (
-            "Tensor.to-other(other#0)",
-            "2**70",
-            "workbench raises TypeError where PyTorch raises ValueError",
-        ),
-        ("Tensor.type(dtype#0)", "@dtype", "accepted; PyTorch raises TypeError"),
         ("Tensor.new_zeros(dtype)", "0", "accepted; PyTorch raises TypeError"),
         (
             "Tensor.new_zeros(dtype)",
@@ -1052,28 +1029,6 @@ GAPS = _rows(
             "ragged",
             "workbench raises RuntimeError where PyTorch raises TypeError",
         ),
-        ("Module.to(dtype#0)", "str", "the message names neither the call nor the argument"),
-        (
-            "Module.to(dtype#0)",
-            "-1 0",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
-        (
-            "Module.to(dtype#0)",
-            "2**70",
-            "workbench raises TypeError where PyTorch raises ValueError",
-        ),
-        (
-            "Module.register_buffer(persistent)",
-            "@dtype",
-            "the message names neither the call nor the argument",
-        ),
-        (
-            "Module.state_dict(keep_vars)",
-            "@dtype",
-            "the message names neither the call nor the argument",
-        ),
-        ("load(weights_only)", "@dtype", "accepted; PyTorch raises RuntimeError"),
     ]
 )
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import backend, checks, state
-from .tensor import Tensor, _to_array, default_complex_dtype, get_default_dtype
+from .tensor import Tensor, default_complex_dtype, get_default_dtype, to_array
 
 
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
@@ -36,7 +36,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` itself when it is a tensor (and no dtype is asked); else a new tensor."""
     if isinstance(data, Tensor) and dtype is None:
         return data
-    return _leaf(_to_array(data, dtype, device, "as_tensor"), False, None, device)
+    return _leaf(to_array(data, dtype, device, "as_tensor"), False, None, device)
 
 
 def _float_dtype(dtype, op: str):

@@ -132,7 +132,7 @@ class Tensor:
         name: str | None = None,
         device=None,
     ) -> None:
-        array = _to_array(data, dtype, device)
+        array = to_array(data, dtype, device)
         self._data = array
         self._requires_grad = False
         self._grad_fn = None
@@ -472,7 +472,7 @@ class Tensor:
         that requires grad its RuntimeError."""
         if not isinstance(value, (Tensor, np.ndarray)):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        array = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+        array = value._data if isinstance(value, Tensor) else to_array(value, None, None)
         if self._requires_grad and array.dtype.kind not in "fc" and array.dtype != bfloat16:
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex "
@@ -526,7 +526,7 @@ class Tensor:
             return dtypes.legacy_type_name(self._data.dtype, self.is_cuda)
         if isinstance(dtype, str):
             dtype = dtypes.dtype_of_type_name(dtype)
-        return self.to(dtype)
+        return self.to(checks.dtype_arg("type", dtype))  # (an int is no device here)
 
     def float(self) -> Tensor:
         return self.to(float32)
@@ -1196,7 +1196,7 @@ def _values(array):
     return array
 
 
-def _to_array(data: Any, dtype, device, op: str = "tensor"):
+def to_array(data: Any, dtype, device, op: str = "tensor"):
     """Turn Python data, a numpy/CuPy array or a Tensor into an array of the right dtype.
 
     Python floats become the default float dtype (float32), and Python complex numbers
@@ -1354,7 +1354,7 @@ def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
         given.setdefault("dtype", other.dtype)
         given.setdefault("device", other.device)
         names = ["non_blocking", "copy"]
-    elif rest and isinstance(rest[0], (str, devices.device)):
+    elif rest and _is_device(rest[0]):
         names = ["device", "dtype", "non_blocking", "copy"]
     else:
         names = ["dtype", "non_blocking", "copy"]
@@ -1371,4 +1371,13 @@ def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
             raise TypeError(
                 f"to(): argument '{flag}' must be bool, not {type(given[flag]).__name__}"
             )
+    if given.get("device") is not None:
+        backend.normalize_device(given["device"], "to")  # "to(): unknown device 'a'..."
     return given.get("device"), given.get("dtype"), bool(given.get("copy", False))
+
+
+def _is_device(value) -> bool:
+    """A device as ``to()`` takes one first: a name, a ``wb.device``, or an int (an
+    accelerator's index, as in PyTorch; a bool is no index)."""
+    index = isinstance(value, int) and not isinstance(value, bool)
+    return index or isinstance(value, (str, devices.device))
