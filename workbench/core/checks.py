@@ -78,20 +78,6 @@ def flag(op: str, name: str, value) -> bool:
     return bool(value)
 
 
-def truth_arg(op: str, name: str, value) -> bool:
-    """An option PyTorch reads with Python's ``if value:`` (``persistent``, ``keep_vars``,
-    ``weights_only``): any object, a one-element tensor as its element. A tensor of
-    several elements (or none) has no truth: PyTorch's RuntimeError, here naming the
-    option rather than only the tensor."""
-    if isinstance(value, Tensor) and value.numel() != 1:
-        count = "no value" if value.numel() == 0 else "more than one value"
-        raise RuntimeError(
-            f"{op}(): argument '{name}' is a tensor of shape {tuple(value.shape)}: Boolean "
-            f"value of Tensor with {count} is ambiguous"
-        )
-    return bool(value)
-
-
 def reduction_args(op: str, input, keepdim) -> None:
     """A reduction's tensor and ``keepdim``; its callers test the common case inline
     first, so that a learner stepping through ``x.sum()`` meets no check at all."""
@@ -212,6 +198,20 @@ def flag_arg(op: str, name: str, value, none_is_false: bool = False) -> bool:
         return False
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{op}(): argument '{name}' must be bool, not {type_name(value)}")
+    return bool(value)
+
+
+def truth_arg(op: str, name: str, value) -> bool:
+    """An option PyTorch reads with Python's ``if value:`` (``persistent``, ``keep_vars``,
+    ``weights_only``): any object, a one-element tensor as its element. A tensor of
+    several elements (or none) has no truth: PyTorch's RuntimeError, here naming the
+    option rather than only the tensor."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        count = "no value" if value.numel() == 0 else "more than one value"
+        raise RuntimeError(
+            f"{op}(): argument '{name}' is a tensor of shape {tuple(value.shape)}: Boolean "
+            f"value of Tensor with {count} is ambiguous"
+        )
     return bool(value)
 
 
