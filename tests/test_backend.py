@@ -41,12 +41,29 @@ def test_unknown_devices_are_refused():
         wb.tensor([1.0], device="tpu")
 
 
+@pytest.mark.parametrize(
+    "index, error, words",
+    [(-1, RuntimeError, "must not be negative"), (2**70, ValueError, "too big")],
+)
+def test_an_int_device_is_an_accelerator_index_as_in_torch(index, error, words):
+    """PyTorch reads ``to(0)`` or ``device=-1`` as an accelerator's index: a negative one
+    is its RuntimeError, one beyond 64 bits its ValueError (not an unknown device)."""
+    torch = pytest.importorskip("torch")
+    for make in (lambda m: m.zeros(2, device=index), lambda m: m.ones(2).to(index)):
+        with pytest.raises(error):
+            make(torch)
+        with pytest.raises(error, match=words):
+            make(wb)
+
+
 @pytest.mark.skipif(backend.cuda_available(), reason="this machine has a GPU")
 def test_cuda_without_a_gpu_says_how_to_get_one():
     with pytest.raises(RuntimeError, match=r"workbench\[cuda\]"):
         wb.tensor([1.0], device="cuda")
     with pytest.raises(RuntimeError, match="CuPy"):
         wb.ones(2).to("cuda")
+    with pytest.raises(RuntimeError, match=r"to\(\): device='cuda:0' needs CuPy"):
+        wb.ones(2).to(0)  # the accelerator of index 0, as in PyTorch
     assert not backend.gpu_in_use  # so apply_op never pays for the device check
 
 

@@ -343,3 +343,28 @@ def test_l1_loss_of_complex_numbers_as_torch():
     assert loss.dtype == wb.float64
     np.testing.assert_allclose(loss.item(), their_loss.item())
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-15)
+
+
+PYTHON_COMPLEX = {
+    "tensor": lambda m: m.tensor([1j, 2]),
+    "as_tensor": lambda m: m.as_tensor(1 + 2j),
+    "full": lambda m: m.full((2,), 1j),
+    "linspace": lambda m: m.linspace(0, 1j, 3),
+    "add": lambda m: m.ones(2) + 1j,
+}
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+@pytest.mark.parametrize("name", PYTHON_COMPLEX)
+def test_a_python_complex_takes_the_default_floats_complex_as_torch(name, default):
+    """PyTorch's dtype for a Python complex follows the default float: complex64 by
+    float32, complex128 by float64 (the factories once made complex128 always)."""
+    made = {}
+    for m in (wb, torch):
+        before = m.get_default_dtype()
+        m.set_default_dtype(getattr(m, default))
+        try:
+            made[m] = str(PYTHON_COMPLEX[name](m).dtype).removeprefix("torch.")
+        finally:
+            m.set_default_dtype(before)
+    assert made[wb] == made[torch]

@@ -333,3 +333,29 @@ def test_a_hook_turning_grad_mode_off_does_not_leak_into_later_nodes(where):
     torch = pytest.importorskip("torch")
     ours = _grad_mode_after_a_hook_turns_it_off(wb, where)
     assert ours == _grad_mode_after_a_hook_turns_it_off(torch, where) == (True, True)
+
+
+FACTORIES = {
+    "tensor": lambda m: m.tensor([1.0]),
+    "as_tensor": lambda m: m.as_tensor([1.0]),
+    "zeros": lambda m: m.zeros(2),
+    "full": lambda m: m.full((2,), 1.0),
+    "arange": lambda m: m.arange(3),
+    "linspace": lambda m: m.linspace(0, 1, 3),
+    "eye": lambda m: m.eye(2),
+    "zeros_like": lambda m: m.zeros_like(m.ones(2)),
+    "rand": lambda m: m.rand(2),
+    "randn_like": lambda m: m.randn_like(m.ones(2)),
+}
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_factories_make_inference_tensors_in_inference_mode_as_torch(name):
+    """A tensor made by a factory inside ``inference_mode`` is an inference tensor, as
+    one made by an op is (the factories once made ordinary ones)."""
+    torch = pytest.importorskip("torch")
+    for m in (wb, torch):
+        with m.inference_mode():
+            made = FACTORIES[name](m)
+        assert made.is_inference(), f"{m.__name__}.{name}"
+        assert not FACTORIES[name](m).is_inference(), f"{m.__name__}.{name} outside"

@@ -154,3 +154,46 @@ def test_bad_loader_arguments_are_refused_as_in_pytorch(make, error, words):
 def test_collating_lists_of_unequal_size_is_refused():
     with pytest.raises(RuntimeError, match="equal size"):
         data.default_collate([[1, 2], [3]])
+
+
+class _RefusingDataset:
+    """Two samples, each refused with ``error`` (PyTorch's loader passes it on as it is)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __getitem__(self, index):
+        raise self.error
+
+    def __len__(self) -> int:
+        return 2
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_an_index_the_dataset_refuses_keeps_its_type_and_names_the_sampler(batch_size):
+    """A sampler of letters for a TensorDataset: PyTorch's TypeError says only "new():
+    invalid data type 'str'"; here the same type says which indices the sampler gave."""
+    theirs = tdata.DataLoader(tdata.TensorDataset(torch.ones(4, 2)), batch_size, sampler="ab")
+    with pytest.raises(TypeError):
+        next(iter(theirs))
+    ours = data.DataLoader(data.TensorDataset(wb.ones(4, 2)), batch_size, sampler="ab")
+    with pytest.raises(TypeError, match=r"DataLoader: the dataset refused the ind.* sampler gave"):
+        next(iter(ours))
+
+
+def test_an_error_that_cannot_be_retold_comes_as_it_was_raised():
+    """An exception type that cannot be made from one message (UnicodeDecodeError takes
+    five arguments) leaves the loader unchanged, not as a TypeError from rebuilding it."""
+    error = UnicodeDecodeError("utf-8", b"x", 0, 1, "bad byte")
+    with pytest.raises(UnicodeDecodeError) as raised:
+        next(iter(data.DataLoader(_RefusingDataset(error))))
+    assert raised.value is error
+
+
+def test_a_sampler_that_is_no_iterable_is_refused_where_the_loader_is_made():
+    """PyTorch's TypeError ("'float' object is not iterable") comes at the first batch,
+    from Python; the workbench says it when the loader is made, naming the argument."""
+    with pytest.raises(TypeError):
+        next(iter(tdata.DataLoader(range(4), sampler=1.5)))
+    with pytest.raises(TypeError, match=r"sampler must be an iterable of indices.*float"):
+        data.DataLoader(range(4), sampler=1.5)

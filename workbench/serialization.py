@@ -13,7 +13,7 @@ import io
 import os
 import pickle
 
-from .core import backend
+from .core import backend, checks
 from .core.devices import device
 from .core.tensor import Tensor
 
@@ -74,6 +74,8 @@ def load(f, map_location=None, weights_only: bool | None = None, **pickle_option
     """Read back what :func:`save` wrote. Tensors load on the CPU whatever
     ``map_location`` says (``.to(device)`` them after); one that is no location at all
     is PyTorch's TypeError."""
+    if weights_only is not None:
+        weights_only = checks.truth_arg("load", "weights_only", weights_only)
     if not (map_location is None or isinstance(map_location, (str, dict, device))):
         if not callable(map_location):
             raise TypeError(
@@ -96,6 +98,6 @@ def load(f, map_location=None, weights_only: bool | None = None, **pickle_option
 
 
 def _unpickle(handle, weights_only: bool | None):
-    if weights_only is False:
+    if weights_only is False:  # (None: True, PyTorch's default)
         return pickle.load(handle)
     return _WeightsOnly(handle).load()

@@ -95,23 +95,39 @@ def device_of(array) -> str:
     return "cpu" if xp(array) is np else "cuda"
 
 
-def normalize_device(device) -> str:
-    """``'cpu'``, ``'cuda'``, ``'cuda:0'`` or a ``wb.device`` → ``'cpu'`` or ``'cuda'``; None →
-    the default device; a clear error otherwise."""
+def normalize_device(device, op: str | None = None) -> str:
+    """``'cpu'``, ``'cuda'``, ``'cuda:0'``, a ``wb.device`` or an int (an accelerator's
+    index, as in PyTorch: ``to(0)`` is ``to('cuda:0')``) → ``'cpu'`` or ``'cuda'``; None →
+    the default device; a clear error otherwise, naming ``op`` where it is given."""
+    said = f"{op}(): " if op else ""
     if device is None:
         return state.default_device.name
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = _accelerator(device, said)
     name = str(getattr(device, "type", device))
     if name == "cpu":
         return "cpu"
     if name == "cuda" or name.startswith("cuda:"):
         if not cuda_available():
             raise RuntimeError(
-                "device='cuda' needs CuPy and a CUDA GPU: pip install 'autodiff-workbench[cuda]' "
-                "on a machine with an NVIDIA GPU"
+                f"{said}device={device!r} needs CuPy and a CUDA GPU: pip install "
+                "'autodiff-workbench[cuda]' on a machine with an NVIDIA GPU"
             )
         _mark_gpu_in_use()
         return "cuda"
-    raise RuntimeError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
+    raise RuntimeError(f"{said}unknown device {device!r}: expected 'cpu' or 'cuda'")
+
+
+def _accelerator(index: int, said: str) -> str:
+    """The device an int names: the accelerator of that index (``'cuda:0'`` for 0). A
+    negative index is PyTorch's RuntimeError, one beyond 64 bits its ValueError."""
+    if not -(2**63) <= index < 2**63:
+        raise ValueError(
+            f"{said}the device index {index} is too big (Overflow when unpacking long long)"
+        )
+    if index < 0:
+        raise RuntimeError(f"{said}Device index must not be negative, got the device {index}")
+    return f"cuda:{index}"
 
 
 def to_device(array, device: str):

@@ -228,6 +228,20 @@ def flag_arg(op: str, name: str, value, none_is_false: bool = False) -> bool:
     return bool(value)
 
 
+def truth_arg(op: str, name: str, value) -> bool:
+    """An option PyTorch reads with Python's ``if value:`` (``persistent``, ``keep_vars``,
+    ``weights_only``): any object, a one-element tensor as its element. A tensor of
+    several elements (or none) has no truth: PyTorch's RuntimeError, here naming the
+    option rather than only the tensor."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        count = "no value" if value.numel() == 0 else "more than one value"
+        raise RuntimeError(
+            f"{op}(): argument '{name}' is a tensor of shape {tuple(value.shape)}: Boolean "
+            f"value of Tensor with {count} is ambiguous"
+        )
+    return bool(value)
+
+
 def dtype_arg(op: str, dtype) -> np.dtype:
     """A dtype (``wb.float32``, ``np.float64``, ``float``...); a string is a TypeError, as
     in PyTorch, which has no dtype names."""
@@ -270,24 +284,42 @@ def nested_lengths(op: str, data, dim: int = 0) -> None:
 def shape_arg(op: str, size, name: str = "size") -> tuple:
     """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints.
 
-    A size that is not an integer is a TypeError (numpy would round 2.5 down, or not);
-    a negative one is PyTorch's RuntimeError "Trying to create tensor with negative
-    dimension".
+    A size that is not an integer is a TypeError (numpy would round 2.5 down, or not),
+    and so is one an int64 cannot hold (PyTorch cannot unpack it). PyTorch takes
+    ``True`` as the size 1, except as the first size, where its parser refuses it:
+    ``zeros(2, True)`` is ``zeros(2, 1)``, ``zeros(True, 2)`` a TypeError. A negative
+    size is PyTorch's RuntimeError "Trying to create tensor with negative dimension".
     """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     for pos, s in enumerate(size):
-        if not isinstance(s, INTEGERS):
+        if not isinstance(s, INTEGERS) or (pos == 0 and isinstance(s, bool)):
             raise TypeError(
                 f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
                 f"{type_name(s)} at pos {pos} ({s!r})"
             )
+        if not fits_c_long(s):
+            raise TypeError(
+                f"{op}(): argument '{name}' failed to unpack the object at pos {pos}: {s} is "
+                "too big for a size (an int64 holds -2**63 to 2**63 - 1)"
+            )
     shape = tuple(int(s) for s in size)
     if shape and min(shape) < 0:
         raise RuntimeError(
-            f"{op}: Trying to create tensor with negative dimension {min(shape)}: {list(shape)}"
+            f"{op}(): argument '{name}' holds a negative size: Trying to create tensor with "
+            f"negative dimension {min(shape)}: {list(shape)}"
         )
     return shape
+
+
+def size_sequence(op: str, size, name: str = "size") -> tuple:
+    """A size given as one sequence, as ``full``'s: ``full(2, 1.0)`` is PyTorch's
+    TypeError (a lone int is taken only where sizes may come one by one, as ``zeros(2)``)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be tuple of ints, not {type_name(size)} ({size!r})"
+        )
+    return shape_arg(op, (tuple(size),), name)
 
 
 def storage_fits(op: str, shape: tuple, dtype) -> None:

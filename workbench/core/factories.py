@@ -11,12 +11,14 @@ import math
 
 import numpy as np
 
-from . import backend, checks
-from .tensor import Tensor, get_default_dtype
+from . import backend, checks, state
+from .tensor import Tensor, default_complex_dtype, get_default_dtype, to_array
 
 
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
+    """A new tensor of ``array`` (an inference tensor when made in ``inference_mode``)."""
     t = Tensor._make(backend.to_device(array, backend.normalize_device(device)))
+    t._is_inference = state.grad_mode.inference
     if name is not None:
         t.name = checks.name_arg("tensor", "name", name)
     if checks.flag_arg("factory", "requires_grad", requires_grad, none_is_false=True):
@@ -31,9 +33,10 @@ def tensor(data, dtype=None, requires_grad: bool = False, name: str | None = Non
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` itself when it is a tensor (and no dtype is asked); else a new tensor."""
     if isinstance(data, Tensor) and dtype is None:
         return data
-    return Tensor(data, dtype=dtype, device=device)
+    return _leaf(to_array(data, dtype, device, "as_tensor"), False, None, device)
 
 
 def _float_dtype(dtype, op: str):
@@ -66,25 +69,33 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
             dtype = np.dtype(bool)
         elif isinstance(fill_value, int):
             dtype = np.dtype("int64")
-        elif isinstance(fill_value, complex):  # complex64 (complex128 by float64's default)
-            dtype = np.result_type(get_default_dtype(), np.complex64)
-    shape, dtype = checks.shape_arg("full", (size,)), _float_dtype(dtype, "full")
+        elif isinstance(fill_value, complex):
+            dtype = default_complex_dtype()
+    shape, dtype = checks.size_sequence("full", size), _float_dtype(dtype, "full")
     checks.storage_fits("full", shape, dtype)
-    _fits_integer_dtype("full", fill_value, dtype)
+    _fits_dtype("full", fill_value, dtype)
     array = np.full(shape, fill_value, dtype)
     return _leaf(array, requires_grad, name, device)
 
 
-def _fits_integer_dtype(op: str, value, dtype) -> None:
-    """PyTorch's RuntimeError for NaN, inf or an out-of-range number filling an integer
-    dtype (numpy would cast it to some integer, with a warning at best)."""
-    if np.dtype(dtype).kind not in "iu" or isinstance(value, (bool, complex)):
-        return
-    limits = np.iinfo(dtype)
-    if not (math.isfinite(value) and limits.min <= value <= limits.max):
+def _fits_dtype(op: str, value, dtype) -> None:
+    """PyTorch's RuntimeError for a fill value the dtype cannot hold: a complex number
+    in a real dtype (numpy would drop its imaginary part, with a warning at most), NaN,
+    inf or an out-of-range number in an integer dtype (numpy would cast it to some
+    integer). A bool dtype holds anything (nonzero is True)."""
+    kind = np.dtype(dtype).kind
+    if isinstance(value, (complex, np.complexfloating)) and kind not in "bc":
         raise RuntimeError(
-            f"{op}: value cannot be converted to type {np.dtype(dtype)} without overflow: {value!r}"
+            f"{op}(): argument 'fill_value' is {value!r}: value cannot be converted to type "
+            f"{np.dtype(dtype)} without overflow (a complex number in a real dtype)"
         )
+    if kind in "iu" and not isinstance(value, (bool, complex, np.complexfloating)):
+        limits = np.iinfo(dtype)
+        if not (math.isfinite(value) and limits.min <= value <= limits.max):
+            raise RuntimeError(
+                f"{op}(): argument 'fill_value' is {value!r}: value cannot be converted to "
+                f"type {np.dtype(dtype)} without overflow"
+            )
 
 
 def zeros_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
@@ -102,37 +113,76 @@ def ones_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Te
 def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
     xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
     fill_value = checks.scalar_arg("full_like", "fill_value", fill_value)
-    return _leaf(
-        xp.full(
-            input.shape,
-            fill_value,
-            input.dtype if dtype is None else checks.dtype_arg("full_like", dtype),
-        ),
-        requires_grad,
-        None,
-        device or input.device,
-    )
+    dtype = input.dtype if dtype is None else checks.dtype_arg("full_like", dtype)
+    _fits_dtype("full_like", fill_value, dtype)
+    array = xp.full(input.shape, fill_value, dtype)
+    return _leaf(array, requires_grad, None, device or input.device)
 
 
 def empty_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
-    if end is None:
+class _NotGiven:
+    """The default of an argument that may be left out but not given as None (PyTorch
+    refuses ``arange(5, None)`` and ``eye(3, None)``)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+def arange(start, end=_NOT_GIVEN, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """``start``, ``start + step``, ... up to ``end`` (left out); ``arange(end)`` starts at 0.
+    Integer bounds and step make an int64 tensor, any float the default float dtype."""
+    if end is _NOT_GIVEN:
         start, end = 0, start
+    start, end, step = (
+        _real_number("arange", name, value)
+        for name, value in (("start", start), ("end", end), ("step", step))
+    )
     _check_range("arange", start, end, step)
     if dtype is None:
-        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-        dtype = np.dtype("int64") if is_int else get_default_dtype()
-    array = np.arange(start, end, step, dtype=checks.dtype_arg("arange", dtype))
+        dtype = np.dtype("int64") if _all_integers("arange", start, end, step) else None
+    array = np.arange(start, end, step, dtype=_float_dtype(dtype, "arange"))
+    if math.isinf(step):  # PyTorch counts ceil((end - start) / step) values: none
+        array = array[:0]
     return _leaf(array, requires_grad, None, device)
 
 
+def _real_number(op: str, name: str, value):
+    """A bound or step of a range: a real number, as a Python number (a 0-d tensor's
+    value too). A complex one is PyTorch's RuntimeError: it cannot be read as a double."""
+    value = checks.scalar_arg(op, name, value)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise RuntimeError(
+            f"{op}(): argument '{name}' is {value!r}: value cannot be converted to type double "
+            "without overflow (a range needs real numbers)"
+        )
+    return value
+
+
+def _all_integers(op: str, *values) -> bool:
+    """Whether a range is of integers (bools count as 0 and 1); its values must then fit
+    an int64 (PyTorch's RuntimeError for 2**63 to 2**64 - 1)."""
+    if not all(isinstance(v, (int, np.integer)) for v in values):
+        return False
+    for value in values:
+        if not checks.fits_c_long(value):
+            raise RuntimeError(
+                f"{op}(): {value} cannot be converted to type int64_t without overflow (an "
+                "int64 holds -2**63 to 2**63 - 1)"
+            )
+    return True
+
+
 def _check_range(op: str, start, end, step) -> None:
-    """PyTorch's refusals for arange: a zero step, an infinite bound, a step that walks away."""
-    if step == 0:
-        raise RuntimeError(f"{op}: step must be nonzero (start={start}, end={end}, step=0)")
+    """PyTorch's refusals for arange: a zero (or NaN) step, an infinite bound, a step that
+    walks away."""
+    if step == 0 or math.isnan(step):
+        raise RuntimeError(f"{op}: step must be nonzero (start={start}, end={end}, step={step})")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"{op}: unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
@@ -143,9 +193,21 @@ def _check_range(op: str, start, end, step) -> None:
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """``steps`` numbers from ``start`` to ``end``, evenly apart; a complex bound makes a
+    complex tensor (the default float's complex)."""
     if checks.int_arg("linspace", "steps", steps) < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, but got steps={steps}")
+    start = checks.scalar_arg("linspace", "start", start)
+    end = checks.scalar_arg("linspace", "end", end)
+    complex_bound = any(isinstance(v, (complex, np.complexfloating)) for v in (start, end))
+    if dtype is None and complex_bound:
+        dtype = default_complex_dtype()
     dtype = _float_dtype(dtype, "linspace")
+    if complex_bound and dtype.kind != "c":
+        raise RuntimeError(
+            f"linspace(): start={start!r}, end={end!r}: a complex bound can't be safely cast to "
+            f"the dtype asked for, {dtype}"
+        )
     if dtype in (np.float32, np.float64) and steps > 1 and _real(start) and _real(end):
         array = _from_both_ends(start, end, steps, dtype)
     else:
@@ -198,9 +260,11 @@ def _halves(x):
     return high, x - high
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad=False, device=None) -> Tensor:
+def eye(n: int, m: int = _NOT_GIVEN, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """The ``n`` × ``m`` identity (``m`` left out: square)."""
+    m = n if m is _NOT_GIVEN else m
     for name, value in (("n", n), ("m", m)):
-        if value is not None and checks.int_arg("eye", name, value) < 0:
+        if checks.int_arg("eye", name, value) < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {name}={value}")
     return _leaf(np.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad, None, device)
 

@@ -14,18 +14,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import backend, checks
+from . import backend, checks, state
 from .random import Generator, batched_at, generator_arg, per_example
 from .tensor import Tensor, get_default_dtype, int64
 
 
 def _leaf(array, requires_grad: bool, device, name=None, levels: tuple = ()) -> Tensor:
     """A new tensor of drawn values (batched at the vmap ``levels`` that drew one sample
-    per example: see ``random.per_example``)."""
+    per example: see ``random.per_example``); an inference tensor in ``inference_mode``."""
     array = backend.to_device(array, backend.normalize_device(device))
     t = Tensor._make(array)
     if levels:
         t = batched_at(t, levels)
+    t._is_inference = state.grad_mode.inference
     if name is not None:
         t.name = name
     if checks.flag_arg("factory", "requires_grad", requires_grad, none_is_false=True):
@@ -34,7 +35,13 @@ def _leaf(array, requires_grad: bool, device, name=None, levels: tuple = ()) -> 
 
 
 def _float_dtype(op: str, dtype) -> np.dtype:
+    """The dtype to draw floats in: PyTorch has no uniform or normal kernel for an integer
+    or bool dtype (its NotImplementedError); complex ones are not drawn here yet."""
     dtype = get_default_dtype() if dtype is None else checks.dtype_arg(op, dtype)
+    if dtype.kind in "biu":
+        raise NotImplementedError(
+            f"{op}(): argument 'dtype' is {dtype}: {op} draws floats, not implemented for {dtype}"
+        )
     if dtype.kind != "f" and dtype.name != "bfloat16":
         raise RuntimeError(f"{op}: expected a floating point dtype, got {dtype}")
     return dtype
@@ -71,7 +78,7 @@ def _float_sampler(op: str, draw: Callable, doc: str) -> tuple[Callable, Callabl
         return sample(
             *input.shape,
             generator=generator,
-            dtype=input.dtype if dtype is None else checks.dtype_arg(f"{op}_like", dtype),
+            dtype=_float_dtype(f"{op}_like", input.dtype if dtype is None else dtype),
             requires_grad=requires_grad,
             device=device or input.device,
         )

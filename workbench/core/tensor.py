@@ -42,6 +42,13 @@ def get_default_dtype() -> np.dtype:
     return _default_float[0]
 
 
+def default_complex_dtype() -> np.dtype:
+    """The dtype of a Python complex: the complex of the default float's precision, as in
+    PyTorch (complex64 by float32, complex128 by float64; float16's complex32, which numpy
+    lacks, is complex64 here)."""
+    return complex128 if _default_float[0] == float64 else complex64
+
+
 def set_default_dtype(dtype) -> None:
     dtype = np.dtype(dtype)
     if dtype.kind != "f" and dtype != bfloat16:
@@ -125,7 +132,7 @@ class Tensor:
         name: str | None = None,
         device=None,
     ) -> None:
-        array = _to_array(data, dtype, device)
+        array = to_array(data, dtype, device)
         self._data = array
         self._requires_grad = False
         self._grad_fn = None
@@ -465,7 +472,7 @@ class Tensor:
         that requires grad its RuntimeError."""
         if not isinstance(value, (Tensor, np.ndarray)):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        array = value._data if isinstance(value, Tensor) else _to_array(value, None, None)
+        array = value._data if isinstance(value, Tensor) else to_array(value, None, None)
         if self._requires_grad and array.dtype.kind not in "fc" and array.dtype != bfloat16:
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex "
@@ -519,7 +526,7 @@ class Tensor:
             return dtypes.legacy_type_name(self._data.dtype, self.is_cuda)
         if isinstance(dtype, str):
             dtype = dtypes.dtype_of_type_name(dtype)
-        return self.to(dtype)
+        return self.to(checks.dtype_arg("type", dtype))  # (an int is no device here)
 
     def float(self) -> Tensor:
         return self.to(float32)
@@ -1189,38 +1196,43 @@ def _values(array):
     return array
 
 
-def _to_array(data: Any, dtype, device):
+def to_array(data: Any, dtype, device, op: str = "tensor"):
     """Turn Python data, a numpy/CuPy array or a Tensor into an array of the right dtype.
 
-    Python floats become the default float dtype (float32), as in PyTorch; numpy arrays
-    keep theirs.
+    Python floats become the default float dtype (float32), and Python complex numbers
+    its complex (complex64), as in PyTorch; numpy arrays keep theirs. ``op`` is the
+    factory that errors name (``tensor``, ``as_tensor``).
     """
     if isinstance(data, Tensor):
         if state.in_use.tracers and state.tracing.tracer is not None:
             state.tracing.tracer.refuse_read(data, "wb.tensor(t) copies its values")
         data = _values(data._data)
-    xp = np if isinstance(data, (list, tuple, int, float, bool)) else backend.xp(data)
+    xp = np if isinstance(data, (list, tuple, int, float, bool, complex)) else backend.xp(data)
     if dtype is not None:
-        dtype = checks.dtype_arg("tensor", dtype)
+        dtype = checks.dtype_arg(op, dtype)
     try:
         array = xp.asarray(data, dtype=dtype)
     except (ValueError, OverflowError) as err:
-        checks.nested_lengths("tensor", data)  # raises PyTorch's error for a ragged list
+        checks.nested_lengths(op, data)  # raises PyTorch's error for a ragged list
         if dtype is not None and dtype.kind in "iu":  # NaN, inf or 1e30 as an int
             raise RuntimeError(
-                f"tensor(): value cannot be converted to type {dtype} without overflow: "
+                f"{op}(): value cannot be converted to type {dtype} without overflow: "
                 f"{reprlib.repr(data)} ({err})"
             ) from err
         raise
     if dtype is None:
-        if array.dtype == float64 and not isinstance(data, (np.ndarray, np.generic)):
-            if xp is np or not isinstance(data, xp.ndarray):
-                array = array.astype(_default_float[0])
+        from_python = not isinstance(data, (np.ndarray, np.generic)) and (
+            xp is np or not isinstance(data, xp.ndarray)
+        )
+        if array.dtype == float64 and from_python:
+            array = array.astype(_default_float[0])
+        elif array.dtype == complex128 and from_python:
+            array = array.astype(default_complex_dtype())
         elif array.dtype.kind in "iu" and array.dtype != int64 and not hasattr(data, "dtype"):
-            _refuse_beyond_int64(data, array)
+            _refuse_beyond_int64(op, data, array)
             array = array.astype(int64)
     if array.dtype.kind in "OSUV" and array.dtype != bfloat16:  # objects, bytes, str: no numbers
-        _refuse_data(data)
+        _refuse_data(op, data)
     if array is data and isinstance(data, np.ndarray):
         array = array.copy()  # wb.tensor(array) copies, as torch.tensor does
     if device is not None or state.default_device.name != "cpu":
@@ -1228,17 +1240,20 @@ def _to_array(data: Any, dtype, device):
     return array
 
 
-def _refuse_data(data) -> None:
+def _refuse_data(op: str, data) -> None:
     """PyTorch's error for data that is not numbers: None, a dict, [1.0, None], a string."""
     shown = reprlib.repr(data)
     if isinstance(data, np.ndarray):
         data = data.tolist()
     bad = _first_non_number(data)
     if isinstance(bad, (str, bytes)):
-        raise TypeError(f"tensor(): invalid data type '{type(bad).__name__}' in {shown}")
-    if bad is _ALL_NUMBERS:  # numbers numpy keeps as objects (an int beyond int64)
-        raise TypeError(f"tensor(): can't convert {shown} to an array of one numeric dtype")
-    raise RuntimeError(f"tensor(): Could not infer dtype of {type(bad).__name__} in {shown}")
+        raise TypeError(f"{op}(): invalid data type '{type(bad).__name__}' in {shown}")
+    if bad is _ALL_NUMBERS:  # numbers numpy keeps as objects: an int beyond 64 bits
+        raise ValueError(
+            f"{op}(): Overflow when unpacking long long: {shown} holds an int beyond int64 "
+            "(an int64 holds -2**63 to 2**63 - 1)"
+        )
+    raise RuntimeError(f"{op}(): Could not infer dtype of {type(bad).__name__} in {shown}")
 
 
 def _compared_elementwise(other) -> bool:
@@ -1290,12 +1305,12 @@ def _number_kind(value) -> tuple:
     return None, None
 
 
-def _refuse_beyond_int64(data, array) -> None:
+def _refuse_beyond_int64(op: str, data, array) -> None:
     """Python ints from 2**63 to 2**64 - 1 make a uint64 array in numpy; PyTorch reads
     Python ints as int64 and refuses them."""
     if array.dtype.kind == "u":
         raise ValueError(
-            f"tensor(): Overflow when unpacking long long: {reprlib.repr(data)} holds an int "
+            f"{op}(): Overflow when unpacking long long: {reprlib.repr(data)} holds an int "
             "beyond int64 (an int64 holds -2**63 to 2**63 - 1)"
         )
 
@@ -1347,7 +1362,7 @@ def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
         given.setdefault("dtype", other.dtype)
         given.setdefault("device", other.device)
         names = ["non_blocking", "copy"]
-    elif rest and isinstance(rest[0], (str, devices.device)):
+    elif rest and _is_device(rest[0]):
         names = ["device", "dtype", "non_blocking", "copy"]
     else:
         names = ["dtype", "non_blocking", "copy"]
@@ -1364,4 +1379,13 @@ def parse_to_arguments(args: tuple, kwargs: dict) -> tuple:
             raise TypeError(
                 f"to(): argument '{flag}' must be bool, not {type(given[flag]).__name__}"
             )
+    if given.get("device") is not None:
+        backend.normalize_device(given["device"], "to")  # "to(): unknown device 'a'..."
     return given.get("device"), given.get("dtype"), bool(given.get("copy", False))
+
+
+def _is_device(value) -> bool:
+    """A device as ``to()`` takes one first: a name, a ``wb.device``, or an int (an
+    accelerator's index, as in PyTorch; a bool is no index)."""
+    index = isinstance(value, int) and not isinstance(value, bool)
+    return index or isinstance(value, (str, devices.device))

@@ -175,6 +175,7 @@ class Module:
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                 "(wb.Tensor or None required)"
             )
+        persistent = checks.truth_arg("register_buffer", "persistent", persistent)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers.discard(name)
@@ -440,6 +441,7 @@ class Module:
         A module registered under two names is saved under both, as PyTorch saves it."""
         if not isinstance(prefix, str):
             raise TypeError(f"state_dict(): prefix must be a str, not {type(prefix).__name__}")
+        keep_vars = checks.truth_arg("state_dict", "keep_vars", keep_vars)
         out = OrderedDict() if destination is None else destination
         modules = self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False)
         for path, module in modules:

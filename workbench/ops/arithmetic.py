@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import checks
 from ..core.dtypes import bfloat16
-from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
+from ..core.tensor import Tensor, default_complex_dtype, get_default_dtype, is_differentiable_dtype
 from ..record.dispatch import apply_op
 from ..record.forward_ad import carry_tangents, product_term, sum_of_terms
 from .broadcasting import collapse_sum_like
@@ -102,7 +102,7 @@ def _number_dtype(x) -> np.dtype:
     if isinstance(x, int):
         return np.dtype(np.int64)
     if isinstance(x, complex):
-        return np.result_type(get_default_dtype(), np.complex64)
+        return default_complex_dtype()
     return get_default_dtype()
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import workbench as wb
 from workbench import Tensor
 
-from .optimizer import Optimizer, check_betas, check_non_negative
+from .optimizer import Optimizer, check_betas, check_non_negative, check_weight_decay
 
 
 class Adam(Optimizer):
@@ -41,7 +41,7 @@ class Adam(Optimizer):
     ) -> None:
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
-        check_non_negative("weight_decay value", weight_decay)
+        check_weight_decay(weight_decay)
         check_betas(betas)
         # Alike in shape with sgd.py's and rmsprop.py's on purpose: each optimizer lists its own
         # hyperparameters, as PyTorch's do.

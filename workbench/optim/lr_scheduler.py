@@ -26,6 +26,17 @@ def _numbers(scheduler: str, **values) -> None:
             raise TypeError(f"{scheduler}: {name} must be a number, not {type(value).__name__}")
 
 
+def _period(scheduler: str, name: str, value) -> None:
+    """A number of epochs the schedule counts modulo (StepLR's ``step_size``,
+    CosineAnnealingLR's ``T_max``): 0 is PyTorch's ZeroDivisionError, said where the
+    scheduler is made (PyTorch's own comes from ``%`` at the first step)."""
+    if value == 0:
+        raise ZeroDivisionError(
+            f"{scheduler}: {name} is 0: the schedule counts epochs modulo {name} (integer "
+            "modulo by zero)"
+        )
+
+
 class LRScheduler:
     """The base class: it remembers each group's starting rate (``initial_lr``) and
     counts epochs in ``last_epoch``; subclasses say how ``get_lr`` moves the rates."""
@@ -100,7 +111,10 @@ class LambdaLR(LRScheduler):
         groups = len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+                raise ValueError(
+                    f"LambdaLR: expected {groups} lr_lambdas, one per parameter group, but got "
+                    f"{len(lr_lambda)}"
+                )
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * groups
@@ -132,6 +146,7 @@ class StepLR(LRScheduler):
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ) -> None:
         _numbers("StepLR", step_size=step_size, gamma=gamma)
+        _period("StepLR", "step_size", step_size)
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -191,6 +206,7 @@ class CosineAnnealingLR(LRScheduler):
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
         _numbers("CosineAnnealingLR", T_max=T_max, eta_min=eta_min)
+        _period("CosineAnnealingLR", "T_max", T_max)
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -271,7 +287,13 @@ class ReduceLROnPlateau:
         min_lr: float | list[float] = 0.0,
         eps: float = 1e-8,
     ) -> None:
-        lows = min_lr if isinstance(min_lr, (list, tuple)) else [min_lr]
+        groups = len(optimizer.param_groups)
+        lows = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * groups
+        if len(lows) != groups:
+            raise ValueError(
+                f"ReduceLROnPlateau: expected {groups} min_lrs, one per parameter group, got "
+                f"{len(lows)}"
+            )
         _numbers("ReduceLROnPlateau", **{f"min_lr[{i}]": low for i, low in enumerate(lows)})
         _numbers("ReduceLROnPlateau", factor=factor, patience=patience, threshold=threshold)
         _numbers("ReduceLROnPlateau", cooldown=cooldown, eps=eps)
@@ -287,16 +309,7 @@ class ReduceLROnPlateau:
         if threshold_mode not in ("rel", "abs"):
             raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         self.optimizer = optimizer
-        groups = len(optimizer.param_groups)
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != groups:
-                raise ValueError(
-                    f"ReduceLROnPlateau: expected {groups} min_lrs, one per parameter group, "
-                    f"got {len(min_lr)}"
-                )
-            self.min_lrs = list(min_lr)
-        else:
-            self.min_lrs = [min_lr] * groups
+        self.min_lrs = lows
         self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode = threshold, threshold_mode
         self.cooldown, self.eps = cooldown, eps

@@ -13,8 +13,11 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any
 
+import numpy as np
+
 import workbench as wb
 from workbench import Tensor
+from workbench.core import checks
 
 
 class Optimizer:
@@ -165,11 +168,31 @@ def check_non_negative(name: str, value: float) -> None:
     Adam's and RMSprop's ``not 0.0 <= lr`` refuse it. (PyTorch's SGD checks ``lr < 0.0``,
     which NaN passes; the workbench refuses it there as well: a NaN rate or momentum
     silently turns every weight NaN at the first step.) A value that is not a number is
-    PyTorch's TypeError, said here rather than left to the comparison."""
+    PyTorch's TypeError, said here rather than left to the comparison; a Python int
+    beyond 64 bits its OverflowError, which PyTorch raises in the step that hands the
+    number to a kernel (and never where its step does the sum in Python floats, as for
+    Adam's learning rate): here where it is given, for every optimizer alike."""
     if not isinstance(value, (numbers.Real, Tensor)):
         raise TypeError(f"Invalid {name}: expected a real number, got {type(value).__name__}")
+    if isinstance(value, numbers.Integral) and not checks.INT_LOW <= value <= checks.INT_HIGH:
+        raise OverflowError(
+            f"Invalid {name}: {value} is too big to convert (a number an optimizer hands to a "
+            "kernel lies between -2**63 and 2**64 - 1)"
+        )
     if not 0.0 <= value:
         raise ValueError(f"Invalid {name}: {value}")
+
+
+def check_weight_decay(value: float) -> None:
+    """``weight_decay``: a non-negative number, not a bool. PyTorch adds ``wd · p`` with
+    ``wd`` as the alpha of an add, where a bool is its RuntimeError ("Boolean alpha only
+    supported for Boolean results"); ``weight_decay=True`` is a flag mistyped."""
+    if isinstance(value, (bool, np.bool_)):
+        raise RuntimeError(
+            f"Invalid weight_decay value: {value}: a bool weight decay is refused (Boolean "
+            "alpha only supported for Boolean results); give the decay as a number"
+        )
+    check_non_negative("weight_decay value", value)
 
 
 def check_betas(betas) -> None:

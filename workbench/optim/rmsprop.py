@@ -9,7 +9,7 @@ import numpy as np
 from workbench import Tensor
 from workbench.ops.inplace import check_inplace
 
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, check_non_negative, check_weight_decay
 
 
 def _regularised(param: Tensor, grad: Tensor, group: dict) -> np.ndarray:
@@ -63,7 +63,7 @@ class RMSprop(Optimizer):
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
         check_non_negative("momentum value", momentum)
-        check_non_negative("weight_decay value", weight_decay)
+        check_weight_decay(weight_decay)
         check_non_negative("alpha value", alpha)
         # Alike in shape with Adagrad's and Adadelta's below, and sgd.py's and adam.py's, on
         # purpose: each optimizer lists its own hyperparameters, as PyTorch's do.
@@ -126,7 +126,7 @@ class Adagrad(Optimizer):
     ) -> None:
         check_non_negative("learning rate", lr)
         check_non_negative("lr_decay value", lr_decay)
-        check_non_negative("weight_decay value", weight_decay)
+        check_weight_decay(weight_decay)
         check_non_negative("initial_accumulator_value value", initial_accumulator_value)
         check_non_negative("epsilon value", eps)
         defaults = dict(
@@ -175,7 +175,7 @@ class Adadelta(Optimizer):
     ) -> None:
         check_non_negative("learning rate", lr)
         check_non_negative("epsilon value", eps)
-        check_non_negative("weight_decay value", weight_decay)
+        check_weight_decay(weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)

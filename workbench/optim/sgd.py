@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from workbench import Tensor
 from workbench.ops.inplace import check_inplace
 
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, check_non_negative, check_weight_decay
 
 
 class SGD(Optimizer):
@@ -37,7 +37,7 @@ class SGD(Optimizer):
     ) -> None:
         check_non_negative("learning rate", lr)
         check_non_negative("momentum value", momentum)
-        check_non_negative("weight_decay value", weight_decay)
+        check_weight_decay(weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         # Each optimizer checks and lists its own hyperparameters, as torch.optim's do (alike in

@@ -10,7 +10,9 @@ numbers a program draws afterwards stay in step with PyTorch's.
 from __future__ import annotations
 
 import numbers
+import reprlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ...core import random
 from .collate import default_collate, default_convert
@@ -72,6 +74,11 @@ class DataLoader:
         """PyTorch's rules for which of shuffle, sampler and batch_sampler may go together."""
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
+        if sampler is not None and not _iterable(sampler):  # (PyTorch: at the first batch)
+            raise TypeError(
+                "DataLoader: sampler must be an iterable of indices (a Sampler or a sequence), "
+                f"not {type(sampler).__name__} ({sampler!r})"
+            )
         if batch_sampler is not None:
             if self.batch_size != 1 or shuffle or sampler is not None or self.drop_last:
                 raise ValueError(
@@ -104,7 +111,7 @@ class DataLoader:
         if self._iterable:
             return self._iterable_batches()
         if self.batch_sampler is None:
-            return (self.collate_fn(self.dataset[i]) for i in self.sampler)
+            return self._map_samples()
         return self._map_batches()
 
     def _draw_base_seed(self) -> int:
@@ -112,11 +119,22 @@ class DataLoader:
         generator = random.default_generator if self.generator is None else self.generator
         return int(generator.integers(0, 2**63, ()))
 
+    def _map_samples(self) -> Iterator:
+        for index in self.sampler:
+            with _said_where(_FETCHING.format(f"the index {reprlib.repr(index)}")):
+                sample = self.dataset[index]
+            with _said_where(_COLLATING):
+                converted = self.collate_fn(sample)
+            yield converted
+
     def _map_batches(self) -> Iterator:
         fetch_many = getattr(self.dataset, "__getitems__", None)
         for indices in self.batch_sampler:
-            samples = fetch_many(indices) if fetch_many else [self.dataset[i] for i in indices]
-            yield self.collate_fn(samples)
+            with _said_where(_FETCHING.format(f"the indices {reprlib.repr(indices)}")):
+                samples = fetch_many(indices) if fetch_many else [self.dataset[i] for i in indices]
+            with _said_where(_COLLATING):
+                batch = self.collate_fn(samples)
+            yield batch
 
     def _iterable_batches(self) -> Iterator:
         if self.batch_size is None:
@@ -141,6 +159,34 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+_FETCHING = "DataLoader: the dataset refused {} that the sampler gave"
+_COLLATING = "DataLoader: collate_fn could not make a batch of the dataset's samples"
+
+
+@contextmanager
+def _said_where(context: str):
+    """An error inside keeps its type, its message said after ``context``: which indices
+    of which sampler, or which step of the loader, failed. (PyTorch shows only the inner
+    message, such as "new(): invalid data type 'str'" for a sampler of letters.) A type
+    that cannot be made from one message is raised as it came."""
+    try:
+        yield
+    except Exception as error:
+        try:
+            told = type(error)(f"{context}: {error}")
+        except Exception:
+            told = None
+        if told is None:
+            raise
+        raise told from error
+
+
+def _iterable(value) -> bool:
+    """Whether a ``for`` loop can go over ``value`` (``__iter__``, or ``__getitem__``
+    from 0), asked without starting an iteration."""
+    return hasattr(type(value), "__iter__") or hasattr(type(value), "__getitem__")
 
 
 def get_worker_info():

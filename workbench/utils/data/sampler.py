@@ -8,6 +8,7 @@ generator function, as PyTorch's, so its draws happen when the batches are asked
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 
 from ...core import random, sampling
@@ -64,6 +65,11 @@ class RandomSampler(Sampler):
                 f"num_samples should be a positive integer value, but got num_samples="
                 f"{self.num_samples}"
             )
+        if self.num_samples > sys.maxsize:  # (PyTorch's OverflowError comes from len())
+            raise OverflowError(
+                f"RandomSampler: num_samples={self.num_samples} cannot fit an index-sized "
+                f"integer (at most sys.maxsize, {sys.maxsize})"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -112,6 +118,11 @@ class BatchSampler(Sampler):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(
                 f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
+        if batch_size > sys.maxsize:  # (PyTorch's ValueError comes from its first batch)
+            raise ValueError(
+                f"batch_size should be at most sys.maxsize ({sys.maxsize}), but got "
+                f"batch_size={batch_size}"
             )
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
