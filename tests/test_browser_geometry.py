@@ -3,7 +3,8 @@ Debian Chromium, Playwright) with the file browser open, at three laptop and des
 screen sizes.
 
 One JupyterLab and one notebook hold every widget, each on a small graph and on a
-27-node MLP (the issue asks for 25 or more): BackwardStepper (its backward, forward and side-by-side views), TwoModes,
+27-node MLP (the issue asks for 25 or more): BackwardStepper (its backward, forward and
+side-by-side views), TwoModes,
 CompareStepper (a custom Exp against the built-in; the MLP against PyTorch's replay),
 ForwardStepper and JacobianBuilder; and the two explorers, measured as they open. The
 page is run once and resized: at 1280 × 800 each widget steps forward (Next) up to 10

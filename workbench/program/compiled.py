@@ -126,10 +126,7 @@ def _inside_a_transform() -> bool:
     (their tangents and batches ride on the ops) is running: the compiled program, which
     carries none of them, must not run; the function runs eagerly instead."""
     return bool(
-        state.tracing.tracer
-        or state.in_use.vmaps
-        or state.transforms.running
-        or forward_ad.LEVELS
+        state.tracing.tracer or state.in_use.vmaps or state.transforms.running or forward_ad.LEVELS
     )
 
 
