@@ -4,15 +4,15 @@ screen sizes.
 
 One JupyterLab and one notebook hold every widget, each on a small graph and on a
 27-node MLP (the issue asks for 25 or more): BackwardStepper (its backward, forward and
-side-by-side views), TwoModes,
-CompareStepper (a custom Exp against the built-in; the MLP against PyTorch's replay),
-ForwardStepper and JacobianBuilder; and the two explorers, measured as they open. The
-page is run once and resized: at 1280 × 800 each widget steps forward (Next) up to 10
-times, at 1440 × 900 back (Prev), at 1920 × 1080 forward again. Before the first step and
-after each one, on the rendered page:
+side-by-side views), TwoModes, CompareStepper (a custom Exp against the built-in; the MLP
+against PyTorch's replay), ForwardStepper and JacobianBuilder; and the two explorers,
+measured as they open. The page is run once and resized: at 1280 × 800 each widget
+steps forward (Next) up to 10 times, at 1440 × 900 back (Prev), at 1920 × 1080 forward
+again. Before the first step and after each one, on the rendered page:
 
-(a) each picture's lit node lies whole inside the visible part of every box that clips
-    it (the picture's own scroll box, the notebook, the output area) and of the window;
+(a) each picture's lit node, with the captions written beside it (a leaf's ``x.grad``),
+    lies whole inside the visible part of every box that clips it (the SVG's own canvas,
+    the picture's scroll box, the notebook, the output area) and of the window;
     the notebook is only scrolled up or down to it, as a learner does;
 (b) no two texts of a picture (node labels, edge labels, captions) overlap by more than
     2 px, and each caption stays beside the edge or node it is about;
@@ -160,16 +160,23 @@ MEASURE = r"""(root) => {
   const graphs = [...widget.querySelectorAll(".wb-graph")].filter(shownEl);
   out.graphs = graphs.length;
   const notebook = widget.closest(".jp-WindowedPanel-outer, .jp-Notebook");
-  // (a) each picture's lit node: the notebook scrolled (up or down only) to centre it
+  // (a) each picture's lit node, its shape and the texts written beside it (a leaf's
+  // ".grad", a box's progress): the notebook scrolled (up or down only) to centre it
+  const union = (boxes) => ({
+    left: Math.min(...boxes.map((b) => b.left)), top: Math.min(...boxes.map((b) => b.top)),
+    right: Math.max(...boxes.map((b) => b.right)),
+    bottom: Math.max(...boxes.map((b) => b.bottom)) });
   for (const box of graphs) {
     const g = box.querySelector("g.node.active");
     if (!g) { out.litMissing.push(box.dataset.active || ""); continue; }
     const shape = g.querySelector("polygon, ellipse, path") || g;
-    let lit = rect(shape);
+    const captions = [...g.querySelectorAll(".wb-caption")].filter(shownEl);
+    const whole = () => union([shape, ...captions].map(rect));
+    let lit = whole();
     if (notebook) {
       const seen = inner(notebook);
       notebook.scrollTop += (lit.top + lit.bottom) / 2 - (seen.top + seen.bottom) / 2;
-      lit = rect(shape);
+      lit = whole();
     }
     const cut = [];
     const window_ = { left: 0, top: 0, right: innerWidth, bottom: innerHeight };
@@ -179,6 +186,8 @@ MEASURE = r"""(root) => {
       if (e instanceof HTMLElement && clips(e) && e.clientWidth && e.clientHeight) {
         boxes.push([e.className.toString().slice(0, 60), inner(e)]);
       }
+      // the picture itself: an SVG shows only its own canvas (its viewBox)
+      if (e instanceof SVGSVGElement && clips(e)) boxes.push(["svg", rect(e)]);
     }
     for (const [name, v] of boxes) {
       if (lit.left < v.left - 1 || lit.right > v.right + 1 ||
@@ -187,7 +196,12 @@ MEASURE = r"""(root) => {
       }
     }
     const box_ = [lit.left, lit.top, lit.right, lit.bottom].map(Math.round);
-    out.lit.push({ id: g.id, box: box_, cut });
+    // on the picture's bottom row: no node's shape reaches lower (in the picture's units)
+    const low = (e) => { const b = e.getBBox(); return b.y + b.height; };
+    const lowest = Math.max(...[...box.querySelectorAll("g.node")].map(
+      (n) => n.querySelector("polygon, ellipse, path")).filter(Boolean).map(low));
+    out.lit.push({ id: g.id, box: box_, cut, captions: captions.map((t) => t.textContent),
+                   bottomRow: low(shape) >= lowest - 1 });
   }
   // (b) texts of a picture overlapping, (c) a node's text outside its shape
   for (const box of graphs) {
@@ -401,7 +415,13 @@ def test_every_widget_fits_at_three_screen_sizes(page, tmp_path_factory):
         page.wait_for_timeout(500)  # JupyterLab lays its panels out again
         show_file_browser(page)
         size = f"{width}x{height}"
-        worst = {"overlap_px": 0.0, "smallest_text_px": 99.0, "measured": 0, "lit": 0}
+        worst = {
+            "overlap_px": 0.0,
+            "smallest_text_px": 99.0,
+            "measured": 0,
+            "lit": 0,
+            "lit_captioned_on_bottom_row": 0,
+        }
         for name in WIDGETS:
             root = f".geo-{name}"
             moves = PREV if k == 1 and not name.startswith("jacobian") else NEXT
@@ -415,6 +435,9 @@ def test_every_widget_fits_at_three_screen_sizes(page, tmp_path_factory):
                     worst["smallest_text"] = seen["smallestText"]
                 worst["measured"] += 1
                 worst["lit"] += len(seen["lit"])
+                worst["lit_captioned_on_bottom_row"] += sum(
+                    1 for lit in seen["lit"] if lit["captions"] and lit["bottomRow"]
+                )
                 if seen["graphs"] and not seen["lit"]:
                     wrong.append((size, name, step, {"no lit node": seen["litMissing"]}))
                 found = violations(seen)
@@ -429,3 +452,6 @@ def test_every_widget_fits_at_three_screen_sizes(page, tmp_path_factory):
     (shots / "geometry.json").write_text(json.dumps({"summary": summary, "wrong": wrong}, indent=1))
     print(f"\nscreenshots and numbers: {shots}\n{json.dumps(summary, indent=1)}")
     assert wrong == [], json.dumps(wrong[:20], indent=1, ensure_ascii=False)
+    # (a) met its hardest case at every size: a leaf on the bottom row, lit with its .grad
+    # written under it, where the picture's canvas ends
+    assert all(worst["lit_captioned_on_bottom_row"] for worst in summary.values()), summary

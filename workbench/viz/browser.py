@@ -23,9 +23,12 @@ classes on those ``<g>`` elements.
   text is at least 11 px); the box scrolls, and its buttons zoom in, out and to fit.
   No zoom makes text smaller than 11 px on screen (``READABLE_PX``): past that, "fit"
   and "−" stop shrinking and the box scrolls instead.
-- The lit (``active``) node is kept in view: when a step lights a node outside the
-  box's visible part, or the box is resized (the window, the file browser opened), the
-  box scrolls (only the box, never the page) to centre it.
+- The lit (``active``) node is kept in view with the captions under it (a leaf's
+  ``x.grad``): when a step lights a node outside the box's visible part, its captions
+  arrive, or the box is resized (the window, the file browser opened), the box scrolls
+  (only the box, never the page) to centre it. The SVG's canvas keeps room under its
+  lowest nodes for their captions, and grows (down or right, so nothing drawn moves)
+  where a caption reaches further; a caption beside the picture's side slides inside.
 """
 
 from __future__ import annotations
@@ -135,6 +138,8 @@ function nodeOf(target) {
 const SVG_NS = "http://www.w3.org/2000/svg";
 const CAPTION_LINE = 13; // picture units from one caption line to the next (11 px text)
 const CAPTION_SLACK = 1; // units a caption may share with another text, no more
+const CAPTION_MARGIN = 4; // units kept between a caption and the canvas's sides
+const CAPTION_ROOM = 11 + 4 + CAPTION_MARGIN; // under the lowest node: its caption's line
 
 function edgesByTitle(box) {
   const edges = {};
@@ -175,20 +180,40 @@ function shared(a, b) {
   return Math.max(0, Math.min(w, h));
 }
 
+// The picture's canvas, in the units captions are placed in: Graphviz's background
+// polygon covers it. The SVG shows nothing outside it.
+function canvasOf(box) {
+  const background = box.querySelector("svg g.graph > polygon");
+  return background ? background.getBBox() : null;
+}
+
+// A caption slid sideways into the canvas: a node's caption is centred under it, and one
+// under a node at the picture's side would run past the canvas and be cut.
+function slideInside(t, canvas) {
+  if (!canvas) return;
+  const b = t.getBBox();
+  const right = canvas.x + canvas.width - CAPTION_MARGIN;
+  let dx = Math.min(0, right - (b.x + b.width));
+  dx += Math.max(0, canvas.x + CAPTION_MARGIN - (b.x + dx)); // its start stays in view
+  if (dx) t.setAttribute("x", parseFloat(t.getAttribute("x")) + dx);
+}
+
 // A caption at the first of its spots where it covers no other text of the picture
 // (``taken``: the boxes of every label and caption placed so far); else where it covers
 // least. Captions change at every step, so they are placed in the page, not by Graphviz.
-function placeCaption(g, text, isEdge, taken) {
+function placeCaption(g, text, isEdge, taken, canvas) {
   const t = document.createElementNS(SVG_NS, "text");
   t.setAttribute("class", "wb-caption");
   t.textContent = text;
   const spots = captionSpots(g, isEdge); // before the caption joins g, and its box
   g.appendChild(t);
   let best = null;
-  for (const [x, y, anchor] of spots) {
-    t.setAttribute("x", x);
+  for (const [spotX, y, anchor] of spots) {
+    t.setAttribute("x", spotX);
     t.setAttribute("y", y);
     t.setAttribute("text-anchor", anchor);
+    slideInside(t, canvas);
+    const x = parseFloat(t.getAttribute("x"));
     const b = t.getBBox();
     const cover = taken.reduce((most, other) => Math.max(most, shared(b, other)), 0);
     if (!best || cover < best.cover) best = { x, y, anchor, cover, b };
@@ -205,15 +230,57 @@ function caption(box, captions) {
   for (const g of box.querySelectorAll("g.edge.flowing")) g.classList.remove("flowing");
   const edges = edgesByTitle(box);
   const taken = [...box.querySelectorAll("svg text")].map((t) => t.getBBox());
+  const canvas = canvasOf(box);
   for (const [key, text] of Object.entries(captions || {})) {
     const edge = edges[key];
     const g = edge || box.querySelector(`g.node[id="${key}"]`);
     if (!g) continue;
     if (edge) edge.classList.add("flowing");
-    placeCaption(g, text, Boolean(edge), taken);
+    placeCaption(g, text, Boolean(edge), taken, canvas);
   }
   // a hidden picture has no sizes yet: its captions are placed again once it shows
   box.dataset.captioned = box.getClientRects().length ? "yes" : "no";
+  if (box.dataset.captioned === "no") return;
+  makeRoom(box);
+  follow(box, box.querySelector("g.node.active")); // the lit node's new caption in view too
+}
+
+// ---- room for captions: the canvas grows at the bottom (and right), never elsewhere, so
+// nothing drawn moves. It always holds one caption line under the lowest node (a leaf's
+// ".grad" on the bottom row), so the picture keeps its size from step to step, and more
+// where captions reach further. Sizes are worked out afresh from Graphviz's own canvas.
+function makeRoom(box) {
+  const svg = box.querySelector("svg");
+  const background = box.querySelector("svg g.graph > polygon");
+  if (!svg || !background || !svg.dataset.naturalWidth) return;
+  if (!svg.dataset.canvas) {
+    const c = background.getBBox();
+    const vb = svg.viewBox.baseVal;
+    svg.dataset.canvas = JSON.stringify({ x: c.x, y: c.y, width: c.width, height: c.height,
+      viewWidth: vb.width, viewHeight: vb.height,
+      naturalWidth: parseFloat(svg.dataset.naturalWidth),
+      naturalHeight: parseFloat(svg.dataset.naturalHeight) });
+  }
+  const first = JSON.parse(svg.dataset.canvas);
+  const shapes = [...box.querySelectorAll("g.node")]  // not their captions: those come next
+    .map((g) => g.querySelector("polygon, ellipse, path")).filter(Boolean);
+  let bottom = Math.max(first.y + first.height,
+    ...shapes.map((e) => e.getBBox()).map((b) => b.y + b.height + CAPTION_ROOM));
+  let right = first.x + first.width;
+  for (const t of box.querySelectorAll(".wb-caption")) {
+    const b = t.getBBox();
+    bottom = Math.max(bottom, b.y + b.height + CAPTION_MARGIN);
+    right = Math.max(right, b.x + b.width + CAPTION_MARGIN);
+  }
+  const width = right - first.x, height = bottom - first.y;
+  background.setAttribute("points", [[first.x, first.y], [right, first.y], [right, bottom],
+    [first.x, bottom]].map((p) => p.join(",")).join(" "));
+  // Graphviz's scale from the picture's units to the SVG's: kept as it is
+  const unitsX = first.viewWidth / first.width, unitsY = first.viewHeight / first.height;
+  svg.setAttribute("viewBox", `0 0 ${width * unitsX} ${height * unitsY}`);
+  svg.dataset.naturalWidth = first.naturalWidth * width / first.width;
+  svg.dataset.naturalHeight = first.naturalHeight * height / first.height;
+  sizeTo(svg, parseFloat(box.dataset.zoom));
 }
 
 // ---- labels: every line of a node's label inside its box. Graphviz sizes a box by its own
@@ -292,21 +359,34 @@ function applyZoom(box, zoom) {
   }
   const shown = Math.max(zoom, parseFloat(svg.dataset.readableZoom));
   box.dataset.zoom = shown;
-  svg.style.width = `${svg.dataset.naturalWidth * shown}px`;
-  svg.style.height = `${svg.dataset.naturalHeight * shown}px`;
+  sizeTo(svg, shown);
 }
 
-// ---- follow: the lit node stays in the box's visible part (the box scrolls, not the page)
+function sizeTo(svg, zoom) {
+  svg.style.width = `${svg.dataset.naturalWidth * zoom}px`;
+  svg.style.height = `${svg.dataset.naturalHeight * zoom}px`;
+}
+
+// ---- follow: the lit node stays in the box's visible part (the box scrolls, not the page),
+// its shape and the captions written under it (a leaf's ".grad") together
 function follow(box, g) {
   if (!g) return;
   const seen = box.getBoundingClientRect();
-  const lit = (g.querySelector("polygon, ellipse, path") || g).getBoundingClientRect();
   if (!seen.width || !seen.height) return; // not on the page (a hidden view)
-  const inside = lit.left >= seen.left && lit.right <= seen.right &&
-    lit.top >= seen.top && lit.bottom <= seen.bottom;
+  const parts = [g.querySelector("polygon, ellipse, path") || g,
+    ...g.querySelectorAll(".wb-caption")].map((e) => e.getBoundingClientRect());
+  const lit = {
+    left: Math.min(...parts.map((r) => r.left)), right: Math.max(...parts.map((r) => r.right)),
+    top: Math.min(...parts.map((r) => r.top)), bottom: Math.max(...parts.map((r) => r.bottom)),
+  };
+  // the visible part: inside the box's border, less its scrollbars
+  const left = seen.left + box.clientLeft, top = seen.top + box.clientTop;
+  const right = left + box.clientWidth, bottom = top + box.clientHeight;
+  const inside = lit.left >= left && lit.right <= right && lit.top >= top &&
+    lit.bottom <= bottom;
   if (inside) return;
-  box.scrollLeft += lit.left + lit.width / 2 - (seen.left + seen.width / 2);
-  box.scrollTop += lit.top + lit.height / 2 - (seen.top + seen.height / 2);
+  box.scrollLeft += (lit.left + lit.right) / 2 - (left + right) / 2;
+  box.scrollTop += (lit.top + lit.bottom) / 2 - (top + bottom) / 2;
 }
 
 function zoomBar(model, box) {
