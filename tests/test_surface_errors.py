@@ -381,6 +381,23 @@ CASES = [
     case("expand 1.5", lambda m: m.ones(2, 1).expand(2, 1.5), TypeError, r"expand", r"float"),
     case("permute 1.0", lambda m: m.ones(2, 1).permute(1.0, 0), TypeError, r"permute", r"float"),
     case(
+        "split sizes start with True",
+        lambda m: m.ones(2).split([True, 1]),
+        TypeError,
+        r"split\(\)",
+        r"split_size",
+        r"bool at pos 0",
+    ),
+    case(
+        "split size beyond 64 bits",
+        lambda m: m.ones(2).split([1, 2**70]),
+        TypeError,
+        r"split\(\)",
+        r"split_size",
+        r"pos 1",
+    ),
+    case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
+    case(
         "roll beyond 64 bits",
         lambda m: m.ones(4).roll(2**70),
         ValueError,
@@ -629,6 +646,19 @@ def test_pytorch_raises_the_same_kind_of_error(case):
         f"torch: {type(theirs.value).__name__}: {theirs.value}\n"
         f"workbench: {type(ours.value).__name__}: {ours.value}"
     )
+
+
+# PyTorch's parser checks only the first element of a list of ints: a later bool is 0 or 1
+LATER_BOOLS = {
+    "split": lambda m: m.ones(2, 3).split([1, True]),
+}
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("call", LATER_BOOLS.values(), ids=list(LATER_BOOLS))
+def test_a_bool_after_the_first_int_of_a_list_counts_as_an_int(call):
+    theirs, ours = call(TORCH), call(WB)
+    assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs]
 
 
 # ------------------------------------------------------------------ traces

@@ -1064,18 +1064,6 @@ GAPS = _rows(
             "bool_tensor bfloat16_tensor",
             "workbench raises RuntimeError where PyTorch raises IndexError",
         ),
-        (
-            "Tensor.split(split_size#0)",
-            "None object ragged complex float nan inf",
-            "leaks Python's error from a call in ops/indexing.py",
-        ),
-        (
-            "Tensor.split(split_size#0)",
-            "str",
-            "workbench raises ValueError where PyTorch raises TypeError",
-        ),
-        ("Tensor.split(split_size#0)", "bool", "accepted; PyTorch raises TypeError"),
-        ("Tensor.split(split_size#0)", "2**70", "accepted; PyTorch raises ValueError"),
         ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
         (
             "backward(retain_graph)",

@@ -16,6 +16,8 @@ smallest and largest index in one pass each.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .tensor import Tensor
@@ -100,6 +102,44 @@ def int_arg(op: str, name: str, value) -> int:
 def fits_c_long(value: int) -> bool:
     """Whether PyTorch can take ``value`` as an int argument (a C long: 64 bits, signed)."""
     return -(2**63) <= value < 2**63
+
+
+def int_list(op: str, name: str, values) -> tuple:
+    """A list of ints (sizes, dims, split sizes) read as PyTorch's argument parser reads one.
+
+    Each element is an int or anything with ``__index__`` (a numpy int, an integer 0-d
+    tensor); a float or a string is PyTorch's TypeError naming its position, and so is an
+    int that an int64 cannot hold, where numpy would round or overflow. PyTorch's parser
+    checks the first element's type only: a bool there is refused, a later one is read
+    as 0 or 1 (``x.view(6, True)`` is ``x.view(6, 1)``).
+    """
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be tuple of ints, not {type_name(values)} ({values!r})"
+        )
+    ints = []
+    for pos, value in enumerate(values):
+        number = _index(value) if pos or not isinstance(value, bool) else None
+        if number is None:
+            raise TypeError(
+                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
+                f"{type_name(value)} at pos {pos} ({value!r})"
+            )
+        if not fits_c_long(number):
+            raise TypeError(
+                f"{op}(): argument '{name}' failed to unpack the element at pos {pos}: {number} "
+                "is beyond an int64 (-2**63 to 2**63 - 1)"
+            )
+        ints.append(number)
+    return tuple(ints)
+
+
+def _index(value) -> int | None:
+    """``value`` as an int where it stands for one (``operator.index``), else None."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def number_arg(op: str, name: str, value, complex_ok: bool = False):

@@ -201,13 +201,13 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         )
     d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
+    if isinstance(split_size_or_sections, checks.INTEGERS):  # a bool too: int_arg refuses it
+        size = checks.int_arg("split", "split_size", split_size_or_sections)
         if size <= 0 and length > 0:
             raise RuntimeError(f"split(): split_size must be positive, got {size}")
         sizes = [min(size, length - start) for start in range(0, length, max(size, 1))] or [0]
     else:
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = list(checks.int_list("split", "split_size", split_size_or_sections))
         checks.non_negative("split", "split_sizes", tuple(sizes))
         if builtins.sum(sizes) != length:
             raise RuntimeError(
