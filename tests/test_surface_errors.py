@@ -396,6 +396,20 @@ CASES = [
         r"split_size",
         r"pos 1",
     ),
+    case(
+        "index_select list index",
+        lambda m: m.ones(2, 3).index_select(0, [0, 1]),
+        TypeError,
+        r"index_select\(\)",
+        r"'index' must be Tensor, not list",
+    ),
+    case(
+        "index_select 2-D float index",
+        lambda m: m.ones(2, 3).index_select(0, m.ones(2, 2)),
+        IndexError,
+        r"index_select\(\)",
+        r"vector",
+    ),
     case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
     case(
         "roll beyond 64 bits",

@@ -1043,27 +1043,6 @@ GAPS = _rows(
             "the message names neither the call nor the argument",
         ),
         ("Tensor.masked_fill(value#1)", "complex", "accepted; PyTorch raises RuntimeError"),
-        (
-            "Tensor.index_select(index#1)",
-            "ragged",
-            "workbench raises ValueError where PyTorch raises TypeError",
-        ),
-        (
-            "Tensor.index_select(index#1)",
-            "complex float bool nan inf",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
-        (
-            "Tensor.index_select(index#1)",
-            "-1",
-            "workbench raises IndexError where PyTorch raises TypeError",
-        ),
-        ("Tensor.index_select(index#1)", "0", "accepted; PyTorch raises TypeError"),
-        (
-            "Tensor.index_select(index#1)",
-            "bool_tensor bfloat16_tensor",
-            "workbench raises RuntimeError where PyTorch raises IndexError",
-        ),
         ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
         (
             "backward(retain_graph)",

@@ -544,16 +544,20 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
 
 
 def index_select(input: Tensor, dim: int, index) -> Tensor:
-    """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor)."""
-    index = _index_tensor(index, input, "index_select")
+    """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor).
+
+    As in PyTorch, ``index`` must be a Tensor (a list or a number is a TypeError) and a
+    vector (or one index), checked before its dtype."""
+    index = checks.tensor_arg("index_select", "index", index)
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
+    checks.integer_index("index_select", index)
     if input.ndim == 0:  # as in torch: one element along dim 0 (or -1), and one index
         if index.numel() != 1:
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {index.numel()}"
             )
         return reshape(index_select(reshape(input, (1,)), dim, reshape(index, (1,))), ())
-    if index.ndim > 1:
-        raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     if index.ndim == 0:  # one index still keeps its dim, of size 1
         index = reshape(index, (1,))
     return _slices_at("index_select", input, dim, index, negative_ok=False)
