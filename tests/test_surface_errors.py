@@ -410,6 +410,37 @@ CASES = [
         r"index_select\(\)",
         r"vector",
     ),
+    case(
+        "masked_fill NaN into int64",
+        lambda m: m.ones(2, dtype=m.int64).masked_fill(m.ones(2) > 0, NAN),
+        RuntimeError,
+        r"masked_fill\(\)",
+        r"'value' is nan",
+        r"int64 without overflow",
+    ),
+    case(
+        "fill_ beyond float16",
+        lambda m: m.ones(2, dtype=m.float16).fill_(1e5),
+        RuntimeError,
+        r"fill_\(\)",
+        r"'value'",
+        r"float16 without overflow",
+    ),
+    case(
+        "fill_ 256 into uint8",
+        lambda m: m.ones(2, dtype=m.uint8).fill_(256),
+        RuntimeError,
+        r"fill_\(\)",
+        r"-255 to 255",
+    ),
+    case(
+        "fill_ a 1-d tensor",
+        lambda m: m.ones(2).fill_(m.ones(2)),
+        RuntimeError,
+        r"fill_\(\)",
+        r"0-dimensional",
+        r"\(2,\)",
+    ),
     case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
     case(
         "roll beyond 64 bits",
@@ -673,6 +704,27 @@ LATER_BOOLS = {
 def test_a_bool_after_the_first_int_of_a_list_counts_as_an_int(call):
     theirs, ours = call(TORCH), call(WB)
     assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs]
+
+
+# A number filled into a tensor is converted to its dtype as PyTorch converts a Scalar
+FILLS = {
+    "2.7 into int64": lambda m: m.ones(2, dtype=m.int64).fill_(2.7),
+    "1.5 masked into int64": lambda m: m.ones(2, dtype=m.int64).masked_fill(m.ones(2) > 0, 1.5),
+    "-1 into uint8 (wraps)": lambda m: m.ones(2, dtype=m.uint8).fill_(-1),
+    "complex into bool": lambda m: m.ones(2, dtype=m.bool).fill_(1 + 2j),
+    "1+0j into float32": lambda m: m.ones(2).fill_(1 + 0j),
+    "inf into float16": lambda m: m.ones(2, dtype=m.float16).fill_(float("inf")),
+    "2**64 - 1 into float32": lambda m: m.ones(2).masked_fill(m.ones(2) > 0, 2**64 - 1),
+    "3 into bfloat16": lambda m: m.ones(2, dtype=m.bfloat16).masked_fill(m.ones(2) > 0, 3),
+}
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("call", FILLS.values(), ids=list(FILLS))
+def test_a_number_filled_in_takes_the_tensors_dtype_as_in_pytorch(call):
+    theirs, ours = call(TORCH), call(WB)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert ours.float().tolist() == theirs.float().tolist()
 
 
 # ------------------------------------------------------------------ traces

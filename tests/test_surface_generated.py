@@ -1025,24 +1025,6 @@ GAPS = _rows(
             "complex",
             "workbench raises TypeError where PyTorch raises RuntimeError",
         ),
-        (
-            "Tensor.fill_(value#0)",
-            "None str object ragged complex 2**70",
-            "the message names neither the call nor the argument",
-        ),
-        ("Tensor.masked_fill(mask#0)", "ragged complex float -1 0 nan inf", "another kind"),
-        ("Tensor.masked_fill(mask#0)", "bool", "accepted; PyTorch raises TypeError"),
-        (
-            "Tensor.masked_fill(mask#0)",
-            "2**70",
-            "the message names neither the call nor the argument",
-        ),
-        (
-            "Tensor.masked_fill(value#1)",
-            "None str object ragged 2**70",
-            "the message names neither the call nor the argument",
-        ),
-        ("Tensor.masked_fill(value#1)", "complex", "accepted; PyTorch raises RuntimeError"),
         ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
         (
             "backward(retain_graph)",

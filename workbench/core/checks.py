@@ -16,10 +16,12 @@ smallest and largest index in one pass each.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
+from . import dtypes
 from .tensor import Tensor
 
 INTEGERS = (int, np.integer)
@@ -169,6 +171,41 @@ def scalar_arg(op: str, name: str, value):
     if isinstance(value, int) and not INT_LOW <= value <= INT_HIGH:
         raise int_overflow(op, name, value)
     return value
+
+
+def value_fits(op: str, name: str, value, dtype) -> object:
+    """A Python number that ``dtype`` can hold, as PyTorch converts a Scalar to it: the
+    number itself (a complex one with no imaginary part as its real part).
+
+    Anything else is PyTorch's RuntimeError "value cannot be converted to type ... without
+    overflow", where numpy would drop the imaginary part, wrap an int or give inf: a
+    complex number with an imaginary part in a real dtype; NaN, inf or an int out of range
+    in an integer dtype (an unsigned one takes down to minus its maximum, which wraps, as
+    PyTorch's check allows); a finite float beyond the largest of a float dtype. A bool
+    dtype holds anything.
+    """
+    kind = dtypes.kind(np.dtype(dtype))
+    if kind in "bc":
+        return value
+    if isinstance(value, (complex, np.complexfloating)):
+        if value.imag:
+            raise _cannot_convert(op, name, value, dtype, "a complex number in a real dtype")
+        value = value.real
+    if kind in "iu" and not isinstance(value, bool):
+        high = int(np.iinfo(dtype).max)
+        low = -high if kind == "u" else int(np.iinfo(dtype).min)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise _cannot_convert(op, name, value, dtype, f"it holds {low} to {high}")
+    elif kind == "f" and math.isfinite(value) and abs(value) > float(dtypes.finfo(dtype).max):
+        raise _cannot_convert(op, name, value, dtype, "beyond its largest finite value")
+    return value
+
+
+def _cannot_convert(op: str, name: str, value, dtype, why: str) -> RuntimeError:
+    return RuntimeError(
+        f"{op}(): argument '{name}' is {value!r}: value cannot be converted to type "
+        f"{np.dtype(dtype)} without overflow ({why})"
+    )
 
 
 def tensor_args(op: str, optional: tuple = (), **named) -> None:

@@ -766,10 +766,10 @@ class Tensor:
         return _inplace.apply(self, _ops.clamp, min, max)
 
     def zero_(self) -> Tensor:
-        return _inplace.fill(self, 0)
+        return _inplace.fill_(self, 0)
 
     def fill_(self, value) -> Tensor:
-        return _inplace.fill(self, value)
+        return _inplace.fill_(self, value)
 
     def copy_(self, src) -> Tensor:
         return _inplace.copy(self, src)

@@ -687,23 +687,31 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
 
 # --------------------------------------------------------------- masked_fill
 def masked_fill(input: Tensor, mask, value) -> Tensor:
-    """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath)."""
-    if not isinstance(mask, Tensor):  # None or a string: PyTorch's TypeError, not numpy's
-        mask = Tensor(
-            backend.asarray(checks.operand("masked_fill", "mask", mask), like=input._data)
-        )
+    """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath).
+
+    As in PyTorch, ``mask`` is a bool Tensor and ``value`` a number (one ``input``'s
+    dtype can hold) or a 0-d tensor."""
+    checks.tensor_args("masked_fill", input=input, mask=mask)
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
         )
+    return where(mask, fill_value("masked_fill", value, input), input)
+
+
+def fill_value(op: str, value, input: Tensor):
+    """``masked_fill``'s and ``fill_``'s value in ``input``'s dtype: a 0-d tensor, or a
+    number that dtype can hold (checked as PyTorch checks a Scalar), converted as PyTorch
+    converts it: 2.7 is 2 in an int dtype, any nonzero number True in a bool one."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value.ndim} dimension(s)."
+                f"{op}(): argument 'value' must be a number or a 0-dimensional tensor, but got "
+                f"a tensor with {value.ndim} dimension(s) (shape {tuple(value.shape)})"
             )
-        value = astype(value, input.dtype)
-    return where(mask, value, input)
+        return astype(value, input.dtype)
+    value = checks.value_fits(op, "value", checks.scalar_arg(op, "value", value), input.dtype)
+    return np.asarray(value).astype(input.dtype)[()]
 
 
 # --------------------------------------------------------------- take_backward
