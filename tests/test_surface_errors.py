@@ -441,6 +441,21 @@ CASES = [
         r"0-dimensional",
         r"\(2,\)",
     ),
+    case(
+        "clamp beyond float32",
+        lambda m: m.ones(2).clamp(min=1e300),
+        RuntimeError,
+        r"clamp\(\)",
+        r"'min'",
+        r"float32 without overflow",
+    ),
+    case(
+        "std complex correction",
+        lambda m: m.ones(3).std(correction=1 + 1j),
+        RuntimeError,
+        r"std\(\)",
+        r"'correction'",
+    ),
     case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
     case(
         "roll beyond 64 bits",
@@ -706,7 +721,8 @@ def test_a_bool_after_the_first_int_of_a_list_counts_as_an_int(call):
     assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs]
 
 
-# A number filled into a tensor is converted to its dtype as PyTorch converts a Scalar
+# A number filled into a tensor (or a bound, a correction) is converted to its dtype as
+# PyTorch converts a Scalar
 FILLS = {
     "2.7 into int64": lambda m: m.ones(2, dtype=m.int64).fill_(2.7),
     "1.5 masked into int64": lambda m: m.ones(2, dtype=m.int64).masked_fill(m.ones(2) > 0, 1.5),
@@ -716,6 +732,8 @@ FILLS = {
     "inf into float16": lambda m: m.ones(2, dtype=m.float16).fill_(float("inf")),
     "2**64 - 1 into float32": lambda m: m.ones(2).masked_fill(m.ones(2) > 0, 2**64 - 1),
     "3 into bfloat16": lambda m: m.ones(2, dtype=m.bfloat16).masked_fill(m.ones(2) > 0, 3),
+    "clamp to 1+0j": lambda m: m.arange(3.0).clamp(max=1 + 0j),
+    "std with correction 1+0j": lambda m: m.arange(3.0).std(correction=1 + 0j),
 }
 
 

@@ -1004,27 +1004,7 @@ GAPS = _rows(
         ("Tensor.repeat(repeats#0)", "2**70", "another kind"),
         ("Tensor.repeat(repeats#1)", "2**70", "another kind"),
         ("Tensor.squeeze(dim#0)", "None", "accepted; PyTorch raises TypeError"),
-        (
-            "Tensor.std(correction)",
-            "complex",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
-        (
-            "Tensor.var(correction)",
-            "complex",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
         ("Tensor.softmax(dim#0)", "None", "accepted; PyTorch raises TypeError"),
-        (
-            "Tensor.clamp(min)",
-            "complex",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
-        (
-            "Tensor.clamp(max)",
-            "complex",
-            "workbench raises TypeError where PyTorch raises RuntimeError",
-        ),
         ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
         (
             "backward(retain_graph)",
