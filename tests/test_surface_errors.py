@@ -456,6 +456,14 @@ CASES = [
         r"std\(\)",
         r"'correction'",
     ),
+    case(
+        "squeeze dims repeated",
+        lambda m: m.ones(1, 3).squeeze((0, 0)),
+        RuntimeError,
+        r"squeeze\(\)",
+        r"dim 0 appears multiple times",
+    ),
+    case("torch.softmax None dim", lambda m: m.softmax(m.ones(2), None), TypeError, r"'dim'"),
     case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
     case(
         "roll beyond 64 bits",

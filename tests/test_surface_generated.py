@@ -1003,8 +1003,6 @@ GAPS = _rows(
         ("Tensor.repeat(repeats#0)", "bool", "accepted; PyTorch raises TypeError"),
         ("Tensor.repeat(repeats#0)", "2**70", "another kind"),
         ("Tensor.repeat(repeats#1)", "2**70", "another kind"),
-        ("Tensor.squeeze(dim#0)", "None", "accepted; PyTorch raises TypeError"),
-        ("Tensor.softmax(dim#0)", "None", "accepted; PyTorch raises TypeError"),
         ("Tensor.grad(grad#0)", "@dtype", "the message names neither the call nor the argument"),
         (
             "backward(retain_graph)",

@@ -42,6 +42,18 @@ def get_default_dtype() -> np.dtype:
     return _default_float[0]
 
 
+class _NotGiven:
+    """The default of an argument that may be left out but not given as None: leaving out
+    ``squeeze``'s ``dim`` squeezes every dim of size 1, where PyTorch refuses
+    ``x.squeeze(None)``."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+NOT_GIVEN = _NotGiven()
+
+
 def set_default_dtype(dtype) -> None:
     dtype = np.dtype(dtype)
     if dtype.kind != "f" and dtype != bfloat16:
@@ -1033,10 +1045,10 @@ class Tensor:
     def logsumexp(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
         return _ops.logsumexp(self, dim, keepdim, **numpy_names)
 
-    def softmax(self, dim=None, dtype=None) -> Tensor:
+    def softmax(self, dim: int, dtype=None) -> Tensor:
         return _ops.softmax(self, dim, dtype)
 
-    def log_softmax(self, dim=None, dtype=None) -> Tensor:
+    def log_softmax(self, dim: int, dtype=None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype)
 
     def cumsum(self, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
@@ -1078,7 +1090,7 @@ class Tensor:
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return _ops.flatten(self, start_dim, end_dim)
 
-    def squeeze(self, dim=None) -> Tensor:
+    def squeeze(self, dim=NOT_GIVEN) -> Tensor:
         return _ops.squeeze(self, dim)
 
     def unsqueeze(self, dim: int) -> Tensor:
