@@ -464,6 +464,15 @@ CASES = [
         r"dim 0 appears multiple times",
     ),
     case("torch.softmax None dim", lambda m: m.softmax(m.ones(2), None), TypeError, r"'dim'"),
+    case(
+        "view size beyond 64 bits",
+        lambda m: m.ones(2, 3).view(3, 2**63),
+        TypeError,
+        r"view\(\)",
+        r"'size'",
+        r"pos 1",
+    ),
+    case("view True first", lambda m: m.ones(1).view(True, 1), TypeError, r"bool at pos 0"),
     case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
     case(
         "roll beyond 64 bits",
@@ -719,6 +728,10 @@ def test_pytorch_raises_the_same_kind_of_error(case):
 # PyTorch's parser checks only the first element of a list of ints: a later bool is 0 or 1
 LATER_BOOLS = {
     "split": lambda m: m.ones(2, 3).split([1, True]),
+    "view": lambda m: [m.ones(2, 3).view(6, True)],
+    "reshape": lambda m: [m.ones(2, 3).reshape((6, True))],
+    "permute": lambda m: [m.ones(2, 3).permute(0, True)],
+    "expand": lambda m: [m.ones(3, 1).expand(2, 3, True)],
 }
 
 
