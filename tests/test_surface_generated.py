@@ -950,21 +950,9 @@ GAPS = _rows(
         ("Tensor.new_zeros(size#0)", "bool", "accepted; PyTorch raises TypeError"),
         ("Tensor.new_zeros(size#0)", "-1", "the message names neither the call nor the argument"),
         ("Tensor.new_zeros(size#0)", "2**70", "another kind"),
-        ("Tensor.new_zeros(dtype)", "0", "accepted; PyTorch raises TypeError"),
-        (
-            "Tensor.new_zeros(dtype)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
         ("Tensor.new_ones(size#0)", "bool", "accepted; PyTorch raises TypeError"),
         ("Tensor.new_ones(size#0)", "-1", "the message names neither the call nor the argument"),
         ("Tensor.new_ones(size#0)", "2**70", "another kind"),
-        ("Tensor.new_ones(dtype)", "0", "accepted; PyTorch raises TypeError"),
-        (
-            "Tensor.new_ones(dtype)",
-            "@dtype",
-            "workbench raises RuntimeError where PyTorch raises TypeError",
-        ),
         ("Tensor.new_full(size#0)", "bool 0", "accepted; PyTorch raises TypeError"),
         (
             "Tensor.new_full(size#0)",

@@ -583,14 +583,19 @@ class Tensor:
         return self._new(_factories.empty, size, dtype, device, requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-        made = _factories.full(
-            size, fill_value, dtype=dtype or self.dtype, device=device or self.device
-        )
-        return made.requires_grad_(requires_grad) if requires_grad else made
+        return self._new(_factories.full, (size, fill_value), dtype, device, requires_grad)
 
     def _new(self, factory, args, dtype, device, requires_grad: bool) -> Tensor:
-        made = factory(*args, dtype=dtype or self.dtype, device=device or self.device)
-        return made.requires_grad_(True) if requires_grad else made
+        """``factory(*args)`` in this tensor's dtype and on its device, unless told
+        otherwise; a dtype that is none is a TypeError naming ``new_zeros`` (or the like)."""
+        if dtype is not None:
+            dtype = checks.dtype_arg(f"new_{factory.__name__}", dtype)
+        made = factory(
+            *args,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+        )
+        return made.requires_grad_(requires_grad) if requires_grad else made  # (checks a flag)
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:
