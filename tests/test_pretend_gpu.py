@@ -103,7 +103,7 @@ def _in_place(device) -> list:
     x[np.array([1])] = 3.0
     y = wb.zeros(3, dtype=wb.float64, device=device)
     y.copy_([1.0, 2.0, 3.0])
-    return [x, y, x.masked_fill(np.array([True, False, True]), -1.0)]
+    return [x, y, x.masked_fill(wb.tensor([True, False, True], device=device), -1.0)]
 
 
 def _indices(device) -> list:

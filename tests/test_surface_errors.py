@@ -431,6 +431,100 @@ CASES = [
     case("expand 1.5", lambda m: m.ones(2, 1).expand(2, 1.5), TypeError, r"expand", r"float"),
     case("permute 1.0", lambda m: m.ones(2, 1).permute(1.0, 0), TypeError, r"permute", r"float"),
     case(
+        "split sizes start with True",
+        lambda m: m.ones(2).split([True, 1]),
+        TypeError,
+        r"split\(\)",
+        r"split_size",
+        r"bool at pos 0",
+    ),
+    case(
+        "split size beyond 64 bits",
+        lambda m: m.ones(2).split([1, 2**70]),
+        TypeError,
+        r"split\(\)",
+        r"split_size",
+        r"pos 1",
+    ),
+    case(
+        "index_select list index",
+        lambda m: m.ones(2, 3).index_select(0, [0, 1]),
+        TypeError,
+        r"index_select\(\)",
+        r"'index' must be Tensor, not list",
+    ),
+    case(
+        "index_select 2-D float index",
+        lambda m: m.ones(2, 3).index_select(0, m.ones(2, 2)),
+        IndexError,
+        r"index_select\(\)",
+        r"vector",
+    ),
+    case(
+        "masked_fill NaN into int64",
+        lambda m: m.ones(2, dtype=m.int64).masked_fill(m.ones(2) > 0, NAN),
+        RuntimeError,
+        r"masked_fill\(\)",
+        r"'value' is nan",
+        r"int64 without overflow",
+    ),
+    case(
+        "fill_ beyond float16",
+        lambda m: m.ones(2, dtype=m.float16).fill_(1e5),
+        RuntimeError,
+        r"fill_\(\)",
+        r"'value'",
+        r"float16 without overflow",
+    ),
+    case(
+        "fill_ 256 into uint8",
+        lambda m: m.ones(2, dtype=m.uint8).fill_(256),
+        RuntimeError,
+        r"fill_\(\)",
+        r"-255 to 255",
+    ),
+    case(
+        "fill_ a 1-d tensor",
+        lambda m: m.ones(2).fill_(m.ones(2)),
+        RuntimeError,
+        r"fill_\(\)",
+        r"0-dimensional",
+        r"\(2,\)",
+    ),
+    case(
+        "clamp beyond float32",
+        lambda m: m.ones(2).clamp(min=1e300),
+        RuntimeError,
+        r"clamp\(\)",
+        r"'min'",
+        r"float32 without overflow",
+    ),
+    case(
+        "std complex correction",
+        lambda m: m.ones(3).std(correction=1 + 1j),
+        RuntimeError,
+        r"std\(\)",
+        r"'correction'",
+    ),
+    case(
+        "squeeze dims repeated",
+        lambda m: m.ones(1, 3).squeeze((0, 0)),
+        RuntimeError,
+        r"squeeze\(\)",
+        r"dim 0 appears multiple times",
+    ),
+    case("torch.softmax None dim", lambda m: m.softmax(m.ones(2), None), TypeError, r"'dim'"),
+    case(
+        "view size beyond 64 bits",
+        lambda m: m.ones(2, 3).view(3, 2**63),
+        TypeError,
+        r"view\(\)",
+        r"'size'",
+        r"pos 1",
+    ),
+    case("view True first", lambda m: m.ones(1).view(True, 1), TypeError, r"bool at pos 0"),
+    case("split size True", lambda m: m.ones(2).split(True), TypeError, r"split", r"bool"),
+    case(
         "roll beyond 64 bits",
         lambda m: m.ones(4).roll(2**70),
         ValueError,
@@ -722,6 +816,47 @@ def test_tensor_backward_takes_its_gradient_in_a_list_as_pytorch():
         (x * 3).backward([m.tensor([1.0, 10.0])])
         grads.append(x.grad.tolist())
     assert grads[0] == grads[1] == [3.0, 30.0]
+
+
+# PyTorch's parser checks only the first element of a list of ints: a later bool is 0 or 1
+LATER_BOOLS = {
+    "split": lambda m: m.ones(2, 3).split([1, True]),
+    "view": lambda m: [m.ones(2, 3).view(6, True)],
+    "reshape": lambda m: [m.ones(2, 3).reshape((6, True))],
+    "permute": lambda m: [m.ones(2, 3).permute(0, True)],
+    "expand": lambda m: [m.ones(3, 1).expand(2, 3, True)],
+}
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("call", LATER_BOOLS.values(), ids=list(LATER_BOOLS))
+def test_a_bool_after_the_first_int_of_a_list_counts_as_an_int(call):
+    theirs, ours = call(TORCH), call(WB)
+    assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs]
+
+
+# A number filled into a tensor (or a bound, a correction) is converted to its dtype as
+# PyTorch converts a Scalar
+FILLS = {
+    "2.7 into int64": lambda m: m.ones(2, dtype=m.int64).fill_(2.7),
+    "1.5 masked into int64": lambda m: m.ones(2, dtype=m.int64).masked_fill(m.ones(2) > 0, 1.5),
+    "-1 into uint8 (wraps)": lambda m: m.ones(2, dtype=m.uint8).fill_(-1),
+    "complex into bool": lambda m: m.ones(2, dtype=m.bool).fill_(1 + 2j),
+    "1+0j into float32": lambda m: m.ones(2).fill_(1 + 0j),
+    "inf into float16": lambda m: m.ones(2, dtype=m.float16).fill_(float("inf")),
+    "2**64 - 1 into float32": lambda m: m.ones(2).masked_fill(m.ones(2) > 0, 2**64 - 1),
+    "3 into bfloat16": lambda m: m.ones(2, dtype=m.bfloat16).masked_fill(m.ones(2) > 0, 3),
+    "clamp to 1+0j": lambda m: m.arange(3.0).clamp(max=1 + 0j),
+    "std with correction 1+0j": lambda m: m.arange(3.0).std(correction=1 + 0j),
+}
+
+
+@pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("call", FILLS.values(), ids=list(FILLS))
+def test_a_number_filled_in_takes_the_tensors_dtype_as_in_pytorch(call):
+    theirs, ours = call(TORCH), call(WB)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert ours.float().tolist() == theirs.float().tolist()
 
 
 # ------------------------------------------------------------------ traces

@@ -16,8 +16,12 @@ smallest and largest index in one pass each.
 
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
+from . import dtypes
 from .tensor import Tensor
 
 INTEGERS = (int, np.integer)
@@ -129,6 +133,44 @@ def fits_c_long(value: int) -> bool:
     return -(2**63) <= value < 2**63
 
 
+def int_list(op: str, name: str, values) -> tuple:
+    """A list of ints (sizes, dims, split sizes) read as PyTorch's argument parser reads one.
+
+    Each element is an int or anything with ``__index__`` (a numpy int, an integer 0-d
+    tensor); a float or a string is PyTorch's TypeError naming its position, and so is an
+    int that an int64 cannot hold, where numpy would round or overflow. PyTorch's parser
+    checks the first element's type only: a bool there is refused, a later one is read
+    as 0 or 1 (``x.view(6, True)`` is ``x.view(6, 1)``).
+    """
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(
+            f"{op}(): argument '{name}' must be tuple of ints, not {type_name(values)} ({values!r})"
+        )
+    ints = []
+    for pos, value in enumerate(values):
+        number = _index(value) if pos or not isinstance(value, bool) else None
+        if number is None:
+            raise TypeError(
+                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
+                f"{type_name(value)} at pos {pos} ({value!r})"
+            )
+        if not fits_c_long(number):
+            raise TypeError(
+                f"{op}(): argument '{name}' failed to unpack the element at pos {pos}: {number} "
+                "is beyond an int64 (-2**63 to 2**63 - 1)"
+            )
+        ints.append(number)
+    return tuple(ints)
+
+
+def _index(value) -> int | None:
+    """``value`` as an int where it stands for one (``operator.index``), else None."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def number_arg(op: str, name: str, value, complex_ok: bool = False):
     """A number option (``rtol``, ``alpha``, ``correction``): anything else is PyTorch's
     TypeError naming the option, where numpy would fail inside the kernel."""
@@ -156,6 +198,41 @@ def scalar_arg(op: str, name: str, value):
     if isinstance(value, int) and not INT_LOW <= value <= INT_HIGH:
         raise int_overflow(op, name, value)
     return value
+
+
+def value_fits(op: str, name: str, value, dtype) -> object:
+    """A Python number that ``dtype`` can hold, as PyTorch converts a Scalar to it: the
+    number itself (a complex one with no imaginary part as its real part).
+
+    Anything else is PyTorch's RuntimeError "value cannot be converted to type ... without
+    overflow", where numpy would drop the imaginary part, wrap an int or give inf: a
+    complex number with an imaginary part in a real dtype; NaN, inf or an int out of range
+    in an integer dtype (an unsigned one takes down to minus its maximum, which wraps, as
+    PyTorch's check allows); a finite float beyond the largest of a float dtype. A bool
+    dtype holds anything.
+    """
+    kind = dtypes.kind(np.dtype(dtype))
+    if kind in "bc":
+        return value
+    if isinstance(value, (complex, np.complexfloating)):
+        if value.imag:
+            raise _cannot_convert(op, name, value, dtype, "a complex number in a real dtype")
+        value = value.real
+    if kind in "iu" and not isinstance(value, bool):
+        high = int(np.iinfo(dtype).max)
+        low = -high if kind == "u" else int(np.iinfo(dtype).min)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise _cannot_convert(op, name, value, dtype, f"it holds {low} to {high}")
+    elif kind == "f" and math.isfinite(value) and abs(value) > float(dtypes.finfo(dtype).max):
+        raise _cannot_convert(op, name, value, dtype, "beyond its largest finite value")
+    return value
+
+
+def _cannot_convert(op: str, name: str, value, dtype, why: str) -> RuntimeError:
+    return RuntimeError(
+        f"{op}(): argument '{name}' is {value!r}: value cannot be converted to type "
+        f"{np.dtype(dtype)} without overflow ({why})"
+    )
 
 
 def tensor_args(op: str, optional: tuple = (), **named) -> None:

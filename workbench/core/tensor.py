@@ -49,6 +49,18 @@ def default_complex_dtype() -> np.dtype:
     return complex128 if _default_float[0] == float64 else complex64
 
 
+class _NotGiven:
+    """The default of an argument that may be left out but not given as None: leaving out
+    ``squeeze``'s ``dim`` squeezes every dim of size 1, where PyTorch refuses
+    ``x.squeeze(None)``."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+NOT_GIVEN = _NotGiven()
+
+
 def set_default_dtype(dtype) -> None:
     dtype = np.dtype(dtype)
     if dtype.kind != "f" and dtype != bfloat16:
@@ -578,14 +590,19 @@ class Tensor:
         return self._new(_factories.empty, size, dtype, device, requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-        made = _factories.full(
-            size, fill_value, dtype=dtype or self.dtype, device=device or self.device
-        )
-        return made.requires_grad_(requires_grad) if requires_grad else made
+        return self._new(_factories.full, (size, fill_value), dtype, device, requires_grad)
 
     def _new(self, factory, args, dtype, device, requires_grad: bool) -> Tensor:
-        made = factory(*args, dtype=dtype or self.dtype, device=device or self.device)
-        return made.requires_grad_(True) if requires_grad else made
+        """``factory(*args)`` in this tensor's dtype and on its device, unless told
+        otherwise; a dtype that is none is a TypeError naming ``new_zeros`` (or the like)."""
+        if dtype is not None:
+            dtype = checks.dtype_arg(f"new_{factory.__name__}", dtype)
+        made = factory(
+            *args,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+        )
+        return made.requires_grad_(requires_grad) if requires_grad else made  # (checks a flag)
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:
@@ -773,10 +790,10 @@ class Tensor:
         return _inplace.apply(self, _ops.clamp, min, max)
 
     def zero_(self) -> Tensor:
-        return _inplace.fill(self, 0)
+        return _inplace.fill_(self, 0)
 
     def fill_(self, value) -> Tensor:
-        return _inplace.fill(self, value)
+        return _inplace.fill_(self, value)
 
     def copy_(self, src) -> Tensor:
         return _inplace.copy(self, src)
@@ -1040,10 +1057,10 @@ class Tensor:
     def logsumexp(self, dim=None, keepdim: bool = False, **numpy_names) -> Tensor:
         return _ops.logsumexp(self, dim, keepdim, **numpy_names)
 
-    def softmax(self, dim=None, dtype=None) -> Tensor:
+    def softmax(self, dim: int, dtype=None) -> Tensor:
         return _ops.softmax(self, dim, dtype)
 
-    def log_softmax(self, dim=None, dtype=None) -> Tensor:
+    def log_softmax(self, dim: int, dtype=None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype)
 
     def cumsum(self, dim: int | None = None, *, dtype=None, **numpy_names) -> Tensor:
@@ -1085,7 +1102,7 @@ class Tensor:
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return _ops.flatten(self, start_dim, end_dim)
 
-    def squeeze(self, dim=None) -> Tensor:
+    def squeeze(self, dim=NOT_GIVEN) -> Tensor:
         return _ops.squeeze(self, dim)
 
     def unsqueeze(self, dim: int) -> Tensor:

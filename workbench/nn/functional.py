@@ -95,11 +95,26 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    return ops.softmax(input, dim, dtype=dtype)
+    return ops.softmax(input, _implicit_dim(input, dim, "softmax"), dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    return ops.log_softmax(input, dim, dtype=dtype)
+    return ops.log_softmax(input, _implicit_dim(input, dim, "log_softmax"), dtype=dtype)
+
+
+def _implicit_dim(input: Tensor, dim, name: str):
+    """``dim`` itself, or, left out, the dim PyTorch's ``F.softmax`` still picks with its
+    deprecation warning: 0 for a 0-d, 1-d or 3-d input, else 1 (``torch.softmax`` and
+    ``x.softmax`` need one)."""
+    if dim is not None:
+        return dim
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+        "include dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return 0 if checks.tensor_arg(name, "input", input).ndim in (0, 1, 3) else 1
 
 
 # -------------------------------------------------------------------- layers

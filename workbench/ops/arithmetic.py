@@ -756,14 +756,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     As PyTorch, ``min(max(x, min), max)``: where min > max every element becomes max.
     """
     refuse_complex("clamp", input)
-    for name, bound in (("min", min), ("max", max)):
-        if bound is not None and not isinstance(bound, (Tensor, int, float, np.number)):
-            raise TypeError(
-                f"clamp(): argument '{name}' must be a Tensor or a number, not "
-                f"{type(bound).__name__} ({bound!r})"
-            )
-        if type(bound) is int and not checks.INT_LOW <= bound <= checks.INT_HIGH:
-            raise checks.int_overflow("clamp", name, bound)
+    min, max = (_bound(input, name, bound) for name, bound in (("min", min), ("max", max)))
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     out = input
@@ -772,6 +765,23 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:
     if max is not None:
         out = where(out > max, max, out)
     return out
+
+
+def _bound(input: Tensor, name: str, bound):
+    """A bound of ``clamp``: None, a Tensor, or a number PyTorch can read as a double (a
+    complex one only without an imaginary part, as its real part) that the result's dtype
+    can hold (1e300 is beyond float32)."""
+    if bound is None or isinstance(bound, Tensor):
+        return bound
+    if not isinstance(bound, (int, float, complex, np.number)):
+        raise TypeError(
+            f"clamp(): argument '{name}' must be a Tensor or a number, not "
+            f"{type(bound).__name__} ({bound!r})"
+        )
+    if type(bound) is int and not checks.INT_LOW <= bound <= checks.INT_HIGH:
+        raise checks.int_overflow("clamp", name, bound)
+    bound = checks.value_fits("clamp", name, bound, np.float64)
+    return checks.value_fits("clamp", name, bound, result_type(input, bound))
 
 
 clip = clamp

@@ -9,8 +9,6 @@ Each is the other's gradient, and every binary op's rule passes its partials thr
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from ..core import checks, events
@@ -22,18 +20,12 @@ from .registry import register_gradient, register_jvp, register_op
 
 
 def shape_arg(op: str, sizes: tuple, name: str = "shape") -> tuple:
-    """A shape given as sizes (``x.expand(2, 3)``) or as one sequence (``x.expand((2, 3))``).
-    Each size is an int (or anything with ``__index__``: numpy ints, an integer 0-d
-    tensor); a float or bool is PyTorch's TypeError, not rounded down by ``int()``."""
+    """A shape given as sizes (``x.expand(2, 3)``) or as one sequence (``x.expand((2, 3))``),
+    read as PyTorch reads a list of ints (``checks.int_list``): a float, a leading bool or
+    an int beyond int64 is its TypeError, not rounded down by ``int()`` or overflowed."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
-    for pos, size in enumerate(sizes):
-        if isinstance(size, bool) or not hasattr(type(size), "__index__"):
-            raise TypeError(
-                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
-                f"{checks.type_name(size)} at pos {pos} ({size!r})"
-            )
-    return tuple(operator.index(s) for s in sizes)
+    return checks.int_list(op, name, tuple(sizes))
 
 
 # ------------------------------------------------------ expand (broadcast_to)

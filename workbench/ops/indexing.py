@@ -201,13 +201,13 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         )
     d = dim_in_range("split", dim, tensor.ndim)
     length = tensor.shape[d]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
+    if isinstance(split_size_or_sections, checks.INTEGERS):  # a bool too: int_arg refuses it
+        size = checks.int_arg("split", "split_size", split_size_or_sections)
         if size <= 0 and length > 0:
             raise RuntimeError(f"split(): split_size must be positive, got {size}")
         sizes = [min(size, length - start) for start in range(0, length, max(size, 1))] or [0]
     else:
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = list(checks.int_list("split", "split_size", split_size_or_sections))
         checks.non_negative("split", "split_sizes", tuple(sizes))
         if builtins.sum(sizes) != length:
             raise RuntimeError(
@@ -544,16 +544,20 @@ def take(input: Tensor, index, axis: int | None = None) -> Tensor:
 
 
 def index_select(input: Tensor, dim: int, index) -> Tensor:
-    """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor)."""
-    index = _index_tensor(index, input, "index_select")
+    """The slices of ``input`` along ``dim`` at ``index`` (a 1-D integer tensor).
+
+    As in PyTorch, ``index`` must be a Tensor (a list or a number is a TypeError) and a
+    vector (or one index), checked before its dtype."""
+    index = checks.tensor_arg("index_select", "index", index)
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
+    checks.integer_index("index_select", index)
     if input.ndim == 0:  # as in torch: one element along dim 0 (or -1), and one index
         if index.numel() != 1:
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {index.numel()}"
             )
         return reshape(index_select(reshape(input, (1,)), dim, reshape(index, (1,))), ())
-    if index.ndim > 1:
-        raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim}-D")
     if index.ndim == 0:  # one index still keeps its dim, of size 1
         index = reshape(index, (1,))
     return _slices_at("index_select", input, dim, index, negative_ok=False)
@@ -683,23 +687,31 @@ def gather(input: Tensor, dim: int, index) -> Tensor:
 
 # --------------------------------------------------------------- masked_fill
 def masked_fill(input: Tensor, mask, value) -> Tensor:
-    """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath)."""
-    if not isinstance(mask, Tensor):  # None or a string: PyTorch's TypeError, not numpy's
-        mask = Tensor(
-            backend.asarray(checks.operand("masked_fill", "mask", mask), like=input._data)
-        )
+    """``value`` where ``mask`` is True, ``input`` elsewhere (a ``where`` underneath).
+
+    As in PyTorch, ``mask`` is a bool Tensor and ``value`` a number (one ``input``'s
+    dtype can hold) or a 0-d tensor."""
+    checks.tensor_args("masked_fill", input=input, mask=mask)
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
         )
+    return where(mask, fill_value("masked_fill", value, input), input)
+
+
+def fill_value(op: str, value, input: Tensor):
+    """``masked_fill``'s and ``fill_``'s value in ``input``'s dtype: a 0-d tensor, or a
+    number that dtype can hold (checked as PyTorch checks a Scalar), converted as PyTorch
+    converts it: 2.7 is 2 in an int dtype, any nonzero number True in a bool one."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value.ndim} dimension(s)."
+                f"{op}(): argument 'value' must be a number or a 0-dimensional tensor, but got "
+                f"a tensor with {value.ndim} dimension(s) (shape {tuple(value.shape)})"
             )
-        value = astype(value, input.dtype)
-    return where(mask, value, input)
+        return astype(value, input.dtype)
+    value = checks.value_fits(op, "value", checks.scalar_arg(op, "value", value), input.dtype)
+    return np.asarray(value).astype(input.dtype)[()]
 
 
 # --------------------------------------------------------------- take_backward

@@ -250,11 +250,20 @@ def setitem(t: Tensor, key, value) -> None:
 
 
 def fill(t: Tensor, value) -> Tensor:
-    """``t.fill_(value)`` / ``t.zero_()``: the gradient to the old values is zero."""
+    """Write ``value`` (a tensor that broadcasts to ``t``) into ``t``: the gradient to the
+    old values is zero."""
     from .. import ops
 
     # The condition is a constant True, made on the tensor's device (where meets a there).
     return apply(t, lambda a, v: ops.where(Tensor(True, device=a.device), v, a), value)
+
+
+def fill_(t: Tensor, value) -> Tensor:
+    """``t.fill_(value)`` / ``t.zero_()``: ``value`` is a number ``t``'s dtype can hold or
+    a 0-d tensor, as PyTorch's ``fill_`` takes."""
+    from .indexing import fill_value
+
+    return fill(t, fill_value("fill_", value, t))
 
 
 def copy(t: Tensor, src) -> Tensor:

@@ -586,7 +586,8 @@ def _var_attrs(input: Tensor, dim, unbiased, keepdim: bool, correction, name: st
     if unbiased is not None:
         checks.flag(name, "unbiased", unbiased)
     if correction is not None:
-        checks.number_arg(name, "correction", correction)
+        checks.number_arg(name, "correction", correction, complex_ok=True)
+        correction = checks.value_fits(name, "correction", correction, np.float64)  # 1+0j: 1.0
         if isinstance(correction, int) and not checks.INT_LOW <= correction <= checks.INT_HIGH:
             raise checks.int_overflow(name, "correction", correction)  # (a trace holds 64 bits)
     if not is_differentiable_dtype(input.dtype):

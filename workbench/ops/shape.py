@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import backend, checks
 from ..core.checks import dim_in_range
-from ..core.tensor import Tensor
+from ..core.tensor import NOT_GIVEN, Tensor
 from ..record.dispatch import apply_op
 from ..record.forward_ad import same_op
 from .broadcasting import expand, shape_arg
@@ -267,17 +267,32 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return apply_op(_unsqueeze, (input,), {"shape": shape})
 
 
-def squeeze(input: Tensor, dim=None) -> Tensor:
+def squeeze(input: Tensor, dim=NOT_GIVEN) -> Tensor:
+    """Drop the dims of size 1: all of them, or those of ``dim`` (an int or a sequence).
+
+    Leaving ``dim`` out squeezes all; ``squeeze(x, None)`` is PyTorch's TypeError."""
     checks.tensor_arg("squeeze", "input", input)
     shape = input.shape or (1,)  # 0-d: dim 0 (or -1) is accepted, as in torch, and drops
-    if dim is None:
-        dims = {i for i, s in enumerate(shape) if s == 1}
+    if dim is NOT_GIVEN:
+        dim, dims = None, {i for i, s in enumerate(shape) if s == 1}
     else:
-        dims_in = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = {dim_in_range("squeeze", d, input.ndim) for d in dims_in}
-        dims = {d for d in dims if shape[d] == 1}
+        dims = {d for d in _squeezed_dims(dim, input.ndim) if shape[d] == 1}
     new_shape = tuple(s for i, s in enumerate(shape) if i not in dims)
     return apply_op(_squeeze, (input,), {"shape": new_shape, "dim": dim})
+
+
+def _squeezed_dims(dim, ndim: int) -> list:
+    """``squeeze``'s dims in [0, ndim), each once (PyTorch's RuntimeError for a repeat)."""
+    dims = [
+        dim_in_range("squeeze", d, ndim)
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,))
+    ]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(
+                f"squeeze(): dim {d} appears multiple times in the list of dims {dim}"
+            )
+    return dims
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

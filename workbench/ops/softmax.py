@@ -6,8 +6,6 @@ both gradient rules need only the output y.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..core.checks import dim_in_range
@@ -122,34 +120,23 @@ def log_softmax_backward(grad: Tensor, y: Tensor, dim: int) -> Tensor:
     return apply_op(_log_softmax_backward, (grad, y), {"dim": d})
 
 
-def _softmax_dim(dim, ndim: int, name: str) -> int:
-    if dim is None:
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return dim_in_range(name, dim, ndim)
-
-
-def _normalize(kernel, input: Tensor, dim, dtype, name: str) -> Tensor:
+def _normalize(kernel, input: Tensor, dim: int, dtype, name: str) -> Tensor:
     refuse_complex(name, input)
     input = float_input(input, name) if dtype is None else astype(input, dtype)
     if input.ndim == 0:
-        if dim is not None:
-            dim_in_range(name, dim, 1)  # only 0 and -1, as in PyTorch
+        dim_in_range(name, dim, 1)  # only 0 and -1, as in PyTorch
         return reshape(_normalize(kernel, reshape(input, (1,)), 0, None, name), ())
-    d = _softmax_dim(dim, input.ndim, name)
-    return apply_op(kernel, (input,), {"dim": d})
+    return apply_op(kernel, (input,), {"dim": dim_in_range(name, dim, input.ndim)})
 
 
-def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
-    """Exponentiate and normalize along ``dim``: the entries become probabilities."""
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """Exponentiate and normalize along ``dim``: the entries become probabilities.
+
+    ``dim`` is an int, as ``torch.softmax``'s; only ``F.softmax`` still picks one
+    when it is left out (PyTorch's deprecated implicit dim)."""
     return _normalize(_softmax, input, dim, dtype, "softmax")
 
 
-def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """``log(softmax(x))``, computed without taking the log of a tiny number."""
     return _normalize(_log_softmax, input, dim, dtype, "log_softmax")
