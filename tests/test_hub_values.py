@@ -76,7 +76,8 @@ def test_one_course_id_and_the_exchange_where_the_volume_is(monkeypatch):
     (exchange,) = [m["mountPath"] for m in mounts if m["name"] == "nbgrader-exchange"]
     assert config.Exchange.root == exchange
     # The private exchange's classes are importable by those names.
-    for name in (config.ExchangeFactory.submit, config.ExchangeFactory.release_assignment):
+    steps = ("submit", "release_assignment", "fetch_assignment", "fetch_feedback", "list")
+    for name in (config.ExchangeFactory[step] for step in steps):
         module, _, cls = name.rpartition(".")
         assert hasattr(importlib.import_module(module), cls)
     # No other course id anywhere a teacher reads or the hub runs.
@@ -84,6 +85,24 @@ def test_one_course_id_and_the_exchange_where_the_volume_is(monkeypatch):
         if path.is_file() and path.suffix in {".py", ".md", ".yaml", ".json", ".sh"}:
             for found in re.findall(r"course_id\s*=\s*[\"']([^\"']+)", path.read_text()):
                 assert found == COURSE_ID, path
+
+
+def test_the_exchange_script_makes_the_hubs_course_for_the_instructors_group():
+    """values.yaml's init container makes the course's folders (tests/test_hub_exchange.py
+    runs its script): for the course id of the image's settings, on the exchange's volume,
+    for the group the hook gives instructors, who write there as a group."""
+    containers = VALUES["singleuser"]["initContainers"]
+    (init,) = [c for c in containers if c["name"] == "nbgrader-exchange"]
+    *_, mount, course, group = init["command"]
+    assert course == COURSE_ID
+    (volume,) = init["volumeMounts"]
+    mounts = VALUES["singleuser"]["storage"]["extraVolumeMounts"]
+    assert volume["mountPath"] == mount and volume in mounts
+    teacher = fake_spawner("teacher", ["instructors"], ["teacher"])
+    identity_hook()(teacher)
+    assert group == teacher.environment["NB_GID"]
+    instructors = load_config_file(HUB / "jupyter-instructor" / "nbgrader_config.py")
+    assert instructors.CourseDirectory.groupshared is True
 
 
 def test_the_instructors_config_has_formgrader_and_a_course_directory():
