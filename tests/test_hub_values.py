@@ -201,9 +201,27 @@ def test_each_user_runs_under_their_own_id_and_instructors_share_a_group():
     # The id is the one the instructors' collect works out from the name alone.
     assert [int(s.environment["NB_UID"]) for s in spawners] == [hub_uid(n) for n in names]
     assert all(10000 <= hub_uid(n) < 2**31 for n in names)
-    assert teacher["NB_GID"] == "2000" and ada["NB_GID"] == grace["NB_GID"] == "100"
+    # The instructors share a group; each learner has one of their own, shared with nobody
+    # (issue 37, point 7: not docker-stacks' "users", 100, which every server's user is in).
+    assert teacher["NB_GID"] == "2000"
+    assert ada["NB_GID"] == ada["NB_UID"] and grace["NB_GID"] == grace["NB_UID"]
+    assert len({env["NB_GID"] for env in (teacher, ada, grace)}) == 3
     assert teacher["WORKBENCH_ROLE"] == "instructor" and ada["WORKBENCH_ROLE"] == "learner"
     assert VALUES["singleuser"]["uid"] == 0  # start.sh starts as root, then switches
+
+
+def test_no_pod_gives_its_volumes_to_a_group():
+    """The chart sets fsGroup 100 unless told not to: on storage that applies it, every
+    volume of the pod, the shared exchange included, would be given to that group, which
+    every learner is in. values.yaml turns it off (null removes the chart's default), and
+    nothing sets it again per user (a KubeSpawner.fs_gid function would hand the exchange
+    to each learner's group in turn)."""
+    assert "fsGid" in VALUES["singleuser"] and VALUES["singleuser"]["fsGid"] is None
+    namespace = {"c": Config()}
+    for code in VALUES["hub"]["extraConfig"].values():
+        exec(code, namespace)
+    assert "fs_gid" not in namespace["c"].KubeSpawner
+    assert "supplemental_gids" not in namespace["c"].KubeSpawner
 
 
 def test_every_package_of_the_image_is_pinned():
