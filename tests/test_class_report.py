@@ -98,6 +98,25 @@ def test_wrong_answers_are_counted_by_their_misconceptions_id(graded):
     }
 
 
+def test_the_report_lists_exercises_where_the_lesson_puts_them(graded, tmp_path):
+    """The report follows the cells' order in the teacher's source notebook, not the
+    gradebook's ids by name (issue 37, point 9): with tanh's cells moved before sigmoid's,
+    tanh's exercise comes first (by name it would not)."""
+    import shutil
+
+    root = tmp_path / "course"
+    shutil.copytree(graded, root)
+    source = root / "source" / ASSIGNMENT / LESSON
+    notebook = json.loads(source.read_text())
+    notebook["cells"].reverse()
+    source.write_text(json.dumps(notebook))
+    made = report.class_report(root)
+    assert [row.exercise for row in made.exercises] == [
+        "01-tanh-rule-check",
+        "01-sigmoid-rule-check",
+    ]
+
+
 def test_an_answer_right_in_part_scores_that_share_of_the_points(graded):
     """pat's tanh rule is right on 2 of its 3 calls: 2/3 of the cell's points, in
     nbgrader's own gradebook (the sealed grading's partial credit)."""
