@@ -5,8 +5,8 @@ only: ``inbound/`` cannot be listed by learners, but each submission is a folder
 may enter and change (mode 0777) holding files anyone may read (0644). Where every
 learner's server runs as the same user (the Zero-to-JupyterHub default, uid 1000),
 nothing separates them at all. This exchange is for a hub that gives each learner
-their own user id (deploy/hub/: ``NB_UID`` per learner) and the instructors one
-group (``NB_GID`` 2000):
+their own user id and group (deploy/hub/: ``NB_UID`` and ``NB_GID`` per learner) and
+the instructors one group (``NB_GID`` 2000):
 
 - a submission's folders become 0750 and its files 0640: its owner (the learner)
   and the instructors' group may read it, no other learner can, even knowing its name.
@@ -16,8 +16,8 @@ group (``NB_GID`` 2000):
   ``timestamp.txt``, and a learner cannot give a file a group they are not in. So the
   submission is copied once more, file by file, into a fresh folder made in
   ``inbound/``, which takes its place;
-- ``inbound/`` gets the sticky bit at release: a learner cannot remove or rename
-  another's submission.
+- ``inbound/`` has the sticky bit (the hub makes it so; elsewhere :class:`StickyRelease`
+  sets it at release): a learner cannot remove or rename another's submission.
 
 On the hub the exchange's folders are the deployment's, made as root before any server
 starts (deploy/hub/values.yaml's init container ``nbgrader-exchange``; the rehearsal
