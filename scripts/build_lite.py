@@ -38,6 +38,7 @@ import argparse
 import hashlib
 import html
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -229,8 +230,7 @@ def first_page(lessons: list[Path], offline: bool) -> str:
     """The site's front page: what it needs to run, and a link to each lesson."""
     link = '<li><a href="lab/index.html?path=lessons/{}">{}</a></li>'
     items = "\n".join(link.format(html.escape(p.name), html.escape(p.stem)) for p in lessons)
-    needs = OFFLINE if offline else NEEDS_CDN
-    needs = html.escape(" ".join(needs.replace("**", "").replace("`", "").replace("*", "").split()))
+    needs = as_html(OFFLINE if offline else NEEDS_CDN)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Autodiff Workbench: the lessons</title></head>
 <body style="font-family: sans-serif; max-width: 46em; margin: 2em auto">
@@ -242,6 +242,21 @@ def first_page(lessons: list[Path], offline: bool) -> str:
 <p><a href="lab/index.html">All files (JupyterLab)</a></p>
 </body></html>
 """
+
+
+def as_html(note: str) -> str:
+    """A lesson's first note (Markdown) as one paragraph of HTML: `code` kept as written
+    (the `[*]` a busy cell shows), **bold** and *italic* as HTML, the rest escaped."""
+    parts = re.split(r"`([^`]*)`", " ".join(note.split()))
+    out = []
+    for i, part in enumerate(parts):
+        part = html.escape(part)
+        if i % 2:  # between backquotes
+            out.append(f"<code>{part}</code>")
+            continue
+        part = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", part)
+        out.append(re.sub(r"\*(\S(?:.*?\S)?)\*", r"<i>\1</i>", part))
+    return "".join(out)
 
 
 def lab_extension(name: str) -> Path:

@@ -14,7 +14,9 @@ One lesson graded by nbgrader with the course's sealed grading, for five learner
 
 from __future__ import annotations
 
+import csv
 import datetime
+import io
 import json
 from pathlib import Path
 
@@ -96,6 +98,25 @@ def test_wrong_answers_are_counted_by_their_misconceptions_id(graded):
     }
 
 
+def test_the_report_lists_exercises_where_the_lesson_puts_them(graded, tmp_path):
+    """The report follows the cells' order in the teacher's source notebook, not the
+    gradebook's ids by name (issue 37, point 9): with tanh's cells moved before sigmoid's,
+    tanh's exercise comes first (by name it would not)."""
+    import shutil
+
+    root = tmp_path / "course"
+    shutil.copytree(graded, root)
+    source = root / "source" / ASSIGNMENT / LESSON
+    notebook = json.loads(source.read_text())
+    notebook["cells"].reverse()
+    source.write_text(json.dumps(notebook))
+    made = report.class_report(root)
+    assert [row.exercise for row in made.exercises] == [
+        "01-tanh-rule-check",
+        "01-sigmoid-rule-check",
+    ]
+
+
 def test_an_answer_right_in_part_scores_that_share_of_the_points(graded):
     """pat's tanh rule is right on 2 of its 3 calls: 2/3 of the cell's points, in
     nbgrader's own gradebook (the sealed grading's partial credit)."""
@@ -132,6 +153,47 @@ def test_the_command_prints_misconceptions_learners_and_flags(graded, capsys):
     assert "ada" not in across  # right everywhere, nothing suspicious
 
 
+def read_csv(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def test_the_csv_has_the_misconceptions_each_learners_and_the_flags(graded, tmp_path, capsys):
+    """--csv class.csv: the table by exercise, and beside it the parts below the table,
+    one CSV each (a spreadsheet opens each as a table of its own)."""
+    out = tmp_path / "class.csv"
+    assert cli.main(["class-report", str(graded), "--csv", str(out)]) == 0
+    names = ["class.csv", "class-misconceptions.csv", "class-learners.csv"]
+    names.append("class-suspicious.csv")
+    assert f"wrote {', '.join(str(tmp_path / name) for name in names)}" in capsys.readouterr().out
+    assert [row["exercise"] for row in read_csv(out)] == [
+        "01-sigmoid-rule-check",
+        "01-tanh-rule-check",
+    ]
+    sign, no_upstream = read_csv(tmp_path / "class-misconceptions.csv")  # most frequent first
+    assert (sign["misconception"], sign["times"], sign["learners"]) == (
+        "sign",
+        "3",
+        "grace;gracie;pat",
+    )
+    assert sign["exercises"] == "lesson01 · 01-tanh-rule-check" and "sign" in sign["example"]
+    assert (no_upstream["misconception"], no_upstream["times"]) == ("no_upstream", "2")
+    assert "ȳ" in no_upstream["example"]
+    assert read_csv(tmp_path / "class-learners.csv") == [
+        {"learner": learner, "misconception": key, "times": "1"}
+        for learner, key in [
+            ("grace", "no_upstream"),
+            ("grace", "sign"),
+            ("gracie", "no_upstream"),
+            ("gracie", "sign"),
+            ("pat", "sign"),
+        ]
+    ]
+    flagged = {row["learner"]: row for row in read_csv(tmp_path / "class-suspicious.csv")}
+    assert set(flagged) == {"grace", "gracie", "mallory", "trent"}
+    assert flagged["mallory"]["why"].startswith("their code changed the checker")
+    assert "2099" in flagged["trent"]["why"] and flagged["trent"]["assignment"] == ASSIGNMENT
+
+
 def result(assignment: str, exercise: str, told: dict[str, str]) -> report.ExerciseResult:
     """An exercise's row as the report makes it: each learner's misconception id."""
     row = report.ExerciseResult(assignment, assignment, exercise, 2.0, submitted=list(told))
@@ -163,6 +225,19 @@ def test_the_same_misconception_in_two_lessons_adds_up():
         "ada": {"sign": 1, "no_upstream": 1},
         "grace": {"no_upstream": 2},  # not answered is no misconception
     }
+    # The CSV groups them the same way.
+    rows = list(csv.DictReader(io.StringIO(report.misconceptions_csv(made))))
+    assert [(row["misconception"], row["times"], row["learners"]) for row in rows] == [
+        ("no_upstream", "3", "ada;grace"),
+        ("sign", "1", "ada"),
+    ]
+    assert rows[0]["exercises"] == "lesson01 · 01-sigmoid-rule-check;lesson03 · 03-exp-rule-check"
+    learners = list(csv.DictReader(io.StringIO(report.learners_csv(made))))
+    assert [(row["learner"], row["misconception"], row["times"]) for row in learners] == [
+        ("ada", "no_upstream", "1"),
+        ("ada", "sign", "1"),
+        ("grace", "no_upstream", "2"),
+    ]
 
 
 def test_a_diagnosis_without_an_id_leaves_the_learners_code_out():

@@ -301,10 +301,12 @@ def course_source(reachable) -> Path:
 def test_a_course_folder_a_learner_made_first_does_not_keep_the_teacher_out(
     reachable, course_source, caplog, users, sticky
 ):
-    """bob makes exchange/<course> before the first release. Where the exchange lets the
-    teacher move it (nbgrader's 0777), it is moved aside and the release goes on, with a
-    warning naming bob; where it does not (the hub's 1777: sticky), the release stops,
-    naming bob and the command that removes it. Either way nothing goes into bob's folder."""
+    """On an exchange nobody made ready (nbgrader's own: a top folder everyone may write
+    to; the hub makes the course's folder itself, tests/test_hub_exchange.py), bob makes
+    exchange/<course> before the first release. Where the exchange lets the teacher move
+    it (0777), it is moved aside and the release goes on, with a warning naming bob; where
+    it does not (1777: sticky), the release stops, naming bob and the command that removes
+    it. Either way nothing goes into bob's folder."""
     from nbgrader.exchange import ExchangeError
 
     exchange = reachable / "exchange"

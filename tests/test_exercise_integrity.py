@@ -171,12 +171,11 @@ def test_an_answer_cannot_end_a_checking_script_with_status_0(tmp_path):
     import sys
 
     script = tmp_path / "check.py"
-    script.write_text(
-        "from workbench.exercises import check_answer\n"
-        "class Lie:\n"
-        "    def __array__(self, *a, **k):\n"
-        "        raise SystemExit(0)\n"
-        "check_answer('x.grad', [1.0, 2.0], Lie())\n"
+    script.write_text(  # (an object's __array__ is never called: tests/test_hostile_answers.py)
+        "from workbench.exercises import call_answer, check_answer\n"
+        "def x_grad():\n"
+        "    raise SystemExit(0)\n"
+        "check_answer('x.grad', [1.0, 2.0], call_answer(x_grad))\n"
         "print('passed')\n"
     )
     done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)

@@ -425,6 +425,86 @@ def test_orders_and_tables_of_arrays_compare_by_value():
         exercises.check_table("the counts", {"x": 1}, {"x": True})
 
 
+# ------------------------------------------------------------------ answers that lie
+class LyingEq:
+    """Equal to anything; hashed as "mul", so that a dict finds it under that key."""
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return hash("mul")
+
+
+class LyingWord(str):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
+
+
+class LyingCount(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+class LyingLength(list):
+    def __len__(self):
+        return 2
+
+
+class Peeking:
+    """An answer that hands numpy the checker's own expected values (``expected``, found
+    in the calling frames) instead of computing anything."""
+
+    def __array__(self, dtype=None, copy=None):
+        frame = sys._getframe(1)
+        while frame is not None and "expected" not in frame.f_locals:
+            frame = frame.f_back
+        return np.asarray(frame.f_locals["expected"], dtype=float)
+
+    def __float__(self):
+        return 2.0
+
+
+def lying_answers() -> list:
+    """``(check, answer)``: answers whose ``==``, ``len``, ``__array__`` or ``__float__``
+    would make a check that trusts them say right (issue 37, point 8)."""
+    order = lambda answer: exercises.check_order("the order", ["mul", "sum"], answer)  # noqa: E731
+    table = lambda answer: exercises.check_table("the counts", {"mul": 1}, answer)  # noqa: E731
+    value = lambda answer: exercises.check_answer("x.grad", [1.0, 2.0], answer)  # noqa: E731
+    number = lambda answer: exercises.check_answer("the count", 2.0, answer)  # noqa: E731
+    return [
+        pytest.param(order, [LyingWord("a"), LyingWord("b")], id="order / str subclass"),
+        pytest.param(order, [LyingEq(), LyingEq()], id="order / objects equal to anything"),
+        pytest.param(order, LyingLength(["mul"]), id="order / a list that says it has 2"),
+        pytest.param(table, {"mul": LyingCount(7)}, id="table / int subclass"),
+        pytest.param(table, {"mul": LyingEq()}, id="table / value equal to anything"),
+        pytest.param(table, {LyingEq(): 1}, id="table / key equal to anything"),
+        pytest.param(value, Peeking(), id="answer / __array__ peeking at the checker"),
+        pytest.param(value, [Peeking(), Peeking()], id="answer / a list of them"),
+        pytest.param(number, Peeking(), id="answer / __float__"),
+        pytest.param(number, LyingCount(7), id="answer / int subclass"),
+    ]
+
+
+@pytest.mark.parametrize("check, answer", lying_answers())
+def test_an_answer_that_lies_is_never_right(check, answer):
+    with pytest.raises(ExerciseError):
+        check(answer)
+
+
+def test_plain_answers_of_numpys_own_kinds_are_still_read():
+    """What a learner computes with numpy (np.int64 counts, np.float64 values) or
+    PyTorch is read as numbers, not refused as an object of their own."""
+    assert exercises.check_table("the counts", {"mul": 1}, {np.str_("mul"): np.int64(1)})
+    assert exercises.check_order("the order", ["mul", "sum"], (np.str_("mul"), "sum"))
+    assert exercises.check_answer("x.grad", [1.0, 2.0], [np.float64(1.0), np.int64(2)])
+    assert exercises.check_answer("x.grad", [1.0, 2.0], [wb.tensor(1.0), torch.tensor(2.0)])
+
+
 def test_a_lambda_is_not_a_function_class():
     with pytest.raises(ExerciseError, match="not a Function"):
         exercises.check_function(lambda x: x.exp(), [0.5])

@@ -76,7 +76,8 @@ def test_one_course_id_and_the_exchange_where_the_volume_is(monkeypatch):
     (exchange,) = [m["mountPath"] for m in mounts if m["name"] == "nbgrader-exchange"]
     assert config.Exchange.root == exchange
     # The private exchange's classes are importable by those names.
-    for name in (config.ExchangeFactory.submit, config.ExchangeFactory.release_assignment):
+    steps = ("submit", "release_assignment", "fetch_assignment", "fetch_feedback", "list")
+    for name in (config.ExchangeFactory[step] for step in steps):
         module, _, cls = name.rpartition(".")
         assert hasattr(importlib.import_module(module), cls)
     # No other course id anywhere a teacher reads or the hub runs.
@@ -84,6 +85,24 @@ def test_one_course_id_and_the_exchange_where_the_volume_is(monkeypatch):
         if path.is_file() and path.suffix in {".py", ".md", ".yaml", ".json", ".sh"}:
             for found in re.findall(r"course_id\s*=\s*[\"']([^\"']+)", path.read_text()):
                 assert found == COURSE_ID, path
+
+
+def test_the_exchange_script_makes_the_hubs_course_for_the_instructors_group():
+    """values.yaml's init container makes the course's folders (tests/test_hub_exchange.py
+    runs its script): for the course id of the image's settings, on the exchange's volume,
+    for the group the hook gives instructors, who write there as a group."""
+    containers = VALUES["singleuser"]["initContainers"]
+    (init,) = [c for c in containers if c["name"] == "nbgrader-exchange"]
+    *_, mount, course, group = init["command"]
+    assert course == COURSE_ID
+    (volume,) = init["volumeMounts"]
+    mounts = VALUES["singleuser"]["storage"]["extraVolumeMounts"]
+    assert volume["mountPath"] == mount and volume in mounts
+    teacher = fake_spawner("teacher", ["instructors"], ["teacher"])
+    identity_hook()(teacher)
+    assert group == teacher.environment["NB_GID"]
+    instructors = load_config_file(HUB / "jupyter-instructor" / "nbgrader_config.py")
+    assert instructors.CourseDirectory.groupshared is True
 
 
 def test_the_instructors_config_has_formgrader_and_a_course_directory():
@@ -182,9 +201,27 @@ def test_each_user_runs_under_their_own_id_and_instructors_share_a_group():
     # The id is the one the instructors' collect works out from the name alone.
     assert [int(s.environment["NB_UID"]) for s in spawners] == [hub_uid(n) for n in names]
     assert all(10000 <= hub_uid(n) < 2**31 for n in names)
-    assert teacher["NB_GID"] == "2000" and ada["NB_GID"] == grace["NB_GID"] == "100"
+    # The instructors share a group; each learner has one of their own, shared with nobody
+    # (issue 37, point 7: not docker-stacks' "users", 100, which every server's user is in).
+    assert teacher["NB_GID"] == "2000"
+    assert ada["NB_GID"] == ada["NB_UID"] and grace["NB_GID"] == grace["NB_UID"]
+    assert len({env["NB_GID"] for env in (teacher, ada, grace)}) == 3
     assert teacher["WORKBENCH_ROLE"] == "instructor" and ada["WORKBENCH_ROLE"] == "learner"
     assert VALUES["singleuser"]["uid"] == 0  # start.sh starts as root, then switches
+
+
+def test_no_pod_gives_its_volumes_to_a_group():
+    """The chart sets fsGroup 100 unless told not to: on storage that applies it, every
+    volume of the pod, the shared exchange included, would be given to that group, which
+    every learner is in. values.yaml turns it off (null removes the chart's default), and
+    nothing sets it again per user (a KubeSpawner.fs_gid function would hand the exchange
+    to each learner's group in turn)."""
+    assert "fsGid" in VALUES["singleuser"] and VALUES["singleuser"]["fsGid"] is None
+    namespace = {"c": Config()}
+    for code in VALUES["hub"]["extraConfig"].values():
+        exec(code, namespace)
+    assert "fs_gid" not in namespace["c"].KubeSpawner
+    assert "supplemental_gids" not in namespace["c"].KubeSpawner
 
 
 def test_every_package_of_the_image_is_pinned():

@@ -99,6 +99,20 @@ def test_the_first_page_says_the_kernel_needs_the_cdn_and_lists_the_lessons(site
     assert settings.get("pyodideUrl", build_lite.PYODIDE_CDN) == build_lite.PYODIDE_CDN
 
 
+@pytest.mark.parametrize("offline", [False, True], ids=["cdn", "offline"])
+def test_the_first_page_shows_the_notes_marks_as_html_and_keeps_the_busy_mark(offline):
+    """The note says a busy cell shows `[*]`: the page shows [*], not [] (issue 37, point 9),
+    and no Markdown mark is left over."""
+    import html
+
+    page = build_lite.first_page(LESSONS[:1], offline)
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    if not offline:
+        assert "keeps showing [*]," in text and "<code>[*]</code>" in page
+    assert "*" not in text.replace("[*]", "") and "`" not in text
+    assert "<b>Where this page runs.</b>" in page and "<i>Unknown</i>" in page
+
+
 def index_of(site: Path) -> dict:
     return json.loads((site / "pypi/all.json").read_text())
 

@@ -19,8 +19,10 @@ What runs is what the cluster runs (values.yaml), on one machine:
 - the learners' copies of the lessons (solutions removed) are copied into each home
   on first start (copy-lessons.sh, as the image does); instructors get formgrader and
   ~/course (instructor-config.sh);
-- the nbgrader exchange is .hub/exchange (mode 1777, as values.yaml's init container
-  sets the volume), with workbench.teaching.classroom.exchange's private submissions.
+- the nbgrader exchange is .hub/exchange, its folders made by values.yaml's own init
+  container script (rehearsal_exchange.py): the top folder closed to learners, the
+  course's folder made before any learner logs in; with
+  workbench.teaching.classroom.exchange's private submissions.
 
 The login is JupyterHub's DummyAuthenticator with one shared password: a rehearsal
 tool. Everything listens on 127.0.0.1 only; never open it to a network. Switching
@@ -45,7 +47,9 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # rehearsal_spawner.py
+sys.path.insert(0, str(HERE))  # rehearsal_spawner.py, rehearsal_exchange.py
+from rehearsal_exchange import make_exchange  # noqa: E402
+
 ROOT = HERE.parent.parent
 STATE = Path(os.environ.get("WORKBENCH_HUB_STATE", ROOT / ".hub")).resolve()
 LEARNER_ENV = ROOT / ".tools" / "learner-env"
@@ -87,17 +91,18 @@ def password(state: Path) -> str:
     return path.read_text().strip()
 
 
+VALUES = yaml.safe_load((HERE / "values.yaml").read_text(encoding="utf-8"))
+
+
 def values_env() -> dict[str, str]:
     """values.yaml's singleuser.extraEnv: the class's settings (the exam switch)."""
-    values = yaml.safe_load((HERE / "values.yaml").read_text(encoding="utf-8"))
-    return {name: str(value) for name, value in values["singleuser"]["extraEnv"].items()}
+    return {name: str(value) for name, value in VALUES["singleuser"]["extraEnv"].items()}
 
 
 def values_hook(name: str):
     """A function defined in values.yaml's hub.extraConfig: the cluster's own code."""
-    values = yaml.safe_load((HERE / "values.yaml").read_text(encoding="utf-8"))
     namespace: dict = {"c": get_config()}  # noqa: F821
-    for code in values["hub"]["extraConfig"].values():
+    for code in VALUES["hub"]["extraConfig"].values():
         exec(code, namespace)  # noqa: S102 - our own values.yaml
     return namespace[name]
 
@@ -109,7 +114,8 @@ c = get_config()  # noqa: F821 - JupyterHub defines it for config files
 folder(STATE, 0o711)
 HUB = folder(STATE / "hub", 0o700)
 HOMES = folder(STATE / "home", 0o711)
-EXCHANGE = folder(STATE / "exchange", 0o1777)
+EXCHANGE = STATE / "exchange"
+make_exchange(EXCHANGE, VALUES)
 LESSONS = learner_lessons(folder(STATE / "lessons", 0o755))
 
 c.JupyterHub.bind_url = f"http://{LOOPBACK}:{port('WORKBENCH_HUB_PORT', 8000)}"
@@ -121,7 +127,9 @@ c.JupyterHub.pid_file = str(HUB / "jupyterhub.pid")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every server
 c.JupyterHub.cleanup_proxy = True
 
-c.ConfigurableHTTPProxy.command = [str(ROOT / ".tools/chp/node_modules/.bin/configurable-http-proxy")]
+c.ConfigurableHTTPProxy.command = [
+    str(ROOT / ".tools/chp/node_modules/.bin/configurable-http-proxy")
+]
 c.ConfigurableHTTPProxy.api_url = f"http://{LOOPBACK}:{port('WORKBENCH_PROXY_API_PORT', 8001)}"
 c.ConfigurableHTTPProxy.pid_file = str(HUB / "proxy.pid")
 

@@ -2,9 +2,10 @@
 
 On the cluster, values.yaml's ``per_user_identity`` hook gives each server its user id
 (``NB_UID`` = 10000 + 30 bits of the SHA-256 of the user's name) and group (``NB_GID``:
-2000 for instructors, 100 for learners), and docker-stacks' start.sh switches to them before
-the start hooks and the server. Here the same hook runs (local_hub_config.py reads it
-out of values.yaml) and this spawner does start.sh's part: it makes the user's home
+2000 for instructors, each learner's own for a learner), and docker-stacks' start.sh
+switches to them, with the image's group ``users`` (100) added, before the start hooks
+and the server. Here the same hook runs (local_hub_config.py reads it out of
+values.yaml) and this spawner does start.sh's part: it makes the user's home
 (mode 0700, theirs), switches to their ids, sources the same start hooks
 (``copy-lessons.sh``, ``instructor-config.sh``) and starts the server.
 
@@ -32,6 +33,8 @@ NEEDS_ROOT = (
     "root can start a process under another id: run `make hub` (or the test) as root"
 )
 NSS_WRAPPER = "/usr/lib/*/libnss_wrapper.so"
+USERS_GID = 100  # docker-stacks' group "users": start.sh adds every server's user to it
+INSTRUCTORS_GID = 2000  # values.yaml's per_user_identity
 NO_NSS_WRAPPER = "nss_wrapper is missing: apt install libnss-wrapper (scripts/learner_env.sh does)"
 
 
@@ -58,9 +61,12 @@ class RehearsalSpawner(LocalProcessSpawner):
         uid, gid = self.ids()
         folder = os.path.join(os.path.dirname(self.home_root), "identities", self.user.name)
         os.makedirs(folder, mode=0o755, exist_ok=True)
+        groups = f"users:x:{USERS_GID}:jovyan\ninstructors:x:{INSTRUCTORS_GID}:\n"
+        if gid != INSTRUCTORS_GID:
+            groups += f"jovyan:x:{gid}:\n"  # a learner's own group: start.sh's groupadd
         files = {
             "NSS_WRAPPER_PASSWD": f"jovyan:x:{uid}:{gid}:{self.user.name}:{self.home}:/bin/bash\n",
-            "NSS_WRAPPER_GROUP": "users:x:100:\ninstructors:x:2000:\n",
+            "NSS_WRAPPER_GROUP": groups,
         }
         paths = {}
         for variable, text in files.items():
@@ -79,7 +85,7 @@ class RehearsalSpawner(LocalProcessSpawner):
 
         def become_the_user():  # in the child, before exec: what start.sh does with sudo
             os.setgid(gid)
-            os.setgroups([gid])
+            os.setgroups([gid, USERS_GID])  # start.sh: useradd --gid NB_GID --groups 100
             os.setuid(uid)
             os.chdir(home)
 

@@ -17,6 +17,7 @@ A wrong prediction raises :class:`ExerciseError` saying where it first differs.
 from __future__ import annotations
 
 import reprlib
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -90,6 +91,11 @@ def values_of(value, what: str) -> np.ndarray:
         value = value.detach().cpu().resolve_conj().resolve_neg()
         if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16 of its own
             value = value.float()
+    elif not readable(value):
+        fail(
+            f"Your {what} is a {type(value).__name__}: write it as numbers (a number, a list "
+            "of numbers, an array or a tensor)."
+        )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # numpy's warning about a ragged list, among others
@@ -100,14 +106,35 @@ def values_of(value, what: str) -> np.ndarray:
         fail(f"Your {what} is a {type(value).__name__} that is not a list of numbers of one shape.")
 
 
+DEEPEST = 8  # lists nested deeper than this are no answer
+
+
+def readable(value, depth: int = 0) -> bool:
+    """``value`` is something numpy reads without asking the learner's code: a built-in
+    number or text, an array or numpy's own scalar, a workbench tensor, or a list or tuple
+    of these. An object of the learner's own class could answer numpy's ``__array__`` or
+    ``__float__`` with anything, the checker's own expected values included."""
+    if type(value) in PLAIN_TYPES or isinstance(value, (np.ndarray, Tensor)):
+        return True
+    if is_torch_tensor(value):
+        return True
+    if isinstance(value, np.generic):
+        return type(value).__module__ == "numpy"
+    if type(value) in (list, tuple) and depth < DEEPEST:
+        return all(readable(item, depth + 1) for item in value)
+    return False
+
+
 def widened(array: np.ndarray) -> np.ndarray:
     """A bfloat16 array (ml_dtypes': numpy reads it as raw bytes) as float32, exactly."""
     return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
 def is_torch_tensor(value) -> bool:
-    """A PyTorch tensor, recognised without importing torch."""
-    return type(value).__module__.startswith("torch") and hasattr(value, "detach")
+    """A real PyTorch tensor, recognised without importing torch (a learner who has one
+    has imported it): not an object of their own class that only says it is from torch."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def kind_text(array: np.ndarray) -> str:
@@ -120,9 +147,11 @@ def kind_text(array: np.ndarray) -> str:
 
 @checker
 def check_order(what: str, expected: Sequence, got: Sequence, proof: str = "") -> Passed:
-    """``got`` must list the same items as ``expected``, in the same order."""
+    """``got`` must list the same items as ``expected``, in the same order (each read as
+    a plain value: :func:`same_entry`)."""
     if not isinstance(got, (list, tuple)):
         fail(f"Write {what} as a list, not a {type(got).__name__}.")
+    got = list(list.__iter__(got) if isinstance(got, list) else tuple.__iter__(got))  # read once
     for position, (want, have) in enumerate(zip(expected, got), start=1):
         if not same_entry(want, have):
             fail(
@@ -140,8 +169,11 @@ def check_order(what: str, expected: Sequence, got: Sequence, proof: str = "") -
 @checker
 def check_table(what: str, expected: Mapping, got: Mapping, proof: str = "") -> Passed:
     """``got`` must map the same keys to the same values as ``expected``."""
-    if not isinstance(got, Mapping):
+    if not isinstance(got, dict):
         fail(f"Write {what} as a dict, not a {type(got).__name__}.")
+    got = {plain_entry(key): value for key, value in dict.items(got)}  # read once
+    if NOT_PLAIN in got:
+        fail(f"Write the keys of {what} as text or numbers.")
     missing = [k for k in expected if not has_key(got, k)]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
@@ -162,8 +194,13 @@ def same_entry(want, have) -> bool:
     """One entry of an order or a table: equal, and of the same kind.
 
     Arrays and tensors compare by shape, kind of number and values; ``True`` is not
-    the count 1, nor ``1.5`` the count 1; a comparison that fails is a difference.
+    the count 1, nor ``1.5`` the count 1; a comparison that fails is a difference. The
+    learner's entry is read as a plain value (:func:`plain_entry`): an object of their
+    own class, whose ``==`` could say anything, is never the engine's entry.
     """
+    have = plain_entry(have)
+    if have is NOT_PLAIN:
+        return False
     if isinstance(have, bool) != isinstance(want, bool):
         return False
     if isinstance(want, int) and isinstance(have, float) and not have.is_integer():
@@ -174,6 +211,31 @@ def same_entry(want, have) -> bool:
         return bool(want == have)
     except Exception:  # an object whose == raises or is ambiguous: not the engine's entry
         return False
+
+
+NOT_PLAIN = object()  # what plain_entry gives for an object of the learner's own class
+PLAIN_TYPES = (bool, int, float, complex, str, bytes, type(None))
+# A subclass of a built-in type, read as that type's own value (not through its methods).
+AS_BUILT_IN = ((str, str.__str__), (int, int.__int__), (float, float.__float__))
+
+
+def plain_entry(value):
+    """``value`` as a plain value: a built-in number, text or None, an array or a tensor as
+    it is, a tuple item by item; a str, int or float subclass as that built-in's own value
+    (its ``==`` or ``__float__`` never asked); :data:`NOT_PLAIN` for anything else."""
+    if type(value) in PLAIN_TYPES or isinstance(value, (np.ndarray, Tensor)):
+        return value
+    if isinstance(value, np.generic) and type(value).__module__ == "numpy":
+        return value.item()  # numpy's own scalar (a count from np.sum) as Python's
+    if is_torch_tensor(value):
+        return value
+    if type(value) is tuple:
+        items = tuple(plain_entry(item) for item in value)
+        return NOT_PLAIN if any(item is NOT_PLAIN for item in items) else items
+    for kind, read in AS_BUILT_IN:
+        if isinstance(value, kind):
+            return read(value)
+    return NOT_PLAIN
 
 
 def same_array(want, have) -> bool:

@@ -6,6 +6,10 @@ import os
 c = get_config()  # noqa: F821 - nbgrader defines it for config files
 c.CourseDirectory.root = os.path.join(os.path.expanduser("~"), "course")
 c.ExecutePreprocessor.timeout = 120  # seconds per cell; a lesson runs in under a minute
+# The exchange's course folders belong to root and the instructors' group, made before
+# any learner could take them (values.yaml's init container): the instructors write
+# there as a group, nbgrader's groupshared (which also leaves the top folder's mode alone).
+c.CourseDirectory.groupshared = True
 # Each learner's server runs under its own user id, which the instructor's server cannot
 # name (no shared passwd across pods): nbgrader's owner check would call every
 # submission a "cheating attempt?". SafeCollect checks owners itself: each learner's

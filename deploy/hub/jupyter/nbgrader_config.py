@@ -11,3 +11,8 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")
 # their owner and the instructors' group only, inbound/ sticky (workbench.teaching.classroom.exchange).
 c.ExchangeFactory.submit = "workbench.teaching.classroom.exchange.PrivateSubmit"
 c.ExchangeFactory.release_assignment = "workbench.teaching.classroom.exchange.StickyRelease"
+# The exchange's top folder is closed to learners (values.yaml's init container makes the
+# course's folders first): their steps need only to enter it, not nbgrader's o+w.
+c.ExchangeFactory.fetch_assignment = "workbench.teaching.classroom.exchange.ClosedRootFetch"
+c.ExchangeFactory.fetch_feedback = "workbench.teaching.classroom.exchange.ClosedRootFetchFeedback"
+c.ExchangeFactory.list = "workbench.teaching.classroom.exchange.ClosedRootList"

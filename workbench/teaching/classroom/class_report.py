@@ -2,6 +2,8 @@
 
     workbench class-report ~/course                          # a table
     workbench class-report ~/course --csv class.csv --chart class.png
+    # class.csv by exercise; class-misconceptions.csv, class-learners.csv and
+    # class-suspicious.csv: the parts below the table
 
 It reads what ``nbgrader autograde`` left in a course directory: the gradebook
 (``gradebook.db``: the roster, the submissions, each test cell's score) and the
@@ -499,9 +501,7 @@ CSV_COLUMNS += ["not_submitted"]
 
 def as_csv(report: ClassReport) -> str:
     """One row per exercise; the learners who have not submitted, joined by ';'."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    rows = []
     for row in report.exercises:
         top = row.top_diagnoses() + [("", "")] * TOP
         rate = "" if row.pass_rate is None else f"{row.pass_rate:.3f}"
@@ -509,7 +509,62 @@ def as_csv(report: ClassReport) -> str:
         cells += [len(row.submitted), len(row.passed), rate]
         cells += [part for pair in top[:TOP] for part in pair]
         cells.append(";".join(report.missing.get(row.assignment, [])))
-        writer.writerow(cells)
+        rows.append(cells)
+    return csv_text(CSV_COLUMNS, rows)
+
+
+def misconceptions_csv(report: ClassReport) -> str:
+    """One row per misconception across exercises and lessons, the most frequent first:
+    its id, how many times, the learners and the exercises (joined by ';'), one message."""
+    rows = [
+        [found.key, found.total, ";".join(sorted(found.learners)), ";".join(found.places)]
+        + [found.example]
+        for found in report.misconceptions()
+    ]
+    return csv_text(["misconception", "times", "learners", "exercises", "example"], rows)
+
+
+def learners_csv(report: ClassReport) -> str:
+    """One row per learner and misconception: how many exercises showed it."""
+    rows = [
+        [student, key, n]
+        for student, kinds in report.by_learner().items()
+        for key, n in sorted(kinds.items(), key=by_count)
+    ]
+    return csv_text(["learner", "misconception", "times"], rows)
+
+
+def suspicious_csv(report: ClassReport) -> str:
+    """One row per submission to look at before trusting its grade, and why."""
+    rows = [[found.student, found.assignment, found.why] for found in report.suspicious]
+    return csv_text(["learner", "assignment", "why"], rows)
+
+
+# What --csv class.csv writes: class.csv, class-misconceptions.csv, ... (one table each)
+CSV_TABLES = {
+    "": as_csv,
+    "-misconceptions": misconceptions_csv,
+    "-learners": learners_csv,
+    "-suspicious": suspicious_csv,
+}
+
+
+def write_csv(report: ClassReport, path: Path) -> list[Path]:
+    """The report's tables as CSV files: ``path`` by exercise, and beside it, named after
+    it, the misconceptions across exercises, each learner's, the suspicious submissions."""
+    written = []
+    for suffix, table in CSV_TABLES.items():
+        target = path.with_name(f"{path.stem}{suffix}{path.suffix}")
+        target.write_text(table(report), encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def csv_text(header: list[str], rows: list[list]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
     return out.getvalue()
 
 

@@ -51,7 +51,7 @@ def cmd_answer_key(args) -> int:
 
 
 def cmd_class_report(args) -> int:
-    from .class_report import as_csv, as_table, class_report, save_chart
+    from .class_report import as_table, class_report, save_chart, write_csv
 
     try:
         report = class_report(Path(args.directory), args.assignment or None)
@@ -60,8 +60,8 @@ def cmd_class_report(args) -> int:
         return 2
     print(as_table(report))
     if args.csv:
-        Path(args.csv).write_text(as_csv(report), encoding="utf-8")
-        print(f"wrote {args.csv}")
+        written = write_csv(report, Path(args.csv))
+        print(f"wrote {', '.join(str(path) for path in written)}")
     if args.chart:
         save_chart(report, Path(args.chart))
         print(f"wrote {args.chart}")
@@ -123,7 +123,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("class-report", help="pass rates and common mistakes, per exercise")
     report.add_argument("directory", help="the nbgrader course directory, after autograde")
     report.add_argument("--assignment", action="append", help="only this one (repeatable)")
-    report.add_argument("--csv", help="also write the report as CSV")
+    report.add_argument(
+        "--csv",
+        help="also write the report as CSV: this file by exercise, and beside it "
+        "NAME-misconceptions.csv, NAME-learners.csv, NAME-suspicious.csv",
+    )
     report.add_argument("--chart", help="also draw the pass rates (PNG)")
     report.set_defaults(func=cmd_class_report)
 

@@ -5,8 +5,8 @@ only: ``inbound/`` cannot be listed by learners, but each submission is a folder
 may enter and change (mode 0777) holding files anyone may read (0644). Where every
 learner's server runs as the same user (the Zero-to-JupyterHub default, uid 1000),
 nothing separates them at all. This exchange is for a hub that gives each learner
-their own user id (deploy/hub/: ``NB_UID`` per learner) and the instructors one
-group (``NB_GID`` 2000):
+their own user id and group (deploy/hub/: ``NB_UID`` and ``NB_GID`` per learner) and
+the instructors one group (``NB_GID`` 2000):
 
 - a submission's folders become 0750 and its files 0640: its owner (the learner)
   and the instructors' group may read it, no other learner can, even knowing its name.
@@ -16,16 +16,33 @@ group (``NB_GID`` 2000):
   ``timestamp.txt``, and a learner cannot give a file a group they are not in. So the
   submission is copied once more, file by file, into a fresh folder made in
   ``inbound/``, which takes its place;
-- ``inbound/`` gets the sticky bit at release: a learner cannot remove or rename
-  another's submission.
+- ``inbound/`` has the sticky bit (the hub makes it so; elsewhere :class:`StickyRelease`
+  sets it at release): a learner cannot remove or rename another's submission.
 
-Name it in nbgrader's config (the image's /etc/jupyter/nbgrader_config.py does)::
+On the hub the exchange's folders are the deployment's, made as root before any server
+starts (deploy/hub/values.yaml's init container ``nbgrader-exchange``; the rehearsal
+runs the same script), so that no learner can make a folder there before the teacher:
+
+- the top folder: root's, mode 0755: learners enter it and add nothing;
+- ``<course>/``, ``outbound/``, ``feedback/``: root's, group the instructors', which
+  write there with nbgrader's ``groupshared`` setting (2775, 2775, 2771: a learner
+  reads what is released, and opens feedback only by its secret name);
+- ``<course>/inbound/``: 3773, sticky: every learner may hand in, none may list it or
+  remove another's submission; the instructors' group reads it.
+
+nbgrader's learner side insists on a top folder everyone may write to: the learners'
+steps here (:class:`ClosedRootFetch`, :class:`ClosedRootFetchFeedback`,
+:class:`ClosedRootList`, :class:`PrivateSubmit`) ask only that they may enter it.
+
+Name them in nbgrader's config (the image's /etc/jupyter/nbgrader_config.py does)::
 
     c.ExchangeFactory.submit = "workbench.teaching.classroom.exchange.PrivateSubmit"
-    c.ExchangeFactory.release_assignment = "workbench.teaching.classroom.exchange.StickyRelease"
+    c.ExchangeFactory.fetch_assignment = "workbench.teaching.classroom.exchange.ClosedRootFetch"
+    ...
 
 and, on the instructors' side (deploy/hub/jupyter-instructor/nbgrader_config.py)::
 
+    c.CourseDirectory.groupshared = True
     c.ExchangeFactory.collect = "workbench.teaching.classroom.exchange.SafeCollect"
 
 :class:`SafeCollect` trusts nothing a learner put in ``inbound/``: a submission holding
@@ -50,10 +67,11 @@ hub's own rule where each learner's server runs under an id the hub chose
 gives servers their ids by). :class:`PrivateSubmit` refuses ``--student`` naming someone
 else at once, so an honest mistake is told at submit, not at collect.
 
-:class:`StickyRelease` refuses a course folder in the exchange that its instructor does
-not own (a learner may make ``exchange/<course>`` before the first release, to keep
-the teacher out): it moves it aside where the exchange allows, and otherwise stops,
-naming its owner and the command that removes it.
+:class:`StickyRelease` is for an exchange nobody made ready, nbgrader's own (a top
+folder everyone may write to), where a learner may make ``exchange/<course>`` before
+the first release, to keep the teacher out: it refuses a course folder its instructor
+does not own, moves it aside where the exchange allows, and otherwise stops, naming its
+owner and the command that removes it. On the hub it only keeps ``inbound/`` sticky.
 
 Fetching and feedback stay nbgrader's: feedback is released under a name only the
 submitting learner can work out (a hash of their submission's secret).
@@ -72,9 +90,13 @@ import stat
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.exchange import Exchange
+from nbgrader.exchange.default.fetch_assignment import ExchangeFetchAssignment
+from nbgrader.exchange.default.fetch_feedback import ExchangeFetchFeedback
+from nbgrader.exchange.default.list import ExchangeList
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.submit import ExchangeSubmit
-from nbgrader.utils import get_username
+from nbgrader.utils import check_directory, get_username
 from traitlets import Enum
 
 from .coursedir import CLAIMED
@@ -110,7 +132,29 @@ def regroup(folder: Path) -> None:
     fresh.rename(folder)
 
 
-class PrivateSubmit(ExchangeSubmit):
+class ClosedRoot(Exchange):
+    """A learner's step on an exchange whose top folder the deployment made, closed to
+    learners (mode 0755, root's): they need to enter it, not to write to it as
+    nbgrader's own check asks (it would refuse every fetch and submit there)."""
+
+    def ensure_root(self) -> None:
+        if not check_directory(self.root, read=True, execute=True):
+            self.fail(f"The exchange {self.root} is missing or closed to you: ask your instructor.")
+
+
+class ClosedRootFetch(ClosedRoot, ExchangeFetchAssignment):
+    """nbgrader's fetch of an assignment, on an exchange closed at the top."""
+
+
+class ClosedRootFetchFeedback(ClosedRoot, ExchangeFetchFeedback):
+    """nbgrader's fetch of feedback, on an exchange closed at the top."""
+
+
+class ClosedRootList(ClosedRoot, ExchangeList):
+    """nbgrader's list (the Assignments tab), on an exchange closed at the top."""
+
+
+class PrivateSubmit(ClosedRoot, ExchangeSubmit):
     """nbgrader's submit, then the submission made private to the learner and instructors.
     ``--student`` may name only the learner who runs it: collect would skip a submission
     named for someone else anyway (:class:`SafeCollect`)."""
@@ -134,8 +178,9 @@ class PrivateSubmit(ExchangeSubmit):
 
 class StickyRelease(ExchangeReleaseAssignment):
     """nbgrader's release, and ``inbound/`` with the sticky bit: each learner may remove
-    only their own submission (the instructor, who owns ``inbound/``, any). A course
-    folder the instructor does not own is moved aside first, or named and refused."""
+    only their own submission (the instructor, who owns ``inbound/``, any). On an
+    exchange nobody made ready (not groupshared), a course folder the instructor does
+    not own is moved aside first, or named and refused."""
 
     def init_dest(self) -> None:
         if not self.coursedir.groupshared:
@@ -167,8 +212,8 @@ class StickyRelease(ExchangeReleaseAssignment):
                 f"(uid {info.st_uid}), not to you (uid {os.geteuid()}): a learner may have "
                 "made it before your first release. Nothing was released. The exchange "
                 "keeps others from removing it; its owner or an administrator can: "
-                f"sudo mv {course} {aside}  (on the hub, in a pod that mounts the "
-                "exchange as root), then release again."
+                f"sudo mv {course} {aside}, then release again. (deploy/hub/ makes the "
+                "course folder itself, before any learner can.)"
             )
         self.log.warning(
             "The exchange's course folder %s belonged to %s (uid %d), not to you: moved "
