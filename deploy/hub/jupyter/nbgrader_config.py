@@ -8,7 +8,8 @@ c.CourseDirectory.course_id = "autodiff-workbench"
 # The exchange: one volume shared by every server (values.yaml mounts it here).
 c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")
 # Each learner runs as their own user id (deploy/hub/README.md): submissions readable by
-# their owner and the instructors' group only, inbound/ sticky (workbench.teaching.classroom.exchange).
+# their owner and the instructors' group only, inbound/ sticky
+# (workbench.teaching.classroom.exchange).
 c.ExchangeFactory.submit = "workbench.teaching.classroom.exchange.PrivateSubmit"
 c.ExchangeFactory.release_assignment = "workbench.teaching.classroom.exchange.StickyRelease"
 # The exchange's top folder is closed to learners (values.yaml's init container makes the
