@@ -825,6 +825,8 @@ LATER_BOOLS = {
     "reshape": lambda m: [m.ones(2, 3).reshape((6, True))],
     "permute": lambda m: [m.ones(2, 3).permute(0, True)],
     "expand": lambda m: [m.ones(3, 1).expand(2, 3, True)],
+    "zeros": lambda m: [m.zeros(2, True)],
+    "zeros, a 0-d int tensor as a size": lambda m: [m.zeros(m.tensor(2), np.int64(3))],
 }
 
 
@@ -848,6 +850,8 @@ FILLS = {
     "3 into bfloat16": lambda m: m.ones(2, dtype=m.bfloat16).masked_fill(m.ones(2) > 0, 3),
     "clamp to 1+0j": lambda m: m.arange(3.0).clamp(max=1 + 0j),
     "std with correction 1+0j": lambda m: m.arange(3.0).std(correction=1 + 0j),
+    "full 1+0j as float32": lambda m: m.full((2,), 1 + 0j, dtype=m.float32),
+    "full_like -255 into uint8": lambda m: m.full_like(m.ones(2, dtype=m.uint8), -255),
 }
 
 

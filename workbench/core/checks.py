@@ -202,7 +202,8 @@ def scalar_arg(op: str, name: str, value):
 
 def value_fits(op: str, name: str, value, dtype) -> object:
     """A Python number that ``dtype`` can hold, as PyTorch converts a Scalar to it: the
-    number itself (a complex one with no imaginary part as its real part).
+    number itself (a complex one with no imaginary part as its real part, a negative one
+    for an unsigned dtype wrapped).
 
     Anything else is PyTorch's RuntimeError "value cannot be converted to type ... without
     overflow", where numpy would drop the imaginary part, wrap an int or give inf: a
@@ -223,6 +224,8 @@ def value_fits(op: str, name: str, value, dtype) -> object:
         low = -high if kind == "u" else int(np.iinfo(dtype).min)
         if not (math.isfinite(value) and low <= value <= high):
             raise _cannot_convert(op, name, value, dtype, f"it holds {low} to {high}")
+        if value < 0 and kind == "u":
+            value = int(value) + high + 1  # wrapped as PyTorch's cast does; numpy refuses it
     elif kind == "f" and math.isfinite(value) and abs(value) > float(dtypes.finfo(dtype).max):
         raise _cannot_convert(op, name, value, dtype, "beyond its largest finite value")
     return value
@@ -361,26 +364,14 @@ def nested_lengths(op: str, data, dim: int = 0) -> None:
 def shape_arg(op: str, size, name: str = "size") -> tuple:
     """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints.
 
-    A size that is not an integer is a TypeError (numpy would round 2.5 down, or not),
-    and so is one an int64 cannot hold (PyTorch cannot unpack it). PyTorch takes
-    ``True`` as the size 1, except as the first size, where its parser refuses it:
-    ``zeros(2, True)`` is ``zeros(2, 1)``, ``zeros(True, 2)`` a TypeError. A negative
-    size is PyTorch's RuntimeError "Trying to create tensor with negative dimension".
+    The sizes are read by :func:`int_list`, as PyTorch's parser reads them (``zeros(2,
+    True)`` is ``zeros(2, 1)``, ``zeros(True, 2)`` a TypeError, 2**70 a TypeError); a
+    negative size is PyTorch's RuntimeError "Trying to create tensor with negative
+    dimension".
     """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    for pos, s in enumerate(size):
-        if not isinstance(s, INTEGERS) or (pos == 0 and isinstance(s, bool)):
-            raise TypeError(
-                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
-                f"{type_name(s)} at pos {pos} ({s!r})"
-            )
-        if not fits_c_long(s):
-            raise TypeError(
-                f"{op}(): argument '{name}' failed to unpack the object at pos {pos}: {s} is "
-                "too big for a size (an int64 holds -2**63 to 2**63 - 1)"
-            )
-    shape = tuple(int(s) for s in size)
+    shape = int_list(op, name, tuple(size))
     if shape and min(shape) < 0:
         raise RuntimeError(
             f"{op}(): argument '{name}' holds a negative size: Trying to create tensor with "

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import backend, checks, state
-from .tensor import Tensor, default_complex_dtype, get_default_dtype, to_array
+from .tensor import NOT_GIVEN, Tensor, default_complex_dtype, get_default_dtype, to_array
 
 
 def _leaf(array, requires_grad: bool, name, device) -> Tensor:
@@ -73,29 +73,9 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
             dtype = default_complex_dtype()
     shape, dtype = checks.size_sequence("full", size), _float_dtype(dtype, "full")
     checks.storage_fits("full", shape, dtype)
-    _fits_dtype("full", fill_value, dtype)
+    fill_value = checks.value_fits("full", "fill_value", fill_value, dtype)
     array = np.full(shape, fill_value, dtype)
     return _leaf(array, requires_grad, name, device)
-
-
-def _fits_dtype(op: str, value, dtype) -> None:
-    """PyTorch's RuntimeError for a fill value the dtype cannot hold: a complex number
-    in a real dtype (numpy would drop its imaginary part, with a warning at most), NaN,
-    inf or an out-of-range number in an integer dtype (numpy would cast it to some
-    integer). A bool dtype holds anything (nonzero is True)."""
-    kind = np.dtype(dtype).kind
-    if isinstance(value, (complex, np.complexfloating)) and kind not in "bc":
-        raise RuntimeError(
-            f"{op}(): argument 'fill_value' is {value!r}: value cannot be converted to type "
-            f"{np.dtype(dtype)} without overflow (a complex number in a real dtype)"
-        )
-    if kind in "iu" and not isinstance(value, (bool, complex, np.complexfloating)):
-        limits = np.iinfo(dtype)
-        if not (math.isfinite(value) and limits.min <= value <= limits.max):
-            raise RuntimeError(
-                f"{op}(): argument 'fill_value' is {value!r}: value cannot be converted to "
-                f"type {np.dtype(dtype)} without overflow"
-            )
 
 
 def zeros_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
@@ -114,7 +94,7 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device
     xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
     fill_value = checks.scalar_arg("full_like", "fill_value", fill_value)
     dtype = input.dtype if dtype is None else checks.dtype_arg("full_like", dtype)
-    _fits_dtype("full_like", fill_value, dtype)
+    fill_value = checks.value_fits("full_like", "fill_value", fill_value, dtype)
     array = xp.full(input.shape, fill_value, dtype)
     return _leaf(array, requires_grad, None, device or input.device)
 
@@ -123,21 +103,14 @@ def empty_like(input: Tensor, dtype=None, requires_grad=False, device=None) -> T
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
-class _NotGiven:
-    """The default of an argument that may be left out but not given as None (PyTorch
-    refuses ``arange(5, None)`` and ``eye(3, None)``)."""
-
-    def __repr__(self) -> str:
-        return "<not given>"
+# NOT_GIVEN: PyTorch refuses ``arange(5, None)`` and ``eye(3, None)``, so leaving an
+# argument out is not the same as giving None.
 
 
-_NOT_GIVEN = _NotGiven()
-
-
-def arange(start, end=_NOT_GIVEN, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+def arange(start, end=NOT_GIVEN, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
     """``start``, ``start + step``, ... up to ``end`` (left out); ``arange(end)`` starts at 0.
     Integer bounds and step make an int64 tensor, any float the default float dtype."""
-    if end is _NOT_GIVEN:
+    if end is NOT_GIVEN:
         start, end = 0, start
     start, end, step = (
         _real_number("arange", name, value)
@@ -260,9 +233,9 @@ def _halves(x):
     return high, x - high
 
 
-def eye(n: int, m: int = _NOT_GIVEN, dtype=None, requires_grad=False, device=None) -> Tensor:
+def eye(n: int, m: int = NOT_GIVEN, dtype=None, requires_grad=False, device=None) -> Tensor:
     """The ``n`` × ``m`` identity (``m`` left out: square)."""
-    m = n if m is _NOT_GIVEN else m
+    m = n if m is NOT_GIVEN else m
     for name, value in (("n", n), ("m", m)):
         if checks.int_arg("eye", name, value) < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {name}={value}")
