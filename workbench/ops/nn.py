@@ -25,7 +25,7 @@ from . import im2col
 from .broadcasting import collapse_sum_like, sum_to
 from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
-from .registry import register_gradient, register_jvp, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_op
 from .shape import reshape, squeeze, unsqueeze
 from .unary import rsqrt
 
@@ -579,9 +579,12 @@ def nll_loss(
     return nll_loss_op(input, target, weight, reduction, ignore_index)
 
 
-# ---------------------------------------------------------------- layer_norm
-# Layer norm and batch norm standardize x over some dims, x̂ = (x − μ) / σ, and differ only
-# in those dims and in how γ and β broadcast; the standardizing is written once.
+# ------------------------------------------------------ layer_norm, batch_norm
+# Layer norm and batch norm standardize x over some dims, x̂ = (x − μ) / σ, then scale and shift,
+# y = γ · x̂ + β. They differ only in those dims and in how γ and β meet x: layer norm's have the
+# normalized shape and broadcast as they are; batch norm's hold one value per channel (dim 1).
+# The forward, the rule and the JVP are written once, given ``shaped``, which makes γ (or β)
+# broadcast against x, and ``summed``, which sums a gradient back to γ's shape.
 def _standardized(x, dims: tuple, eps: float):
     """x̂ = (x − μ) / √(σ² + ε), μ and σ² over ``dims`` (numpy, in the forward)."""
     mu = x.mean(axis=dims, keepdims=True)
@@ -601,37 +604,73 @@ def _standardized_grad(x, g_hat, dims: tuple, eps: float, need_x: bool):
     return x_hat, inv_std * (spread - x_hat * mean(g_hat * x_hat, dims, keepdim=True))
 
 
-@register_op(
-    "layer_norm",
-    inputs=("x", "weight", "bias"),
-    saves={"x": None, "weight": "x"},
-    node_name="NativeLayerNormBackward0",
-)
-def _layer_norm(x, weight, bias, dims, eps):
+def _as_is(t, ndim: int):
+    """Layer norm's γ and β: they have the normalized shape, so they broadcast as they are."""
+    return t
+
+
+def _per_channel(t, ndim: int):
+    """A (C,) tensor or array shaped to broadcast along dim 1 of an ndim-D input."""
+    return t.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _sum_per_channel(g: Tensor, param: Tensor) -> Tensor:
+    """Batch norm's γ̄ or β̄: ``g`` summed over every dim but the channels', as a (C,) tensor."""
+    return reshape(sum_to(g, (1, g.shape[1]) + (1,) * (g.ndim - 2)), (-1,))
+
+
+def _affine_standardized(x, weight, bias, dims: tuple, eps: float, shaped):
+    """The forward kernel: y = γ · x̂ + β (numpy)."""
     if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_layer_norm.forward, x, weight, bias, dims, eps)
+        return in_float32(_affine_standardized, x, weight, bias, dims, eps, shaped)
     out = _standardized(x, dims, eps)
     if weight is not None:
-        out = out * weight
+        out = out * shaped(weight, x.ndim)
     if bias is not None:
-        out = out + bias
+        out = out + shaped(bias, x.ndim)
     return out.astype(x.dtype, copy=False)
+
+
+def _affine_standardized_grad(orig, grad, shaped, summed) -> list:
+    """x̄, γ̄ and β̄ (None where not needed) for the op ``orig``."""
+    x, weight, bias = orig.args
+    need_x, need_w, need_b = orig.needs_input_grad
+    g_hat = grad * shaped(weight, x.ndim) if weight is not None else grad
+    x_hat, grad_x = _standardized_grad(x, g_hat, orig.attrs["dims"], orig.attrs["eps"], need_x)
+    grad_w = summed(grad * x_hat, weight) if need_w else None
+    grad_b = summed(grad, bias) if need_b else None
+    return [grad_x, grad_w, grad_b]
+
+
+def _affine_standardized_jvp(orig, tangents, shaped) -> Tensor:
+    """ẏ = γ · ẋ̂ + γ̇ · x̂ + β̇ for the op ``orig``."""
+    (x, weight, bias), (dx, dw, db) = orig.args, tangents
+    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
+    x_hat, dx_hat = _standardized_grad(x, dx, dims, eps, True)
+    if weight is not None:
+        dx_hat = dx_hat * shaped(weight, x.ndim) + x_hat * shaped(dw, x.ndim)
+    return dx_hat if bias is None else dx_hat + shaped(db, x.ndim)
+
+
+def _register_norm(name: str, node_name: str, shaped) -> OpDef:
+    """Register layer_norm or batch_norm: inputs x, γ, β; x is kept, and γ for x̄ only."""
+
+    def kernel(x, weight, bias, dims, eps):
+        return _affine_standardized(x, weight, bias, dims, eps, shaped)
+
+    saves = {"x": None, "weight": "x"}
+    return register_op(name, ("x", "weight", "bias"), saves, node_name=node_name)(kernel)
+
+
+_layer_norm = _register_norm("layer_norm", "NativeLayerNormBackward0", _as_is)
+_batch_norm = _register_norm("batch_norm", "NativeBatchNormBackward0", _per_channel)
 
 
 @register_gradient("layer_norm")
 def layer_norm_grad(orig, grad):
     """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (μ, σ² over the normalized dims)
     Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ"""
-    x, weight, bias = orig.args
-    need_x, need_w, need_b = orig.needs_input_grad
-    g_hat = grad * weight if weight is not None else grad
-    x_hat, grad_x = _standardized_grad(x, g_hat, orig.attrs["dims"], orig.attrs["eps"], need_x)
-    grad_w = grad_b = None
-    if need_w:
-        grad_w = collapse_sum_like(grad * x_hat, weight)
-    if need_b:
-        grad_b = collapse_sum_like(grad, bias)
-    return [grad_x, grad_w, grad_b]
+    return _affine_standardized_grad(orig, grad, _as_is, collapse_sum_like)
 
 
 @register_jvp("layer_norm")
@@ -640,11 +679,23 @@ def layer_norm_jvp(orig, tangents):
     JVP: ẏ = γ · ẋ̂ + γ̇ · x̂ + β̇,  ẋ̂ = (1/σ)(ẋ − mean(ẋ) − x̂ · mean(ẋ · x̂))
 
     ẋ̂ is the gradient rule's x̄ with ĝ = ẋ: the Jacobian of x ↦ x̂ is symmetric."""
-    (x, weight, bias), (dx, dw, db) = orig.args, tangents
-    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
-    x_hat, dx_hat = _standardized_grad(x, dx, dims, eps, True)
-    out = dx_hat if weight is None else dx_hat * weight + x_hat * dw
-    return out if bias is None else out + db
+    return _affine_standardized_jvp(orig, tangents, _as_is)
+
+
+@register_gradient("batch_norm")
+def batch_norm_grad(orig, grad):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (μ, σ² of each channel over the batch)
+    Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ
+
+    Layer norm's rule, with the means over the batch (and spatial) dims instead."""
+    return _affine_standardized_grad(orig, grad, _per_channel, _sum_per_channel)
+
+
+@register_jvp("batch_norm")
+def batch_norm_jvp(orig, tangents):
+    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (per channel, over the batch)
+    JVP: ẏ = γ · ẋ̂ + γ̇ · x̂ + β̇,  ẋ̂ = (1/σ)(ẋ − mean(ẋ) − x̂ · mean(ẋ · x̂))"""
+    return _affine_standardized_jvp(orig, tangents, _per_channel)
 
 
 def layer_norm(
@@ -672,65 +723,6 @@ def layer_norm(
             )
     dims = tuple(range(input.ndim - k, input.ndim))
     return apply_op(_layer_norm, (input, weight, bias), {"dims": dims, "eps": float(eps)})
-
-
-# ---------------------------------------------------------------- batch_norm
-# _batch_norm and its rules mirror _layer_norm's on purpose (what they share is _standardized and
-# _standardized_grad): they differ in how γ and β broadcast, and each rule's docstring is its node's
-# formula.
-def _per_channel(t, ndim: int):
-    """A (C,) tensor or array shaped to broadcast along dim 1 of an ndim-D input."""
-    return t.reshape((1, -1) + (1,) * (ndim - 2))
-
-
-@register_op(
-    "batch_norm",
-    inputs=("x", "weight", "bias"),
-    saves={"x": None, "weight": "x"},
-    node_name="NativeBatchNormBackward0",
-)
-def _batch_norm(x, weight, bias, dims, eps):
-    if x.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
-        return in_float32(_batch_norm.forward, x, weight, bias, dims, eps)
-    out = _standardized(x, dims, eps)
-    if weight is not None:
-        out = out * _per_channel(weight, x.ndim)
-    if bias is not None:
-        out = out + _per_channel(bias, x.ndim)
-    return out.astype(x.dtype, copy=False)
-
-
-@register_gradient("batch_norm")
-def batch_norm_grad(orig, grad):
-    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (μ, σ² of each channel over the batch)
-    Backward: x̄ = (1/σ)(ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂)) with ĝ = ȳ · γ; γ̄ = Σ ȳ · x̂; β̄ = Σ ȳ
-
-    Layer norm's rule, with the means over the batch (and spatial) dims instead."""
-    x, weight, bias = orig.args
-    need_x, need_w, need_b = orig.needs_input_grad
-    g_hat = grad * _per_channel(weight, x.ndim) if weight is not None else grad
-    x_hat, grad_x = _standardized_grad(x, g_hat, orig.attrs["dims"], orig.attrs["eps"], need_x)
-    grad_w = grad_b = None
-    channels = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-    if need_w:
-        grad_w = reshape(sum_to(grad * x_hat, channels), (-1,))
-    if need_b:
-        grad_b = reshape(sum_to(grad, channels), (-1,))
-    return [grad_x, grad_w, grad_b]
-
-
-@register_jvp("batch_norm")
-def batch_norm_jvp(orig, tangents):
-    """Forward: y = γ · x̂ + β,  x̂ = (x − μ) / σ   (per channel, over the batch)
-    JVP: ẏ = γ · ẋ̂ + γ̇ · x̂ + β̇,  ẋ̂ = (1/σ)(ẋ − mean(ẋ) − x̂ · mean(ẋ · x̂))"""
-    (x, weight, bias), (dx, dw, db) = orig.args, tangents
-    dims, eps = orig.attrs["dims"], orig.attrs["eps"]
-    x_hat, dx_hat = _standardized_grad(x, dx, dims, eps, True)
-    if weight is None:
-        out = dx_hat
-    else:
-        out = dx_hat * _per_channel(weight, x.ndim) + x_hat * _per_channel(dw, x.ndim)
-    return out if bias is None else out + _per_channel(db, x.ndim)
 
 
 def batch_norm(
