@@ -25,7 +25,7 @@ from . import im2col
 from .broadcasting import collapse_sum_like, sum_to
 from .complex_numbers import conj, refuse_complex, refuse_mixed_complex
 from .reductions import mean
-from .registry import OpDef, register_gradient, register_jvp, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_linear_jvp, register_op
 from .shape import reshape, squeeze, unsqueeze
 from .unary import rsqrt
 
@@ -311,11 +311,9 @@ def avg_pool2d_grad(orig, grad):
     return [avg_pool2d_backward(grad, x, **orig.attrs)]
 
 
-@register_jvp("avg_pool2d")
-def avg_pool2d_jvp(orig, tangents):
-    """Forward: y[n,c,i,j] = mean of window (i, j) of x
-    JVP: ẏ = avg_pool2d(ẋ)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "avg_pool2d", "y[n,c,i,j] = mean of window (i, j) of x", "ẏ = avg_pool2d(ẋ)   (linear)"
+)
 
 
 def avg_pool2d_op(x: Tensor, attrs: dict) -> Tensor:
@@ -485,11 +483,12 @@ def nll_loss_grad(orig, grad):
     ]
 
 
-@register_jvp("nll_loss")
-def nll_loss_jvp(orig, tangents):
-    """Forward: ℓₙ = −w[tₙ] · p[n, tₙ]; mean: Σℓₙ / Σ w[tₙ]
-    JVP: ℓ̇ = nll_loss(ṗ, t, w)   (linear in p; t and w carry no tangent)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "nll_loss",
+    "ℓₙ = −w[tₙ] · p[n, tₙ]; mean: Σℓₙ / Σ w[tₙ]",
+    "ℓ̇ = nll_loss(ṗ, t, w)   (linear in p; t and w carry no tangent)",
+    moving=(0,),
+)
 
 
 def nll_loss_op(predictions, targets, weights, reduction: str, ignore_index: int) -> Tensor:
@@ -819,11 +818,9 @@ def dropout_grad(orig, grad):
     return [grad * mask, None]
 
 
-@register_jvp("dropout")
-def dropout_jvp(orig, tangents):
-    """Forward: y = x · m
-    JVP: ẏ = ẋ · m   (linear; the mask m is drawn once)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "dropout", "y = x · m", "ẏ = ẋ · m   (linear; the mask m is drawn once)", moving=(0,)
+)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -887,11 +884,12 @@ def nll_loss_backward_grad(orig, grad):
     return [again, None, None, None]
 
 
-@register_jvp("nll_loss_backward")
-def nll_loss_backward_jvp(orig, tangents):
-    """Forward: y = nll_loss_backward(ḡ, p, t, w)
-    JVP: ẏ = nll_loss_backward(ḡ̇, p, t, w)   (linear in ḡ)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "nll_loss_backward",
+    "y = nll_loss_backward(ḡ, p, t, w)",
+    "ẏ = nll_loss_backward(ḡ̇, p, t, w)   (linear in ḡ)",
+    moving=(0,),
+)
 
 
 def nll_loss_backward(
@@ -969,11 +967,12 @@ def max_pool2d_backward_grad(orig, grad):
     return [max_pool2d_gather(grad, data, orig.attrs), None]
 
 
-@register_jvp("max_pool2d_backward")
-def max_pool2d_backward_jvp(orig, tangents):
-    """Forward: y = max_pool2d_backward(ḡ, x)
-    JVP: ẏ = max_pool2d_backward(ḡ̇, x)   (linear in ḡ; the choice of window max is flat in x)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "max_pool2d_backward",
+    "y = max_pool2d_backward(ḡ, x)",
+    "ẏ = max_pool2d_backward(ḡ̇, x)   (linear in ḡ; the choice of window max is flat in x)",
+    moving=(0,),
+)
 
 
 @register_op("max_pool2d_gather", inputs=("values", "data"), saves=("data",))
@@ -991,11 +990,12 @@ def max_pool2d_gather_grad(orig, grad):
     return [apply_op(_max_pool2d_backward, (grad, data), orig.attrs), None]
 
 
-@register_jvp("max_pool2d_gather")
-def max_pool2d_gather_jvp(orig, tangents):
-    """Forward: y = v at the first max of each window of x
-    JVP: ẏ = v̇ at the same places   (linear in v; flat in x)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "max_pool2d_gather",
+    "y = v at the first max of each window of x",
+    "ẏ = v̇ at the same places   (linear in v; flat in x)",
+    moving=(0,),
+)
 
 
 def max_pool2d_gather(values: Tensor, data: Tensor, attrs: dict) -> Tensor:
@@ -1045,11 +1045,12 @@ def avg_pool2d_backward_grad(orig, grad):
     return [avg_pool2d_op(grad, orig.attrs), None]
 
 
-@register_jvp("avg_pool2d_backward")
-def avg_pool2d_backward_jvp(orig, tangents):
-    """Forward: y = avg_pool2d_backward(ḡ, x)
-    JVP: ẏ = avg_pool2d_backward(ḡ̇, x)   (linear; x gives only its shape)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "avg_pool2d_backward",
+    "y = avg_pool2d_backward(ḡ, x)",
+    "ẏ = avg_pool2d_backward(ḡ̇, x)   (linear; x gives only its shape)",
+    moving=(0,),
+)
 
 
 def avg_pool2d_backward(
