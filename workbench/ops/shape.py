@@ -53,11 +53,15 @@ def _reshape_kernel(x, shape, dim=None):  # dim: squeeze's, for its node's name 
     return np.reshape(x, shape)
 
 
+def _view_kernel(x, shape):
+    return backend.reshape_view(x, shape)
+
+
 # PyTorch records a reshape (or flatten) of a contiguous tensor as a view: ViewBackward0.
 _reshape = _register_reshaping(
     "reshape", _reshape_kernel, "reshape(x, shape)", "ẏ = reshape(ẋ, shape)", "ViewBackward0"
 )
-_view = _register_reshaping("view", backend.reshape_view, "x.view(shape)", "ẏ = ẋ.view(shape)")
+_view = _register_reshaping("view", _view_kernel, "x.view(shape)", "ẏ = ẋ.view(shape)")
 _unsqueeze = _register_reshaping(
     "unsqueeze", _reshape_kernel, "x with a dim of size 1 put in", "ẏ = unsqueeze(ẋ, dim)"
 )
