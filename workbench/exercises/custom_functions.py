@@ -64,6 +64,7 @@ from .report import (
     NotAnswered,
     Passed,
     fail,
+    fail_on,
     learner_error,
     learners_frame,
 )
@@ -239,8 +240,7 @@ def check_forward(reference, inputs: tuple, outputs: list, names, leaves, contex
     for nr, (want, out) in enumerate(zip(wanted, outputs)):
         what = "the output of your forward" if len(wanted) == 1 else f"output {nr} of your forward"
         finding = diagnose_overflow(what, want, out, names, leaves) or compare(what, want, out)
-        if finding is not None:
-            fail(finding.sentences(context), finding)
+        fail_on(finding, context)
 
 
 def run_backward(function, ctx, upstreams: list, names: list, leaves: list, context: str) -> list:
