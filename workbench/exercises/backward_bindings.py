@@ -32,7 +32,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from .diagnose import Finding, compare, is_close, shape_text, wrong_values
 from .guard import checker
-from .report import Passed, call_learner, fail
+from .report import Passed, call_learner, fail, fail_on
 from .rules import as_result
 
 SEED = 13
@@ -95,11 +95,7 @@ def check_adjoint_by_hand(layer_backward: Callable) -> Passed:
         got = call_learner(layer_backward, args, context, "function layer_backward")
         answers = adjoints_of(got, context)
         for name in NAMES:
-            finding = adjoint_finding(name, x, w, h, h_bar, expected, answers[name])
-            if finding is not None:
-                fail(finding.sentences(context), finding)
-    # Each checker ends alike (fail on a finding, then its own Passed sentences), as
-    # per_example.py's and safe_where.py's do: the shape is shared, the sentences are not.
+            fail_on(adjoint_finding(name, x, w, h, h_bar, expected, answers[name]), context)
     return Passed(
         "Your backward bindings are right.",
         "On two layers of random values your z̄, x̄, w̄ and b̄ equal the adjoint program that "
@@ -224,9 +220,7 @@ def check_used_twice(loss_backward: Callable) -> Passed:
         context = f"With err of shape {shape_text(shape)} and L̄ = {loss_bar}"
         got = call_learner(loss_backward, (err.copy(), loss_bar), context, "function loss_backward")
         got = as_result(got, context, "err̄, an array of err's shape", REAL)
-        finding = used_twice_finding(err, loss_bar, expected, got)
-        if finding is not None:
-            fail(finding.sentences(context), finding)
+        fail_on(used_twice_finding(err, loss_bar, expected, got), context)
     return Passed(
         "Your err̄ is right.",
         "On two shapes and two values of L̄ your err̄ = 2 · err · L̄ / N equals the adjoint "

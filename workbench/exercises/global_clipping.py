@@ -33,7 +33,7 @@ from ..nn.utils import clip_grad_norm_
 from .diagnose import Finding, compare, got_where_expected, is_close, number, wrong_values
 from .guard import checker
 from .per_example import Slip
-from .report import Passed, call_learner, fail
+from .report import Passed, call_learner, fail_on
 from .rules import as_result
 
 RTOL, ATOL = 1e-5, 1e-9  # the 1e-6 added to the total may be left out, or written 1e-12
@@ -117,12 +117,8 @@ def check_case(clip_global_norm: Callable, case: Case) -> None:
     )
     expected, total = clipped_by_the_engine(before, case.max_norm)
     got = [None if p.grad is None else p.grad.detach().numpy() for p in params]
-    finding = grads_finding(case, before, expected, got, returned)
-    if finding is not None:
-        fail(finding.sentences(context), finding)
-    finding = norm_finding(case, before, expected, total, returned)
-    if finding is not None:
-        fail(finding.sentences(context), finding)
+    fail_on(grads_finding(case, before, expected, got, returned), context)
+    fail_on(norm_finding(case, before, expected, total, returned), context)
 
 
 def grads_finding(case: Case, before, expected, got, returned) -> Finding | None:

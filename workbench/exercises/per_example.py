@@ -35,7 +35,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from .diagnose import Finding, compare, is_close, shape_text, wrong_values
 from .guard import checker
-from .report import Passed, call_learner, fail
+from .report import Passed, call_learner, fail_on
 from .rules import as_result
 
 REAL = "the gradients are real"  # why a complex answer is wrong
@@ -79,11 +79,7 @@ def check_clip_per_example(clip: Callable[[Tensor, float], Tensor]) -> Passed:
         )
         got = as_result(got, context, "the clipped gradients", REAL)
         expected = clipped(grads, max_norm)
-        finding = clip_finding(grads, max_norm, expected, got)
-        if finding is not None:
-            fail(finding.sentences(context), finding)
-    # Each checker ends alike (fail on a finding, then its own Passed sentences), as
-    # backward_bindings.py's and safe_where.py's do: the shape is shared, the sentences are not.
+        fail_on(clip_finding(grads, max_norm, expected, got), context)
     return Passed(
         "Your per-example clipping is right.",
         "On three batches every row longer than max_norm came back with norm max_norm and "
@@ -245,9 +241,7 @@ def check_example_norms(example_norms: Callable[[tuple], Tensor]) -> Passed:
         got = call_learner(example_norms, (given,), context, "function example_norms")
         got = as_result(got, context, "one norm per example", REAL)
         expected = whole_norms(grads)
-        finding = norms_finding(grads, expected, got)
-        if finding is not None:
-            fail(finding.sentences(context), finding)
+        fail_on(norms_finding(grads, expected, got), context)
     return Passed(
         "Your per-example norms are right.",
         "On two batches each number is the norm of one example's whole gradient, every "

@@ -178,6 +178,13 @@ def fail(message: str, finding: Finding | None = None, **extra) -> None:
     raise ExerciseError(message, finding, **extra)
 
 
+def fail_on(finding: Finding | None, context: str) -> None:
+    """Fail with ``finding``'s sentences (said in ``context``) when there is a finding;
+    ``None`` is a check that found nothing wrong."""
+    if finding is not None:
+        fail(finding.sentences(context), finding)
+
+
 def learner_error(
     err: BaseException, function: Callable, what: str, context: str = ""
 ) -> ExerciseError:

@@ -55,6 +55,7 @@ from .report import (
     Passed,
     call_learner,
     fail,
+    fail_on,
     learner_error,
 )
 
@@ -505,9 +506,7 @@ def check_collapse_sum(candidate: Callable) -> Passed:
         expected = collapse_sum_like(Tensor(g), Tensor(np.zeros(shape))).numpy()
         context = f"With g of shape {shape_text(out_shape)} and shape={shape_text(shape)}"
         got = call_learner(candidate, (g.copy(), shape), context, "function my_collapse_sum")
-        finding = collapse_finding(g, shape, expected, as_result(got, context))
-        if finding is not None:
-            fail(finding.sentences(context), finding)
+        fail_on(collapse_finding(g, shape, expected, as_result(got, context)), context)
     return Passed(
         "Your collapse-sum is right.",
         "On 2-D and 3-D pairs of shapes it sums exactly the axes broadcasting added: "

@@ -27,7 +27,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from .diagnose import Finding, compare, number
 from .guard import checker
-from .report import Passed, call_learner, fail
+from .report import Passed, call_learner, fail, fail_on
 
 POINTS = np.array([-2.0, -0.5, 0.0, 0.04, 0.25, 1.0, 4.0])  # 0, negatives, and x > 0
 WHAT = "function safe_sqrt"
@@ -59,16 +59,10 @@ def check_safe_sqrt(function: Callable) -> Passed:
             "gradient): build it from x with tensor operations, not from numpy or .detach()."
         )
     value = y.detach().numpy()
-    finding = value_finding(value)
-    if finding is not None:
-        fail(finding.sentences(context), finding)
+    fail_on(value_finding(value), context)
     y.backward(Tensor(np.ones(POINTS.shape)))  # ȳ = 1 at every point: x.grad is f′(x)
     got = None if x.grad is None else x.grad.numpy()
-    finding = gradient_finding(got)
-    if finding is not None:
-        fail(finding.sentences(context), finding)
-    # Each checker ends like backward_bindings.py's and per_example.py's: fail on a finding, then
-    # its own Passed sentences.
+    fail_on(gradient_finding(got), context)
     return Passed(
         "Your safe √x is right.",
         "At 0, at negative numbers and above 0 its value and its gradient are finite and "

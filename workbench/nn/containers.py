@@ -14,7 +14,22 @@ from typing import Any
 from .module import Module
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: their children in order, counted, iterated and
+    appended to (a new child is named by its position)."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> _ModuleSequence:
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Chain modules: ``Sequential(Linear(2, 16), ReLU(), Linear(16, 1))``.
 
     Children are named ``"0"``, ``"1"``... or by the keys of an ``OrderedDict``.
@@ -39,18 +54,8 @@ class Sequential(Module):
             return Sequential(OrderedDict(list(self._modules.items())[index]))
         return list(self._modules.values())[_checked_index(index, len(self))]
 
-    def __len__(self) -> int:
-        return len(self._modules)
 
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
-
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules, registered as children named ``"0"``, ``"1"``..."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -65,18 +70,6 @@ class ModuleList(Module):
 
     def __setitem__(self, index: int, module: Module) -> None:
         self.add_module(str(_checked_index(index, len(self))), module)
-
-    # ModuleList's __len__, __iter__ and append are Sequential's (above), as in PyTorch: two classes
-    # a learner meets apart, each complete on its own.
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         for module in modules:

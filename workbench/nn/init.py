@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 import workbench as wb
 from workbench import Tensor
@@ -91,46 +92,56 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
-def kaiming_uniform_(
-    tensor: Tensor,
-    a: float = 0.0,
-    mode: str = "fan_in",
-    nonlinearity: str = "leaky_relu",
-    generator=None,
-) -> Tensor:
+def _kaiming(name: str, draw: Callable, doc: str) -> Callable[..., Tensor]:
+    """``kaiming_uniform_`` or ``kaiming_normal_`` (He et al., 2015): values of standard
+    deviation ``std = gain / √fan``, drawn by ``draw(tensor, std, generator)``. Both keep
+    PyTorch's signature."""
+
+    def kaiming_(
+        tensor: Tensor,
+        a: float = 0.0,
+        mode: str = "fan_in",
+        nonlinearity: str = "leaky_relu",
+        generator=None,
+    ) -> Tensor:
+        if tensor.numel() == 0:
+            return _no_op_on_empty(tensor, name)
+        std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+        return draw(tensor, std, generator)
+
+    kaiming_.__name__ = kaiming_.__qualname__ = name
+    kaiming_.__doc__ = doc
+    return kaiming_
+
+
+def _uniform_of_std(tensor: Tensor, std: float, generator) -> Tensor:
+    bound = math.sqrt(3.0) * std  # U(−b, b) has standard deviation b / √3
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def _normal_of_std(tensor: Tensor, std: float, generator) -> Tensor:
+    return normal_(tensor, 0.0, std, generator)
+
+
+kaiming_uniform_ = _kaiming(
+    "kaiming_uniform_",
+    _uniform_of_std,
     """U(−bound, bound) with ``bound = √3 · gain / √fan``: He et al., 2015.
 
     ``Linear`` and ``Conv2d`` call this with ``a=√5``, which works out to
     ``bound = 1 / √fan_in``, PyTorch's default.
-    """
-    if tensor.numel() == 0:
-        return _no_op_on_empty(tensor, "kaiming_uniform_")
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound, generator)
-
-
-# Same signature as kaiming_uniform_ above on purpose: each keeps PyTorch's.
-def kaiming_normal_(
-    tensor: Tensor,
-    a: float = 0.0,
-    mode: str = "fan_in",
-    nonlinearity: str = "leaky_relu",
-    generator=None,
-) -> Tensor:
-    """N(0, std²) with ``std = gain / √fan``."""
-    if tensor.numel() == 0:
-        return _no_op_on_empty(tensor, "kaiming_normal_")
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std, generator)
+    """,
+)
+kaiming_normal_ = _kaiming(
+    "kaiming_normal_", _normal_of_std, "N(0, std²) with ``std = gain / √fan``."
+)
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(−bound, bound) with ``bound = √3 · gain · √(2 / (fan_in + fan_out))``: Glorot & Bengio."""
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound, generator)
+    return _uniform_of_std(tensor, std, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:

@@ -41,6 +41,36 @@ def reset_like_torch(weight: Parameter, bias: Parameter | None) -> None:
         init.uniform_(bias, -bound, bound)
 
 
+def add_weight_and_bias(layer: Module, shape: tuple, bias: bool, device, dtype) -> None:
+    """Give ``layer`` a weight of ``shape`` and a bias of one value per output (``shape[0]``),
+    or a bias of None, registered as PyTorch does; then initialise them with the layer's
+    ``reset_parameters``."""
+    layer.weight = Parameter(wb.empty(*shape, dtype=dtype, device=device))
+    if bias:
+        layer.bias = Parameter(wb.empty(shape[0], dtype=dtype, device=device))
+    else:
+        layer.register_parameter("bias", None)
+    layer.reset_parameters()
+
+
+class _Configured(Module):
+    """A layer without weights, set up by its arguments: it keeps them as attributes
+    (``self.alpha``), as torch.nn's layers do, and its repr shows them in order, as PyTorch's
+    (``ELU(alpha=1.0)``), ``inplace`` only when it is on (``ELU(alpha=1.0, inplace=True)``)."""
+
+    def __init__(self, **arguments) -> None:
+        super().__init__()
+        self._shown = tuple(arguments)
+        for name, value in arguments.items():
+            setattr(self, name, value)
+
+    def extra_repr(self) -> str:
+        shown = [f"{name}={getattr(self, name)!r}" for name in self._shown if name != "inplace"]
+        if getattr(self, "inplace", False):
+            shown.append("inplace=True")
+        return ", ".join(shown)
+
+
 class Identity(Module):
     """Returns its input unchanged (a placeholder in a Sequential)."""
 
@@ -64,12 +94,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(wb.empty(out_features, in_features, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(wb.empty(out_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        add_weight_and_bias(self, (out_features, in_features), bias, device, dtype)
 
     def reset_parameters(self) -> None:
         reset_like_torch(self.weight, self.bias)
@@ -115,12 +140,7 @@ class Conv2d(Module):
         self.dilation = _pair(dilation)
         self.groups = groups
         shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(wb.empty(*shape, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(wb.empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        add_weight_and_bias(self, shape, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         reset_like_torch(self.weight, self.bias)
@@ -163,16 +183,18 @@ def _check_conv_settings(in_channels, out_channels, stride, padding, groups) -> 
             )
 
 
-class MaxPool2d(Module):
+class MaxPool2d(_Configured):
     """The maximum of each ``kernel_size`` window; the gradient goes to the winner."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.ceil_mode = ceil_mode
+        stride = stride if stride is not None else kernel_size
+        super().__init__(
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         extras = _settings(
@@ -181,42 +203,27 @@ class MaxPool2d(Module):
         )
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, **extras)
 
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
 
-
-class AvgPool2d(Module):
+class AvgPool2d(_Configured):
     """The mean of each ``kernel_size`` window; the gradient is shared out evenly."""
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        stride = stride if stride is not None else kernel_size
+        super().__init__(kernel_size=kernel_size, stride=stride, padding=padding)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
 
 # ------------------------------------------------------------------ activations
-class ReLU(Module):
+class ReLU(_Configured):
     """``max(x, 0)``; ``inplace=True`` overwrites the input instead of making a new tensor."""
 
     def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+        super().__init__(inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, inplace=self.inplace) if self.inplace else wb.relu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -231,90 +238,64 @@ class Tanh(Module):
         return wb.tanh(input)
 
 
-class GELU(Module):
+class GELU(_Configured):
     """``x · Φ(x)``; ``approximate='tanh'`` uses the tanh formula of the GPT-2 era."""
 
     def __init__(self, approximate: str = "none") -> None:
-        super().__init__()
-        self.approximate = approximate
+        super().__init__(approximate=approximate)
 
     def forward(self, input: Tensor) -> Tensor:
         if self.approximate == "none":
             return F.gelu(input)
         return F.gelu(input, approximate=self.approximate)
 
-    def extra_repr(self) -> str:
-        return f"approximate='{self.approximate}'"
 
-
-# The activation modules repeat one shape (store the arguments, call F's function, show them in
-# extra_repr) on purpose, as torch.nn's do: each class reads on its own.
-class LeakyReLU(Module):
+class LeakyReLU(_Configured):
     """``x`` where positive, ``negative_slope · x`` elsewhere."""
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        super().__init__(negative_slope=negative_slope, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
-
-class ELU(Module):
+class ELU(_Configured):
     """``x`` where positive, ``α · (eˣ − 1)`` elsewhere."""
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        super().__init__(alpha=alpha, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
-
-class SiLU(Module):
+class SiLU(_Configured):
     """``x · σ(x)`` (also called swish)."""
 
     def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+        super().__init__(inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, self.inplace)
 
 
-class Softplus(Module):
+class Softplus(_Configured):
     """``log(1 + e^(β·x)) / β``, a smooth ReLU (linear above ``threshold``)."""
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        super().__init__(beta=beta, threshold=threshold)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
 
-
-class Softmax(Module):
+class Softmax(_Configured):
     def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
+        super().__init__(dim=dim)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
@@ -420,19 +401,14 @@ class Embedding(Module):
         return text
 
 
-class Flatten(Module):
+class Flatten(_Configured):
     """Flatten dims ``start_dim..end_dim`` into one (by default: all but the batch dim)."""
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
-        super().__init__()
-        self.start_dim = start_dim
-        self.end_dim = end_dim
+        super().__init__(start_dim=start_dim, end_dim=end_dim)
 
     def forward(self, input: Tensor) -> Tensor:
         return wb.flatten(input, self.start_dim, self.end_dim)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class _BatchNorm(Module):

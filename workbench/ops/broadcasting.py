@@ -15,8 +15,7 @@ from ..core import checks, events
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor
 from ..record.dispatch import apply_op
-from ..record.forward_ad import same_op
-from .registry import register_gradient, register_jvp, register_op
+from .registry import register_gradient, register_linear_jvp, register_op
 
 
 def shape_arg(op: str, sizes: tuple, name: str = "shape") -> tuple:
@@ -44,11 +43,11 @@ def expand_grad(orig, grad):
     return [collapse_sum_like(grad, x)]
 
 
-@register_jvp("expand")
-def expand_jvp(orig, tangents):
-    """Forward: y = broadcast_to(x, shape)
-    JVP: ẏ = broadcast_to(ẋ, shape)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "expand",
+    "y = broadcast_to(x, shape)",
+    "ẏ = broadcast_to(ẋ, shape)   (linear: the op on the tangent)",
+)
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
@@ -108,11 +107,11 @@ def collapse_sum_grad(orig, grad):
     return [expand(grad, x.shape)]
 
 
-@register_jvp("collapse_sum_like")
-def collapse_sum_jvp(orig, tangents):
-    """Forward: y = collapse_sum_like(x, like)
-    JVP: ẏ = collapse_sum_like(ẋ, like)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "collapse_sum_like",
+    "y = collapse_sum_like(x, like)",
+    "ẏ = collapse_sum_like(ẋ, like)   (linear)",
+)
 
 
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:

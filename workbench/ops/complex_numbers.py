@@ -16,8 +16,7 @@ import numpy as np
 from ..core import checks
 from ..core.tensor import Tensor, is_differentiable_dtype
 from ..record.dispatch import apply_op
-from ..record.forward_ad import same_op
-from .registry import register_gradient, register_jvp, register_op
+from .registry import register_gradient, register_jvp, register_linear_jvp, register_op
 
 _COMPLEX_OF = {
     np.dtype("float32"): np.dtype("complex64"),
@@ -40,11 +39,11 @@ def conj_grad(orig, grad):
     return [conj(grad)]
 
 
-@register_jvp("conj")
-def conj_jvp(orig, tangents):
-    """Forward: y = conj(z)
-    JVP: ẏ = conj(ż)   (conj is ℝ-linear, not holomorphic: the tangent is conjugated too)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "conj",
+    "y = conj(z)",
+    "ẏ = conj(ż)   (conj is ℝ-linear, not holomorphic: the tangent is conjugated too)",
+)
 
 
 def conj(input: Tensor) -> Tensor:
@@ -73,11 +72,7 @@ def real_grad(orig, grad):
     return [grad.to(z.dtype)]
 
 
-@register_jvp("real")
-def real_jvp(orig, tangents):
-    """Forward: y = Re z
-    JVP: ẏ = Re ż"""
-    return same_op(orig, tangents)
+register_linear_jvp("real", "y = Re z", "ẏ = Re ż")
 
 
 @register_op("imag")
@@ -92,11 +87,7 @@ def imag_grad(orig, grad):
     return [grad * 1j]
 
 
-@register_jvp("imag")
-def imag_jvp(orig, tangents):
-    """Forward: y = Im z
-    JVP: ẏ = Im ż"""
-    return same_op(orig, tangents)
+register_linear_jvp("imag", "y = Im z", "ẏ = Im ż")
 
 
 def real(input: Tensor) -> Tensor:
@@ -184,11 +175,9 @@ def complex_grad(orig, grad):
     ]
 
 
-@register_jvp("complex")
-def complex_jvp(orig, tangents):
-    """Forward: z = re + i · im
-    JVP: ż = r̊e + i · i̊m   (linear: the op on the tangents)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "complex", "z = re + i · im", "ż = r̊e + i · i̊m   (linear: the op on the tangents)"
+)
 
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001  (torch.complex)

@@ -16,10 +16,9 @@ from ..core import backend, checks
 from ..core.checks import dim_in_range
 from ..core.tensor import Tensor
 from ..record.dispatch import apply_op
-from ..record.forward_ad import same_op
 from .arithmetic import where
 from .reductions import sum
-from .registry import OpDef, register_gradient, register_jvp, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_linear_jvp, register_op
 from .shape import astype, getitem, reshape, scatter_add
 
 
@@ -99,11 +98,7 @@ def cat_grad(orig, grad):
     return grads
 
 
-@register_jvp("cat")
-def cat_jvp(orig, tangents):
-    """Forward: y = cat([x₀, x₁, ...], dim)
-    JVP: ẏ = cat([ẋ₀, ẋ₁, ...], dim)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("cat", "y = cat([x₀, x₁, ...], dim)", "ẏ = cat([ẋ₀, ẋ₁, ...], dim)   (linear)")
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -162,11 +157,9 @@ def stack_grad(orig, grad):
     ]
 
 
-@register_jvp("stack")
-def stack_jvp(orig, tangents):
-    """Forward: y = stack([x₀, x₁, ...], dim)
-    JVP: ẏ = stack([ẋ₀, ẋ₁, ...], dim)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "stack", "y = stack([x₀, x₁, ...], dim)", "ẏ = stack([ẋ₀, ẋ₁, ...], dim)   (linear)"
+)
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
@@ -258,11 +251,7 @@ def flip_grad(orig, grad):
     return [flip(grad, orig.attrs["dims"])]
 
 
-@register_jvp("flip")
-def flip_jvp(orig, tangents):
-    """Forward: y = flip(x, dims)
-    JVP: ẏ = flip(ẋ, dims)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("flip", "y = flip(x, dims)", "ẏ = flip(ẋ, dims)   (linear)")
 
 
 def flip(input: Tensor, dims) -> Tensor:
@@ -285,11 +274,7 @@ def roll_grad(orig, grad):
     return [apply_op(_roll, (grad,), {"shifts": back, "dims": dims})]
 
 
-@register_jvp("roll")
-def roll_jvp(orig, tangents):
-    """Forward: y = roll(x, shifts, dims)
-    JVP: ẏ = roll(ẋ, shifts, dims)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("roll", "y = roll(x, shifts, dims)", "ẏ = roll(ẋ, shifts, dims)   (linear)")
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
@@ -421,11 +406,7 @@ def tril_grad(orig, grad):
     return [tril(grad, orig.attrs["diagonal"])]
 
 
-@register_jvp("tril")
-def tril_jvp(orig, tangents):
-    """Forward: y = tril(x, k)
-    JVP: ẏ = tril(ẋ, k)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("tril", "y = tril(x, k)", "ẏ = tril(ẋ, k)   (linear)")
 
 
 @register_gradient("triu")
@@ -435,11 +416,7 @@ def triu_grad(orig, grad):
     return [triu(grad, orig.attrs["diagonal"])]
 
 
-@register_jvp("triu")
-def triu_jvp(orig, tangents):
-    """Forward: y = triu(x, k)
-    JVP: ẏ = triu(ẋ, k)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("triu", "y = triu(x, k)", "ẏ = triu(ẋ, k)   (linear)")
 
 
 def _check_matrix(input: Tensor, op: str) -> None:
@@ -477,11 +454,7 @@ def repeat_grad(orig, grad):
     return [reshape(sum(reshape(grad, interleaved), dim=copies), x.shape)]
 
 
-@register_jvp("repeat")
-def repeat_jvp(orig, tangents):
-    """Forward: y = x.repeat(r₀, r₁, ...)
-    JVP: ẏ = ẋ.repeat(r₀, r₁, ...)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("repeat", "y = x.repeat(r₀, r₁, ...)", "ẏ = ẋ.repeat(r₀, r₁, ...)   (linear)")
 
 
 def repeat(input: Tensor, *sizes) -> Tensor:
@@ -516,11 +489,9 @@ def take_grad(orig, grad):
     return [take_backward(grad, x, indices, orig.attrs.get("axis")), None]
 
 
-@register_jvp("take")
-def take_jvp(orig, tangents):
-    """Forward: y = take(x, indices, axis)
-    JVP: ẏ = take(ẋ, indices, axis)   (linear)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "take", "y = take(x, indices, axis)", "ẏ = take(ẋ, indices, axis)   (linear)", moving=(0,)
+)
 
 
 def _index_tensor(index, input: Tensor, op: str) -> Tensor:
@@ -592,11 +563,9 @@ def embedding_grad(orig, grad):
     return [take_backward(grad, weight, indices, 0), None]
 
 
-@register_jvp("embedding")
-def embedding_jvp(orig, tangents):
-    """Forward: y = weight[indices]
-    JVP: ẏ = ẇeight[indices]   (linear)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "embedding", "y = weight[indices]", "ẏ = ẇeight[indices]   (linear)", moving=(0,)
+)
 
 
 def embedding_rows(weight: Tensor, indices) -> Tensor:
@@ -620,11 +589,9 @@ def gather_grad(orig, grad):
     return [gather_backward(grad, x, orig.attrs["dim"], index), None]
 
 
-@register_jvp("gather")
-def gather_jvp(orig, tangents):
-    """Forward: y = gather(x, dim, index)
-    JVP: ẏ = gather(ẋ, dim, index)   (linear)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "gather", "y = gather(x, dim, index)", "ẏ = gather(ẋ, dim, index)   (linear)", moving=(0,)
+)
 
 
 @register_op("gather_backward", inputs=("grad", "x", "index"), saves=("index",))
@@ -649,11 +616,12 @@ def gather_backward_grad(orig, grad):
     return [apply_op(_gather, (grad, index), {"dim": orig.attrs["dim"]}), None, None]
 
 
-@register_jvp("gather_backward")
-def gather_backward_jvp(orig, tangents):
-    """Forward: y = zeros(x.shape).scatter_add(dim, index, g)
-    JVP: ẏ = zeros(x.shape).scatter_add(dim, index, ġ)   (linear; x gives only its shape)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "gather_backward",
+    "y = zeros(x.shape).scatter_add(dim, index, g)",
+    "ẏ = zeros(x.shape).scatter_add(dim, index, ġ)   (linear; x gives only its shape)",
+    moving=(0,),
+)
 
 
 def gather_backward(grad: Tensor, x, dim: int, index: Tensor) -> Tensor:
@@ -734,11 +702,12 @@ def take_backward_grad(orig, grad):
     return [take(grad, indices, orig.attrs.get("axis")), None, None]
 
 
-@register_jvp("take_backward")
-def take_backward_jvp(orig, tangents):
-    """Forward: y = take_backward(g, x, i, axis)
-    JVP: ẏ = take_backward(ġ, x, i, axis)   (linear; x gives only its shape)"""
-    return same_op(orig, tangents, (0,))
+register_linear_jvp(
+    "take_backward",
+    "y = take_backward(g, x, i, axis)",
+    "ẏ = take_backward(ġ, x, i, axis)   (linear; x gives only its shape)",
+    moving=(0,),
+)
 
 
 def take_backward(output_grad: Tensor, x, indices: Tensor, axis: int | None = None) -> Tensor:

@@ -26,49 +26,32 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..record import recompute
 from ..record.dispatch import apply_op
-from .registry import register_gradient, register_jvp, register_op
+from .registry import OpDef, register_op, register_rules
 
 __all__ = ["start_checkpoint", "end_checkpoint"]
 
 
-# Two identity ops with the same rules (and clone's in shape.py), kept apart on purpose: the graph
-# must tell a stage's start from its end, and each node shows its own formula.
-@register_op("start_checkpoint", view=True)
-def _start_checkpoint(x):
-    return x
+def _register_marker(name: str, marks: str) -> OpDef:
+    """Register a marker: an identity op (a view), x̄ = ȳ and ẏ = ẋ, that is a node of its own
+    on the graph, so that the graph tells a stage's start from its end."""
+
+    def identity(x):
+        return x
+
+    def marker_grad(orig, grad):
+        return [grad]
+
+    def marker_jvp(orig, tangents):
+        return tangents[0]
+
+    op = register_op(name, view=True)(identity)
+    forward = f"{name}(x)   (identity; marks {marks} of a checkpoint stage)"
+    register_rules(name, marker_grad, marker_jvp, forward, "x̄ = ȳ", "ẏ = ẋ")
+    return op
 
 
-@register_gradient("start_checkpoint")
-def start_checkpoint_grad(orig, grad):
-    """Forward: y = start_checkpoint(x)   (identity; marks an input of a checkpoint stage)
-    Backward: x̄ = ȳ"""
-    return [grad]
-
-
-@register_jvp("start_checkpoint")
-def start_checkpoint_jvp(orig, tangents):
-    """Forward: y = start_checkpoint(x)   (identity)
-    JVP: ẏ = ẋ"""
-    return tangents[0]
-
-
-@register_op("end_checkpoint", view=True)
-def _end_checkpoint(x):
-    return x
-
-
-@register_gradient("end_checkpoint")
-def end_checkpoint_grad(orig, grad):
-    """Forward: y = end_checkpoint(x)   (identity; marks the output of a checkpoint stage)
-    Backward: x̄ = ȳ"""
-    return [grad]
-
-
-@register_jvp("end_checkpoint")
-def end_checkpoint_jvp(orig, tangents):
-    """Forward: y = end_checkpoint(x)   (identity)
-    JVP: ẏ = ẋ"""
-    return tangents[0]
+_start_checkpoint = _register_marker("start_checkpoint", "an input")
+_end_checkpoint = _register_marker("end_checkpoint", "the output")
 
 
 def _check_tensor(x, marker: str) -> None:

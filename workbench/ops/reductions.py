@@ -27,11 +27,16 @@ from ..core.checks import dim_in_range
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor, is_differentiable_dtype
 from ..record.dispatch import apply_op, float_input
-from ..record.forward_ad import same_op
 from .arithmetic import abs, maximum, minimum, sgn, where, zeros_like_grad
 from .broadcasting import expand
 from .complex_numbers import conj, refuse_complex
-from .registry import OpDef, register_gradient, register_jvp, register_op
+from .registry import (
+    register_gradient,
+    register_jvp,
+    register_linear_jvp,
+    register_op,
+    register_rules,
+)
 from .shape import astype, getitem, reshape
 from .unary import exp
 
@@ -134,11 +139,7 @@ def sum_grad(orig, grad):
     return [unreduce(grad, x.shape, orig.attrs["dims"])]
 
 
-@register_jvp("sum")
-def sum_jvp(orig, tangents):
-    """Forward: y = Σ x   (over dim)
-    JVP: ẏ = Σ ẋ   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("sum", "y = Σ x   (over dim)", "ẏ = Σ ẋ   (linear)")
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, **numpy_names) -> Tensor:
@@ -178,11 +179,7 @@ def mean_grad(orig, grad):
     return [unreduce(grad / count, x.shape, dims)]
 
 
-@register_jvp("mean")
-def mean_jvp(orig, tangents):
-    """Forward: y = (1/N) Σ x   (over dim)
-    JVP: ẏ = (1/N) Σ ẋ   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("mean", "y = (1/N) Σ x   (over dim)", "ẏ = (1/N) Σ ẋ   (linear)")
 
 
 def _count(shape: tuple, dims: tuple | None) -> int:
@@ -227,7 +224,7 @@ def _weighted_sum_jvp(orig, dx: Tensor, rule, dims) -> Tensor:
     return apply_op(_sum, (conj(weights) * dx,), {"dims": dims, "keepdim": keepdim})
 
 
-def _register_extreme(name: str, reduce, over: str, node_name: str | None = None) -> OpDef:
+def _register_extreme(name: str, reduce, over: str, node_name: str | None = None):
     """Register ``name``, a max or a min (``reduce`` is np.max or np.min) over ``over``, with
     the one rule amax, amin, max and min share: ȳ shared evenly among the elements equal to
     y, as PyTorch. The rules' docstrings, the formulas the stepper shows, are made here."""
@@ -242,17 +239,15 @@ def _register_extreme(name: str, reduce, over: str, node_name: str | None = None
     def extreme_jvp(orig, tangents):
         return _weighted_sum_jvp(orig, tangents[0], _extreme_grad, orig.attrs["dims"])
 
-    forward = f"Forward: y = {extreme} x   (over {over})"
-    extreme_grad.__name__, extreme_jvp.__name__ = f"{name}_grad", f"{name}_jvp"
-    extreme_grad.__doc__ = (
-        f"{forward}\nBackward: x̄ = ȳ shared evenly among the elements equal to the {extreme}"
-    )
-    extreme_jvp.__doc__ = (
-        f"{forward}\nJVP: ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the {extreme}ima)"
-    )
     op = register_op(name, saves=("x", "out"), node_name=node_name)(kernel)
-    register_gradient(name)(extreme_grad)
-    register_jvp(name)(extreme_jvp)
+    register_rules(
+        name,
+        extreme_grad,
+        extreme_jvp,
+        f"{extreme} x   (over {over})",
+        f"x̄ = ȳ shared evenly among the elements equal to the {extreme}",
+        f"ẏ = Σ ẋ · [x = y] / Σ [x = y]   (the mean of ẋ over the {extreme}ima)",
+    )
     return op
 
 
@@ -549,7 +544,7 @@ def _correction(unbiased, correction, name: str) -> float:
     return 0 if unbiased is False else 1
 
 
-def _spread(op: OpDef, doc: str) -> Callable[..., Tensor]:
+def _spread(op, doc: str) -> Callable[..., Tensor]:
     """``var`` or ``std``: one signature, PyTorch's, with the same ``correction`` rules."""
 
     def spread(

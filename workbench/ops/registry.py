@@ -36,6 +36,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..record.forward_ad import same_op
+
 OPS: dict[str, OpDef] = {}
 
 
@@ -182,6 +184,37 @@ def register_jvp(name: str) -> Callable[[Callable], Callable]:
         return rule
 
     return decorate
+
+
+def register_linear_jvp(
+    name: str, forward: str, tangent: str, moving: tuple[int, ...] | None = None
+) -> None:
+    """Attach the JVP of an op that is linear in its inputs (in those at ``moving`` only,
+    when given): the op itself, run on the tangents (``same_op``). ``forward`` and
+    ``tangent`` are its formula as the stepper shows it: ``Forward: y = reshape(x, shape)``,
+    ``JVP: ẏ = reshape(ẋ, shape)``."""
+
+    def linear_jvp(orig, tangents):
+        return same_op(orig, tangents, moving)
+
+    linear_jvp.__name__ = linear_jvp.__qualname__ = f"{name}_jvp"
+    linear_jvp.__doc__ = f"Forward: {forward}\nJVP: {tangent}"
+    register_jvp(name)(linear_jvp)
+
+
+def register_rules(
+    name: str, gradient: Callable, jvp: Callable, forward: str, backward: str, tangent: str
+) -> None:
+    """Attach to the op ``name`` rules that one function makes for several ops (floor's and
+    ceil's, log10's and log2's): each is named after the op (``floor_grad``) and given the
+    docstring a rule written out has, ``Forward: y = {forward}`` with ``Backward: {backward}``
+    or ``JVP: {tangent}``, the formulas the stepper shows."""
+    gradient.__name__ = gradient.__qualname__ = f"{name}_grad"
+    jvp.__name__ = jvp.__qualname__ = f"{name}_jvp"
+    gradient.__doc__ = f"Forward: y = {forward}\nBackward: {backward}"
+    jvp.__doc__ = f"Forward: y = {forward}\nJVP: {tangent}"
+    register_gradient(name)(gradient)
+    register_jvp(name)(jvp)
 
 
 def formula_of(rule: Callable, kinds: tuple = ("Forward", "Backward")) -> str:

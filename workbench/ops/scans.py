@@ -13,12 +13,11 @@ from ..core.checks import dim_in_range
 from ..core.dtypes import SMALL_FLOAT_CHARS, in_float32
 from ..core.tensor import Tensor
 from ..record.dispatch import apply_op
-from ..record.forward_ad import same_op
 from .arithmetic import where
 from .complex_numbers import conj
 from .indexing import flip
 from .reductions import has_zeros, int_to_int64, sum
-from .registry import register_gradient, register_jvp, register_op
+from .registry import register_gradient, register_jvp, register_linear_jvp, register_op
 from .shape import reshape, transpose, unsqueeze
 
 
@@ -44,11 +43,7 @@ def cumsum_grad(orig, grad):
     return [_reverse_cumsum(grad, orig.attrs["dim"])]
 
 
-@register_jvp("cumsum")
-def cumsum_jvp(orig, tangents):
-    """Forward: yᵢ = Σ_{j≤i} xⱼ
-    JVP: ẏᵢ = Σ_{j≤i} ẋⱼ   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp("cumsum", "yᵢ = Σ_{j≤i} xⱼ", "ẏᵢ = Σ_{j≤i} ẋⱼ   (linear)")
 
 
 def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:

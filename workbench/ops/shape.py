@@ -18,53 +18,60 @@ from ..core.tensor import NOT_GIVEN, Tensor
 from ..record.dispatch import apply_op
 from ..record.forward_ad import same_op
 from .broadcasting import expand, shape_arg
-from .registry import register_gradient, register_jvp, register_op
+from .registry import (
+    OpDef,
+    register_gradient,
+    register_jvp,
+    register_linear_jvp,
+    register_op,
+    register_rules,
+)
 
 
 # ------------------------------------------------------------------- views
-# Each op's rules stay written out, even where two share a shape (reshape's and unsqueeze's here,
-# expand's in broadcasting.py, flip's in indexing.py, clone's and the checkpoint markers' identity
-# rules): a node's formula is its rule's docstring, and a learner reads it where the op is.
-#
-# PyTorch records a reshape (or flatten) of a contiguous tensor as a view: ViewBackward0.
-@register_op("reshape", view=True, node_name="ViewBackward0")
-def _reshape(x, shape):
+# reshape, view, unsqueeze and squeeze only change the shape: one rule, x̄ = reshape(ȳ, x.shape),
+# as ops of their own for PyTorch's node names (squeeze of chosen dims is SqueezeBackward1).
+def _register_reshaping(name: str, kernel, forward: str, tangent: str, node_name=None) -> OpDef:
+    """Register an op that gives x another shape: ``kernel`` on arrays, the gradient put back
+    in x's shape, and the op itself on the tangent (linear). ``forward`` and ``tangent`` are
+    its formulas, as the stepper shows them."""
+
+    def reshaping_grad(orig, grad):
+        (x,) = orig.args
+        return [reshape(grad, x.shape)]
+
+    def reshaping_jvp(orig, tangents):
+        return same_op(orig, tangents)
+
+    op = register_op(name, view=True, node_name=node_name)(kernel)
+    backward, linear = "x̄ = reshape(ȳ, x.shape)", f"{tangent}   (linear: the op on the tangent)"
+    register_rules(name, reshaping_grad, reshaping_jvp, forward, backward, linear)
+    return op
+
+
+def _reshape_kernel(x, shape, dim=None):  # dim: squeeze's, for its node's name only
     return np.reshape(x, shape)
 
 
-@register_gradient("reshape")
-def reshape_grad(orig, grad):
-    """Forward: y = reshape(x, shape)
-    Backward: x̄ = reshape(ȳ, x.shape)"""
-    (x,) = orig.args
-    return [reshape(grad, x.shape)]
-
-
-@register_jvp("reshape")
-def reshape_jvp(orig, tangents):
-    """Forward: y = reshape(x, shape)
-    JVP: ẏ = reshape(ẋ, shape)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
-
-
-@register_op("view", view=True)
-def _view(x, shape):
+def _view_kernel(x, shape):
     return backend.reshape_view(x, shape)
 
 
-@register_gradient("view")
-def view_grad(orig, grad):
-    """Forward: y = x.view(shape)
-    Backward: x̄ = ȳ.reshape(x.shape)"""
-    (x,) = orig.args
-    return [reshape(grad, x.shape)]
-
-
-@register_jvp("view")
-def view_jvp(orig, tangents):
-    """Forward: y = x.view(shape)
-    JVP: ẏ = ẋ.view(shape)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+# PyTorch records a reshape (or flatten) of a contiguous tensor as a view: ViewBackward0.
+_reshape = _register_reshaping(
+    "reshape", _reshape_kernel, "reshape(x, shape)", "ẏ = reshape(ẋ, shape)", "ViewBackward0"
+)
+_view = _register_reshaping("view", _view_kernel, "x.view(shape)", "ẏ = ẋ.view(shape)")
+_unsqueeze = _register_reshaping(
+    "unsqueeze", _reshape_kernel, "x with a dim of size 1 put in", "ẏ = unsqueeze(ẋ, dim)"
+)
+_squeeze = _register_reshaping(
+    "squeeze",
+    _reshape_kernel,
+    "x without its dims of size 1",
+    "ẏ = squeeze(ẋ)",
+    lambda node: "SqueezeBackward0" if node.attrs["dim"] is None else "SqueezeBackward1",
+)
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
@@ -120,11 +127,9 @@ def permute_grad(orig, grad):
     return [permute(grad, inverse)]
 
 
-@register_jvp("permute")
-def permute_jvp(orig, tangents):
-    """Forward: y = permute(x, dims)
-    JVP: ẏ = permute(ẋ, dims)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "permute", "y = permute(x, dims)", "ẏ = permute(ẋ, dims)   (linear: the op on the tangent)"
+)
 
 
 def permute(input: Tensor, *dims) -> Tensor:
@@ -143,42 +148,28 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 # transpose and t swap two dims: permute's kernel, as ops of their own so that their
 # nodes carry PyTorch's names (TransposeBackward0, TBackward0). Swapping is its own inverse.
-@register_op("transpose", view=True)
-def _transpose(x, dims):
-    return np.transpose(x, dims)
+def _register_swap(name: str, forward: str, backward: str, tangent: str) -> OpDef:
+    """Register an op that swaps two dims: its gradient is ȳ swapped back, by the op itself."""
+
+    def swap_grad(orig, grad):
+        return [apply_op(op, (grad,), orig.attrs)]
+
+    def swap_jvp(orig, tangents):
+        return same_op(orig, tangents)
+
+    op = register_op(name, view=True)(_permute.forward)
+    linear = f"{tangent}   (linear: the op on the tangent)"
+    register_rules(name, swap_grad, swap_jvp, forward, backward, linear)
+    return op
 
 
-@register_gradient("transpose")
-def transpose_grad(orig, grad):
-    """Forward: y = x with dims i and j swapped
-    Backward: x̄ = ȳ with dims i and j swapped back"""
-    return [apply_op(_transpose, (grad,), orig.attrs)]
-
-
-@register_jvp("transpose")
-def transpose_jvp(orig, tangents):
-    """Forward: y = transpose(x, i, j)
-    JVP: ẏ = transpose(ẋ, i, j)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
-
-
-@register_op("t", view=True)
-def _t(x, dims):
-    return np.transpose(x, dims)
-
-
-@register_gradient("t")
-def t_grad(orig, grad):
-    """Forward: y = xᵀ
-    Backward: x̄ = ȳᵀ"""
-    return [apply_op(_t, (grad,), orig.attrs)]
-
-
-@register_jvp("t")
-def t_jvp(orig, tangents):
-    """Forward: y = xᵀ
-    JVP: ẏ = ẋᵀ   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+_transpose = _register_swap(
+    "transpose",
+    "x with dims i and j swapped",
+    "x̄ = ȳ with dims i and j swapped back",
+    "ẏ = transpose(ẋ, i, j)",
+)
+_t = _register_swap("t", "xᵀ", "x̄ = ȳᵀ", "ẏ = ẋᵀ")
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -213,52 +204,6 @@ def matrix_t(x: Tensor) -> Tensor:
     """``x.t()`` of a 2-D ``x`` (``nn.Linear``'s Wᵀ, checked by its caller): the t op
     itself (TBackward0), without ``t``'s argument checks."""
     return apply_op(_t, (x,), {"dims": (1, 0)})
-
-
-# unsqueeze and squeeze only change the shape: reshape's kernel and rule, as ops of their
-# own for PyTorch's node names (squeeze of chosen dims is PyTorch's SqueezeBackward1).
-@register_op("unsqueeze", view=True)
-def _unsqueeze(x, shape):
-    return np.reshape(x, shape)
-
-
-@register_op(
-    "squeeze",
-    view=True,
-    node_name=lambda node: "SqueezeBackward0" if node.attrs["dim"] is None else "SqueezeBackward1",
-)
-def _squeeze(x, shape, dim):
-    return np.reshape(x, shape)
-
-
-@register_gradient("unsqueeze")
-def unsqueeze_grad(orig, grad):
-    """Forward: y = x with a dim of size 1 put in
-    Backward: x̄ = reshape(ȳ, x.shape)"""
-    (x,) = orig.args
-    return [reshape(grad, x.shape)]
-
-
-@register_jvp("unsqueeze")
-def unsqueeze_jvp(orig, tangents):
-    """Forward: y = unsqueeze(x, dim)
-    JVP: ẏ = unsqueeze(ẋ, dim)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
-
-
-@register_gradient("squeeze")
-def squeeze_grad(orig, grad):
-    """Forward: y = x without its dims of size 1
-    Backward: x̄ = reshape(ȳ, x.shape)"""
-    (x,) = orig.args
-    return [reshape(grad, x.shape)]
-
-
-@register_jvp("squeeze")
-def squeeze_jvp(orig, tangents):
-    """Forward: y = squeeze(x)
-    JVP: ẏ = squeeze(ẋ)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -443,11 +388,9 @@ def getitem_grad(orig, grad):
     return [getitem_backward(grad, x.shape, orig.attrs["key"])]
 
 
-@register_jvp("getitem")
-def getitem_jvp(orig, tangents):
-    """Forward: y = x[key]   (a view)
-    JVP: ẏ = ẋ[key]   (a view)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "getitem", "y = x[key]   (a view)", "ẏ = ẋ[key]   (a view)   (linear: the op on the tangent)"
+)
 
 
 @register_gradient("index")
@@ -458,11 +401,7 @@ def index_grad(orig, grad):
     return [getitem_backward(grad, x.shape, orig.attrs["key"])]
 
 
-@register_jvp("index")
-def index_jvp(orig, tangents):
-    """Forward: y = x[indices]
-    JVP: ẏ = ẋ[indices]   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+register_linear_jvp("index", "y = x[indices]", "ẏ = ẋ[indices]   (linear: the op on the tangent)")
 
 
 @register_op("getitem_backward", inputs=("grad",))
@@ -505,11 +444,11 @@ def getitem_backward_grad(orig, grad):
     return [getitem(grad, orig.attrs["key"], keep_raw=True)]
 
 
-@register_jvp("getitem_backward")
-def getitem_backward_jvp(orig, tangents):
-    """Forward: y = scatter_add(zeros(shape), key, g)
-    JVP: ẏ = scatter_add(zeros(shape), key, ġ)   (linear)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "getitem_backward",
+    "y = scatter_add(zeros(shape), key, g)",
+    "ẏ = scatter_add(zeros(shape), key, ġ)   (linear)",
+)
 
 
 def getitem_backward(grad: Tensor, shape: tuple, key) -> Tensor:
@@ -621,11 +560,7 @@ def clone_grad(orig, grad):
     return [grad]
 
 
-@register_jvp("clone")
-def clone_jvp(orig, tangents):
-    """Forward: y = x (a copy)
-    JVP: ẏ = ẋ (a copy)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+register_linear_jvp("clone", "y = x (a copy)", "ẏ = ẋ (a copy)   (linear: the op on the tangent)")
 
 
 def clone(input: Tensor) -> Tensor:
@@ -691,11 +626,9 @@ def to_device_grad(orig, grad):
     return [grad if device_of(grad._data) == source else to_device(grad, source)]
 
 
-@register_jvp("to_device")
-def to_device_jvp(orig, tangents):
-    """Forward: y = x.to(device)
-    JVP: ẏ = ẋ.to(device)   (linear: the op on the tangent)"""
-    return same_op(orig, tangents)
+register_linear_jvp(
+    "to_device", "y = x.to(device)", "ẏ = ẋ.to(device)   (linear: the op on the tangent)"
+)
 
 
 def to_device(input: Tensor, device: str) -> Tensor:

@@ -18,7 +18,7 @@ from ..core.tensor import Tensor
 from ..record.dispatch import apply_op, float_input
 from .arithmetic import zeros_like_grad
 from .complex_numbers import conj, refuse_complex
-from .registry import OpDef, register_gradient, register_jvp, register_op
+from .registry import OpDef, register_gradient, register_jvp, register_op, register_rules
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -166,16 +166,11 @@ def _register_log(base: int, subscript: str):
     def log_b_jvp(orig, tangents):
         return tangents[0] / (orig.args[0] * ln_b)
 
-    log_b_grad.__name__, log_b_jvp.__name__ = f"{name}_grad", f"{name}_jvp"
-    log_b_grad.__doc__ = (
-        f"Forward: y = log{subscript} x\nBackward: x̄ = ȳ / (x · ln {base})\n"
-        f"Complex x: x̄ = ȳ / (conj(x) · ln {base})"
-    )
-    log_b_jvp.__doc__ = f"Forward: y = log{subscript} x\nJVP: ẏ = ẋ / (x · ln {base})"
     ufunc = getattr(np, name)
     op = register_op(name, saves=("x",))(lambda x: _rounded_once(ufunc, x))
-    register_gradient(name)(log_b_grad)
-    register_jvp(name)(log_b_jvp)
+    backward = f"x̄ = ȳ / (x · ln {base})\nComplex x: x̄ = ȳ / (conj(x) · ln {base})"
+    tangent = f"ẏ = ẋ / (x · ln {base})"
+    register_rules(name, log_b_grad, log_b_jvp, f"log{subscript} x", backward, tangent)
     return op
 
 
@@ -320,12 +315,8 @@ def _register_step(name: str, kernel, forward: str):
     def step_jvp(orig, tangents):
         return zeros_like_grad(orig.out)
 
-    step_grad.__name__, step_jvp.__name__ = f"{name}_grad", f"{name}_jvp"
-    step_grad.__doc__ = f"Forward: y = {forward}\nBackward: x̄ = 0   {flat}"
-    step_jvp.__doc__ = f"Forward: y = {forward}\nJVP: ẏ = 0   {flat}"
     op = register_op(name)(kernel)
-    register_gradient(name)(step_grad)
-    register_jvp(name)(step_jvp)
+    register_rules(name, step_grad, step_jvp, forward, f"x̄ = 0   {flat}", f"ẏ = 0   {flat}")
     return op
 
 

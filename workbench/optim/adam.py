@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import workbench as wb
 from workbench import Tensor
 
-from .optimizer import Optimizer, check_betas, check_non_negative, check_weight_decay
+from .optimizer import Optimizer, check_betas, hyperparameters
 
 
 class Adam(Optimizer):
@@ -27,6 +27,7 @@ class Adam(Optimizer):
     """
 
     decoupled_weight_decay = False
+    non_negative = ("lr", "eps", "weight_decay")  # checked in this order, before betas
 
     def __init__(
         self,
@@ -39,29 +40,17 @@ class Adam(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        check_non_negative("learning rate", lr)
-        check_non_negative("epsilon value", eps)
-        check_weight_decay(weight_decay)
+        defaults = hyperparameters(locals(), self.non_negative)
         check_betas(betas)
-        # Alike in shape with sgd.py's and rmsprop.py's on purpose: each optimizer lists its own
-        # hyperparameters, as PyTorch's do.
-        defaults = dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, {**defaults, "betas": tuple(betas)})
+
+    def _initial_state(self, param: Tensor, group: dict) -> dict:
+        state = {"step": 0, "exp_avg": wb.zeros_like(param), "exp_avg_sq": wb.zeros_like(param)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = wb.zeros_like(param)
+        return state
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = wb.zeros_like(param)
-            state["exp_avg_sq"] = wb.zeros_like(param)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = wb.zeros_like(param)
         beta1, beta2 = group["betas"]
         lr, weight_decay = group["lr"], group["weight_decay"]
         if group["maximize"]:

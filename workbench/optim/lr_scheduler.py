@@ -41,6 +41,13 @@ class LRScheduler:
     """The base class: it remembers each group's starting rate (``initial_lr``) and
     counts epochs in ``last_epoch``; subclasses say how ``get_lr`` moves the rates."""
 
+    def _keep_numbers(self, **settings) -> None:
+        """Keep a scheduler's settings that must be real numbers as its attributes
+        (``self.gamma``), refusing any other value with PyTorch's TypeError."""
+        _numbers(type(self).__name__, **settings)
+        for name, value in settings.items():
+            setattr(self, name, value)
+
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -137,18 +144,14 @@ class LambdaLR(LRScheduler):
         self.lr_lambdas = lambdas
 
 
-# Each scheduler's __init__ stores its own arguments (StepLR's and CosineAnnealingLR's alike in
-# shape only): PyTorch's signatures.
 class StepLR(LRScheduler):
     """``lr = initial_lr · γ^⌊epoch / step_size⌋``: multiplied by γ every ``step_size`` epochs."""
 
     def __init__(
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ) -> None:
-        _numbers("StepLR", step_size=step_size, gamma=gamma)
+        self._keep_numbers(step_size=step_size, gamma=gamma)
         _period("StepLR", "step_size", step_size)
-        self.step_size = step_size
-        self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -185,8 +188,7 @@ class ExponentialLR(LRScheduler):
     """``lr = initial_lr · γ^epoch``."""
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
-        _numbers("ExponentialLR", gamma=gamma)
-        self.gamma = gamma
+        self._keep_numbers(gamma=gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -205,10 +207,8 @@ class CosineAnnealingLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
-        _numbers("CosineAnnealingLR", T_max=T_max, eta_min=eta_min)
+        self._keep_numbers(T_max=T_max, eta_min=eta_min)
         _period("CosineAnnealingLR", "T_max", T_max)
-        self.T_max = T_max
-        self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:

@@ -18,6 +18,7 @@ import numpy as np
 import workbench as wb
 from workbench import Tensor
 from workbench.core import checks
+from workbench.ops.inplace import check_inplace
 
 
 class Optimizer:
@@ -94,8 +95,20 @@ class Optimizer:
                 for param in group["params"]:
                     grad = param.grad
                     if grad is not None:
-                        self._update(param, grad, group, self.state.setdefault(param, {}))
+                        self._update(param, grad, group, self._state_of(param, group))
         return loss
+
+    def _state_of(self, param: Tensor, group: dict) -> dict:
+        """``param``'s state, made by ``_initial_state`` before its first update."""
+        state = self.state.get(param)
+        if not state:
+            state = self.state[param] = self._initial_state(param, group)
+        return state
+
+    def _initial_state(self, param: Tensor, group: dict) -> dict:
+        """What the optimizer keeps for ``param`` from its first step (Adam's moments at 0...):
+        nothing by default."""
+        return {}
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
         """Change ``param`` in place using ``grad``, the group's settings and its state."""
@@ -161,6 +174,40 @@ def _loaded(key: str, value: Any, param: Tensor) -> Any:
     if key != "step" and wb.is_floating_point(param):
         value = value.to(param.dtype)
     return value
+
+
+# PyTorch's words for a hyperparameter in its messages where they are not "<name> value"
+_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def hyperparameters(arguments: dict[str, Any], non_negative: tuple[str, ...]) -> dict[str, Any]:
+    """An optimizer's ``defaults``, the settings of every parameter group: the arguments of
+    its ``__init__`` (its ``locals()``, taken before any other name is bound) but ``params``,
+    by PyTorch's names and in its order. Those named in ``non_negative`` (the optimizer's
+    class attribute of that name) are checked first, in that order, with PyTorch's messages
+    (``Invalid learning rate: -1.0``)."""
+    for name in non_negative:
+        if name == "weight_decay":  # not a bool either
+            check_weight_decay(arguments[name])
+        else:
+            check_non_negative(_LABELS.get(name, f"{name} value"), arguments[name])
+    skipped = ("self", "params", "__class__")  # __class__: there when __init__ calls super()
+    return {name: value for name, value in arguments.items() if name not in skipped}
+
+
+def regularised(param: Tensor, grad: Tensor, group: dict) -> np.ndarray:
+    """The gradient as a rule uses it: negated with ``maximize``, plus ``wd · p`` (L2)."""
+    g = -grad._data if group["maximize"] else grad._data
+    if group["weight_decay"] != 0:
+        g = g + param._data * group["weight_decay"]
+    return g
+
+
+def move(param: Tensor, step: np.ndarray) -> None:
+    """``p ← p − step`` in place, as ``p.sub_()`` would (version bump included)."""
+    check_inplace(param)
+    param._data -= step
+    param._bump_version()
 
 
 def check_non_negative(name: str, value: float) -> None:

@@ -7,17 +7,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from workbench import Tensor
-from workbench.ops.inplace import check_inplace
 
-from .optimizer import Optimizer, check_non_negative, check_weight_decay
-
-
-def _regularised(param: Tensor, grad: Tensor, group: dict) -> np.ndarray:
-    """The gradient as the rule uses it: negated with ``maximize``, plus ``wd · p``."""
-    g = -grad._data if group["maximize"] else grad._data
-    if group["weight_decay"] != 0:
-        g = g + param._data * group["weight_decay"]
-    return g
+from .optimizer import Optimizer, hyperparameters, move, regularised
 
 
 def _state_like(param: Tensor, value: float = 0.0) -> Tensor:
@@ -28,13 +19,6 @@ def _write(buffer: Tensor, values: np.ndarray) -> None:
     """Store new values in an optimizer buffer (its own memory: changed in place)."""
     buffer._data[...] = values
     buffer._bump_version()
-
-
-def _move(param: Tensor, step: np.ndarray) -> None:
-    """``p ← p − step`` in place, as ``p.sub_()`` would (version bump included)."""
-    check_inplace(param)
-    param._data -= step
-    param._bump_version()
 
 
 class RMSprop(Optimizer):
@@ -48,6 +32,8 @@ class RMSprop(Optimizer):
     by ``lr · b``.
     """
 
+    non_negative = ("lr", "eps", "momentum", "weight_decay", "alpha")  # checked in this order
+
     def __init__(
         self,
         params: Iterable,
@@ -60,34 +46,19 @@ class RMSprop(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        check_non_negative("learning rate", lr)
-        check_non_negative("epsilon value", eps)
-        check_non_negative("momentum value", momentum)
-        check_weight_decay(weight_decay)
-        check_non_negative("alpha value", alpha)
-        # Alike in shape with Adagrad's and Adadelta's below, and sgd.py's and adam.py's, on
-        # purpose: each optimizer lists its own hyperparameters, as PyTorch's do.
-        defaults = dict(
-            lr=lr,
-            alpha=alpha,
-            eps=eps,
-            weight_decay=weight_decay,
-            momentum=momentum,
-            centered=centered,
-            maximize=maximize,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, hyperparameters(locals(), self.non_negative))
+
+    def _initial_state(self, param: Tensor, group: dict) -> dict:
+        state = {"step": 0, "square_avg": _state_like(param)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = _state_like(param)
+        if group["centered"]:
+            state["grad_avg"] = _state_like(param)
+        return state
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
-        if not state:
-            state["step"] = 0
-            state["square_avg"] = _state_like(param)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = _state_like(param)
-            if group["centered"]:
-                state["grad_avg"] = _state_like(param)
         state["step"] += 1
-        g = _regularised(param, grad, group)
+        g = regularised(param, grad, group)
         alpha = group["alpha"]
         square_avg = state["square_avg"]
         _write(square_avg, square_avg._data * alpha + (1 - alpha) * g * g)
@@ -101,9 +72,9 @@ class RMSprop(Optimizer):
         if group["momentum"] > 0:
             buffer = state["momentum_buffer"]
             _write(buffer, buffer._data * group["momentum"] + g / avg)
-            _move(param, buffer._data * group["lr"])
+            move(param, buffer._data * group["lr"])
         else:
-            _move(param, g / avg * group["lr"])
+            move(param, g / avg * group["lr"])
 
 
 class Adagrad(Optimizer):
@@ -112,6 +83,8 @@ class Adagrad(Optimizer):
     s ← s + g²                              (sum of every g² so far)
     p ← p − lr_t · g / (√s + ε),   lr_t = lr / (1 + (t − 1) · lr_decay)
     """
+
+    non_negative = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
     def __init__(
         self,
@@ -124,34 +97,21 @@ class Adagrad(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        check_non_negative("learning rate", lr)
-        check_non_negative("lr_decay value", lr_decay)
-        check_weight_decay(weight_decay)
-        check_non_negative("initial_accumulator_value value", initial_accumulator_value)
-        check_non_negative("epsilon value", eps)
-        defaults = dict(
-            lr=lr,
-            lr_decay=lr_decay,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            eps=eps,
-            maximize=maximize,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, hyperparameters(locals(), self.non_negative))
         for group in self.param_groups:  # PyTorch makes Adagrad's state up front
             for param in group["params"]:
-                self.state[param] = {
-                    "step": 0,
-                    "sum": _state_like(param, group["initial_accumulator_value"]),
-                }
+                self.state[param] = self._initial_state(param, group)
+
+    def _initial_state(self, param: Tensor, group: dict) -> dict:
+        return {"step": 0, "sum": _state_like(param, group["initial_accumulator_value"])}
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
         state["step"] += 1
-        g = _regularised(param, grad, group)
+        g = regularised(param, grad, group)
         lr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         total = state["sum"]
         _write(total, total._data + g * g)
-        _move(param, g / (np.sqrt(total._data) + group["eps"]) * lr)
+        move(param, g / (np.sqrt(total._data) + group["eps"]) * lr)
 
 
 class Adadelta(Optimizer):
@@ -163,6 +123,8 @@ class Adadelta(Optimizer):
     p ← p − lr · Δ
     """
 
+    non_negative = ("lr", "eps", "weight_decay")
+
     def __init__(
         self,
         params: Iterable,
@@ -173,24 +135,20 @@ class Adadelta(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        check_non_negative("learning rate", lr)
-        check_non_negative("epsilon value", eps)
-        check_weight_decay(weight_decay)
+        defaults = hyperparameters(locals(), self.non_negative)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
+    def _initial_state(self, param: Tensor, group: dict) -> dict:
+        return {"step": 0, "square_avg": _state_like(param), "acc_delta": _state_like(param)}
+
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
-        if not state:
-            state["step"] = 0
-            state["square_avg"] = _state_like(param)
-            state["acc_delta"] = _state_like(param)
         state["step"] += 1
-        g = _regularised(param, grad, group)
+        g = regularised(param, grad, group)
         rho, eps = group["rho"], group["eps"]
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         _write(square_avg, square_avg._data * rho + (1 - rho) * g * g)
         delta = np.sqrt(acc_delta._data + eps) / np.sqrt(square_avg._data + eps) * g
         _write(acc_delta, acc_delta._data * rho + (1 - rho) * delta * delta)
-        _move(param, delta * group["lr"])
+        move(param, delta * group["lr"])

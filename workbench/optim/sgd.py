@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from workbench import Tensor
-from workbench.ops.inplace import check_inplace
 
-from .optimizer import Optimizer, check_non_negative, check_weight_decay
+from .optimizer import Optimizer, hyperparameters, move, regularised
 
 
 class SGD(Optimizer):
@@ -24,6 +23,8 @@ class SGD(Optimizer):
     changing ``lr`` mid-training does not rescale the stored velocity.)
     """
 
+    non_negative = ("lr", "momentum", "weight_decay")  # checked in this order
+
     def __init__(
         self,
         params: Iterable,
@@ -35,22 +36,9 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        check_non_negative("learning rate", lr)
-        check_non_negative("momentum value", momentum)
-        check_weight_decay(weight_decay)
+        defaults = hyperparameters(locals(), self.non_negative)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        # Each optimizer checks and lists its own hyperparameters, as torch.optim's do (alike in
-        # shape with adam.py's and rmsprop.py's): its signature and its param_groups keys are
-        # PyTorch's, read in one place.
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-        )
         super().__init__(params, defaults)
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
@@ -58,11 +46,7 @@ class SGD(Optimizer):
         # arrays. The parameter and the momentum buffer (the optimizer's own memory) are
         # changed in place, with a version bump each, as p.sub_() would; a new array is
         # made only where PyTorch makes a new tensor, so grad itself is never written.
-        g = grad._data
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"] != 0:
-            g = g + param._data * group["weight_decay"]  # g + wd · p
+        g = regularised(param, grad, group)  # g + wd · p
         momentum = group["momentum"]
         if momentum != 0:
             buf = state.get("momentum_buffer")
@@ -73,6 +57,4 @@ class SGD(Optimizer):
                 buf._data += g * (1 - group["dampening"])
                 buf._bump_version()
             g = g + buf._data * momentum if group["nesterov"] else buf._data
-        check_inplace(param)
-        param._data -= g * group["lr"]
-        param._bump_version()
+        move(param, g * group["lr"])

@@ -460,6 +460,17 @@ def trace(small: int = SMALL_ARRAY) -> Trace:
 
 
 # ------------------------------------------------------------ passes and steps
+class _RecordField:
+    """``step.node`` is ``step.record["node"]``: one field of a step's record, read as an
+    attribute of the step by the field's name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = name
+
+    def __get__(self, step, owner: type | None = None):
+        return self if step is None else step.record[self.field]
+
+
 @dataclass
 class TraceStep:
     """One node run by a backward pass, and what happened while it ran.
@@ -473,26 +484,12 @@ class TraceStep:
     record: dict
     events: list = field(default_factory=list)
 
-    # One property per record field on purpose: each reads as the name a learner uses.
-    @property
-    def node(self) -> str:
-        return self.record["node"]
-
-    @property
-    def name(self) -> str:
-        return self.record["name"]
-
-    @property
-    def formula(self) -> str:
-        return self.record["formula"]
-
-    @property
-    def grads_in(self) -> list:
-        return self.record["grads_in"]
-
-    @property
-    def grads_out(self) -> list:
-        return self.record["grads_out"]
+    # The step record's fields, each read by the name a learner uses: step.node, step.formula
+    node = _RecordField()  # the node's id in the trace
+    name = _RecordField()  # its name: "MulBackward0"
+    formula = _RecordField()  # its rule's formula
+    grads_in = _RecordField()  # the gradients it received (ȳ)
+    grads_out = _RecordField()  # the gradients it sent to its inputs (x̄...)
 
     def of_kind(self, *kinds: str) -> list[dict]:
         return [r for r in self.events if r["kind"] in kinds]
