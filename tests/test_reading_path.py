@@ -2,15 +2,20 @@
 
 A newcomer follows ``wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum().backward()``
 through the code. These are guard rails with headroom, not today's figures pinned
-(issue 35, point 5: a budget with no room rewards contortion): at most 66 workbench
-functions in at most 13 files, 700 source lines in all, and the engine code ``backward()``
+(issue 35, point 5: a budget with no room rewards contortion): at most 70 workbench
+functions in at most 13 files, 760 source lines in all, and the engine code ``backward()``
 runs (under ``workbench/autograd/``) at most 1.45 times what the one-screen reference loop
 runs there for the same loss. ``python bench/reading_path.py`` prints today's figures
 (on 2026-12-02, evening: 60 functions, 12 files, 653 lines; engine 292 against the
 reference's 204). The rails were 60, 11 and 650 that morning; the day's work used their
 room for what issue 35 and 36 asked (``backward()``'s argument checks in a file of their
 own beside the engine, ``set_history``, ``requires_grad=`` checked as a bool as PyTorch
-does, in ``core/checks.py``), so they moved out again by about the same room.
+does, in ``core/checks.py``), so they moved out again by about the same room. On 2026-12-03 the path reached 64
+functions and 721 lines: the sum's rule expands ȳ with ``expand``, whose sizes are now
+read by PyTorch's list-of-ints parser (``checks.int_list``: a float, a leading bool or an
+int beyond int64 refused, issue 36's generated rows), and ``backward()``'s flags are read
+as PyTorch's engine reads them (``checks.engine_flag``); the rails moved to 70 and 760 so
+that the room stays.
 Never change behaviour or trim a docstring to meet these.
 """
 
@@ -36,9 +41,9 @@ def test_the_whole_path_is_short(path):
     listing = sorted(
         f"{c.co_filename.rsplit('workbench', 1)[-1]}:{c.co_qualname}" for c in path["_whole"]
     )
-    assert path["functions"] <= 66, listing
+    assert path["functions"] <= 70, listing
     assert path["files"] <= 13, sorted({c.co_filename for c in path["_whole"]})
-    assert path["lines"] <= 700
+    assert path["lines"] <= 760
 
 
 def test_the_engine_part_is_short(path):
