@@ -1,7 +1,8 @@
 """``backward()`` and ``grad()`` as PyTorch takes them: the arguments checked, with
 PyTorch's errors, then a :class:`~.engine.GraphTask` made and run.
 
-``Tensor.backward`` calls :func:`make_backward_task` and runs it; the stepper widget
+``Tensor.backward`` calls :func:`backward`, which runs the task :func:`make_backward_task`
+makes (or, in a traced training step, hands the call to the tracer); the stepper widget
 makes the same task and steps it. The loop itself is :mod:`.engine`'s.
 """
 
@@ -19,7 +20,14 @@ from .engine import GraphTask
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradients of ``tensors`` into the leaves' ``.grad``, as
-    ``torch.autograd.backward`` (``inputs``: only into theirs)."""
+    ``torch.autograd.backward`` (``inputs``: only into theirs). Inside a traced training
+    step (``wb.compile``) the tracer writes the backward into the program instead."""
+    if state.in_use.tracers and state.tracing.tracer is not None:
+        roots, grads, _, create_graph = _backward_arguments(
+            tensors, grad_tensors, retain_graph, create_graph
+        )
+        state.tracing.tracer.backward(roots, grads, create_graph, inputs)
+        return
     make_backward_task(tensors, grad_tensors, retain_graph, create_graph, inputs).run()
 
 
@@ -27,6 +35,16 @@ def make_backward_task(
     tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
 ) -> GraphTask:
     """The GraphTask of a ``backward()`` call, not yet run (the stepper steps through it)."""
+    roots, grads, retain_graph, create_graph = _backward_arguments(
+        tensors, grad_tensors, retain_graph, create_graph
+    )
+    task = GraphTask(roots, grads, retain_graph, create_graph)
+    return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
+
+
+def _backward_arguments(tensors, grad_tensors, retain_graph, create_graph) -> tuple:
+    """``(roots, their gradients, retain_graph, create_graph)`` of a ``backward()`` call,
+    checked as PyTorch checks them."""
     if state.stage.record is not None:
         recompute.close_forgotten_stage()
     roots = [tensors] if isinstance(tensors, Tensor) else _outputs(tensors, "backward", "tensors")
@@ -35,8 +53,7 @@ def make_backward_task(
     if create_graph:
         _warn_create_graph()
     retain_graph = checks.engine_flag("backward", "retain_graph", retain_graph, create_graph)
-    task = GraphTask(roots, grads, retain_graph, create_graph)
-    return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
+    return roots, grads, retain_graph, create_graph
 
 
 def _tensor_list(value, op: str, arg: str) -> list:
@@ -92,7 +109,7 @@ def _warn_create_graph() -> None:
         "the parameter and its gradient which can cause a memory leak. We recommend using "
         "autograd.grad when creating the graph to avoid this.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=recompute._user_stacklevel(),  # the learner's line, whichever road led here
     )
 
 

@@ -6,6 +6,10 @@ their own, filled once. A run fills the input slots, reads each captured tensor'
 order: no dispatch, no checks, no nodes, no events. A slot is emptied after its last
 use, so memory follows ``Program.peak_memory``. Nothing is compiled from text: the
 kernels are the registry's functions, called with the arrays in the slots.
+
+A training step's effects come last: each written tensor (a parameter, the optimizer's
+state) gets its new values copied into its own memory, so views of it, the optimizer
+and the module all see them; each leaf's ``.grad`` becomes its adjoint.
 """
 
 from __future__ import annotations
@@ -56,6 +60,17 @@ class Runner:
         self.input_slots = [slots[v] for v in program.inputs]
         self.captured = [(slots[v], v.tensor) for v in program.captured]
         self.output_slots = [None if v is None else slots[v] for v in program.outputs]
+        self.writes = [(target.tensor, slots[value]) for target, value in program.writes]
+        self.grads = [
+            (target.tensor, None if value is None else slots[value])
+            for target, value in program.grads
+        ]
+        self.assumes_no_grad = [v.tensor for v in program.assumes_no_grad]
+
+    def holds(self) -> bool:
+        """Whether the program fits the leaves as they are now: a training step traced
+        with no ``.grad`` on a leaf sets it, where eager would add to one that is there."""
+        return all(tensor._grad is None for tensor in self.assumes_no_grad)
 
     def run_arrays(self, arrays: list) -> list:
         """The kernels on raw arrays: inputs in, output arrays (None for a None output) out."""
@@ -72,11 +87,22 @@ class Runner:
                 slots[out] = np.asarray(result) if isinstance(result, np.generic) else result
                 for index in frees:
                     slots[index] = None
+        for tensor, index in self.writes:
+            np.copyto(tensor._data, slots[index])
+            tensor._bump_version()
+        for tensor, index in self.grads:
+            tensor._grad = None if index is None else Tensor._make(slots[index])
         return [None if index is None else slots[index] for index in self.output_slots]
 
     def __call__(self, *inputs):
         """Tensors (of the traced shapes and dtypes), or numbers and arrays (cast to the
         input's dtype); an adjoint's ȳ inputs left out are ones (as for a loss)."""
+        if not self.holds():
+            names = ", ".join(v.ref() for v in self.program.assumes_no_grad)
+            raise RuntimeError(
+                f"{self.program.name} was traced with no .grad on {names}: call zero_grad() "
+                f"first (eager backward would add to the .grad that is there)"
+            )
         values = self.program.inputs
         seeds = sum(1 for v in values if v.kind == "seed")
         if not len(values) - seeds <= len(inputs) <= len(values):
