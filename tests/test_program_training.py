@@ -38,20 +38,27 @@ def _model(dtype=wb.float32):
     return nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3)).to(dtype)
 
 
-def _step(model, opt, calls=None):
-    """The training step as PyTorch users write it; ``calls`` counts the Python runs."""
-    loss_fn = nn.CrossEntropyLoss()
+def _step_with(zero_grad: bool = True, result=lambda loss: loss, calls=None):
+    """The training step as PyTorch users write it (with ``zero_grad()`` or not),
+    returning ``result(loss)``; ``calls`` counts the runs of its Python code."""
 
-    def train_step(x, y):
-        if calls is not None:
-            calls.append(1)  # a Python side effect: it happens when the step is traced
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    def stepper(model, opt):
+        def train_step(x, y):
+            if calls is not None:
+                calls.append(1)  # a Python side effect: it happens when the step is traced
+            if zero_grad:
+                opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return result(loss)
 
-    return train_step
+        return train_step
+
+    return stepper
+
+
+_step = _step_with()
 
 
 def _torch_twin(model, name, options):
@@ -68,7 +75,7 @@ def test_a_compiled_training_step_equals_eager_and_pytorch_step_by_step(name, op
     eager = _step(eager_model, getattr(optim, name)(eager_model.parameters(), **options))
     opt = getattr(optim, name)(model.parameters(), **options)
     calls = []
-    compiled = wb.compile(_step(model, opt, calls))
+    compiled = wb.compile(_step_with(calls=calls)(model, opt))
     twin, twin_opt = _torch_twin(model, name, options)
     for x, y in _batches():
         ours = compiled(wb.tensor(x), wb.tensor(y))
@@ -141,23 +148,6 @@ def test_tracing_a_training_step_takes_that_step():
         program.run(x, y)  # set it again where eager adds (its step zeroes them first: no)
     with pytest.raises(TraceError, match="training step"):
         gradient(program)
-
-
-def _step_with(zero_grad: bool = True, result=lambda loss: loss):
-    """A step maker like ``_step``, with or without ``zero_grad()``, returning ``result(loss)``."""
-
-    def stepper(model, opt):
-        def train_step(x, y):
-            if zero_grad:
-                opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return result(loss)
-
-        return train_step
-
-    return stepper
 
 
 def _compiled_against_eager(make_opt, stepper, steps: int = 3):
@@ -262,3 +252,26 @@ def test_a_refused_trace_puts_back_the_tensors_the_function_names(capsys):
     assert compiled(wb.ones(2)).tolist() == [1.0, 1.0]
     assert compiled(wb.ones(2)).tolist() == [2.0, 2.0]
     assert "item()" in capsys.readouterr().out
+
+
+# ------------------------------------------------------- the runner's buffers
+def test_the_runner_reuses_its_buffers_and_never_the_arrays_it_hands_out():
+    from workbench.program import Runner
+
+    def chain(x, w):
+        for _ in range(4):
+            x = (x @ w).tanh() * 0.5 + x  # matmul, mul and add write into buffers
+        return x, x @ w
+
+    x, w = wb.randn(8, 8), wb.randn(8, 8)
+    runner = Runner(trace(chain, x, w))
+    buffered = sum(1 for step in runner.steps if step[-1] is not None)
+    assert buffered >= 12 and len(runner.buffers) <= 3  # a few buffers serve them all
+    first = runner(x, w)
+    kept = [t.numpy().copy() for t in first]
+    second = runner(x * 2, w)
+    for out, values in zip(first, kept):  # the second run wrote nothing the first handed out
+        np.testing.assert_array_equal(out.numpy(), values)
+        assert not any(np.may_share_memory(out.numpy(), b) for b in runner.buffers)
+    for ours, eager in zip(second, chain(x * 2, w)):
+        np.testing.assert_array_equal(ours.numpy(), eager.numpy())
