@@ -231,8 +231,10 @@ def test_data_dependent_control_flow_is_refused_naming_the_line():
 
 
 def test_in_place_writes_and_escaped_values_are_refused():
-    with pytest.raises(TraceError, match="in-place"):
-        trace(lambda x: (x * 1).mul_(2), wb.ones(3))
+    with pytest.raises(TraceError, match="in-place write.*builds a graph"):
+        trace(lambda x: (x * 1).mul_(2), wb.ones(3, requires_grad=True))
+    with pytest.raises(TraceError, match="in-place write.*argument %x"):
+        trace(lambda x: x.mul_(2), wb.ones(3))
     with pytest.raises(TraceError, match="detach"):
         trace(lambda x: (x * 2).detach() + 1, wb.ones(3))
     with pytest.raises(TraceError, match="detach"):  # histogram reads the values, detached

@@ -1,7 +1,8 @@
 """``backward()`` and ``grad()`` as PyTorch takes them: the arguments checked, with
 PyTorch's errors, then a :class:`~.engine.GraphTask` made and run.
 
-``Tensor.backward`` calls :func:`make_backward_task` and runs it; the stepper widget
+``Tensor.backward`` calls :func:`backward`, which runs the task :func:`make_backward_task`
+makes (in a traced training step, the tracer's); the stepper widget
 makes the same task and steps it. The loop itself is :mod:`.engine`'s.
 """
 
@@ -26,7 +27,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def make_backward_task(
     tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
 ) -> GraphTask:
-    """The GraphTask of a ``backward()`` call, not yet run (the stepper steps through it)."""
+    """The GraphTask of a ``backward()`` call, not yet run (the stepper steps through it);
+    in a traced training step (``wb.compile``), the tracer's, which writes it into the program."""
     if state.stage.record is not None:
         recompute.close_forgotten_stage()
     roots = [tensors] if isinstance(tensors, Tensor) else _outputs(tensors, "backward", "tensors")
@@ -35,6 +37,8 @@ def make_backward_task(
     if create_graph:
         _warn_create_graph()
     retain_graph = checks.engine_flag("backward", "retain_graph", retain_graph, create_graph)
+    if state.in_use.tracers and state.tracing.tracer is not None:
+        return state.tracing.tracer.backward_task(roots, grads, create_graph, inputs)
     task = GraphTask(roots, grads, retain_graph, create_graph)
     return task if inputs is None else task.aim_at(_backward_inputs(inputs), accumulate=True)
 
@@ -92,7 +96,7 @@ def _warn_create_graph() -> None:
         "the parameter and its gradient which can cause a memory leak. We recommend using "
         "autograd.grad when creating the graph to avoid this.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=recompute._user_stacklevel(),  # the learner's line, whichever road led here
     )
 
 

@@ -280,7 +280,7 @@ class Tensor:
     def _bump_version(self) -> None:
         """Note an in-place write into this tensor's memory (saved tensors and traces look)."""
         if state.in_use.tracers and state.tracing.tracer is not None:
-            state.tracing.tracer.refuse_write(self)  # a traced program has no in-place writes
+            state.tracing.tracer.bumped(self)  # refused, unless an op's write the trace saw
         self._version_ref[0] += 1
         writes[0] += 1
 

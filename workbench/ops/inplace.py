@@ -76,6 +76,8 @@ def _recording(t: Tensor, others) -> bool:
 
 def _write(t: Tensor, result: Tensor, op_name: str) -> None:
     _check_result(t, result, op_name)
+    if state.in_use.tracers and state.tracing.tracer is not None:
+        state.tracing.tracer.write(t, result)  # a program: t holds result's value from now on
     try:
         np.copyto(t._data, result._data, casting="same_kind")
     except ValueError as err:
@@ -193,14 +195,15 @@ def add_scaled(t: Tensor, other, alpha, fn, ufunc) -> Tensor:
     """``t.add_(other, alpha=a)`` or ``t.sub_(...)`` (``fn`` is ops.add or ops.sub,
     ``ufunc`` np.add or np.subtract).
 
-    When nothing records and ``other`` is a numpy tensor of ``t``'s shape and dtype (an
-    optimizer's update), numpy writes straight into ``t``'s memory: no out-of-place
-    result to copy back. Anything else takes the general path, :func:`apply`.
+    When nothing records or traces and ``other`` is a numpy tensor of ``t``'s shape and
+    dtype (an optimizer's update), numpy writes straight into ``t``'s memory: no
+    out-of-place result to copy back. Anything else takes the general path, :func:`apply`.
     """
     check_inplace(t)
     direct = (
         not _recording(t, (other,))
         and not forward_ad.LEVELS
+        and state.tracing.tracer is None  # a trace writes the op down (apply)
         and isinstance(other, Tensor)
         and type(t._data) is np.ndarray
         and type(other._data) is np.ndarray

@@ -24,11 +24,13 @@ def _matmul_name(node) -> str:
     )
 
 
-@register_op("matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"}, node_name=_matmul_name)
-def _matmul(a, b):
+@register_op(
+    "matmul", inputs=("a", "b"), saves={"a": "b", "b": "a"}, node_name=_matmul_name, writes_out=True
+)
+def _matmul(a, b, out=None):
     if a.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_matmul.forward, a, b)
-    return np.matmul(a, b)
+    return np.matmul(a, b, out=out)
 
 
 @register_gradient("matmul")
@@ -267,13 +269,16 @@ def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
 # -------------------------------------------------------------------- addmm
 # mat2 is kept for W̄ too: its layout (a transposed view or not) decides how W̄ is made.
 @register_op(
-    "addmm", inputs=("input", "mat1", "mat2"), saves={"mat1": "mat2", "mat2": ("mat1", "mat2")}
+    "addmm",
+    inputs=("input", "mat1", "mat2"),
+    saves={"mat1": "mat2", "mat2": ("mat1", "mat2")},
+    writes_out=True,
 )
-def _addmm(input, mat1, mat2):
+def _addmm(input, mat1, mat2, out=None):
     if mat1.dtype.char in SMALL_FLOAT_CHARS:  # float16/bfloat16: in float32, rounded once
         return in_float32(_addmm.forward, input, mat1, mat2)
-    out = np.matmul(mat1, mat2)
-    out += input  # out is fresh: adding in place saves a temporary
+    out = np.matmul(mat1, mat2, out=out)
+    out += input  # out is fresh (or the runner's own): adding in place saves a temporary
     return out
 
 

@@ -36,6 +36,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..record.forward_ad import same_op
 
 OPS: dict[str, OpDef] = {}
@@ -57,6 +59,7 @@ class OpDef:
     node_name: str = ""
     names: Callable | None = None  # node → PyTorch's name for this call, when it varies
     extra: dict = field(default_factory=dict)
+    writes_out: bool = False  # the kernel takes out=: an array of its result's shape to fill
     save_plans: dict = field(init=False)  # what_to_save's answer by needs: see SavePlans
 
     def __post_init__(self) -> None:
@@ -112,11 +115,15 @@ def register_op(
     view: bool = False,
     differentiable: bool = True,
     node_name: str | Callable | None = None,
+    writes_out: bool = False,
 ) -> Callable[[Callable], OpDef]:
     """Register a forward kernel under ``name``; returns the op's :class:`OpDef`.
 
     ``node_name``: PyTorch's name for the op's node (a string), or a function of the node
     that gives it (see the module docstring); by default ``name`` in CamelCase + Backward0.
+    ``writes_out``: the kernel takes ``out=``, an array of its result's shape and dtype to
+    write the result into (as a numpy ufunc, which is taken to do so): the compiled
+    runner reuses such arrays from one binding to the next (wb.program's runner.py).
     """
 
     def decorate(forward: Callable) -> OpDef:
@@ -143,6 +150,7 @@ def register_op(
             differentiable=differentiable,
             node_name=node_name if isinstance(node_name, str) else _node_name(name),
             names=node_name if callable(node_name) else None,
+            writes_out=writes_out or isinstance(forward, np.ufunc),
         )
         OPS[name] = op
         return op

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 import workbench as wb
@@ -45,7 +44,12 @@ class Adam(Optimizer):
         super().__init__(params, {**defaults, "betas": tuple(betas)})
 
     def _initial_state(self, param: Tensor, group: dict) -> dict:
-        state = {"step": 0, "exp_avg": wb.zeros_like(param), "exp_avg_sq": wb.zeros_like(param)}
+        # the step count is a tensor, as PyTorch's: a traced step reads it at each run
+        state = {
+            "step": wb.tensor(0.0),
+            "exp_avg": wb.zeros_like(param),
+            "exp_avg_sq": wb.zeros_like(param),
+        }
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = wb.zeros_like(param)
         return state
@@ -60,8 +64,8 @@ class Adam(Optimizer):
                 param.mul_(1 - lr * weight_decay)
             else:
                 grad = grad.add(param, alpha=weight_decay)
-        state["step"] += 1
-        step = state["step"]
+        state["step"].add_(1)
+        step = state["step"].to(wb.float64)  # the corrections in double, as PyTorch's floats
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
         exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
@@ -71,8 +75,8 @@ class Adam(Optimizer):
             max_sq = state["max_exp_avg_sq"]
             max_sq.copy_(wb.maximum(max_sq, exp_avg_sq))
             second = max_sq
-        denom = second.sqrt() / math.sqrt(1 - beta2**step) + group["eps"]
-        param.sub_(exp_avg / denom, alpha=step_size)
+        denom = second.sqrt() / (1 - beta2**step).sqrt() + group["eps"]
+        param.sub_(exp_avg / denom * step_size)
 
 
 class AdamW(Adam):

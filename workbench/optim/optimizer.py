@@ -4,6 +4,10 @@ An optimizer never builds a graph: ``step()`` runs under ``no_grad`` and changes
 each parameter in place (``p.add_(...)``), exactly as ``torch.optim`` does. That
 in-place change bumps the parameter's version counter, so a graph that saved
 the old value refuses to backward through it.
+
+Each update is written with tensor ops (``buf.mul_(m).add_(g)``), so the one definition
+serves eager training and a ``wb.compile``d training step, whose tracer writes the same
+ops into the program (``wb.program``: the writes become bindings and write-backs).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import workbench as wb
 from workbench import Tensor
 from workbench.core import checks
 from workbench.ops.inplace import check_inplace
+from workbench.program.tracer import section
 
 
 class Optimizer:
@@ -90,6 +95,7 @@ class Optimizer:
         if closure is not None:
             with wb.enable_grad():
                 loss = closure()
+        section(f"{type(self).__name__}.step()")  # a traced training step prints it there
         with wb.no_grad():
             for group in self.param_groups:
                 for param in group["params"]:

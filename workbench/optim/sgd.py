@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from workbench import Tensor
 
-from .optimizer import Optimizer, hyperparameters, move, regularised
+from .optimizer import Optimizer, hyperparameters
 
 
 class SGD(Optimizer):
@@ -42,19 +42,19 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, param: Tensor, grad: Tensor, group: dict, state: dict) -> None:
-        # step() runs under no_grad, so nothing here records: the formulas run on the
-        # arrays. The parameter and the momentum buffer (the optimizer's own memory) are
-        # changed in place, with a version bump each, as p.sub_() would; a new array is
-        # made only where PyTorch makes a new tensor, so grad itself is never written.
-        g = regularised(param, grad, group)  # g + wd · p
+        # step() runs under no_grad, so nothing here records. The parameter and the momentum
+        # buffer (the optimizer's own memory) change in place, a version bump each; a new
+        # tensor is made only where PyTorch makes one, so grad itself is never written.
+        if group["maximize"]:
+            grad = -grad
+        if group["weight_decay"] != 0:
+            grad = grad.add(param, alpha=group["weight_decay"])  # g + wd · p
         momentum = group["momentum"]
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = Tensor._make(g.copy())
+                buf = state["momentum_buffer"] = grad.clone()
             else:
-                buf._data *= momentum
-                buf._data += g * (1 - group["dampening"])
-                buf._bump_version()
-            g = g + buf._data * momentum if group["nesterov"] else buf._data
-        move(param, g * group["lr"])
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        param.add_(grad, alpha=-group["lr"])

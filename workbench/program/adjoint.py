@@ -41,6 +41,11 @@ def gradient(program: Program, wrt: list | None = None) -> Program:
     Returns a program whose inputs are ``program``'s then one ȳ per output, and whose
     outputs are ``program``'s then one adjoint per ``wrt`` value (None: no path from it).
     """
+    if program.has_effects:
+        raise TraceError(
+            f"gradient: {program.name} is a training step (it writes tensors or .grad): it "
+            f"has no adjoint program; its backward is inside it already"
+        )
     wrt = _wrt_values(program, wrt)
     tracer = Tracer()
     tensors = {}  # the forward program's value -> the tensor standing for it here
@@ -100,19 +105,53 @@ def _wrt_values(program: Program, wrt) -> list[Value]:
 def _backward(program: Program, tracer: Tracer, tensors: dict) -> tuple[dict, list]:
     """Run the gradient rules backwards over the bindings, under the tracer; returns each
     forward value's adjoint tensor, and the indices of the outputs that got a seed ȳ."""
+    seeds, seed_outputs = [], []
+    for index, value in enumerate(program.outputs):
+        out = None if value is None else tensors[value]
+        if out is not None and out._requires_grad:  # one ȳ per output, summed if repeated
+            seed = Tensor._make(np.ones_like(out._data))  # an example ȳ: ones
+            tracer.add_input(seed, f"{value.name}_bar", False, kind="seed")
+            seeds.append((value, seed))
+            seed_outputs.append(index)
+    return _run_rules(program.bindings, tracer, tensors, seeds), seed_outputs
+
+
+def backward_into_grads(tracer: Tracer, roots: list, seeds: list) -> None:
+    """``backward()`` inside a traced training step: the rules run backwards over the
+    bindings traced so far, from each root's ȳ, and every leaf reached gets its adjoint
+    as ``.grad`` (``tracer.set_grad``: summed into one set earlier, as the engine does)."""
+    tensors: dict[Value, Tensor] = {}
+    for tensor, value in tracer.tensors.values():
+        tensors.setdefault(value, tensor)  # an op's output first: the tensor with its node
+    for tensor in tensors.values():
+        if tensor._retains_grad:
+            tracer.refuse_backward_code("retain_grad()")
+    for seed in seeds:
+        if id(seed) not in tracer.tensors:  # ȳ = 1 for a loss: a constant of the program
+            tracer.capture(seed, "seed")
+    pairs = [(tracer.value_of(root), seed) for root, seed in zip(roots, seeds)]
+    adjoints = _run_rules(list(tracer.bindings), tracer, tensors, pairs)
+    for value in tracer.inputs:
+        if value in adjoints:
+            tracer.refuse_write(
+                value.tensor, f"backward() reaches the function's argument {value.ref()}"
+            )
+    for value in tracer.captured:
+        if value in adjoints and value.tensor._requires_grad:
+            _named_adjoint(tracer, adjoints[value], value.name)
+            tracer.set_grad(value.tensor, adjoints[value])
+
+
+def _run_rules(bindings: list, tracer: Tracer, tensors: dict, seeds: list) -> dict:
+    """Each value's adjoint tensor: the seeds ``(value, ȳ)``, then the gradient rules of
+    the bindings, last to first, with the tracer writing down the ops they call."""
     adjoints: dict[Value, Tensor] = {}
-    seed_outputs = []
     outside = state.enter_backward(False, True)  # as the engine runs a rule: no recording
     tracer.running_rules = True
     try:
-        for index, value in enumerate(program.outputs):
-            out = None if value is None else tensors[value]
-            if out is not None and out._requires_grad:  # one ȳ per output, summed if repeated
-                seed = Tensor._make(np.ones_like(out._data))  # an example ȳ: ones
-                tracer.add_input(seed, f"{value.name}_bar", False, kind="seed")
-                _collect(tracer, adjoints, value, seed)
-                seed_outputs.append(index)
-        for binding in reversed(program.bindings):
+        for value, seed in seeds:
+            _collect(tracer, adjoints, value, seed)
+        for binding in reversed(bindings):
             grad = adjoints.get(binding.out)
             node = tensors[binding.out]._grad_fn
             if grad is None or node is None or getattr(node, "op", None) is not binding.op:
@@ -134,7 +173,7 @@ def _backward(program: Program, tracer: Tracer, tensors: dict) -> tuple[dict, li
         tracer.note = tracer.note_rest = ""
         tracer.running_rules = False
         state.exit_backward(outside)
-    return adjoints, seed_outputs
+    return adjoints
 
 
 def _collect(tracer: Tracer, adjoints: dict, value: Value, grad: Tensor) -> None:

@@ -8,9 +8,20 @@ require grad, the adjoint program is derived once and split in two: its forward 
 runs now and also returns what backward needs; its backward part runs when the eager
 engine reaches the one node (a custom ``Function``) that wraps the compiled call.
 
-Tracing may refuse (data-dependent control flow, in-place writes, random draws): the
-function then runs eagerly for that signature, after one printed note;
-``fullgraph=True`` makes the refusal an error instead, as in PyTorch.
+A training step (forward, ``loss.backward()``, ``opt.step()``, as ``@torch.compile``
+users write it) traces into one program: its backward and the optimizer's update are
+bindings, and each run ends by writing the parameters and the optimizer's state in place
+and setting ``.grad`` (see tracer.py). The signature then also holds each optimizer's
+settings and state (which tensors, the step count if it is a number): the first step,
+which makes the state, runs as traced and leaves a new signature; the second is traced
+again and kept. The trace of a step *is* that call's step (running its program as well
+would take two); its outputs come back without a graph: the backward inside used it.
+Python side effects of the function (a print, a list append) happen when it is traced.
+
+Tracing may refuse (data-dependent control flow, an in-place write it cannot replay,
+random draws): whatever the trace changed (parameters, buffers, ``.grad``, the
+optimizer's state) is put back, and the function runs eagerly for that signature, after
+one printed note; ``fullgraph=True`` makes the refusal an error instead, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from .adjoint import gradient
 from .ir import Program
 from .runner import Runner
 from .simplify import eliminate_dead_code
-from .tracer import TraceError, trace
+from .tracer import TraceError, trace_and_run
 
 EAGER = "eager"  # a signature whose tracing was refused: it runs eagerly
 
@@ -66,6 +77,7 @@ class Compiled:
         self.fullgraph = fullgraph
         self.cache: dict = {}
         self.modules: list | None = None  # (name, module) whose parameters fn reads
+        self.optimizers: list | None = None  # (name, optimizer) fn reads
         self.noted = False
         functools.update_wrapper(self, fn, updated=())
 
@@ -74,23 +86,47 @@ class Compiled:
             return self.fn(*args, **kwargs)  # keyword arguments, no tensors: eager too
         key = self.signature(args)
         entry = self.cache.get(key)
-        if entry is None:
-            entry = self.cache[key] = self.build(args)
-        return self.fn(*args) if entry is EAGER else entry(args)
+        if entry is EAGER:
+            return self.fn(*args)
+        if entry is not None and entry.forward.holds():
+            return entry(args)
+        return self.trace_and_call(key, args)
 
     def __getattr__(self, name: str):  # a compiled module still has its parameters...
         return getattr(self.__dict__["fn"], name)
 
     def parameters_named(self) -> list:
         """``(name, parameter)`` of the module compiled, or of the modules the function
-        reads by name (``model`` in ``lambda x: loss(model(x))``: ``model.0.weight``)."""
+        reads by name (``model`` in ``lambda x: loss(model(x))``: ``model.0.weight``), then
+        the other parameters of the optimizers it reads (``opt.param3``)."""
         if self.modules is None:
-            self.modules = modules_read(self.fn)
-        return [
+            self.read = variables_read(self.fn)
+            self.modules = having(self.read, "named_parameters")
+            self.optimizers = having(self.read, "param_groups")
+        named = [
             (f"{var}.{name}" if var else name, p)
             for var, module in self.modules
             for name, p in module.named_parameters()
         ]
+        known = {id(p) for _, p in named}
+        for var, opt in self.optimizers:
+            params = [p for group in opt.param_groups for p in group["params"]]
+            named += [(f"{var}.param{i}", p) for i, p in enumerate(params) if id(p) not in known]
+        return named
+
+    def tensors_named(self) -> dict:
+        """``{id(tensor): name}`` of the tensors the function names (``counter``) and of
+        the optimizers' state (``fc1.weight.exp_avg``): captured by these names if read."""
+        names = {id(p): name for name, p in self.parameters_named()}
+        named = {id(t): var for var, t in self.read if isinstance(t, Tensor)}
+        named.update(
+            (id(value), f"{names.get(id(p), 'p')}.{key}")
+            for _, opt in self.optimizers
+            for p, per_param in opt.state.items()
+            for key, value in per_param.items()
+            if isinstance(value, Tensor)
+        )
+        return named
 
     def signature(self, args: tuple) -> tuple:
         parts = [grad_mode.is_grad_enabled(), getattr(self.fn, "training", None)]
@@ -101,24 +137,38 @@ class Compiled:
                 parts.append(_literal_key(a))
         for name, p in self.parameters_named():
             parts.append((name, id(p), p._data.shape, p._data.dtype, p._requires_grad))
+        parts += [optimizer_key(opt) for _, opt in self.optimizers]
         return tuple(parts)
 
-    def build(self, args: tuple):
-        """Trace for this signature; EAGER (after one note) where tracing refuses."""
+    def trace_and_call(self, key: tuple, args: tuple):
+        """Trace for this signature and answer this call. A training step's trace is its
+        run; it is kept unless it changed the signature (the first step makes the state).
+        Where tracing refuses: put back what it changed, note once, run eagerly."""
         captured = {id(p): (p, name) for name, p in self.parameters_named()}
         forward = getattr(self.fn, "forward", self.fn)
         name = getattr(self.fn, "__name__", None) or type(self.fn).__name__
+        before = Snapshot(self.read, self.modules, self.optimizers)
         try:
-            program = trace(self.fn, *args, captured_names=captured, name=name)
-            program = _named_like(program, forward, args)
-            return CompiledCall(program)
+            program, results = trace_and_run(
+                self.fn, *args, captured_names=captured, name=name, names=self.tensors_named()
+            )
+            call = CompiledCall(_named_like(program, forward, args))
         except TraceError as err:
+            before.restore()
             if self.fullgraph:
                 raise
             if not self.noted:
                 print(f"wb.compile: {name} runs eagerly for these inputs: {err}")
                 self.noted = True
-            return EAGER
+            self.cache[key] = EAGER
+            return self.fn(*args)
+        if not program.has_effects:
+            self.cache[key] = call
+            return call(args)
+        if self.signature(args) == key:
+            self.cache[key] = call
+        outs = tuple(Tensor._make(t._data) for t in results)  # the graph: used by backward
+        return outs[0] if program.single_output else outs
 
 
 def _inside_a_transform() -> bool:
@@ -130,20 +180,81 @@ def _inside_a_transform() -> bool:
     )
 
 
-def modules_read(fn: Callable) -> list:
-    """``[(variable name, module)]``: ``fn`` itself if it is a module (name ""), else the
-    modules among the globals and closure variables its code names."""
+def variables_read(fn: Callable) -> list:
+    """``[(variable name, object)]``: ``fn`` itself if it is a module (name ""), else the
+    globals and closure variables its code names."""
     if callable(getattr(fn, "named_parameters", None)):
         return [("", fn)]
     try:
         seen = inspect.getclosurevars(fn)
     except (TypeError, ValueError):
         return []
+    return list({**seen.globals, **seen.nonlocals}.items())
+
+
+def having(variables: list, attribute: str) -> list:
+    """The variables whose objects have ``attribute`` (modules: ``named_parameters``,
+    optimizers: ``param_groups``); classes are not objects of that kind."""
     return [
         (var, obj)
-        for var, obj in {**seen.globals, **seen.nonlocals}.items()
-        if callable(getattr(obj, "named_parameters", None))
+        for var, obj in variables
+        if getattr(obj, attribute, None) is not None and not isinstance(obj, type)
     ]
+
+
+def optimizer_key(opt) -> tuple:
+    """An optimizer's part of a signature: its groups' parameters and settings (a traced
+    update has them as literals) and its state (which tensors; numbers by value)."""
+    groups = tuple(
+        (
+            tuple(map(id, group["params"])),
+            tuple((k, _literal_key(v)) for k, v in sorted(group.items()) if k != "params"),
+        )
+        for group in opt.param_groups
+    )
+    state = tuple(
+        (id(p), tuple((k, _state_key(v)) for k, v in sorted(per_param.items())))
+        for p, per_param in opt.state.items()
+    )
+    return (id(opt), groups, state)
+
+
+def _state_key(value):
+    if isinstance(value, Tensor):
+        return (id(value), value._data.shape, value._data.dtype)
+    return _literal_key(value)
+
+
+class Snapshot:
+    """What a trace may change, kept to be put back if it refuses: the tensors the
+    function names, the modules' parameters and buffers (values, ``.grad``), the
+    optimizers' parameters and state."""
+
+    def __init__(self, variables: list, modules: list, optimizers: list) -> None:
+        tensors = {id(t): t for _, t in variables if isinstance(t, Tensor)}
+        for _, module in modules:
+            tensors.update((id(p), p) for _, p in module.named_parameters())
+            tensors.update((id(b), b) for _, b in getattr(module, "named_buffers", list)())
+        self.optimizers = []
+        for _, opt in optimizers:
+            for group in opt.param_groups:
+                tensors.update((id(p), p) for p in group["params"])
+            for per_param in opt.state.values():
+                tensors.update((id(v), v) for v in per_param.values() if isinstance(v, Tensor))
+            state = {p: dict(per_param) for p, per_param in opt.state.items()}
+            self.optimizers.append((opt, state, opt.__dict__.get("_opt_called")))
+        self.tensors = [(t, t._data.copy(), t._grad) for t in tensors.values()]
+
+    def restore(self) -> None:
+        for tensor, values, grad in self.tensors:
+            np.copyto(tensor._data, values)
+            tensor._grad = grad
+        for opt, per_param, called in self.optimizers:
+            opt.state.clear()
+            opt.state.update(per_param)
+            opt.__dict__.pop("_opt_called", None)
+            if called is not None:
+                opt._opt_called = called
 
 
 def _literal_key(a):
@@ -172,8 +283,10 @@ class CompiledCall:
         self.program = program
         self.forward = Runner(program)
         self.diff = [v for v in program.inputs + program.captured if v.requires_grad]
-        wants_grad = grad_mode.is_grad_enabled() and any(
-            v is not None and v.requires_grad for v in program.outputs
+        wants_grad = (
+            grad_mode.is_grad_enabled()
+            and not program.has_effects  # a training step: its backward is inside
+            and any(v is not None and v.requires_grad for v in program.outputs)
         )
         self.split = (
             _split(eliminate_dead_code(gradient(program, self.diff))) if wants_grad else None
@@ -182,8 +295,7 @@ class CompiledCall:
     def __call__(self, args: tuple):
         tensors = [a for a in args if isinstance(a, Tensor)]
         if self.split is None:
-            outs = self.forward(*tensors)
-            return outs
+            return self.forward(*tensors)
         params = [v.tensor for v in self.program.captured if v.requires_grad]
         outs = CompiledFunction.apply(self, *tensors, *params)
         return outs[0] if self.program.single_output else tuple(outs)

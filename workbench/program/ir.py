@@ -78,6 +78,7 @@ class Binding:
     note: str = ""
     recomputed: bool = False  # a checkpoint's recomputation: CSE must not merge it away
     stops_gradient: bool = False  # ran under no_grad while an input required grad
+    section: str = ""  # a training step's part that starts here: "backward", "SGD.step()"
 
     def inputs(self) -> list[Value]:
         return [a for a in self.args if isinstance(a, Value)]
@@ -129,6 +130,10 @@ class Program:
     single_output: bool = True  # the traced function returned one tensor, not a tuple
     forward_outputs: int | None = None  # an adjoint: how many outputs are the forward's
     seed_outputs: list = field(default_factory=list)  # an adjoint: outputs given a ȳ input
+    # a training step's effects, done at the end of each run (tracer.py):
+    writes: list = field(default_factory=list)  # (captured value, value): written into it
+    grads: list = field(default_factory=list)  # (captured value, value or None): its .grad
+    assumes_no_grad: list = field(default_factory=list)  # captured values without .grad
 
     def __str__(self) -> str:
         params = ", ".join(f"{v.ref()}: {v.type_text()}" for v in self.inputs)
@@ -136,9 +141,16 @@ class Program:
         for v in self.captured:
             lines.append(f"  {v.ref()} = {v.kind}  # {v.type_text()}")
         for i, binding in enumerate(self.bindings):
-            if i == self.forward_count:
-                lines.append("  # ---- backward ----")
+            title = "backward" if i == self.forward_count else binding.section
+            if title:
+                lines.append(f"  # ---- {title} ----")
             lines.append("  " + binding.text())
+        if self.writes or self.grads:
+            lines.append("  # ---- at the end of the run ----")
+        for target, value in self.writes:
+            lines.append(f"  {target.ref()} <- {value.ref()}  # written in place")
+        for target, value in self.grads:
+            lines.append(f"  {target.ref()}.grad = {'None' if value is None else value.ref()}")
         outs = ", ".join("None" if v is None else v.ref() for v in self.outputs)
         lines.append(f"  return {outs}")
         lines.append("}")
@@ -148,6 +160,17 @@ class Program:
 
     def values(self) -> list[Value]:
         return self.inputs + self.captured + [b.out for b in self.bindings]
+
+    def results(self) -> list[Value]:
+        """What a run must leave: the outputs, and a training step's written values and
+        ``.grad`` values."""
+        effects = [v for _, v in self.writes] + [v for _, v in self.grads]
+        return [v for v in self.outputs + effects if v is not None]
+
+    @property
+    def has_effects(self) -> bool:
+        """A training step: the run changes tensors (writes) or ``.grad``."""
+        return bool(self.writes or self.grads)
 
     def run(self, *inputs):
         """Run the program on ``inputs`` (Tensors or arrays) with the flat runner (made
@@ -202,9 +225,8 @@ def last_uses(program: Program) -> dict:
             last[value.root()] = i
         if binding.out.view_of is not None:
             last[binding.out.root()] = i
-    for value in program.outputs:
-        if value is not None:
-            last[value.root()] = len(program.bindings)
+    for value in program.results():
+        last[value.root()] = len(program.bindings)
     return last
 
 

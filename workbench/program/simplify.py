@@ -20,7 +20,7 @@ from .ir import Binding, Program, Value
 
 def eliminate_dead_code(program: Program) -> Program:
     """The program without the bindings whose outputs nothing reads."""
-    needed = {v for v in program.outputs if v is not None}
+    needed = set(program.results())
     kept = []
     for binding in reversed(program.bindings):
         if binding.out in needed:
@@ -50,8 +50,13 @@ def eliminate_common_subexpressions(program: Program) -> Program:
         first[key] = binding.out
         kept.append(dataclasses.replace(binding, args=args))
     outputs = [same.get(v, v) if v is not None else None for v in program.outputs]
+    program = dataclasses.replace(
+        program,
+        writes=[(t, same.get(v, v)) for t, v in program.writes],
+        grads=[(t, same.get(v, v)) for t, v in program.grads],
+    )
     needed = {v for b in kept for v in b.inputs()} | {v for v in outputs if v is not None}
-    return _rebuilt(program, kept, outputs, needed)
+    return _rebuilt(program, kept, outputs, needed | set(program.results()))
 
 
 def _key(item):
@@ -72,7 +77,8 @@ def _key(item):
 
 def _rebuilt(program: Program, bindings: list[Binding], outputs: list, needed: set) -> Program:
     """A copy of ``program`` with these bindings and outputs (captured values nothing
-    reads are dropped; inputs stay: they are the program's signature)."""
+    reads nor a training step writes are dropped; inputs stay: the program's signature)."""
+    needed = needed | {t for t, _ in program.writes + program.grads}
     forward_count = program.forward_count
     if forward_count is not None:
         forward = {b.out for b in program.bindings[:forward_count]}

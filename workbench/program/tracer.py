@@ -6,8 +6,17 @@ each kernel). Each op call becomes a binding; each tensor the tracer has not see
 before (a parameter, a constant) becomes a captured value. Whatever a program cannot
 replay is refused with the line of the learner's code that asked for it: reading a
 traced value into Python (``if y > 0``, ``float(y)``, ``.item()``, ``.numpy()``: the
-answer would be baked into the program), writing into a tensor, and drawing random
-numbers (the program would replay one draw forever).
+answer would be baked into the program), and drawing random numbers (the program would
+replay one draw forever).
+
+A training step traces too (AOTAutograd's *functionalization*). ``loss.backward()``
+writes the backward bindings, from the same registered rules as the Gradient transform
+(adjoint.py), and sets each parameter's ``.grad`` to its adjoint. An in-place write
+that builds no graph (an optimizer's ``p.sub_(...)``, ``buf.mul_(m)``) becomes an
+out-of-place binding, and the tensor stands for the new value from then on; a tensor
+from outside (a parameter, the optimizer's state) is written back at the end of each
+run. Writes the program could not replay are refused: into an argument of the function,
+through a view, one that builds a graph, or straight into the memory (not through an op).
 """
 
 from __future__ import annotations
@@ -17,11 +26,14 @@ import inspect
 import os
 import traceback
 from collections.abc import Callable, Iterator
+from functools import partial
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..core import state
 from ..core.tensor import Tensor
+from ..record import grad_mode
 from .ir import Binding, Program, Value
 
 WORKBENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -54,6 +66,16 @@ class Tracer:
         self.note_rest = ""  # the comment the bindings after it get
         self.next_name: str | None = None  # the name of the next binding's output
         self.running_rules = False  # the Gradient transform runs the rules (adjoint.py)
+        self.names: dict[int, str] = {}  # id(tensor) -> its name, should the function read it
+        # a training step (see the module's docstring):
+        self.written: dict[int, tuple[Tensor, Value]] = {}  # tensors from outside written
+        self.overwritten: set[Value] = set()  # old values of written tensors: stale now
+        self.announced: set[int] = set()  # tensors whose next version bump is a traced write
+        self.grads_before: dict[int, tuple[Tensor, object]] = {}  # known leaves' .grad at start
+        self.grads_set: dict[int, Tensor] = {}  # leaves whose .grad backward() set
+        self.assumes_no_grad: dict[int, Tensor] = {}  # leaves backward found without .grad
+        self.section_title = ""  # the next binding starts this part of a training step
+        self.backward_done = False
 
     # ------------------------------------------------------------ values
     def add(self, tensor: Tensor, value: Value) -> Value:
@@ -72,9 +94,11 @@ class Tracer:
     def capture(self, tensor: Tensor, name: str | None = None) -> Value:
         """A tensor from outside the traced code: a parameter (it requires grad) or a
         constant. The program reads it afresh at every run."""
+        self.refuse_outside_grad(tensor)
         data = tensor._data
         kind = "param" if tensor._requires_grad else "const"
-        name = name or tensor.name or f"{kind[0]}{sum(v.kind == kind for v in self.captured)}"
+        name = name or tensor.name or self.names.get(id(tensor))
+        name = name or f"{kind[0]}{sum(v.kind == kind for v in self.captured)}"
         value = Value(name, data.shape, data.dtype, kind, tensor)
         value.requires_grad = tensor._requires_grad
         self.captured.append(value)
@@ -85,13 +109,20 @@ class Tracer:
         if not isinstance(x, Tensor):
             return x
         known = self.tensors.get(id(x))
-        if known is not None:
-            return known[1]
-        same_array = self.arrays.get(id(x._data))
-        if same_array is not None and (x._grad_fn is not None or state.in_backward()):
-            return same_array[1]  # a saved output, unpacked (by a rule) as a new tensor object
-        self.refuse_escaped(x)
-        return self.capture(x)
+        value = None if known is None else known[1]
+        if value is None:
+            same_array = self.arrays.get(id(x._data))
+            if same_array is not None and (x._grad_fn is not None or state.in_backward()):
+                value = same_array[1]  # a saved output, unpacked (by a rule) as a new object
+        if value is None:
+            self.refuse_escaped(x)
+            return self.capture(x)
+        if self.overwritten and value.root() in self.overwritten:
+            raise TraceError(
+                f"a view of a tensor is read after an in-place write into that tensor: the "
+                f"program would read the old values. At {learner_line()}"
+            )
+        return value
 
     def refuse_escaped(self, x: Tensor) -> None:
         """A tensor made from a traced value's memory outside the ops (``detach()``,
@@ -119,12 +150,14 @@ class Tracer:
         self.next_name = None
         if op.view and args and isinstance(args[0], Value):
             out.view_of = args[0]
-        binding = Binding(op, args, dict(attrs or {}), out, self.note)
+        binding = Binding(op, args, dict(attrs or {}), out, self.note, section=self.section_title)
+        self.section_title = ""
         # an input requires grad and the (differentiable) output does not: no_grad ran it
         # (not a gradient rule's op: the engine runs rules without recording, yet their
         # bindings are differentiable code, as with create_graph=True)
         binding.stops_gradient = (
             not self.running_rules
+            and not self.backward_done  # a training step's update: nothing differentiates it
             and op.differentiable
             and data.dtype.kind in "fc"
             and not result._requires_grad
@@ -158,12 +191,101 @@ class Tracer:
             f"the example's values). At {learner_line()}"
         )
 
-    def refuse_write(self, tensor: Tensor) -> None:
+    # ------------------------------------------- in-place writes, backward()
+    def write(self, tensor: Tensor, result: Tensor) -> None:
+        """An in-place op is about to write ``result`` (its out-of-place result) into
+        ``tensor``: from now on ``tensor`` stands for ``result``'s value; a tensor from
+        outside the function is written back at the end of each run."""
+        if state.grad_mode.records and (tensor._requires_grad or result._requires_grad):
+            self.refuse_write(tensor, "it builds a graph (write it out of place)")
+        if tensor._base is not None:
+            self.refuse_write(tensor, "it writes through a view")
+        old = self.value_of(tensor)
+        if old.kind in ("input", "seed"):
+            self.refuse_write(tensor, f"it writes into the function's argument {old.ref()}")
+        if old.view_of is not None:
+            self.refuse_write(tensor, "it writes through a view")
+        new = self.value_of(result)
+        if new.kind == "binding" and new.name is None and old.name is not None:
+            new.name = old.name  # fc1.weight -> fc1.weight_1 (unique_names numbers it)
+        if old.kind in ("param", "const"):
+            self.written.setdefault(id(tensor), (tensor, old))
+        self.overwritten.add(old)
+        self.add(tensor, new)
+        self.announced.add(id(tensor))
+
+    def bumped(self, tensor: Tensor) -> None:
+        """A tensor's version moved: fine after :meth:`write`; a write straight into the
+        memory (not through an op) is refused, for the program cannot replay it."""
+        if id(tensor) in self.announced:
+            self.announced.discard(id(tensor))
+            return
+        self.refuse_write(tensor, "it writes into the memory, not through an op")
+
+    def refuse_write(self, tensor: Tensor, why: str) -> None:
         raise TraceError(
-            f"an in-place write (a method ending in _, x[i] = v, an optimizer step, a "
-            f"backward() accumulating into .grad) cannot be traced into a program: write it "
-            f"out of place. At {learner_line()}"
+            f"an in-place write cannot be traced into a program here: {why}. At {learner_line()}"
         )
+
+    def backward_task(self, roots: list, seeds: list, create_graph: bool, inputs):
+        """What ``backward()`` runs in a traced step: an object whose ``run()`` is
+        :meth:`backward` (the engine's GraphTask, run, would compute gradients instead)."""
+        return SimpleNamespace(run=partial(self.backward, roots, seeds, create_graph, inputs))
+
+    def backward(self, roots: list, seeds: list, create_graph: bool, inputs) -> None:
+        """``loss.backward()`` in a traced training step: the backward bindings (from the
+        registered rules, as the Gradient transform writes them), and each leaf's ``.grad``
+        set to its adjoint."""
+        if create_graph or inputs is not None:
+            self.refuse_backward_code("backward(create_graph=True) or backward(inputs=...)")
+        from .adjoint import backward_into_grads
+
+        self.section_title = "backward"
+        backward_into_grads(self, roots, seeds)
+        self.backward_done = True
+
+    def set_grad(self, leaf: Tensor, grad: Tensor) -> None:
+        """``leaf.grad`` gets ``grad`` as the engine would give it: added to a ``.grad`` this
+        trace set before; its own memory if another ``.grad`` or a captured tensor has it."""
+        value = self.value_of(leaf)
+        if value.kind not in ("param", "const") or leaf._grad_fn is not None:
+            self.refuse_write(leaf, f"backward() reaches {value.ref()}, not a parameter")
+        if leaf._hooks or leaf._post_acc_hooks:
+            self.refuse_backward_code(f"a hook on {value.ref()}")
+        old = leaf._grad
+        with grad_mode.no_grad():
+            if old is None:
+                before = self.grads_before.get(id(leaf), (leaf, None))[1]
+                if before is None:
+                    self.assumes_no_grad[id(leaf)] = leaf
+                shared = any(leaf._grad is grad for leaf in self.grads_set.values())
+                if (
+                    shared
+                    or not grad._data.flags.writeable
+                    or self.value_of(grad).root().kind != "binding"
+                ):
+                    grad = grad.clone()  # its own memory, as the engine's first .grad
+                leaf._grad = grad
+            elif id(old) in self.tensors and self.value_of(old).kind == "binding":
+                leaf._grad = old + grad
+            else:
+                self.refuse_write(
+                    leaf,
+                    f"backward() would add into the .grad {value.ref()} had before the call "
+                    f"(call opt.zero_grad() inside the compiled step)",
+                )
+        self.grads_set[id(leaf)] = leaf
+
+    def refuse_outside_grad(self, tensor: Tensor) -> None:
+        """The ``.grad`` of a known parameter, from before the call, is read: the program
+        would keep reading that tensor, not the next call's ``.grad``."""
+        for leaf, _ in self.grads_before.values():
+            if leaf._grad is tensor:
+                raise TraceError(
+                    f"the .grad of {leaf.name or 'a parameter'} from before the call is read "
+                    f"(backward() ran outside the traced function): call backward() inside "
+                    f"it. At {learner_line()}"
+                )
 
     def refuse_backward_code(self, what: str) -> None:
         raise TraceError(
@@ -179,10 +301,33 @@ class Tracer:
 
     # ------------------------------------------------------------ result
     def program(self, name: str, outputs: list, **extra) -> Program:
-        """The program written so far, returning ``outputs`` (values or None)."""
+        """The program written so far, returning ``outputs`` (values or None), with the
+        writes and ``.grad`` changes a training step leaves behind."""
         program = Program(name, self.inputs, self.captured, self.bindings, outputs, **extra)
+        program.writes = [(old, self.value_of(t)) for t, old in self.written.values()]
+        program.grads = self.grad_changes()
+        program.assumes_no_grad = [self.captured_value(t) for t in self.assumes_no_grad.values()]
         self.name_values(program)
         return program
+
+    def grad_changes(self) -> list:
+        """``(leaf's value, its .grad's value or None)`` for each leaf whose ``.grad`` is
+        another tensor than at the start; one from outside the ops is refused."""
+        leaves = {**{i: t for i, (t, _) in self.grads_before.items()}, **self.grads_set}
+        changes = []
+        for key, leaf in leaves.items():
+            grad = leaf._grad
+            if key in self.grads_before and grad is self.grads_before[key][1]:
+                continue
+            if grad is not None and id(grad) not in self.tensors:
+                self.refuse_write(leaf, "its .grad is set to a tensor not made by an op")
+            value = None if grad is None else self.value_of(grad)
+            changes.append((self.captured_value(leaf), value))
+        return changes
+
+    def captured_value(self, tensor: Tensor) -> Value:
+        """The value ``tensor`` was captured as (before any write gave it a new one)."""
+        return next(v for v in self.captured if v.tensor is tensor)
 
     def name_values(self, program: Program) -> None:
         """Names the learner gave tensors (``t.name``) win; the rest are numbered; a name
@@ -220,6 +365,14 @@ def tracing(tracer: Tracer) -> Iterator[Tracer]:
         state.set_tracer(previous)
 
 
+def section(title: str) -> None:
+    """The next op the running trace writes starts the part ``title`` of a training step
+    (``SGD.step()``): its program prints ``# ---- title ----`` there. No trace: nothing."""
+    tracer = state.tracing.tracer
+    if tracer is not None:
+        tracer.section_title = title
+
+
 def argument_names(fn: Callable, count: int) -> list[str]:
     """The names of ``fn``'s first ``count`` positional parameters (``x0``... if unknown)."""
     try:
@@ -237,23 +390,44 @@ def argument_names(fn: Callable, count: int) -> list[str]:
 
 
 def trace(
-    fn: Callable, *example_inputs, captured_names: dict | None = None, name: str | None = None
+    fn: Callable,
+    *example_inputs,
+    captured_names: dict | None = None,
+    name: str | None = None,
+    names: dict | None = None,
 ) -> Program:
     """Trace ``fn`` once on ``example_inputs`` into a :class:`Program`.
 
     Tensor arguments become the program's inputs (named after ``fn``'s parameters), other
     arguments are baked in as the constants they are. ``captured_names`` maps tensors ``fn``
-    reads from outside (a module's parameters) to names (``{id(p): "fc1.weight"}``).
+    reads from outside (a module's parameters) to names (``{id(p): (p, "fc1.weight")}``);
+    ``names`` names tensors captured only if ``fn`` reads them (``{id(t): "name"}``).
     The function runs eagerly, in the caller's grad mode, on copies of the inputs that
     require grad as the inputs do: an op that a ``no_grad`` block inside ``fn`` ran is
-    written down as one that stops the gradient, as eager would.
+    written down as one that stops the gradient, as eager would. A training step's
+    effects (the update, ``.grad``) happen in that run: tracing it takes one step.
     """
+    return trace_and_run(
+        fn, *example_inputs, captured_names=captured_names, name=name, names=names
+    )[0]
+
+
+def trace_and_run(
+    fn: Callable,
+    *example_inputs,
+    captured_names: dict | None = None,
+    name: str | None = None,
+    names: dict | None = None,
+) -> tuple[Program, list]:
+    """:func:`trace`, and the tensors the traced run returned."""
     tracer = Tracer()
+    tracer.names = dict(names or {})
     for tensor, pname in (captured_names or {}).values():
         tracer.capture(tensor, pname)
+        tracer.grads_before[id(tensor)] = (tensor, tensor._grad)
     traced = []
-    names = argument_names(fn, len(example_inputs))
-    for arg_name, x in zip(names, example_inputs):
+    names_in = argument_names(fn, len(example_inputs))
+    for arg_name, x in zip(names_in, example_inputs):
         if isinstance(x, Tensor):
             copy = Tensor._make(x._data, x._requires_grad)
             tracer.add_input(copy, arg_name, x._requires_grad)
@@ -274,4 +448,4 @@ def trace(
     outputs = [tracer.value_of(t) for t in outs]
     program = tracer.program(name or getattr(fn, "__name__", "program"), outputs)
     program.single_output = single
-    return program
+    return program, outs
