@@ -534,3 +534,30 @@ def test_in_place_power_changes_the_tensor_as_pytorch():
         alias = x
         x **= 2
         assert x is alias and alias.tolist() == [1.0, 4.0, 9.0]
+
+
+ARRAYS = {
+    "1-d": np.array([1.0, 3.0]),
+    "0-d": np.array(1.0),
+    "integers": np.array([1, 3]),
+    "a numpy number": np.float64(1.0),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ARRAYS))
+def test_equality_with_a_numpy_array_answers_as_pytorch(kind):
+    """PyTorch's ``__eq__`` reads a numpy array (pytorch/pytorch#122249), its ``__ne__``
+    hands it back to Python, whose identity test answers: ``x == array`` is a tensor,
+    ``x != array`` the bool True, from either side; a numpy number is a number to both
+    (issue 36)."""
+
+    def outcomes(lib):
+        x = lib.tensor([1.0, 2.0])
+        array = ARRAYS[kind]
+        return [
+            _outcome(op, *pair)
+            for op in (operator.eq, operator.ne)
+            for pair in ((x, array), (array, x))
+        ]
+
+    assert outcomes(wb) == outcomes(torch)
