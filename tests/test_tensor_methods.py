@@ -41,7 +41,7 @@ ONCE_ATTACHED = (
 OPERATORS = (
     "__radd__ __rsub__ __rmul__ __rtruediv__ __rpow__ __rmatmul__ __pos__ __abs__ "
     "__lt__ __le__ __gt__ __ge__ __eq__ __ne__ __and__ __or__ __xor__ __invert__ "
-    "__getitem__ __setitem__ __iadd__ __isub__ __imul__ __itruediv__"
+    "__getitem__ __setitem__ __iadd__ __isub__ __imul__ __itruediv__ __ipow__"
 ).split()
 OTHER_OP_METHODS = (
     "T mT reshape view permute expand clone where add_ sub_ mul_ div_ pow_ clamp_ zero_ fill_ copy_"
@@ -339,7 +339,7 @@ def test_unary_plus_is_the_tensor_itself():
 
 def test_every_delegating_method_is_checked():
     checked = {c[0] for c in CASES} | {r[0] for r in REFLECTED} | {"T", "mT", "where", "__pos__"}
-    in_place = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"}
+    in_place = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
     in_place |= {n for n in OTHER_OP_METHODS if n.endswith("_")}
     assert set(ALL_NAMES) - in_place <= checked
 
@@ -474,3 +474,90 @@ def test_equality_with_a_list_is_pythons_not_elementwise_as_pytorch(compare, kin
         return [(type(result).__name__, result) for result in results]
 
     assert outcome(wb) == outcome(torch)
+
+
+BINARY = "add sub mul truediv floordiv mod pow matmul lt le gt ge eq ne and_ or_ xor lshift rshift"
+IN_PLACE = "iadd isub imul itruediv ifloordiv imod ipow imatmul iand ior ixor ilshift irshift"
+SEQUENCES = {
+    "list": [1, 1],
+    "tuple": (1, 2),
+    "floats": [1.5, 2.0],
+    "nested": [[1, 1]],
+    "empty": [],
+    "one": [3],
+}
+TENSORS = {"float": ([1.0, 2.0], "float32"), "int": ([1, 2], "int64"), "one int": ([3], "int64")}
+
+
+def _outcome(function, *args):
+    """What ``function(*args)`` gives: its result (a tensor's numbers, a list, a bool), or
+    its exception's type and message."""
+    try:
+        result = function(*args)
+    except Exception as error:  # noqa: BLE001  (compared with PyTorch's)
+        return type(error).__name__, str(error)
+    if isinstance(result, (wb.Tensor, torch.Tensor)):
+        return type(result).__name__, str(result.dtype).split(".")[-1], result.tolist()
+    return type(result).__name__, result
+
+
+@pytest.mark.parametrize("tensor", sorted(TENSORS))
+@pytest.mark.parametrize("kind", sorted(SEQUENCES))
+def test_operators_with_a_list_or_tuple_operand_answer_as_pytorch(kind, tensor):
+    """PyTorch's operators hand a list or a tuple back to Python (NotImplemented), from
+    either side and in place: ``x + [1, 1]`` and ``x < [1, 1]`` are Python's TypeError,
+    ``[1, 1] + x`` list concatenation's, ``x * [1, 1]`` list repetition (a TypeError
+    unless x is one integer: then a longer list), ``x == [1, 1]`` False. The workbench
+    read the list as a tensor and computed element by element (issue 36)."""
+    values, dtype = TENSORS[tensor]
+    other = SEQUENCES[kind]
+
+    def outcomes(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        found = {}
+        for name in BINARY.split():
+            op = getattr(operator, name)
+            found[name] = _outcome(op, x, other), _outcome(op, other, x)
+        for name in IN_PLACE.split():
+            y = x.clone()
+            found[name] = _outcome(getattr(operator, name), y, other), y.tolist()
+        return found
+
+    ours, theirs = outcomes(wb), outcomes(torch)
+    assert ours == theirs
+
+
+def test_in_place_power_changes_the_tensor_as_pytorch():
+    """``x **= 2`` is ``x.pow_(2)`` in PyTorch: the same tensor changes (an alias sees it)."""
+    for lib in (wb, torch):
+        x = lib.tensor([1.0, 2.0, 3.0])
+        alias = x
+        x **= 2
+        assert x is alias and alias.tolist() == [1.0, 4.0, 9.0]
+
+
+ARRAYS = {
+    "1-d": np.array([1.0, 3.0]),
+    "0-d": np.array(1.0),
+    "integers": np.array([1, 3]),
+    "a numpy number": np.float64(1.0),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ARRAYS))
+def test_equality_with_a_numpy_array_answers_as_pytorch(kind):
+    """PyTorch's ``__eq__`` reads a numpy array (pytorch/pytorch#122249), its ``__ne__``
+    hands it back to Python, whose identity test answers: ``x == array`` is a tensor,
+    ``x != array`` the bool True, from either side; a numpy number is a number to both
+    (issue 36)."""
+
+    def outcomes(lib):
+        x = lib.tensor([1.0, 2.0])
+        array = ARRAYS[kind]
+        return [
+            _outcome(op, *pair)
+            for op in (operator.eq, operator.ne)
+            for pair in ((x, array), (array, x))
+        ]
+
+    assert outcomes(wb) == outcomes(torch)

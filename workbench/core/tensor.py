@@ -634,43 +634,43 @@ class Tensor:
 
     # ---------------------------------------------------------- arithmetic operators
     def __add__(self, other) -> Tensor:
-        return _ops.add(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.add(self, other)
 
     def __radd__(self, other) -> Tensor:
-        return _ops.add(other, self)
+        return NotImplemented if _is_sequence(other) else _ops.add(other, self)
 
     def __sub__(self, other) -> Tensor:
-        return _ops.sub(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.sub(self, other)
 
     def __rsub__(self, other) -> Tensor:
-        return _ops.sub(other, self)
+        return NotImplemented if _is_sequence(other) else _ops.sub(other, self)
 
     def __mul__(self, other) -> Tensor:
-        return _ops.mul(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.mul(self, other)
 
     def __rmul__(self, other) -> Tensor:
-        return _ops.mul(other, self)
+        return NotImplemented if _is_sequence(other) else _ops.mul(other, self)
 
     def __truediv__(self, other) -> Tensor:
-        return _ops.div(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.div(self, other)
 
     def __rtruediv__(self, other) -> Tensor:
-        return _ops.div(other, self)
+        return NotImplemented if _is_sequence(other) else _ops.div(other, self)
 
     def __pow__(self, exponent) -> Tensor:
-        return _ops.pow(self, exponent)
+        return NotImplemented if _is_sequence(exponent) else _ops.pow(self, exponent)
 
     def __rpow__(self, other) -> Tensor:
-        return _ops.pow(other, self)
+        return NotImplemented if _is_sequence(other) else _ops.pow(other, self)
 
-    def __matmul__(self, other: Tensor) -> Tensor:
-        return _ops.matmul(self, other)
+    def __matmul__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
-        """``[[1.0, 2.0]] @ x``: numbers in a list or an array are a constant matrix.
-        Anything else (``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``, as in
-        PyTorch."""
-        if not isinstance(other, (list, tuple, np.ndarray)):
+        """``array @ x``: the numbers of a numpy array are a constant matrix. Anything else
+        (``[[1.0, 2.0]] @ x``, ``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``,
+        as in PyTorch."""
+        if not isinstance(other, np.ndarray):
             return NotImplemented
         try:
             other = Tensor(other)
@@ -692,53 +692,57 @@ class Tensor:
     # string, any object) is handed back to Python. x < "a" is a TypeError in both; the
     # workbench's names the op. x == [1, 1] is handed back too (see _compared_elementwise).
     def __lt__(self, other) -> Tensor:
-        return _ops.lt(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.lt(self, other)
 
     def __le__(self, other) -> Tensor:
-        return _ops.le(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.le(self, other)
 
     def __gt__(self, other) -> Tensor:
-        return _ops.gt(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.gt(self, other)
 
     def __ge__(self, other) -> Tensor:
-        return _ops.ge(self, other)
+        return NotImplemented if _is_sequence(other) else _ops.ge(self, other)
 
     def __eq__(self, other) -> Tensor:
         return _ops.eq(self, other) if _compared_elementwise(other) else NotImplemented
 
     def __ne__(self, other) -> Tensor:
-        return _ops.ne(self, other) if _compared_elementwise(other) else NotImplemented
+        # PyTorch's __ne__ also hands back a numpy array, which only its __eq__ reads
+        # (pytorch/pytorch#122249): x != np.array([1, 2]) is Python's identity test, True
+        if isinstance(other, np.ndarray) or not _compared_elementwise(other):
+            return NotImplemented
+        return _ops.ne(self, other)
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
-        return _bitwise("and", "&", self, other)
+        return NotImplemented if _is_sequence(other) else _bitwise("and", "&", self, other)
 
     def __or__(self, other) -> Tensor:
-        return _bitwise("or", "|", self, other)
+        return NotImplemented if _is_sequence(other) else _bitwise("or", "|", self, other)
 
     def __xor__(self, other) -> Tensor:
-        return _bitwise("xor", "^", self, other)
+        return NotImplemented if _is_sequence(other) else _bitwise("xor", "^", self, other)
 
     def __rand__(self, other) -> Tensor:
-        return self.__and__(other)
+        return NotImplemented if _is_sequence(other) else self.__and__(other)
 
     def __ror__(self, other) -> Tensor:
-        return self.__or__(other)
+        return NotImplemented if _is_sequence(other) else self.__or__(other)
 
     def __rxor__(self, other) -> Tensor:
-        return self.__xor__(other)
+        return NotImplemented if _is_sequence(other) else self.__xor__(other)
 
     def __lshift__(self, other) -> Tensor:
-        return _shift("left", "<<", self, other)
+        return NotImplemented if _is_sequence(other) else _shift("left", "<<", self, other)
 
     def __rshift__(self, other) -> Tensor:
-        return _shift("right", ">>", self, other)
+        return NotImplemented if _is_sequence(other) else _shift("right", ">>", self, other)
 
     def __rlshift__(self, other) -> Tensor:
-        return _shift("left", "<<", other, self)
+        return NotImplemented if _is_sequence(other) else _shift("left", "<<", other, self)
 
     def __rrshift__(self, other) -> Tensor:
-        return _shift("right", ">>", other, self)
+        return NotImplemented if _is_sequence(other) else _shift("right", ">>", other, self)
 
     def __invert__(self) -> Tensor:
         if dtypes.kind(self._data.dtype) in "fc":
@@ -823,10 +827,21 @@ class Tensor:
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
         return _sampling.multinomial(self, num_samples, replacement, generator=generator)
 
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
+    # x += y is x.add_(y), as in PyTorch; x += [1, 1] is handed back to Python (its TypeError)
+    def __iadd__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.add_(other)
+
+    def __isub__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.sub_(other)
+
+    def __imul__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.mul_(other)
+
+    def __itruediv__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.div_(other)
+
+    def __ipow__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.pow_(other)
 
     # -------------------------------------------------------------- arithmetic
     def add(self, other, *, alpha=1) -> Tensor:
@@ -1273,12 +1288,22 @@ def _refuse_data(op: str, data) -> None:
     raise RuntimeError(f"{op}(): Could not infer dtype of {type(bad).__name__} in {shown}")
 
 
+def _is_sequence(other) -> bool:
+    """Whether an operator's operand is a list or a tuple, which PyTorch's operators hand
+    back to Python (NotImplemented) instead of reading as a tensor. Python then gives its
+    own answer, the same as with PyTorch: ``x + [1, 1]`` and ``x < (1, 2)`` a TypeError
+    ("unsupported operand type(s)"), ``[1, 1] + x`` list concatenation's TypeError,
+    ``x * [1, 1]`` list repetition (an error unless x is one integer), ``x == [1, 1]``
+    False. Write ``x + wb.tensor([1, 1])`` instead."""
+    return isinstance(other, (list, tuple))
+
+
 def _compared_elementwise(other) -> bool:
     """Whether ``x == other`` and ``x != other`` compare element by element: a tensor, a
     number, an array. A list or a tuple is not, as in PyTorch: ``x == [1, 1]`` is handed
     back to Python, whose identity test makes it the bool False (``!=`` True), so
     ``if x == [1, 1]:`` means the same on both, and ``assert x == [...]`` fails on both."""
-    return checks.is_operand(other) and not isinstance(other, (list, tuple))
+    return checks.is_operand(other) and not _is_sequence(other)
 
 
 def _bitwise(name: str, symbol: str, *operands) -> Tensor:

@@ -15,13 +15,18 @@ tensors, and each ``jvp`` opens a dual level of its own (``forward_ad``: a tenso
 one tangent per level), carrying tangents through all of them; whatever a result depends
 on outside a level (a tensor closed over, an argument on the tape) stays on the outer
 graph, so ``backward()`` through a ``grad`` result reaches it.
+
+``functional_call`` (``functional_call.py``) runs a module with given tensors in place of
+its parameters and buffers: a model as a function of its weights, for the transforms.
 """
 
 from .forward import hessian, jacfwd, jvp, linearize
+from .functional_call import functional_call
 from .reverse import grad, grad_and_value, jacrev, vjp
 from .vmap import vmap
 
 __all__ = [
+    "functional_call",
     "grad",
     "grad_and_value",
     "hessian",

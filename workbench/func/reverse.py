@@ -85,9 +85,11 @@ class _Level:
         self.records_outside = state.grad_mode.records  # the caller's grad mode
 
     def watch(self, x):
-        """``x`` (a tensor, or a tuple/list of them) on a fresh spot of the graph."""
+        """``x`` (a tensor, or a tuple/list/dict of them) on a fresh spot of the graph."""
         if isinstance(x, (tuple, list)):
             return type(x)(self.watch(t) for t in x)
+        if isinstance(x, dict):
+            return {key: self.watch(t) for key, t in x.items()}
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         if x.requires_grad:  # on the tape already: a clone stays linked to it
@@ -135,18 +137,23 @@ def _detached(x: Tensor) -> Tensor:
 
 
 def flattened(x) -> list:
+    """The tensors of ``x`` (nested tuples, lists and dicts: torch.func's pytrees), in order."""
     if isinstance(x, (tuple, list)):
         return [t for item in x for t in flattened(item)]
+    if isinstance(x, dict):
+        return flattened(list(x.values()))
     return [x]
 
 
-def _shaped(flat: list, like):
+def shaped(flat: list, like):
     """``flat`` put back in the nesting of ``like``."""
     items = iter(flat)
 
     def build(template):
         if isinstance(template, (tuple, list)):
             return type(template)(build(t) for t in template)
+        if isinstance(template, dict):
+            return {key: build(t) for key, t in template.items()}
         return next(items)
 
     return build(like)
@@ -232,7 +239,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                 )
             wrt = [args[p] for p in positions]
             flat = _gradients(level, [output], flattened(wrt), None)
-            grads = _shaped(flat, tuple(wrt) if isinstance(argnums, tuple) else wrt[0])
+            grads = shaped(flat, tuple(wrt) if isinstance(argnums, tuple) else wrt[0])
         value = (output, aux) if has_aux else output
         return level.release(grads), level.release(value)
 
@@ -289,7 +296,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         level.records_outside = state.grad_mode.records  # the caller's grad mode now
         with _transform():
             flat = _gradients(level, outputs, flattened(watched), cotangents)
-        return level.release(tuple(_shaped(flat, watched)))
+        return level.release(tuple(shaped(flat, watched)))
 
     value = level.release(output)
     return (value, vjp_fn, level.release(aux)) if has_aux else (value, vjp_fn)
@@ -329,7 +336,8 @@ def jacrev(
             real_only("jacrev", "inputs", wrt)
             real_only("jacrev", "outputs", [output])
             jacobians = _rows(level, output, wrt, chunk_size)
-            result = tuple(jacobians) if isinstance(argnums, tuple) else jacobians[0]
+            arguments = tuple(args[p] for p in positions)
+            result = shaped(jacobians, arguments if isinstance(argnums, tuple) else arguments[0])
         return level.release((result, aux)) if has_aux else level.release(result)
 
     return wrapper

@@ -96,7 +96,16 @@ def _in_dims(in_dims, args: tuple, name: str) -> tuple:
 
 
 def _spread(dim, arg):
-    """``dim`` for every tensor in ``arg`` (a tensor, or a tuple/list of them)."""
+    """``dim`` for every tensor in ``arg`` (a tensor, or a tuple/list/dict of them)."""
+    if isinstance(arg, dict):
+        if isinstance(dim, dict):
+            if dim.keys() != arg.keys():
+                raise ValueError(
+                    f"vmap: in_dims {dim} is not compatible with the structure of an input "
+                    f"with the keys {list(arg)}."
+                )
+            return {key: _spread(dim[key], a) for key, a in arg.items()}
+        return {key: _spread(dim, a) for key, a in arg.items()}
     if isinstance(arg, (tuple, list)):
         if isinstance(dim, (tuple, list)):
             if len(dim) != len(arg):
@@ -110,15 +119,19 @@ def _spread(dim, arg):
 
 
 def _map(function, args, dims):
-    """``function(x, dim)`` over every leaf of ``args`` (nested tuples and lists)."""
+    """``function(x, dim)`` over every leaf of ``args`` (nested tuples, lists and dicts)."""
     if isinstance(args, (tuple, list)):
         return type(args)(_map(function, a, d) for a, d in zip(args, dims))
+    if isinstance(args, dict):
+        return {key: _map(function, a, dims[key]) for key, a in args.items()}
     return function(args, dims)
 
 
 def _leaves(args, dims) -> list:
     if isinstance(args, (tuple, list)):
         return [pair for a, d in zip(args, dims) for pair in _leaves(a, d)]
+    if isinstance(args, dict):
+        return [pair for key, a in args.items() for pair in _leaves(a, dims[key])]
     return [(args, dims)]
 
 
@@ -207,6 +220,17 @@ def _unbatched_outputs(outputs, out_dims, level: int, size: int, name: str):
                 _unbatched_outputs(o, d, level, size, name) for o, d in zip(outputs, out_dims)
             )
         return type(outputs)(_unbatched_outputs(o, out_dims, level, size, name) for o in outputs)
+    if isinstance(outputs, dict):
+        dims = out_dims if isinstance(out_dims, dict) else dict.fromkeys(outputs, out_dims)
+        if dims.keys() != outputs.keys():
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                f"compatible with the structure of `outputs`: keys {list(dims)} for the "
+                f"outputs {list(outputs)}."
+            )
+        return {
+            key: _unbatched_outputs(o, dims[key], level, size, name) for key, o in outputs.items()
+        }
     if not isinstance(outputs, Tensor):
         raise ValueError(
             f"vmap({name}, ...): `{name}` must only return Tensors, got type "

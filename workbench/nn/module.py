@@ -133,7 +133,7 @@ class Module:
         """Each parameter learns its path in the model being called (``"0.weight"``), the
         name ``named_parameters()`` gives it: what a picture of the pass calls it."""
         for name, param in self._parameters.items():
-            if param is not None:
+            if isinstance(param, Parameter):  # (func.functional_call may put a plain tensor)
                 param._module_path = prefix + name
 
     def _path_of(self, module: Module) -> str | None:
@@ -312,7 +312,10 @@ class Module:
 
     def _named_members(self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool):
         seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        if recurse:
+            modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            modules = [(prefix, self)]
         for path, module in modules:
             for name, value in getattr(module, registry).items():
                 if value is None or (remove_duplicate and id(value) in seen):
