@@ -10,12 +10,12 @@ runs there for the same loss. ``python bench/reading_path.py`` prints today's fi
 reference's 204). The rails were 60, 11 and 650 that morning; the day's work used their
 room for what issue 35 and 36 asked (``backward()``'s argument checks in a file of their
 own beside the engine, ``set_history``, ``requires_grad=`` checked as a bool as PyTorch
-does, in ``core/checks.py``), so they moved out again by about the same room. On 2026-12-03 the path reached 64
-functions and 721 lines: the sum's rule expands ȳ with ``expand``, whose sizes are now
-read by PyTorch's list-of-ints parser (``checks.int_list``: a float, a leading bool or an
-int beyond int64 refused, issue 36's generated rows), and ``backward()``'s flags are read
-as PyTorch's engine reads them (``checks.engine_flag``); the rails moved to 70 and 760 so
-that the room stays.
+does, in ``core/checks.py``), so they moved out again by about the same room. On
+2026-12-03 the path reached 64 functions and 721 lines: the sum's rule expands ȳ with
+``expand``, whose sizes are now read by PyTorch's list-of-ints parser
+(``checks.int_list``: a float, a leading bool or an int beyond int64 refused, issue 36's
+generated rows), and ``backward()``'s flags are read as PyTorch's engine reads them
+(``checks.engine_flag``); the rails moved to 70 and 760 so that the room stays.
 Never change behaviour or trim a docstring to meet these.
 """
 

@@ -545,19 +545,23 @@ ARRAYS = {
 
 
 @pytest.mark.parametrize("kind", sorted(ARRAYS))
-def test_equality_with_a_numpy_array_answers_as_pytorch(kind):
-    """PyTorch's ``__eq__`` reads a numpy array (pytorch/pytorch#122249), its ``__ne__``
-    hands it back to Python, whose identity test answers: ``x == array`` is a tensor,
-    ``x != array`` the bool True, from either side; a numpy number is a number to both
-    (issue 36)."""
+def test_equality_with_a_numpy_array_answers_as_pytorch_but_for_a_silent_true(kind):
+    """PyTorch's ``__eq__`` reads a numpy array (pytorch/pytorch#122249): ``x == array`` is
+    a tensor, from either side, in both. Its ``__ne__`` hands the array back to Python,
+    whose identity test says True whatever the values; DECIDED (issue 36): the workbench
+    compares elementwise there too, ``x != array`` being ``~(x == array)``. A numpy
+    number is a number to both."""
 
-    def outcomes(lib):
+    def outcomes(lib, ops):
         x = lib.tensor([1.0, 2.0])
         array = ARRAYS[kind]
-        return [
-            _outcome(op, *pair)
-            for op in (operator.eq, operator.ne)
-            for pair in ((x, array), (array, x))
-        ]
+        return [_outcome(op, *pair) for op in ops for pair in ((x, array), (array, x))]
 
-    assert outcomes(wb) == outcomes(torch)
+    assert outcomes(wb, [operator.eq]) == outcomes(torch, [operator.eq])
+    ours = [wb.tensor([1.0, 2.0]) != ARRAYS[kind], ARRAYS[kind] != wb.tensor([1.0, 2.0])]
+    theirs = [torch.tensor([1.0, 2.0]) != ARRAYS[kind], ARRAYS[kind] != torch.tensor([1.0, 2.0])]
+    expected = np.asarray([1.0, 2.0]) != ARRAYS[kind]
+    for got in ours:
+        assert isinstance(got, wb.Tensor) and got.tolist() == expected.tolist()
+    if kind != "a numpy number":  # PyTorch's quirk, pinned: a PyTorch that fixes it is noticed
+        assert theirs == [True, True]

@@ -707,11 +707,10 @@ class Tensor:
         return _ops.eq(self, other) if _compared_elementwise(other) else NotImplemented
 
     def __ne__(self, other) -> Tensor:
-        # PyTorch's __ne__ also hands back a numpy array, which only its __eq__ reads
-        # (pytorch/pytorch#122249): x != np.array([1, 2]) is Python's identity test, True
-        if isinstance(other, np.ndarray) or not _compared_elementwise(other):
-            return NotImplemented
-        return _ops.ne(self, other)
+        # DECIDED: elementwise with a numpy array, as __eq__. PyTorch's __ne__ hands the
+        # array back to Python (only its __eq__ was fixed, pytorch/pytorch#122249), whose
+        # identity test then says True whatever the values: a silent wrong answer.
+        return _ops.ne(self, other) if _compared_elementwise(other) else NotImplemented
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
