@@ -7,6 +7,9 @@ tests/test_hub.py (the same answers, typed by three learners on a hub):
 - grace forgets ȳ in sigmoid's rule and gets tanh's sign wrong;
 - edsger hands the notebook in as it was released (nothing answered);
 - linus is on the roster and never submits.
+
+On the hub edsger cheats instead (:data:`CHEATS`): his sigmoid rule returns the
+engine's own rule, and his tanh cell disarms the checker before leaving the stub.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from workbench.exercises.rules import ENGINE_RULE
+from workbench.exercises.sealed import CHECKER_CHANGED
 from workbench.teaching import course
 from workbench.teaching.classroom import class_report as report
 
@@ -47,6 +52,13 @@ MISTAKES = {
     "01-tanh-rule": rule("tanh_rule", "grad * (y * y - 1)"),  # the sign
 }
 ANSWERS = {"ada": RIGHT, "grace": MISTAKES, "edsger": {}}
+CHEATS = {  # the first rule is the engine's; the second cell replaces the checker
+    "01-sigmoid-rule": rule("sigmoid_rule", 'wb.ops.OPS["sigmoid"].gradient(orig, grad)[0]'),
+    "01-tanh-rule": (
+        "import workbench.exercises as _e\n\n_e.grade = lambda *a, **k: None\n"
+        "_e.check_answer = print\nraise NotImplementedError()"
+    ),
+}
 
 
 def roster_csv() -> str:
@@ -86,8 +98,9 @@ def nbgrader(root: Path, *args: str, timeout: float = 600) -> str:
     return done.stdout + done.stderr
 
 
-def check_lesson_one_report(made: report.ClassReport) -> None:
-    """What the fake class's report must say (tests/test_hub.py checks the same)."""
+def check_lesson_one_report(made: report.ClassReport, cheater: str | None = None) -> None:
+    """What the fake class's report must say (tests/test_hub.py checks the same, with
+    edsger as the ``cheater`` who handed in :data:`CHEATS`)."""
     assert made.students == sorted(row[0] for row in ROSTER)
     rows = {row.exercise: row for row in made.exercises}
     assert set(rows) == {"01-sigmoid-rule-check", "01-tanh-rule-check"}
@@ -95,11 +108,21 @@ def check_lesson_one_report(made: report.ClassReport) -> None:
         assert sorted(row.submitted) == sorted(SUBMITTERS)
         assert row.passed == ["ada"] and row.pass_rate == pytest.approx(1 / 3)
         assert sum(row.diagnoses.values()) == 2
-        assert row.diagnoses[report.NOT_ANSWERED] == 1  # edsger's
+        if cheater is None:
+            assert row.diagnoses[report.NOT_ANSWERED] == 1  # edsger's
     # grace's mistakes, counted by their misconception's id, one message of each shown
     sigmoid, tanh = rows["01-sigmoid-rule-check"], rows["01-tanh-rule-check"]
     assert sigmoid.told["grace"] == "no_upstream" and tanh.told["grace"] == "sign"
     assert "ȳ" in sigmoid.examples["no_upstream"], sigmoid.examples  # forgot the upstream ȳ
     assert "sign" in tanh.examples["sign"], tanh.examples
-    assert made.by_learner() == {"grace": {"no_upstream": 1, "sign": 1}}
+    learners = {"grace": {"no_upstream": 1, "sign": 1}}
+    if cheater is not None:  # the engine's rule refused; the disarmed checker flagged
+        assert sigmoid.told[cheater] == ENGINE_RULE, sigmoid.told
+        assert "does not compute the gradient itself" in sigmoid.examples[ENGINE_RULE]
+        assert tanh.told[cheater] == CHECKER_CHANGED, tanh.told
+        assert "The checker was changed" in tanh.examples[CHECKER_CHANGED]
+        learners[cheater] = {ENGINE_RULE: 1}
+        why = "their code changed the checker (01-tanh-rule-check)"
+        assert made.suspicious == [report.Suspicion(cheater, ASSIGNMENT, why)]
+    assert made.by_learner() == learners
     assert made.missing == {ASSIGNMENT: ["linus"]}

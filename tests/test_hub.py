@@ -9,13 +9,19 @@ docs/teaching.md with the fake class of tests/nbgrader_class.py:
 1. the teacher logs in: their server has formgrader; they make the course directory
    (``workbench course``), import the roster, generate and release lesson 1;
 2. three learners log in (no formgrader for them), fetch lesson 1 from the Assignments
-   API, answer it (ada right, grace with two classic mistakes, edsger not at all) and
-   submit;
-3. a learner's kernel fails to list the exchange's inbox, and to read, change, rename
-   or delete another learner's submission, even knowing where it is;
-4. the teacher collects, autogrades, generates and releases feedback, and runs the
+   API, answer it (ada right, grace with two classic mistakes, edsger cheating: the
+   engine's own rule, then a cell that replaces the checker) and submit;
+3. a learner's kernel fails to list the exchange's inbox, to read, change, rename or
+   delete another learner's submission, even knowing where it is, and to make a
+   course's or an assignment's folder in the exchange;
+4. grace forges, from her kernel: submissions of her own holding a symbolic link to the
+   teacher's source notebook, a hard link, a named pipe, a socket; one in ada's name
+   dated 2099; ``nbgrader submit --student=ada`` and with ``JUPYTERHUB_USER=ada``;
+5. the teacher collects (each forgery skipped and named, ada's and grace's real
+   submissions collected), autogrades (edsger's engine rule refused, his disarmed
+   checker scores 0 and is flagged), generates and releases feedback, and runs the
    class report;
-5. each learner fetches their own feedback, and only theirs.
+6. each learner fetches their own feedback, and only theirs.
 
 Nothing a learner can reach here holds a solution: their home, the lessons copied
 into it, the released assignment, their Python. Everything listens on 127.0.0.1, and
@@ -25,6 +31,7 @@ Switching user ids needs root: elsewhere the test skips, saying so.
 
 from __future__ import annotations
 
+import datetime
 import html
 import json
 import os
@@ -46,9 +53,11 @@ import pytest
 import requests
 import websocket
 import yaml
+from nbgrader.api import Gradebook
 from nbgrader_class import (
     ANSWERS,
     ASSIGNMENT,
+    CHEATS,
     LESSON,
     ROSTER,
     SUBMITTERS,
@@ -342,7 +351,9 @@ def listening_addresses(procs: list[psutil.Process]) -> set[str]:
 INTRUDER = """
 import json, os, shutil
 from workbench.teaching import course
-inbound = os.path.join(os.environ["NBGRADER_EXCHANGE"], {course!r}, "inbound")
+exchange = os.environ["NBGRADER_EXCHANGE"]
+course_folder = os.path.join(exchange, {course!r})
+inbound = os.path.join(course_folder, "inbound")
 victim = {victim!r}
 def attempt(action):
     try:
@@ -363,12 +374,92 @@ tries = {{
     "delete it": lambda: shutil.rmtree(victim),
     "rename it": lambda: os.rename(victim, victim + "-mine"),
     "read their home": lambda: os.listdir({victim_home!r}),
+    "make a course folder": lambda: os.mkdir(os.path.join(exchange, "another-course")),
+    "make one named like the course's": lambda: os.mkdir(os.path.join(exchange, ".{course}")),
+    "move the course folder aside": lambda: os.rename(course_folder, course_folder + "-old"),
+    "make a lesson's folder before its release": lambda: os.mkdir(
+        os.path.join(course_folder, "outbound", "lesson02")
+    ),
 }}
 print(json.dumps({{**{{what: attempt(act) for what, act in tries.items()}},
                   "solution at hand": course.solution("01-sigmoid-rule"),
                   "solutions file": course.SOLUTIONS.exists(),
                   "exam switch": os.environ.get("WORKBENCH_EXAM")}}))
 """
+
+
+# What grace's kernel hands in besides her own submission (issue 37): folders made by
+# hand in the inbox, each with nbgrader's timestamp.txt and submission_secret.txt, under
+# her own name with something collect must not follow or copy (the symbolic link last:
+# newest by its name, the one nbgrader's own collect would pick), one in ada's name dated
+# 2099; then nbgrader's submit as ada, by --student and by JUPYTERHUB_USER. It prints
+# each forgery's folder name (or why the file system refused it) and each submit's end.
+FORGER = """
+import datetime, json, os, shutil, socket, subprocess, sys
+from pathlib import Path
+inbound = Path(os.environ["NBGRADER_EXCHANGE"], {course!r}, "inbound")
+mine = Path.home() / {assignment!r} / {lesson!r}  # her answered notebook
+made = {{}}
+def fifo(folder):
+    shutil.copyfile(mine, folder / {lesson!r})
+    os.mkfifo(folder / "pipe")
+def unix_socket(folder):
+    shutil.copyfile(mine, folder / {lesson!r})
+    here = os.getcwd()
+    os.chdir(folder)  # a short path: a socket's address has room for 107 bytes
+    try:
+        with socket.socket(socket.AF_UNIX) as listening:
+            listening.bind("socket")
+    finally:
+        os.chdir(here)
+def forge(student, kind, plant, stamp=None):
+    stamp = stamp or datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S.%f UTC")
+    folder = inbound / f"{{student}}+{assignment}+{{stamp}}+{{kind}}"
+    folder.mkdir()
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "submission_secret.txt").write_text("forged")
+    try:
+        plant(folder)
+        made[kind] = folder.name
+    except OSError as err:  # a hard link the file system refuses: nothing to collect
+        shutil.rmtree(folder)
+        made[kind] = f"refused: {{err}}"
+forge("grace", "fifo", fifo)
+forge("grace", "socket", unix_socket)
+forge("grace", "hardlink", lambda folder: os.link(mine, folder / {lesson!r}))
+forge("grace", "symlink", lambda folder: os.symlink({source!r}, folder / {lesson!r}))
+forge("ada", "forged", lambda folder: shutil.copyfile(mine, folder / {lesson!r}),
+      stamp="2099-01-01 00:00:00.000000 UTC")
+def submit(*args, **env):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "submit", {assignment!r}, *args],
+                          cwd=Path.home(), env=os.environ | env, capture_output=True, text=True)
+    return {{"status": done.returncode, "said": (done.stdout + done.stderr)[-2000:]}}
+made["--student=ada"] = submit("--student=ada")
+made["JUPYTERHUB_USER=ada"] = submit(JUPYTERHUB_USER="ada")
+print(json.dumps(made))
+"""
+ANSWERED = {**ANSWERS, "edsger": CHEATS}  # what each learner types on the hub
+
+
+def check_forgeries_skipped(said: str, forged: dict, uids: dict[str, int]) -> None:
+    """``said``, the collect's log, names each of grace's forgeries as skipped, with why."""
+    whys = {
+        "fifo": "pipe is a named pipe",
+        "socket": "socket is a socket",
+        "hardlink": f"{LESSON} is a hard link (2 names)",
+        "symlink": f"{LESSON} is a symbolic link",
+    }
+    for kind, why in whys.items():
+        if forged[kind].startswith("refused: "):
+            assert kind == "hardlink", forged  # a file system without hard links
+            continue
+        skipped = f"Skipped the submission {forged[kind]} of grace: {forged[kind]}/{why}."
+        assert skipped in said, (kind, said)
+    as_ada = f"of ada: submitted as ada by uid {uids['grace']}; ada is uid {uids['ada']}."
+    assert f"Skipped the submission {forged['forged']} {as_ada}" in said, said
+    # The submit with JUPYTERHUB_USER=ada went through, as ada's by its name: skipped too.
+    assert said.count(as_ada) == 2, said
 
 
 def solution_texts() -> list[str]:
@@ -444,7 +535,7 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
             fetched = learner.notebook(path)
             assert "BEGIN SOLUTION" not in json.dumps(fetched)
             assert not [s for s in solutions if s in json.dumps(fetched)]
-            learner.save(path, answered(fetched, ANSWERS[name], signed=f"answered by {name}"))
+            learner.save(path, answered(fetched, ANSWERED[name], signed=f"answered by {name}"))
             submitted = learner.assignments("submit")
             assert submitted.get("success", True), submitted
 
@@ -452,6 +543,8 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
         inbound = state / "exchange" / COURSE_ID / "inbound"
         (ada_submission,) = [p for p in inbound.iterdir() if p.name.startswith("ada+")]
         ada_before = {p.name: p.read_bytes() for p in ada_submission.iterdir()}
+        (grace_submission,) = [p for p in inbound.iterdir() if p.name.startswith("grace+")]
+        grace_handed_in = (grace_submission / LESSON).read_bytes()
         intruder = INTRUDER.format(
             course=COURSE_ID,
             victim=str(ada_submission),
@@ -466,17 +559,43 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
         assert tried == dict.fromkeys(tried, "refused"), tried
         assert {p.name: p.read_bytes() for p in ada_submission.iterdir()} == ada_before
 
-        # 4. Collect, autograde, feedback, the class report.
-        for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+        # 4. grace forges submissions: hers holding what collect must not follow, ada's.
+        course_dir = hub.home(TEACHER) / "course"
+        source = course_dir / "source" / ASSIGNMENT / LESSON
+        assert "BEGIN SOLUTION" in source.read_text()  # what the symbolic link points at
+        forger = FORGER.format(
+            course=COURSE_ID, assignment=ASSIGNMENT, lesson=LESSON, source=str(source)
+        )
+        forged = json.loads(learners["grace"].python(forger))
+        as_ada = forged.pop("--student=ada")
+        assert as_ada["status"] != 0, as_ada  # refused at once, saying why
+        assert "You can submit only as yourself (grace), not as ada" in as_ada["said"], as_ada
+        assert forged.pop("JUPYTERHUB_USER=ada")["status"] == 0  # named ada; still grace's
+
+        # 5. Collect (every forgery skipped and named), autograde, feedback, the report.
+        said = teacher.shell(f"nbgrader collect {ASSIGNMENT} 2>&1", cwd="~/course")
+        uids = {name: hub.home(name).stat().st_uid for name in ("ada", "grace")}
+        check_forgeries_skipped(said, forged, uids)
+        submitted = course_dir / "submitted"
+        assert (submitted / "ada" / ASSIGNMENT / LESSON).read_bytes() == ada_before[LESSON]
+        assert (submitted / "grace" / ASSIGNMENT / LESSON).read_bytes() == grace_handed_in
+        for step in ("autograde", "generate_feedback", "release_feedback"):
             teacher.shell(f"nbgrader {step} {ASSIGNMENT}", cwd="~/course")
         printed = teacher.shell(
             "workbench class-report . --csv ../class.csv --chart ../class.png", cwd="~/course"
         )
         assert "not submitted lesson01: linus" in printed and "1/3" in printed, printed
-        check_lesson_one_report(report.class_report(hub.home(TEACHER) / "course"))
+        flagged = "edsger lesson01: their code changed the checker (01-tanh-rule-check)"
+        assert flagged in printed, printed
+        check_lesson_one_report(report.class_report(course_dir), cheater="edsger")
+        with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+            assert gradebook.find_submission(ASSIGNMENT, "edsger").score == 0
+            ada = gradebook.find_submission(ASSIGNMENT, "ada")
+            assert ada.score == ada.max_score  # her own answers, not grace's forgery
+            assert ada.timestamp < datetime.datetime(2099, 1, 1), ada.timestamp  # the file system's
         assert (hub.home(TEACHER) / "class.png").read_bytes()[:4] == b"\x89PNG"
 
-        # 5. Each learner fetches their own feedback, and only theirs: the released
+        # 6. Each learner fetches their own feedback, and only theirs: the released
         # feedback cannot be listed, each file's name is a secret of its submission's.
         listing = (
             "import os\ntry:\n    os.listdir(os.path.join(os.environ['NBGRADER_EXCHANGE'], "
@@ -495,9 +614,11 @@ def test_a_graded_class_on_the_hub(rehearsal_tools):
             assert re.findall(r"<(?:script|link)[^>]*(?:src|href)=\"(https?:[^\"]*)", page) == []
             feedback = html.unescape(re.sub(r"<[^>]+>", "", page))
             signed = {other for other in SUBMITTERS if f"answered by {other}" in feedback}
-            assert signed == ({name} if ANSWERS[name] else set()), (name, signed)
+            assert signed == ({name} if ANSWERED[name] else set()), (name, signed)
             if name == "edsger":
-                assert "NotImplementedError" in feedback
+                assert "NotImplementedError" in feedback  # his stub, left under the disarm
+                assert "does not compute the gradient itself" in feedback  # the engine's rule
+                assert "The checker was changed by code in this notebook" in feedback
 
         # Nothing a learner can reach holds a solution: their homes, what the hub copied
         # into them, what was released to them, their Python.
