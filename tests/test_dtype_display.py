@@ -11,7 +11,7 @@ import pytest
 import workbench as wb
 from workbench.trace import summarize, summary_array
 from workbench.trace.format import TraceFormatError
-from workbench.viz.model import array_text, values_text
+from workbench.viz.labels import array_text, values_text
 from workbench.widgets.panel import format_array
 
 

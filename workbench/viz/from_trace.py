@@ -15,22 +15,8 @@ from dataclasses import dataclass, field
 
 from ..record.graph import LEAVES_FIRST, Node, backward_order, walk
 from ..trace import BackwardPass, Trace, summary_array
-from .model import (
-    GraphModel,
-    Vertex,
-    add_recomputed_mark,
-    attr_lines,
-    broadcast_axes,
-    collapse_lines,
-    formula_lines,
-    output_names,
-    rename_tensors,
-    shape_text,
-    tensor_lines,
-)
-
-# The same names from .model as live.py imports: both build one GraphModel, from a trace here
-# and from live tensors there.
+from . import labels
+from .model import GraphModel, Vertex, add_recomputed_mark, output_names, rename_tensors
 
 
 @dataclass
@@ -226,7 +212,9 @@ class TraceGraph:
     def tensor_lines(self, tid: str, grads: dict | None = None) -> list:
         info = self.tensors.get(tid, TensorInfo())
         grad = summary_array((grads or {}).get(tid))
-        return tensor_lines(tid, info.name, info.shape, info.dtype, summary_array(info.value), grad)
+        return labels.tensor_lines(
+            tid, info.name, info.shape, info.dtype, summary_array(info.value), grad
+        )
 
 
 # --------------------------------------------------------------- backward
@@ -260,7 +248,7 @@ def _node_vertex(model: GraphModel, graph: TraceGraph, node: NodeInfo, grads: di
     name, formula = node.name, node.formula
     if not name and node.op is not None:
         name, formula = _registry_names(node.op)
-    lines = [name or node.id, *formula_lines(formula)]
+    lines = [name or node.id, *labels.formula_lines(formula)]
     tooltip = f"{node.id}: {formula}" if formula else node.id
     vertex = Vertex(node.id, "backward", lines, (node.id,), node.scope, tooltip)
     if node.id in graph.recomputed:
@@ -295,17 +283,17 @@ def _node_edges(model: GraphModel, graph: TraceGraph, node: NodeInfo) -> None:
         if child not in graph.nodes:  # made before the trace began, and it did not run
             model.add(Vertex(child, "backward", [child, "(did not run)"], (child,)))
         shape = _edge_shape(node, i)
-        label = "" if shape is None else shape_text(shape)
+        label = "" if shape is None else labels.shape_text(shape)
         found = collapsed.get(i)
         if found is None and node.step is None and shape is not None and node.output_shape:
-            axes = broadcast_axes(shape, node.output_shape)
+            axes = labels.broadcast_axes(shape, node.output_shape)
             found = None if axes is None else (axes, node.output_shape, shape)
         if found is None:
             model.connect(node.id, child, label)
             continue
         cid = f"{node.id}.sum{i}"
-        model.add(Vertex(cid, "collapse", collapse_lines(*found), (node.id,), node.scope))
-        model.connect(node.id, cid, shape_text(found[1]))
+        model.add(Vertex(cid, "collapse", labels.collapse_lines(*found), (node.id,), node.scope))
+        model.connect(node.id, cid, labels.shape_text(found[1]))
         model.connect(cid, child, label)
 
 
@@ -356,7 +344,7 @@ def forward_model(trace: Trace, which: int = -1, upto_step: int | None = None) -
                 members = (acc_of[tid],) if tid in acc_of else ()
                 model.add(Vertex(tid, kind, graph.tensor_lines(tid, grads), members, scope))
             model.connect(src, op_id)
-        lines = [r["op"], *attr_lines(r["attrs"])]
+        lines = [r["op"], *labels.attr_lines(r["attrs"])]
         members = (r["node"],) if r["node"] else ()
         model.add(Vertex(op_id, "op", lines, members, scope))
         out = r["output"]

@@ -22,20 +22,8 @@ from ..record.graph import (
     edge_of,
     walk,
 )
-from .model import (
-    GraphModel,
-    Vertex,
-    add_recomputed_mark,
-    attr_lines,
-    broadcast_axes,
-    collapse_lines,
-    formula_lines,
-    op_word,
-    output_names,
-    rename_tensors,
-    shape_text,
-    tensor_lines,
-)
+from . import labels
+from .model import GraphModel, Vertex, add_recomputed_mark, op_word, output_names, rename_tensors
 
 
 def root_edges(roots: list) -> list:
@@ -98,7 +86,7 @@ def learner_name(t: Tensor) -> str | None:
 
 def live_lines(t: Tensor, values=None, grad=None) -> list:
     """The label lines of a live tensor, called as a learner calls it."""
-    return tensor_lines(t.uid, learner_name(t), t.shape, t.dtype, values, grad)
+    return labels.tensor_lines(t.uid, learner_name(t), t.shape, t.dtype, values, grad)
 
 
 def _numpy(t: Tensor | None):
@@ -201,7 +189,7 @@ def _node_vertex(model: GraphModel, node: Node, values: bool = True) -> None:
         lines += live_lines(leaf, data, grad)
         model.add(Vertex(node.uid, "accumulate", lines, members=(node.uid,), tooltip=node.uid))
         return
-    lines = [node.name(), *origin_lines(node), *formula_lines(node.formula)]
+    lines = [node.name(), *origin_lines(node), *labels.formula_lines(node.formula)]
     tooltip = f"{node.uid}: {node.formula}" if node.formula else node.uid
     vertex = Vertex(node.uid, "backward", lines, (node.uid,), scope_of(node), tooltip)
     vertex.segment = node.metadata.get("checkpoint", "")
@@ -257,7 +245,7 @@ def _saved_text(node: OpNode, saved: SavedTensor, values: bool) -> list:
         out = node.output()
         tid = out.uid if out is not None else f"{node.uid}.out"
         array = saved.array
-        return tensor_lines(tid, None, array.shape, array.dtype, array if values else None)
+        return labels.tensor_lines(tid, None, array.shape, array.dtype, array if values else None)
     return ["(packed by a saved_tensors_hooks pack hook)"]
 
 
@@ -269,17 +257,17 @@ def _node_edges(model: GraphModel, node: Node, shapes: dict) -> None:
         if child is None:
             continue
         in_shape = meta[i][0] if i < len(meta) and meta[i] is not None else None
-        label = "" if in_shape is None else shape_text(in_shape)
+        label = "" if in_shape is None else labels.shape_text(in_shape)
         axes = None
         if isinstance(node, OpNode) and in_shape is not None and out_shape is not None:
-            axes = broadcast_axes(in_shape, out_shape)
+            axes = labels.broadcast_axes(in_shape, out_shape)
         if axes is None:
             model.connect(node.uid, child.uid, label)
             continue
         cid = f"{node.uid}.sum{i}"
-        lines = collapse_lines(axes, out_shape, in_shape)
+        lines = labels.collapse_lines(axes, out_shape, in_shape)
         model.add(Vertex(cid, "collapse", lines, members=(node.uid,)))
-        model.connect(node.uid, cid, shape_text(out_shape))
+        model.connect(node.uid, cid, labels.shape_text(out_shape))
         model.connect(cid, child.uid, label)
 
 
@@ -317,7 +305,7 @@ def _op_vertex(model: GraphModel, node: Node) -> None:
     name = node.op.name if isinstance(node, OpNode) else node.name().removesuffix("Backward")
     lines = [name, *origin_lines(node)]
     if isinstance(node, OpNode):
-        lines += attr_lines(node.attrs)
+        lines += labels.attr_lines(node.attrs)
     vertex = Vertex(node.uid, "op", lines, (node.uid,), scope_of(node), node.name())
     vertex.segment = node.metadata.get("checkpoint", "")
     model.add(vertex)
@@ -332,7 +320,7 @@ def _output_vertex(
     shape, dtype = shapes.get((node, 0), ((), ""))
     if out is None:
         tid = f"{node.uid}.out"
-        lines = [tid, f"{shape_text(shape)} {dtype}".strip()]
+        lines = [tid, f"{labels.shape_text(shape)} {dtype}".strip()]
     else:
         tid = out.uid
         grad = _numpy(out._grad) if out._retains_grad and values else None
@@ -376,7 +364,7 @@ def _constant_vertex(model: GraphModel, node: Node, i: int, meta, slots) -> str 
         return model.add(Vertex(t.uid, "const", lines, members=())).id
     vid = f"{node.uid}.in{i}"
     if i < len(meta) and meta[i] is not None:
-        lines = [f"constant {shape_text(meta[i][0])}", str(meta[i][1])]
+        lines = [f"constant {labels.shape_text(meta[i][0])}", str(meta[i][1])]
     elif isinstance(slot, (int, float, bool, complex)):
         lines = [repr(slot)]
     else:

@@ -12,7 +12,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..ops.registry import OPS
-from ..viz.model import array_text
+from ..viz.labels import array_text
 from .steps import CollapseInfo, GradFlow, NodeInfo, StepRecord
 
 
