@@ -22,14 +22,6 @@ from . import (
     program,  # wb.program: trace a function into a program, its adjoint, the runner
     trace,  # callable: wb.trace() records; light (json and numpy only)
 )
-from .autograd import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
 from .autograd.te import gradient
 from .compat import accelerator, backends, cuda
 from .compat.runtime import (
@@ -106,6 +98,7 @@ from .ops import abs, all, any, max, min, pow, sum  # noqa: F401  (builtins' nam
 from .ops.reductions import histogram
 from .ops.shape import meshgrid
 from .program import compile  # torch.compile: trace into a program and run that
+from .record.grad_mode import *  # noqa: F403  (wb.no_grad, wb.enable_grad, ...: the grad modes)
 from .serialization import load, save
 from .trace import Trace, TraceReplay
 from .trace.torch_replay import from_torch

@@ -41,9 +41,6 @@ from .entry_points import backward, grad, make_backward_task
 from .function import Function, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-# The grad-mode names above are re-exported again by workbench/__init__.py: both namespaces
-# are PyTorch's (torch.no_grad and torch.autograd.no_grad).
-
 # `import workbench.autograd.forward_ad` gives the same module as workbench.record.forward_ad
 _sys.modules[f"{__name__}.forward_ad"] = forward_ad
 # `import workbench.autograd.graph` gives the same module as workbench.record.graph

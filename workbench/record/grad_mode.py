@@ -13,6 +13,17 @@ import inspect
 
 from ..core import state
 
+# PyTorch's names, reached as torch.no_grad and as torch.autograd.no_grad: workbench/__init__.py
+# takes these with `import *`, autograd/__init__.py names them one by one.
+__all__ = [
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
+
 
 def is_grad_enabled() -> bool:
     return state.grad_mode.enabled
