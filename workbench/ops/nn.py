@@ -1053,6 +1053,9 @@ register_linear_jvp(
 )
 
 
+# max_pool2d_backward's parameters again, on purpose: each is the public signature of its
+# namesake in TVM's tvm.relax.op.grad (ops/grad.py), the one the pooling exercise has learners
+# write; this one adds divisor_override, and each hands its own kernel to apply_op.
 def avg_pool2d_backward(
     output_grad: Tensor,
     data: Tensor,

@@ -204,6 +204,8 @@ class CosineAnnealingLR(LRScheduler):
     """``lr = η_min + (initial_lr − η_min) · (1 + cos(π · epoch / T_max)) / 2``: half a
     cosine from the starting rate down to ``eta_min`` over ``T_max`` epochs (then back up)."""
 
+    # Shaped as StepLR's __init__ above, on purpose: each scheduler spells out PyTorch's own
+    # arguments and checks its own period, named as PyTorch's messages name it.
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:

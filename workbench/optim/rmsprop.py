@@ -84,6 +84,8 @@ class Adagrad(Optimizer):
     p ← p − lr_t · g / (√s + ε),   lr_t = lr / (1 + (t − 1) · lr_decay)
     """
 
+    # Shaped as SGD's opening (optim/sgd.py) and every optimizer's, on purpose: each class
+    # spells out PyTorch's own arguments and defaults, so that help(Adagrad) shows them.
     non_negative = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
     def __init__(

@@ -199,6 +199,8 @@ class StepperControls(StepBar):
         )
         owner._on_click(self.continue_button, lambda _: owner.continue_())
 
+    # Shaped as the base class's all() above: alike in shape only, a list of this bar's own
+    # controls after the base's.
     def all(self) -> list:
         return [
             *super().all(),
