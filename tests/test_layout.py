@@ -37,6 +37,13 @@ ALLOWED: dict[frozenset, str] = {
     frozenset({"autograd/functional.py", "nn/functional.py"}): (
         "PyTorch's paths: torch.autograd.functional and torch.nn.functional"
     ),
+    frozenset({"autograd/functional.py", "func/functional_call.py"}): (
+        "PyTorch's names: torch.autograd.functional (jacobian, hessian...) and "
+        "torch.func.functional_call (a module run with other tensors as its parameters)"
+    ),
+    frozenset({"func/functional_call.py", "nn/functional.py"}): (
+        "PyTorch's names: torch.func.functional_call and torch.nn.functional (F.relu...)"
+    ),
     frozenset({"record/grad_mode.py", "ops/grad.py"}): (
         "PyTorch's torch.autograd.grad_mode and TVM's tvm.relax.op.grad"
     ),

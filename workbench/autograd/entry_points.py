@@ -96,7 +96,7 @@ def _warn_create_graph() -> None:
         "the parameter and its gradient which can cause a memory leak. We recommend using "
         "autograd.grad when creating the graph to avoid this.",
         UserWarning,
-        stacklevel=recompute._user_stacklevel(),  # the learner's line, whichever road led here
+        stacklevel=recompute.user_stacklevel(),  # the learner's line, whichever road led here
     )
 
 

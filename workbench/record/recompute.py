@@ -541,12 +541,12 @@ def close_forgotten_stage() -> None:
         "end_checkpoint is missing. The stage is closed now; call end_checkpoint on the "
         "stage's output before backward.",
         UserWarning,
-        stacklevel=_user_stacklevel(),
+        stacklevel=user_stacklevel(),
     )
     abandon_open_stage()
 
 
-def _user_stacklevel() -> int:
+def user_stacklevel() -> int:
     """The stacklevel of the first caller outside workbench (the line the warning names)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = sys._getframe(1), 1
