@@ -109,6 +109,18 @@ def test_forward_over_reverse_through_a_custom_function_under_vmap():
     compare(program)
 
 
+def test_forward_over_reverse_through_a_custom_function_under_nested_vmaps():
+    """Property seed 7109: the batch of a batch carries the tangents too."""
+
+    def program(lib, func):
+        cube = _cube(lib)
+        h = lambda x: func.vmap(func.vmap(lambda v: cube.apply(v) * v))(x).sum()  # noqa: E731
+        x = lib.tensor(np.stack([XS, XS[::-1] * 0.5]))
+        return {"jvp": func.jvp(func.grad(h), (x,), (lib.ones_like(x),))[1]}
+
+    compare(program)
+
+
 def test_in_place_ops_and_views_under_vmap_are_on_the_outer_tape():
     """Property seed 766's kind: an in-place write into the batch is an in-place copy on
     the batch's tape; through a view, the base's batch gets the new history."""

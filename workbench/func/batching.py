@@ -733,12 +733,15 @@ def batched_function(cls, args: tuple, kwargs: dict):
 
 def _carry_tangents(outputs, level: int) -> None:
     """The batches of the outputs carry the tangents of the batched outputs: the ops
-    that read the batches (the tape outside the vmap: forward over reverse) see them."""
+    that read the batches (the tape outside the vmap: forward over reverse) see them.
+    Under nested vmaps a batch is batched itself: its own batch gets them too."""
     from .vmap import physical_with_tangents
 
     for out in outputs if isinstance(outputs, tuple) else (outputs,):
         if B.level_of(out) == level:
-            physical_with_tangents(out, level, B.physical(out).shape[0])
+            batch = physical_with_tangents(out, level, B.physical(out).shape[0])
+            if B.level_of(batch):
+                _carry_tangents(batch, B.level_of(batch))
 
 
 def _batch_rule(cls, ctx, flags: list, level: int, forward):
