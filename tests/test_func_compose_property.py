@@ -230,9 +230,10 @@ def test_random_compositions_match_torch_func(seed):
 # backward that does not sum a broadcast batch (16, 69), a grad transform opened inside
 # the vmap seen by the outer tape (63, 74, 660), in-place ops and views (10, 766, and
 # under nested vmaps 103), custom Functions (53, 85, 773; forward over reverse 918, 1054,
-# and under nested vmaps 7109).
+# and under nested vmaps 7109; a rule's reshape of an input that lost its tangents where
+# the Function's jvp runs with forward mode off, 9570).
 ONCE_FAILED = [1, 5, 10, 14, 16, 36, 53, 61, 63, 69, 74, 85, 98, 103, 302, 303, 459, 660, 766]
-ONCE_FAILED += [773, 918, 1054, 1166, 7109, 9193, 39213]
+ONCE_FAILED += [773, 918, 1054, 1166, 7109, 9193, 9570, 39213]
 
 
 @pytest.mark.parametrize("seed", ONCE_FAILED)

@@ -121,6 +121,22 @@ def test_forward_over_reverse_through_a_custom_function_under_nested_vmaps():
     compare(program)
 
 
+def test_forward_over_reverse_through_a_function_jvp_with_a_tangent_batched_inside():
+    """Property seed 9570: jacfwd inside vmap batches the Function's tangent at an inner
+    vmap; the rule's reshape of the primal keeps its tangents, though the Function's jvp
+    runs with forward mode off."""
+
+    def program(lib, func):
+        cube = _cube(lib)
+        eye = lib.eye(3, dtype=lib.float64)
+        per_example = lambda v: func.vmap(lambda t: func.jvp(cube.apply, (v,), (t,))[1])(eye)  # noqa: E731
+        h = lambda x: func.vmap(per_example)(x).sum()  # noqa: E731
+        x = lib.tensor(XS)
+        return {"jvp": func.jvp(func.grad(h), (x,), (lib.ones_like(x),))[1]}
+
+    compare(program)
+
+
 def test_in_place_ops_and_views_under_vmap_are_on_the_outer_tape():
     """Property seed 766's kind: an in-place write into the batch is an in-place copy on
     the batch's tape; through a view, the base's batch gets the new history."""

@@ -128,15 +128,25 @@ def tape_level(x: Tensor) -> int:
 
 
 def _node_level(node) -> int:
-    known = node.__dict__.get("tape_level")
-    if known is None:
-        if isinstance(node, AccumulateGrad):
-            known = getattr(node.variable, "_tape_level", 0)
-        else:
-            children = [child for child, _ in node.next_functions if child is not None]
-            known = max((_node_level(child) for child in children), default=0)
-        node.__dict__["tape_level"] = known
-    return known
+    """The tape level of ``node``: the largest of the nodes below it, each worked out
+    once and kept (children first, on an explicit stack: a long history is no deep
+    recursion)."""
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if "tape_level" in top.__dict__:
+            stack.pop()
+            continue
+        if isinstance(top, AccumulateGrad):
+            top.__dict__["tape_level"] = getattr(top.variable, "_tape_level", 0)
+            continue
+        children = [child for child, _ in top.next_functions if child is not None]
+        unknown = [child for child in children if "tape_level" not in child.__dict__]
+        if unknown:
+            stack.extend(unknown)
+            continue
+        top.__dict__["tape_level"] = max((c.__dict__["tape_level"] for c in children), default=0)
+    return node.__dict__["tape_level"]
 
 
 def _shape_only(x):
@@ -184,7 +194,19 @@ def padded(x: Tensor, ndim: int) -> Tensor:
     missing = ndim - (x.ndim - 1)
     if missing <= 0:
         return x
-    return run("reshape", [x], {"shape": (x.shape[0],) + (1,) * missing + tuple(x.shape[1:])})
+    shape = (x.shape[0],) + (1,) * missing + tuple(x.shape[1:])
+    return standing_for(x, run("reshape", [x], {"shape": shape}), lambda t: padded(t, ndim))
+
+
+def standing_for(x: Tensor, out: Tensor, same_change) -> Tensor:
+    """``out``, a reshape or an expand of the input ``x`` that a rule makes, stands for
+    ``x`` itself (torch's rules broadcast without one): it keeps every tangent ``x`` holds
+    (``same_change`` of it), also at the dual levels out of use while a custom Function's
+    jvp runs (forward mode off, as PyTorch's), whose ops may save ``out``."""
+    for level, tangent in (x._forward_grad or {}).items():
+        if forward_ad.tangent_of(out, level) is None:
+            forward_ad.make_tangent(out, same_change(tangent), level)
+    return out
 
 
 def aligned(call: Call) -> list:
@@ -206,7 +228,10 @@ def aligned(call: Call) -> list:
 
 
 def _expanded(x: Tensor, shape: tuple) -> Tensor:
-    return x if tuple(x.shape) == shape else run("expand", [x], {"shape": shape})
+    if tuple(x.shape) == shape:
+        return x
+    expanded = run("expand", [x], {"shape": shape})
+    return standing_for(x, expanded, lambda t: _expanded(t, shape))
 
 
 def all_batched(call: Call) -> list:
