@@ -366,22 +366,9 @@ def test_vmap_refuses_what_it_cannot_batch_and_never_reads_placeholders():
         vmap(lambda r: wb.tensor(np.exp(r._data)))(x)
 
 
-def test_differentiating_through_vmap_is_refused_not_silently_zero():
-    x = wb.randn(3, 4, requires_grad=True)
+def test_an_output_that_does_not_depend_on_the_batch_keeps_its_history():
     w = wb.randn(4, requires_grad=True)
-    with pytest.raises(RuntimeError, match="vmap: an input requires grad"):
-        vmap(lambda r: r.sum())(x)
-    with pytest.raises(RuntimeError, match="vmap: an output requires grad"):
-        vmap(lambda r: (r * w).sum())(x.detach())
-    with pytest.raises(RuntimeError, match="differentiating through vmap"):
-        grad(lambda x: vmap(lambda r: r.exp().sum())(x).sum())(x.detach())
-    with wb.no_grad():  # a forward pass alone is fine
-        same(
-            vmap(lambda r: (r * w).sum())(x),
-            torch.tensor((x.detach().numpy() * w.detach().numpy()).sum(1)),
-        )
-    # an output that does not depend on the batch keeps its history, as it should
-    out = vmap(lambda r: w * 2)(x.detach())
+    out = vmap(lambda r: w * 2)(wb.randn(3, 4))
     out.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), np.full(4, 6.0))
 

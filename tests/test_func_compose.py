@@ -497,18 +497,15 @@ def test_several_argnums_give_tuples_as_torch_func():
 
 
 def test_per_example_gradients_of_parameters_that_require_grad():
-    """PyTorch differentiates through vmap; the workbench refuses, loudly, rather than
-    hand back per-example gradients cut from the parameters' graph. Given parameters
-    that do not require grad, both agree."""
+    """Per-example gradients of parameters that require grad, with or without history,
+    as torch.func gives them (tests/test_func_vmap_reverse.py differentiates them again)."""
 
     def per_example(lib, func, w):
         loss = lambda w, x: ((x @ w).tanh() ** 2).sum()  # noqa: E731
         return func.vmap(func.grad(loss), in_dims=(None, 0))(w, lib.tensor(XS))
 
-    w = wb.tensor(A, requires_grad=True)
-    with pytest.raises(RuntimeError, match="differentiating through vmap is not supported"):
-        per_example(wb, wb.func, w)
     compare(lambda lib, func: {"grads": per_example(lib, func, lib.tensor(A).detach())})
+    compare(lambda lib, func: {"grads": per_example(lib, func, lib.tensor(A, requires_grad=True))})
 
 
 # ------------------------------------------------------------- in place, under vmap

@@ -29,7 +29,7 @@ import weakref
 
 from ..core import backend, state
 from ..core.tensor import Tensor, is_differentiable_dtype
-from ..record import forward_ad, grad_mode
+from ..record import dispatch, forward_ad, grad_mode
 from ..record.graph import (
     FREED,
     Node,
@@ -223,22 +223,37 @@ class Function(metaclass=FunctionMeta):
             state.tracing.tracer.refuse_backward_code(f"the custom Function {cls.__name__}")
         if state.transforms.running:
             _check_transformable(cls)
+        if state.in_use.vmaps:  # a batched input: func/batching.py runs it on the batch too
+            batched = dispatch.vmap_function_call(cls, args, kwargs)
+            if batched is not None:
+                return batched
         ctx = BackwardFunction(cls)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
-        dual = bool(forward_ad.LEVELS)  # forward mode: tangents come from cls.jvp
-        with grad_mode.no_grad(), forward_ad.suspended() if dual else contextlib.nullcontext():
-            if cls.setup_context is Function.setup_context:
-                outputs = cls.forward(ctx, *args, **kwargs)
-            else:
-                outputs = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, outputs)
-        single = not isinstance(outputs, tuple)
-        outs = (outputs,) if single else outputs
-        outs = _wrap_outputs(ctx, args, outs, recording)
-        if dual:
-            _push_tangents(cls, ctx, args, outs)
-        return outs[0] if single else outs
+        return finish(cls, ctx, args, run_forward(cls, ctx, args, kwargs))
+
+
+def run_forward(cls, ctx: BackwardFunction, args: tuple, kwargs: dict):
+    """The Function's forward (and setup_context): nothing in it is recorded."""
+    dual = bool(forward_ad.LEVELS)  # forward mode: tangents come from cls.jvp
+    with grad_mode.no_grad(), forward_ad.suspended() if dual else contextlib.nullcontext():
+        if cls.setup_context is Function.setup_context:
+            return cls.forward(ctx, *args, **kwargs)
+        outputs = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, args, outputs)
+        return outputs
+
+
+def finish(cls, ctx: BackwardFunction, args: tuple, outputs):
+    """The outputs of the Function's call, with ``ctx`` as their node when an input needs
+    a gradient (``ctx.needs_input_grad``: the inputs that get an edge), and their
+    tangents from ``cls.jvp`` inside a dual level."""
+    recording = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
+    single = not isinstance(outputs, tuple)
+    outs = (outputs,) if single else outputs
+    outs = _wrap_outputs(ctx, args, outs, recording)
+    if forward_ad.LEVELS:
+        _push_tangents(cls, ctx, args, outs)
+    return outs[0] if single else outs
 
 
 _NO_SETUP = object()
@@ -311,7 +326,7 @@ def _wrap_outputs(ctx: BackwardFunction, args: tuple, outputs: tuple, recording:
     non_diff = {id(t) for t in ctx.non_differentiable}
     # The edges to the inputs, taken before any output is rewired: an input marked dirty is
     # also an output, and its old history is what this node's gradient must flow into.
-    edges = _input_edges(args) if recording else ()
+    edges = _input_edges(ctx, args) if recording else ()
     wrapped = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -341,10 +356,8 @@ def _check_dirty_leaf(t: Tensor) -> None:
         )
 
 
-def _input_edges(args: tuple) -> tuple:
-    return tuple(
-        edge_of(a) if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in args
-    )
+def _input_edges(ctx: BackwardFunction, args: tuple) -> tuple:
+    return tuple(edge_of(a) if need else (None, 0) for a, need in zip(args, ctx.needs_input_grad))
 
 
 def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> None:

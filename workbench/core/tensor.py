@@ -496,7 +496,9 @@ class Tensor:
         """A new leaf sharing this tensor's memory and version counter, with no history."""
         if state.in_use.tracers and state.tracing.tracer is not None:
             state.tracing.tracer.refuse_detach(self)
-        out = Tensor._make(self._data)
+        data = self._data
+        detached_batch = getattr(data, "detached", None)  # under vmap: the batch's too
+        out = Tensor._make(data if detached_batch is None else detached_batch())
         out._version_ref = self._version_ref
         if self._is_inference:
             out._is_inference = True

@@ -32,6 +32,7 @@ class BatchedArray(np.ndarray):
     """The logical-shape stand-in of a batched tensor (see the module docstring)."""
 
     physical = None  # the batch of arrays: batch dimension first
+    tensor = None  # the tensor of ``physical``: its history is on the outer levels' tape
     level = 0  # the vmap it belongs to: 1 for the outermost
     holds_values = False  # Tensor.numpy() and wb.tensor(x) refuse to read it
 
@@ -39,6 +40,7 @@ class BatchedArray(np.ndarray):
         # An array derived from a stand-in (a copy, a reshape) is not batched: its
         # ``physical`` stays None and using it in an op raises (see batching.unwrap).
         self.physical = None
+        self.tensor = None
         self.level = 0
 
     def __array_function__(self, func, types, args, kwargs):
@@ -59,10 +61,24 @@ class BatchedArray(np.ndarray):
         raise _raw_numpy(ufunc.__name__)
 
     def copy(self, order="C"):
-        """A copy of the batch (an in-place op keeps its input's old values this way)."""
+        """A copy of the batch (an in-place op keeps its input's old values this way): a
+        clone, on the tape of the levels outside the vmap as the batch is."""
         if self.physical is None:
             raise _raw_numpy("copy")
-        return batched(self.physical.copy(order), self.level)
+        clone = self.tensor.clone()
+        return batched(clone._data, self.level, clone)
+
+    @property
+    def on_outer_tape(self) -> bool:
+        """Whether the batch is on the tape of the levels outside the vmap: an in-place
+        op must then record its write there too (``ops/inplace.py``). Under nested vmaps
+        the batch is itself a batched tensor, on the tape of its own outer levels."""
+        batch = self.tensor
+        return batch.requires_grad or getattr(batch._data, "on_outer_tape", False)
+
+    def detached(self):
+        """The stand-in of the same batch without its history on the outer tape."""
+        return batched(self.physical, self.level, self.tensor.detach())
 
     def astype(self, dtype, *args, **kwargs):
         """A cast treats every example alike: the batch is cast (type promotion casts a
@@ -110,8 +126,12 @@ def _copy_into(destination, source, **kwargs) -> None:
                 "vmap: an in-place write between tensors of different vmap levels has no "
                 "batching rule: write out of place"
             )
-        source = source.physical
-    np.copyto(destination.physical, source, **kwargs)
+        source = source.tensor
+    else:
+        source = Tensor._make(np.asarray(source))
+    # An in-place copy on the batch: on its tape (the levels outside the vmap), the batch
+    # now ends with the write, as the batched tensor's own history does.
+    destination.tensor.copy_(source)
 
 
 def _raw_numpy(name: str) -> RuntimeError:
@@ -151,7 +171,7 @@ def _no_values(dtype) -> NoValues:
     return buffer
 
 
-def batched(physical: np.ndarray, level: int) -> BatchedArray:
+def batched(physical: np.ndarray, level: int, tensor: Tensor | None = None) -> BatchedArray:
     """The stand-in for a batch ``physical`` (batch dimension first) at vmap ``level``."""
     shape = physical.shape[1:]
     # Every element is the buffer's one element (strides 0), as np.broadcast_to would
@@ -161,6 +181,7 @@ def batched(physical: np.ndarray, level: int) -> BatchedArray:
     )
     stand_in.flags.writeable = False
     stand_in.physical = physical
+    stand_in.tensor = Tensor._make(physical) if tensor is None else tensor
     stand_in.level = level
     return stand_in
 
@@ -179,11 +200,12 @@ def level_of(x) -> int:
 
 def physical(x: Tensor) -> Tensor:
     """The batch behind the batched tensor ``x``: a tensor with the batch dimension first
-    (itself batched at a lower level under nested vmaps). It has no history."""
-    return Tensor._make(x._data.physical)
+    (itself batched at a lower level under nested vmaps), with its history on the tape of
+    the levels outside the vmap."""
+    return x._data.tensor
 
 
 def wrap(physical_tensor: Tensor, level: int) -> Tensor:
     """A batched tensor at ``level`` whose examples are the slices of ``physical_tensor``
     along its first dimension."""
-    return Tensor._make(batched(physical_tensor._data, level))
+    return Tensor._make(batched(physical_tensor._data, level, physical_tensor))

@@ -9,6 +9,13 @@ the outer level. Then ``batched_call`` wraps the result back and records the aut
 node and the tangent as ``apply_op`` would: ``vmap(grad(loss))`` differentiates through
 the rules, ``vmap(jvp(f))`` pushes tangents through them.
 
+Two tapes see each call, as torch.func's levels do. The rule's ops on the batches are
+ordinary ops: they record on the tape of the levels *outside* the vmap (``grad(vmap(f))``,
+an ordinary backward) whenever a batch is on it. The batched call's node is on the tape of
+the grad transforms opened *inside* the vmap: it has edges only to the inputs batched at
+this vmap and to those a transform opened inside it watches (``tape_level``); a tensor
+from outside (a parameter closed over) is seen by the outer tape alone, through the rule.
+
 Most rules are a few kinds:
 
 * elementwise (``exp``, ``add``, ``where``...): line the batched inputs up by giving
@@ -31,9 +38,9 @@ import numpy as np
 from ..core import state
 from ..core.tensor import Tensor
 from ..ops.registry import OPS
-from ..record import forward_ad, grad_mode
+from ..record import forward_ad
 from ..record.dispatch import apply_op, link_view, records_node
-from ..record.graph import OpNode, TensorMeta
+from ..record.graph import AccumulateGrad, OpNode, TensorMeta
 from . import batched as B
 
 
@@ -73,17 +80,73 @@ def batched_call(op, inputs: tuple, attrs: dict | None):
         if isinstance(x, Tensor) and x._view_of is not None and not x._requires_grad:
             x._refresh_view()  # a view whose base may have gained a history (as apply_op)
     flags = [B.level_of(x) == level for x in inputs]
-    args = [B.physical(x) if flag else _shape_only(x) for x, flag in zip(inputs, flags)]
+    on_tape = [flag or _inside(x, level) for x, flag in zip(inputs, flags)]
+    args = [_outer_part(x, flag) for x, flag in zip(inputs, flags)]
     size = next(a.shape[0] for a, flag in zip(args, flags) if flag)
-    with grad_mode.no_grad():  # the physical ops are not on the graph: the batched op is
-        out = rule(Call(op, args, flags, dict(attrs or {}), size))
+    out = rule(Call(op, args, flags, dict(attrs or {}), size))
     result = B.wrap(out, level)
-    node = _record(op, inputs, attrs, result)
+    node = _record(op, inputs, attrs, result, on_tape)
     if op.view:  # an in-place op through it changes its base, as apply_op links them
         link_view(result, op, inputs, attrs, state.grad_mode.records)
     if forward_ad.LEVELS:  # inside a dual level: the tangent, as apply_op gives it
         forward_ad.push_tangent(op, inputs, attrs, result, node)
     return result
+
+
+def _outer_part(x, batched: bool):
+    """What the rule gets for the input ``x``: the batch behind it (its history on the
+    tape of the levels outside the vmap), or ``x`` itself when it is not batched here."""
+    return B.physical(x) if batched else _shape_only(x)
+
+
+def _inside(x, level: int) -> bool:
+    """Whether ``x`` is on the tape of a grad transform opened inside vmap ``level``."""
+    return isinstance(x, Tensor) and x.requires_grad and tape_level(x) >= level
+
+
+def opened_here(x: Tensor) -> Tensor:
+    """``x``, a grad transform's fresh spot of the tape (a leaf or a clone), marked as on
+    the tape of the vmaps running now: an op under one of them records it on that
+    vmap's own tape, never through the batch's physical ops."""
+    depth = len(state.transforms.levels)
+    if depth:
+        if x._grad_fn is None:
+            x._tape_level = depth
+        else:
+            x._grad_fn.__dict__["tape_level"] = depth
+    return x
+
+
+def tape_level(x: Tensor) -> int:
+    """The vmap level of the innermost grad transform whose tape ``x`` is on (0: the
+    ordinary tape, or transforms opened outside every vmap); read from its history, the
+    answer kept on each node it passed."""
+    node = x._grad_fn
+    if node is None:
+        return getattr(x, "_tape_level", 0)
+    return _node_level(node)
+
+
+def _node_level(node) -> int:
+    """The tape level of ``node``: the largest of the nodes below it, each worked out
+    once and kept (children first, on an explicit stack: a long history is no deep
+    recursion)."""
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if "tape_level" in top.__dict__:
+            stack.pop()
+            continue
+        if isinstance(top, AccumulateGrad):
+            top.__dict__["tape_level"] = getattr(top.variable, "_tape_level", 0)
+            continue
+        children = [child for child, _ in top.next_functions if child is not None]
+        unknown = [child for child in children if "tape_level" not in child.__dict__]
+        if unknown:
+            stack.extend(unknown)
+            continue
+        top.__dict__["tape_level"] = max((c.__dict__["tape_level"] for c in children), default=0)
+    return node.__dict__["tape_level"]
 
 
 def _shape_only(x):
@@ -103,12 +166,14 @@ def _attr_values(attrs: dict):
             yield value
 
 
-def _record(op, inputs: tuple, attrs, result: Tensor):
-    """The autograd node of the batched call, as apply_op records one (None if none)."""
-    needs_grad = any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+def _record(op, inputs: tuple, attrs, result: Tensor, on_tape: list):
+    """The autograd node of the batched call (None if none), with an edge to each input
+    batched at this level (``on_tape``). The levels outside the vmap see every input
+    through the physical ops of the rule; an input not batched here belongs to them, so
+    it gets no edge on this level's tape (see ``vmap.py``)."""
+    needs_grad = any(flag and x.requires_grad for x, flag in zip(inputs, on_tape))
     if records_node(op, needs_grad, result):  # not when result is an integer or bool
-        record = (state.in_use.stages and state.stage.record) or OpNode
-        return record(op, inputs, attrs, result)
+        return OpNode(op, inputs, attrs, result, tuple(on_tape))
     return None
 
 
@@ -129,14 +194,44 @@ def padded(x: Tensor, ndim: int) -> Tensor:
     missing = ndim - (x.ndim - 1)
     if missing <= 0:
         return x
-    return run("reshape", [x], {"shape": (x.shape[0],) + (1,) * missing + tuple(x.shape[1:])})
+    shape = (x.shape[0],) + (1,) * missing + tuple(x.shape[1:])
+    return standing_for(x, run("reshape", [x], {"shape": shape}), lambda t: padded(t, ndim))
 
 
-def aligned(call: Call, ndim: int | None = None) -> list:
-    """The arguments with every batched tensor padded to the largest logical ndim."""
-    if ndim is None:
-        ndim = max(call.logical_ndim(i) for i in range(len(call.args)))
-    return [padded(x, ndim) if flag else x for x, flag in zip(call.args, call.batched)]
+def standing_for(x: Tensor, out: Tensor, same_change) -> Tensor:
+    """``out``, a reshape or an expand of the input ``x`` that a rule makes, stands for
+    ``x`` itself (torch's rules broadcast without one): it keeps every tangent ``x`` holds
+    (``same_change`` of it), also at the dual levels out of use while a custom Function's
+    jvp runs (forward mode off, as PyTorch's), whose ops may save ``out``."""
+    for level, tangent in (x._forward_grad or {}).items():
+        if forward_ad.tangent_of(out, level) is None:
+            forward_ad.make_tangent(out, same_change(tangent), level)
+    return out
+
+
+def aligned(call: Call) -> list:
+    """The arguments with every batched tensor padded to the largest logical ndim. When
+    one is on the tape (of the levels outside the vmap), all are expanded to the shape
+    they broadcast to: an op whose backward does not sum over broadcast dims
+    (``tanh_backward``: its inputs have one shape outside vmap) then records the
+    broadcast as an ``expand``, whose backward does."""
+    ndim = max(call.logical_ndim(i) for i in range(len(call.args)))
+    args = [padded(x, ndim) if flag else x for x, flag in zip(call.args, call.batched)]
+    tensors = [x for x in args if isinstance(x, Tensor)]
+    if not any(x.requires_grad for x in tensors) or not state.grad_mode.records:
+        return args
+    try:
+        shape = np.broadcast_shapes(*(tuple(x.shape) for x in tensors))
+    except ValueError:
+        return args  # the op raises its own error, naming the shapes
+    return [_expanded(x, shape) if isinstance(x, Tensor) else x for x in args]
+
+
+def _expanded(x: Tensor, shape: tuple) -> Tensor:
+    if tuple(x.shape) == shape:
+        return x
+    expanded = run("expand", [x], {"shape": shape})
+    return standing_for(x, expanded, lambda t: _expanded(t, shape))
 
 
 def all_batched(call: Call) -> list:
@@ -623,3 +718,117 @@ REFUSED = {
     "take_backward": "take's backward has no batching rule",
     "conv2d_weight_grad": "per-example convolution weight gradients have no batching rule",
 }
+
+
+# ------------------------------------------------------------------ custom Functions
+def batched_function(cls, args: tuple, kwargs: dict):
+    """A custom Function called with a batched input; None when no input is batched.
+
+    As for an op, two tapes see the call: this vmap level's (the batched outputs get
+    the Function's own node, with edges to the inputs on it: ``_record``), and the
+    levels' outside it, which see the batch: there a Function made for the call
+    (PyTorch's ``generate_vmap_rule``) takes the batches and gives the batches of the
+    outputs, and its backward runs ``cls.backward`` under a fresh vmap."""
+    from ..autograd.function import BackwardFunction, finish, run_forward
+
+    level = max(B.level_of(a) for a in args)
+    if level == 0:
+        return None
+    flags = [B.level_of(a) == level for a in args]
+    on_tape = [flag or _inside(a, level) for a, flag in zip(args, flags)]
+    ctx = BackwardFunction(cls)
+    ctx.needs_input_grad = tuple(
+        keep and isinstance(a, Tensor) and a._requires_grad for a, keep in zip(args, on_tape)
+    )
+    ran = {}
+
+    def forward(*batches):
+        outputs = ran["outputs"] = run_forward(cls, ctx, args, kwargs)
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        return tuple(B.physical(o) if B.level_of(o) == level else o for o in outs)
+
+    batch_rule = _batch_rule(cls, ctx, flags, level, forward)
+    with forward_ad.suspended():  # the tangents are the batched tensors' (finish: cls.jvp)
+        batch_rule.apply(*(_outer_part(a, f) for a, f in zip(args, flags)))
+    outputs = finish(cls, ctx, args, ran["outputs"])
+    if forward_ad.LEVELS:  # the batches get the tangents cls.jvp gave the outputs
+        _carry_tangents(outputs, level)
+    return outputs
+
+
+def _carry_tangents(outputs, level: int) -> None:
+    """The batches of the outputs carry the tangents of the batched outputs: the ops
+    that read the batches (the tape outside the vmap: forward over reverse) see them.
+    Under nested vmaps a batch is batched itself: its own batch gets them too."""
+    from .vmap import physical_with_tangents
+
+    for out in outputs if isinstance(outputs, tuple) else (outputs,):
+        if B.level_of(out) == level:
+            batch = physical_with_tangents(out, level, B.physical(out).shape[0])
+            if B.level_of(batch):
+                _carry_tangents(batch, B.level_of(batch))
+
+
+def _batch_rule(cls, ctx, flags: list, level: int, forward):
+    """The Function of one batched call of ``cls`` on the batches (see batched_function)."""
+    from ..autograd.function import Function
+
+    class BatchRule(Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(*batches):
+            return forward(*batches)
+
+        @staticmethod
+        def setup_context(rule_ctx, inputs, output):
+            saved = ctx.to_save
+            rule_ctx.batched = [B.level_of(s) == level for s in saved]
+            rule_ctx.save_for_backward(
+                *(B.physical(s) if b else s for s, b in zip(saved, rule_ctx.batched))
+            )
+
+        @staticmethod
+        def backward(rule_ctx, *grads):
+            return _batched_backward(cls, ctx, rule_ctx, flags, grads)
+
+    BatchRule.__name__ = cls.__name__
+    return BatchRule
+
+
+def _batched_backward(cls, ctx, rule_ctx, flags: list, grads: tuple) -> tuple:
+    """``cls.backward`` of every example at once, under a fresh vmap: the saved batches
+    and the outputs' gradients are its batched inputs. An input that was not batched
+    gets the sum of its examples' gradients."""
+    from .vmap import vmap
+
+    saved_dims = tuple(0 if b else None for b in rule_ctx.batched)
+    given = []  # per input: whether cls.backward gives it a gradient
+
+    def one_example(saved, grads):
+        results = cls.backward(_Example(ctx, saved), *grads)
+        results = results if isinstance(results, tuple) else (results,)
+        given[:] = [r is not None for r in results]
+        return tuple(r for r in results if r is not None)
+
+    found = iter(vmap(one_example, in_dims=(saved_dims, 0))(rule_ctx.saved_tensors, grads))
+    gradients = []
+    for batched_input, has_gradient in zip(flags, given):
+        g = next(found) if has_gradient else None
+        if g is not None and not batched_input:
+            g = run("sum", [g], {"dims": (0,), "keepdim": False})
+        gradients.append(g)
+    return tuple(gradients)
+
+
+class _Example:
+    """The ``ctx`` one example's backward sees: the saved tensors of that example, and
+    everything else (``needs_input_grad``, the attributes setup_context set) from the
+    batched call's ``ctx``."""
+
+    def __init__(self, ctx, saved: tuple) -> None:
+        self._ctx = ctx
+        self.saved_tensors = saved
+
+    def __getattr__(self, name: str):
+        return getattr(self._ctx, name)

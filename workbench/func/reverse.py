@@ -29,6 +29,7 @@ from ..core.tensor import Tensor
 from ..record import forward_ad, grad_mode
 from ..record.graph import AccumulateGrad, edge_of, walk
 from .basis import batching_refused, check_chunk_size, one_hots, through_vmap
+from .batching import opened_here
 
 
 # ---------------------------------------------------------------- argnums
@@ -83,6 +84,7 @@ class _Level:
     def __init__(self) -> None:
         self.leaves: list[Tensor] = []
         self.records_outside = state.grad_mode.records  # the caller's grad mode
+        self.under_vmap = self.records_outside and bool(state.transforms.levels)
 
     def watch(self, x):
         """``x`` (a tensor, or a tuple/list/dict of them) on a fresh spot of the graph."""
@@ -93,10 +95,10 @@ class _Level:
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         if x.requires_grad:  # on the tape already: a clone stays linked to it
-            return ops.clone(x)
+            return opened_here(ops.clone(x))
         leaf = Tensor._make(x._data).requires_grad_(True)  # (never an inference tensor)
         self.leaves.append(leaf)
-        return _with_tangents_of(x, leaf)
+        return opened_here(_with_tangents_of(x, leaf))
 
     def reaches_outside(self, tensors) -> bool:
         """Whether the history of one of ``tensors`` reaches a tensor that requires grad
@@ -133,7 +135,11 @@ def _with_tangents_of(x: Tensor, plain: Tensor) -> Tensor:
 
 
 def _detached(x: Tensor) -> Tensor:
-    return _with_tangents_of(x, x.detach())
+    """``x`` without its history at this level; a batched ``x`` keeps the history of its
+    batch (the levels outside the vmap, which this transform runs inside)."""
+    plain = Tensor._make(x._data)
+    plain._version_ref = x._version_ref
+    return _with_tangents_of(x, plain)
 
 
 def flattened(x) -> list:
@@ -175,7 +181,7 @@ def _gradients(level: _Level, outputs: list, inputs: list, cotangents: list | No
         inputs,
         cotangents,
         retain_graph=True,
-        create_graph=level.reaches_outside(reached + (cotangents or [])),
+        create_graph=level.reaches_outside(reached + (cotangents or [])) or level.under_vmap,
         allow_unused=True,
     )
     return [zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]

@@ -5,13 +5,15 @@ example each; every op inside runs its batching rule (``batching.py``) on the wh
 batch. There is no loop over the examples anywhere: an op without a rule stops vmap
 with an error naming it.
 
-Gradients flow *inside* vmap (``vmap(grad(loss))``), not through it: the batched
-tensors hand their results back without history, so a vmap whose inputs or outputs
-require grad under grad mode stops with an error that says so, rather than let an
-outer ``grad`` or ``backward`` see a function that does not depend on its inputs
-(PyTorch differentiates through vmap). An output requires grad when the function
-closes over, or is given unbatched, a tensor that requires grad: ``vmap(grad(loss))``
-of a model's parameters must be given them detached, or run under ``no_grad``.
+Gradients flow inside vmap (``vmap(grad(loss))``) and through it (``grad(vmap(f))``,
+``backward()`` through its outputs), as torch.func's levels let them: a batched tensor
+has two histories. Its own, on the vmap's tape, is for the grad transforms opened inside
+the vmap; the history of the batch behind it (the physical tensor), on the tape of the
+levels outside, is for those opened outside it and for the ordinary tape. A batching
+rule runs its ops on the batches, so they record on the outer tape by themselves; the
+batched call gets its node on the vmap's tape (``batching.py``); an in-place op writes
+into the batch in place, on its tape too (``batched.py``); a custom Function gets a
+Function made for the batch (``batching.batched_function``).
 
 Tangents flow both ways: ``vmap(jvp(f))`` pushes batched tangents through the batching
 rules, and ``jvp(vmap(f))`` batches the tangent of each input with it.
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from ..core import state
 from ..core.tensor import Tensor
 from ..record import forward_ad
+from ..record.graph import AccumulateGrad, edge_of, walk
 from . import batched as B
 from .batching import run, with_batch
 
@@ -51,28 +54,12 @@ def vmap(
         name = getattr(func, "__name__", repr(func))
         dims = _in_dims(in_dims, args, name)
         size = _batch_size(args, dims, name)
-        _no_history("an input", [x for x, d in _leaves(args, dims) if d is not None])
         with state.vmap_level(size, randomness) as level:
             inputs = _map(lambda x, d: x if d is None else _batched(x, d, level), args, dims)
             outputs = func(*inputs, **kwargs)
-        batched_outputs = [o for o, _ in _leaves(outputs, outputs) if B.level_of(o) == level]
-        _no_history("an output", batched_outputs)
-        return _unbatched_outputs(outputs, out_dims, level, size, name)
+        return _released(_unbatched_outputs(outputs, out_dims, level, size, name), level)
 
     return batched_func
-
-
-def _no_history(what: str, tensors) -> None:
-    """Refuse to differentiate through vmap (see the module docstring)."""
-    if not state.grad_mode.records:
-        return
-    for x in tensors:
-        if isinstance(x, Tensor) and x.requires_grad:
-            raise RuntimeError(
-                f"vmap: {what} requires grad, and differentiating through vmap is not "
-                "supported: put the transform inside it (vmap(grad(f))), give vmap's function "
-                "tensors that do not require grad (p.detach()), or call vmap under wb.no_grad()"
-            )
 
 
 # ---------------------------------------------------------------- inputs
@@ -194,15 +181,36 @@ def _wrapped(x: Tensor, level: int) -> Tensor:
 
 
 # ---------------------------------------------------------------- outputs
-def _physical(out: Tensor, level: int, size: int) -> Tensor:
+def physical_with_tangents(out: Tensor, level: int, size: int) -> Tensor:
     """The batch behind ``out``, with the batches of its tangents; an ``out`` that is not
     batched at ``level`` (it does not depend on the batch) repeated along a new first dim,
     as PyTorch does (``with_batch`` is an op: it carries the tangents itself)."""
     if B.level_of(out) != level:
         return with_batch(out, size)
     full = B.physical(out)
-    forward_ad.carry_tangents(out, full, lambda tangent: _physical(tangent, level, size))
+    forward_ad.carry_tangents(
+        out, full, lambda tangent: physical_with_tangents(tangent, level, size)
+    )
     return full
+
+
+def _released(outputs, level: int):
+    """The outputs, each without its history where it reaches no tensor from outside the
+    vmap: a grad transform opened inside watched a tensor the vmap was given unbatched
+    (its leaf is then an input of the rules' ops), and outside the vmap that leaf is no
+    tensor at all, as in torch.func (tangents kept either way)."""
+    if isinstance(outputs, (tuple, list)):
+        return type(outputs)(_released(o, level) for o in outputs)
+    if outputs.requires_grad and not _reaches_outside(outputs, level):
+        plain = Tensor._make(outputs._data)
+        forward_ad.carry_tangents(outputs, plain, lambda tangent: _released(tangent, level))
+        return plain
+    return outputs
+
+
+def _reaches_outside(out: Tensor, level: int) -> bool:
+    leaves = (n.variable for n in walk([edge_of(out)[0]]) if isinstance(n, AccumulateGrad))
+    return any(getattr(leaf, "_tape_level", 0) < level for leaf in leaves)
 
 
 def _unbatched_outputs(outputs, out_dims, level: int, size: int, name: str):
@@ -249,7 +257,7 @@ def _unbatched(out: Tensor, out_dim, level: int, size: int, name: str) -> Tensor
                 f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
             )
         return out
-    full = _physical(out, level, size)
+    full = physical_with_tangents(out, level, size)
     ndim = full.ndim
     if not -ndim <= out_dim < ndim:
         raise IndexError(

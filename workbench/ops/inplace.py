@@ -18,7 +18,7 @@ import numpy as np
 from ..core import checks, state
 from ..core.tensor import Tensor
 from ..record import forward_ad, grad_mode
-from ..record.graph import set_history
+from ..record.graph import on_some_tape, set_history
 
 
 def check_inplace(t: Tensor, writes_through_view: bool = False) -> None:
@@ -71,7 +71,7 @@ def snapshot(t: Tensor) -> Tensor:
 def _recording(t: Tensor, others) -> bool:
     if not state.grad_mode.records:
         return False
-    return t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+    return on_some_tape(t) or any(isinstance(o, Tensor) and on_some_tape(o) for o in others)
 
 
 def _write(t: Tensor, result: Tensor, op_name: str) -> None:

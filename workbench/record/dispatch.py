@@ -177,6 +177,14 @@ def vmap_call(op, inputs: tuple, attrs: dict | None) -> Tensor | None:
     return batched_call(op, inputs, attrs)
 
 
+def vmap_function_call(cls, args: tuple, kwargs: dict):
+    """The custom Function ``cls`` run by vmap's rule for Functions when an input is
+    batched; None when none is (imported here, as in ``vmap_call``)."""
+    from ..func.batching import batched_function
+
+    return batched_function(cls, args, kwargs)
+
+
 def link_view(view: Tensor, op, inputs: tuple, attrs: dict | None, recording: bool) -> None:
     """A view shares its base's data and version counter, and remembers how it was made."""
     base = inputs[0]

@@ -419,9 +419,11 @@ def product_term(call: JvpCall, i: int, tangent: Tensor | None, factor) -> Tenso
     """
     if call.carries(i):
         return tangent * factor
-    if not (isinstance(factor, Tensor) and factor.requires_grad):
-        return None  # 0, and nothing to record
     from ..ops import where
+    from .graph import on_some_tape
+
+    if not (isinstance(factor, Tensor) and on_some_tape(factor)):
+        return None  # 0, and nothing to record
 
     shape = () if tangent is None else tuple(tangent.shape)
     zero = Tensor._make(backend.xp(factor._data).zeros(shape, dtype=bool))  # Z (False: 0)

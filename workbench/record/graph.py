@@ -198,6 +198,14 @@ def set_history(tensor: Tensor, node: Node, output_nr: int = 0) -> None:
     tensor._requires_grad = True
 
 
+def on_some_tape(t: Tensor) -> bool:
+    """Whether ``t`` is on a tape: it requires grad, or (under ``wb.func.vmap``) the batch
+    behind it is on the tape of the levels outside the vmap (``func/batched.py``), so
+    what is computed from it must be recorded there even if ``t`` has no history of its
+    own at the vmap's level."""
+    return t._requires_grad or getattr(t._data, "on_outer_tape", False)
+
+
 def edge_of(t: Tensor) -> tuple:
     """The (node, output_nr) a gradient for ``t`` flows into: the node that made ``t``,
     a leaf's AccumulateGrad, or ``(None, 0)`` when ``t`` needs no gradient."""
@@ -469,11 +477,15 @@ class OpNode(Node):
         "_output_ref",
     )
 
-    def __init__(self, op, inputs: tuple, attrs: Mapping | None, output: Tensor) -> None:
+    def __init__(
+        self, op, inputs: tuple, attrs: Mapping | None, output: Tensor, on_tape: tuple = ()
+    ) -> None:
         """Record one call of ``op``: one edge per input, and what its rule needs saved.
 
         ``inputs`` are Tensors and Python numbers; ``output`` is the call's result,
-        which becomes non-leaf with this node as its ``grad_fn``.
+        which becomes non-leaf with this node as its ``grad_fn``. ``on_tape``, under
+        vmap (``func/batching.py``): a flag per input, False for an input on the tape of
+        the levels outside the vmap, which gets no edge here (it is saved all the same).
         """
         self._seq = seq = next(node_sequence)  # first: it precedes the nodes of new leaves
         self._order = -seq
@@ -491,6 +503,9 @@ class OpNode(Node):
                 edges.append(NO_EDGE)
                 metas.append(None)
                 slots.append(x)
+        if on_tape:
+            needs = [need and keep for need, keep in zip(needs, on_tape)]
+            edges = [edge if keep else NO_EDGE for edge, keep in zip(edges, on_tape)]
         self.needs_input_grad = needs = tuple(needs)
         self.next_functions = tuple(edges)
         self.input_meta = tuple(metas)
