@@ -201,6 +201,10 @@ def _released(outputs, level: int):
     tensor at all, as in torch.func (tangents kept either way)."""
     if isinstance(outputs, (tuple, list)):
         return type(outputs)(_released(o, level) for o in outputs)
+    if isinstance(outputs, dict):
+        return {key: _released(o, level) for key, o in outputs.items()}
+    if not isinstance(outputs, Tensor):
+        return outputs
     if outputs.requires_grad and not _reaches_outside(outputs, level):
         plain = Tensor._make(outputs._data)
         forward_ad.carry_tangents(outputs, plain, lambda tangent: _released(tangent, level))
