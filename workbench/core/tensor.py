@@ -842,6 +842,23 @@ class Tensor:
     def __ipow__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else self.pow_(other)
 
+    # x &= y is x.bitwise_and_(y) in PyTorch: x's own memory changes (version bump, the
+    # in-place refusals), so every alias of x sees it; likewise |= ^= <<= >>=
+    def __iand__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _AND, other)
+
+    def __ior__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _OR, other)
+
+    def __ixor__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _XOR, other)
+
+    def __ilshift__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _LSHIFT, other)
+
+    def __irshift__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _RSHIFT, other)
+
     # -------------------------------------------------------------- arithmetic
     def add(self, other, *, alpha=1) -> Tensor:
         return _ops.add(self, other, alpha=alpha)
@@ -1332,6 +1349,25 @@ def _shift(direction: str, symbol: str, value, places) -> Tensor:
                 "integer tensors"
             )
     return getattr(_ops.arithmetic, f"bitwise_{direction}_shift")(value, places)
+
+
+def _bits_operator(op_name: str, combine, name: str, symbol: str):
+    """``a & b`` (or | ^ << >>) as a two-operand function named as PyTorch's op
+    (``bitwise_and``): what the in-place operators hand to ``_inplace.apply``, whose
+    messages then name ``bitwise_and_``."""
+
+    def operator(a, b) -> Tensor:
+        return combine(name, symbol, a, b)
+
+    operator.__name__ = op_name
+    return operator
+
+
+_AND = _bits_operator("bitwise_and", _bitwise, "and", "&")
+_OR = _bits_operator("bitwise_or", _bitwise, "or", "|")
+_XOR = _bits_operator("bitwise_xor", _bitwise, "xor", "^")
+_LSHIFT = _bits_operator("bitwise_left_shift", _shift, "left", "<<")
+_RSHIFT = _bits_operator("bitwise_right_shift", _shift, "right", ">>")
 
 
 def _number_kind(value) -> tuple:
