@@ -657,6 +657,18 @@ class Tensor:
     def __rtruediv__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.div(other, self)
 
+    def __floordiv__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.floor_divide(other, self)
+
+    def __mod__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.remainder(self, other)
+
+    def __rmod__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.remainder(other, self)
+
     def __pow__(self, exponent) -> Tensor:
         return NotImplemented if _is_sequence(exponent) else _ops.pow(self, exponent)
 
@@ -789,6 +801,15 @@ class Tensor:
     def pow_(self, other) -> Tensor:
         return _inplace.apply(self, _ops.pow, other)
 
+    def floor_divide_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.floor_divide, other)
+
+    def remainder_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.remainder, other)
+
+    def fmod_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.fmod, other)
+
     def clamp_(self, min=None, max=None) -> Tensor:
         return _inplace.apply(self, _ops.clamp, min, max)
 
@@ -842,6 +863,12 @@ class Tensor:
     def __ipow__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else self.pow_(other)
 
+    def __ifloordiv__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.floor_divide_(other)
+
+    def __imod__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.remainder_(other)
+
     # x &= y is x.bitwise_and_(y) in PyTorch: x's own memory changes (version bump, the
     # in-place refusals), so every alias of x sees it; likewise |= ^= <<= >>=
     def __iand__(self, other) -> Tensor:
@@ -875,6 +902,15 @@ class Tensor:
 
     def pow(self, exponent) -> Tensor:
         return _ops.pow(self, exponent)
+
+    def floor_divide(self, other) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def remainder(self, other) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def fmod(self, other) -> Tensor:
+        return _ops.fmod(self, other)
 
     def neg(self) -> Tensor:
         return _ops.neg(self)
