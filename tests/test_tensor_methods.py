@@ -258,7 +258,6 @@ REFLECTED = [
     ("__rmul__", "mul", "x", 2.5),
     ("__rtruediv__", "div", "x", 2.5),
     ("__rpow__", "pow", "x", 2.5),
-    ("__rmatmul__", "matmul", "x", "array"),
 ]
 
 
@@ -339,6 +338,7 @@ def test_unary_plus_is_the_tensor_itself():
 
 def test_every_delegating_method_is_checked():
     checked = {c[0] for c in CASES} | {r[0] for r in REFLECTED} | {"T", "mT", "where", "__pos__"}
+    checked.add("__rmatmul__")  # always hands back: test_operators_with_a_numpy_array...
     in_place = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
     in_place |= {n for n in OTHER_OP_METHODS if n.endswith("_")}
     assert set(ALL_NAMES) - in_place <= checked
@@ -582,6 +582,44 @@ def test_in_place_bitwise_operators_refuse_as_pytorch(name):
     (ours_leaf, ours_shape), (theirs_leaf, theirs_shape) = refusals(wb), refusals(torch)
     assert ours_leaf == theirs_leaf
     assert ours_shape[0] == theirs_shape[0] and theirs_shape[1] in ours_shape[1]
+
+
+ARRAY_OPERANDS = {
+    "floats": np.array([1.0, 3.0]),
+    "integers": np.array([1, 3]),
+    "0-d": np.array(2.0),
+}
+ARITHMETIC = "add sub mul truediv floordiv mod pow".split()
+ORDER = "lt le gt ge".split()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("kind", sorted(ARRAY_OPERANDS))
+def test_operators_with_a_numpy_array_answer_as_pytorch(kind, dtype):
+    """PyTorch's ``x + array`` reads the array; ``array + x``, ``array * x`` (numpy defers
+    to the reflected operator) and ``x < array`` from either side hand it back to Python:
+    its TypeError. ``array / x`` reads it; ``array @ x`` is refused. The workbench computed
+    them all (issue 36). (The dtype of ``x + array`` is checked apart: PyTorch promotes
+    the array as a dimensioned float64 operand.)"""
+    array = ARRAY_OPERANDS[kind]
+
+    def outcome(function, *args):
+        try:
+            result = function(*args)
+        except TypeError:
+            return "TypeError"
+        return np.round(np.asarray(result.tolist(), dtype=float), 5).tolist()  # (the dtypes)
+
+    def outcomes(lib):
+        x = lib.tensor([1, 2], dtype=getattr(lib, dtype))
+        found = {}
+        for name in ARITHMETIC + ORDER:
+            op = getattr(operator, name)
+            found[name] = outcome(op, x, array), outcome(op, array, x)
+        found["rmatmul"] = outcome(operator.matmul, array, x)
+        return found
+
+    assert outcomes(wb) == outcomes(torch)
 
 
 ARRAYS = {

@@ -637,19 +637,19 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _ops.add(self, other)
 
     def __radd__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.add(other, self)
+        return NotImplemented if _handed_back(other) else _ops.add(other, self)
 
     def __sub__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.sub(self, other)
 
     def __rsub__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.sub(other, self)
+        return NotImplemented if _handed_back(other) else _ops.sub(other, self)
 
     def __mul__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.mul(self, other)
 
     def __rmul__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.mul(other, self)
+        return NotImplemented if _handed_back(other) else _ops.mul(other, self)
 
     def __truediv__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.div(self, other)
@@ -661,34 +661,27 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _ops.floor_divide(self, other)
 
     def __rfloordiv__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.floor_divide(other, self)
+        return NotImplemented if _handed_back(other) else _ops.floor_divide(other, self)
 
     def __mod__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.remainder(self, other)
 
     def __rmod__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.remainder(other, self)
+        return NotImplemented if _handed_back(other) else _ops.remainder(other, self)
 
     def __pow__(self, exponent) -> Tensor:
         return NotImplemented if _is_sequence(exponent) else _ops.pow(self, exponent)
 
     def __rpow__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.pow(other, self)
+        return NotImplemented if _handed_back(other) else _ops.pow(other, self)
 
     def __matmul__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
-        """``array @ x``: the numbers of a numpy array are a constant matrix. Anything else
-        (``[[1.0, 2.0]] @ x``, ``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``,
-        as in PyTorch."""
-        if not isinstance(other, np.ndarray):
-            return NotImplemented
-        try:
-            other = Tensor(other)
-        except (TypeError, RuntimeError):
-            return NotImplemented
-        return _ops.matmul(other, self)
+        """``array @ x``, ``[[1.0, 2.0]] @ x``, ``None @ x``, ``2 @ x``: Python's TypeError
+        for ``@``, as in PyTorch (``x @ array`` reads the array)."""
+        return NotImplemented
 
     def __neg__(self) -> Tensor:
         return _ops.neg(self)
@@ -704,16 +697,16 @@ class Tensor:
     # string, any object) is handed back to Python. x < "a" is a TypeError in both; the
     # workbench's names the op. x == [1, 1] is handed back too (see _compared_elementwise).
     def __lt__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.lt(self, other)
+        return NotImplemented if _handed_back(other) else _ops.lt(self, other)
 
     def __le__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.le(self, other)
+        return NotImplemented if _handed_back(other) else _ops.le(self, other)
 
     def __gt__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.gt(self, other)
+        return NotImplemented if _handed_back(other) else _ops.gt(self, other)
 
     def __ge__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.ge(self, other)
+        return NotImplemented if _handed_back(other) else _ops.ge(self, other)
 
     def __eq__(self, other) -> Tensor:
         return _ops.eq(self, other) if _compared_elementwise(other) else NotImplemented
@@ -735,13 +728,13 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _bitwise("xor", "^", self, other)
 
     def __rand__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.__and__(other)
+        return NotImplemented if _handed_back(other) else self.__and__(other)
 
     def __ror__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.__or__(other)
+        return NotImplemented if _handed_back(other) else self.__or__(other)
 
     def __rxor__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.__xor__(other)
+        return NotImplemented if _handed_back(other) else self.__xor__(other)
 
     def __lshift__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _shift("left", "<<", self, other)
@@ -750,10 +743,10 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _shift("right", ">>", self, other)
 
     def __rlshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _shift("left", "<<", other, self)
+        return NotImplemented if _handed_back(other) else _shift("left", "<<", other, self)
 
     def __rrshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _shift("right", ">>", other, self)
+        return NotImplemented if _handed_back(other) else _shift("right", ">>", other, self)
 
     def __invert__(self) -> Tensor:
         if dtypes.kind(self._data.dtype) in "fc":
@@ -1348,6 +1341,16 @@ def _is_sequence(other) -> bool:
     ``x * [1, 1]`` list repetition (an error unless x is one integer), ``x == [1, 1]``
     False. Write ``x + wb.tensor([1, 1])`` instead."""
     return isinstance(other, (list, tuple))
+
+
+def _handed_back(other) -> bool:
+    """Whether a reflected operator (``array + x``: numpy defers to ``x.__radd__``) or an
+    order comparison (``x < array``) hands its operand back to Python: a list, a tuple or
+    a numpy array, as PyTorch's, so that ``array + x``, ``array * x`` and ``x < array`` are
+    Python's TypeError there too. ``x + array`` and ``array / x`` read the array, as
+    PyTorch's; so do ``==`` and ``!=`` (see ``_compared_elementwise``); a numpy number
+    (``np.float64(2.0) + x``) is a number."""
+    return _is_sequence(other) or isinstance(other, np.ndarray)
 
 
 def _compared_elementwise(other) -> bool:
