@@ -131,6 +131,8 @@ OPERATOR_WORDS = {
     "sub": ("-",),
     "mul": ("*",),
     "div": ("/",),
+    "remainder": ("%",),
+    "floor_divide": ("//",),
     "pow": ("**",),
     "matmul": ("@",),
     "neg": ("-",),

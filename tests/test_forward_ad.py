@@ -201,6 +201,8 @@ def test_every_jvp_rule_runs_in_a_sample(monkeypatch):
                 _wb_grads(sample, leaves, out, cotangent)
     with fw.dual_level():  # the no_grad sample has no input that requires grad
         wb.ops.grad.no_grad(fw.make_dual(wb.tensor([1.0]), wb.tensor([1.0])))
+    with fw.dual_level(), pytest.raises(NotImplementedError):  # its rule is PyTorch's refusal
+        wb.floor_divide(fw.make_dual(wb.tensor([5.0]), wb.tensor([1.0])), 2.0)
     rules = {op.name for op in OPS.values() if op.jvp is not None}
     assert rules - ran == set(), f"JVP rules no sample runs: {sorted(rules - ran)}"
 

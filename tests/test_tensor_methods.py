@@ -258,7 +258,6 @@ REFLECTED = [
     ("__rmul__", "mul", "x", 2.5),
     ("__rtruediv__", "div", "x", 2.5),
     ("__rpow__", "pow", "x", 2.5),
-    ("__rmatmul__", "matmul", "x", "array"),
 ]
 
 
@@ -339,6 +338,7 @@ def test_unary_plus_is_the_tensor_itself():
 
 def test_every_delegating_method_is_checked():
     checked = {c[0] for c in CASES} | {r[0] for r in REFLECTED} | {"T", "mT", "where", "__pos__"}
+    checked.add("__rmatmul__")  # always hands back: test_operators_with_a_numpy_array...
     in_place = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
     in_place |= {n for n in OTHER_OP_METHODS if n.endswith("_")}
     assert set(ALL_NAMES) - in_place <= checked
@@ -534,6 +534,92 @@ def test_in_place_power_changes_the_tensor_as_pytorch():
         alias = x
         x **= 2
         assert x is alias and alias.tolist() == [1.0, 4.0, 9.0]
+
+
+BITS_IN_PLACE = {
+    "iand": 3,
+    "ior": [8, 8, 8],
+    "ixor": 1,
+    "ilshift": 2,
+    "irshift": [1, 0, 1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BITS_IN_PLACE))
+@pytest.mark.parametrize("dtype", ["int64", "int8", "bool"])
+def test_in_place_bitwise_operators_change_the_tensor_as_pytorch(name, dtype):
+    """``x &= y`` is ``x.bitwise_and_(y)`` in PyTorch (so ``|=``, ``^=``, ``<<=``,
+    ``>>=``): the same object, its version bumped, a view's base changed, and the result
+    cast back to x's dtype or refused (a bool tensor shifted, or and-ed with an int). The
+    workbench made a new tensor (issue 36)."""
+    other = BITS_IN_PLACE[name]
+
+    def outcome(lib):
+        base = lib.tensor([6, 5, 3, 7], dtype=getattr(lib, dtype))
+        x = base[1:]
+        alias, version = x, x._version
+        y = lib.tensor(other, dtype=getattr(lib, dtype)) if isinstance(other, list) else other
+        found = _outcome(getattr(operator, name), x, y)
+        if found[0].endswith("Error"):  # the same refusal; the workbench's names the op
+            found = found[0], "cast" in found[1] or "shift" in found[1]
+        return found, x is alias, x._version - version, base.tolist()
+
+    assert outcome(wb) == outcome(torch)
+
+
+@pytest.mark.parametrize("name", sorted(BITS_IN_PLACE))
+def test_in_place_bitwise_operators_refuse_as_pytorch(name):
+    """A leaf that requires grad is refused as by any in-place op; a result that does not
+    fit x's shape too, with PyTorch's words."""
+
+    def refusals(lib):
+        leaf = lib.ones(2, requires_grad=True)
+        short = lib.tensor([6])
+        return _outcome(getattr(operator, name), leaf, 1), _outcome(
+            getattr(operator, name), short, lib.tensor([1, 2])
+        )
+
+    (ours_leaf, ours_shape), (theirs_leaf, theirs_shape) = refusals(wb), refusals(torch)
+    assert ours_leaf == theirs_leaf
+    assert ours_shape[0] == theirs_shape[0] and theirs_shape[1] in ours_shape[1]
+
+
+ARRAY_OPERANDS = {
+    "floats": np.array([1.0, 3.0]),
+    "integers": np.array([1, 3]),
+    "0-d": np.array(2.0),
+}
+ARITHMETIC = "add sub mul truediv floordiv mod pow".split()
+ORDER = "lt le gt ge".split()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("kind", sorted(ARRAY_OPERANDS))
+def test_operators_with_a_numpy_array_answer_as_pytorch(kind, dtype):
+    """PyTorch's ``x + array`` reads the array; ``array + x``, ``array * x`` (numpy defers
+    to the reflected operator) and ``x < array`` from either side hand it back to Python:
+    its TypeError. ``array / x`` reads it; ``array @ x`` is refused. The workbench computed
+    them all (issue 36). (The dtype of ``x + array`` is checked apart: PyTorch promotes
+    the array as a dimensioned float64 operand.)"""
+    array = ARRAY_OPERANDS[kind]
+
+    def outcome(function, *args):
+        try:
+            result = function(*args)
+        except TypeError:
+            return "TypeError"
+        return np.round(np.asarray(result.tolist(), dtype=float), 5).tolist()  # (the dtypes)
+
+    def outcomes(lib):
+        x = lib.tensor([1, 2], dtype=getattr(lib, dtype))
+        found = {}
+        for name in ARITHMETIC + ORDER:
+            op = getattr(operator, name)
+            found[name] = outcome(op, x, array), outcome(op, array, x)
+        found["rmatmul"] = outcome(operator.matmul, array, x)
+        return found
+
+    assert outcomes(wb) == outcomes(torch)
 
 
 ARRAYS = {

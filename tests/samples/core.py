@@ -51,6 +51,9 @@ def sample(name, ops, fn, inputs, torch_fn=None, **options) -> Sample:
     return Sample(name, ops, fn, tuple(inputs), torch_fn, **options)
 
 
+DIVIDENDS = np.array([[5.3, -5.3, 2.7], [-1.4, 7.9, -0.6]])
+DIVISORS = np.array([[2.1, 2.1, -1.7], [1.3, -2.2, 0.9]])
+
 # ---------------------------------------------------------------- arithmetic
 ARITHMETIC = [
     sample("add", "add", lambda a, b: a + b, [(2, 3), (2, 3)], lambda a, b: a + b),
@@ -110,6 +113,26 @@ ARITHMETIC = [
     ),
     sample("rdiv_scalar", "div", lambda a: 2.0 / a, [(3,)], lambda a: 2.0 / a, low=1.0, high=2.0),
     sample("div_scalar", "div", lambda a: a / 4.0, [(3,)], lambda a: a / 4.0),
+    # dividends and divisors whose quotients keep away from integers (the jumps)
+    sample("remainder", "remainder", lambda a, b: a % b, [DIVIDENDS, DIVISORS], lambda a, b: a % b),
+    sample(
+        "remainder_scalar",
+        "remainder",
+        lambda a: wb.remainder(a, -1.5),
+        [DIVIDENDS],
+        lambda a: a.remainder(-1.5),
+    ),
+    sample("fmod", "fmod", wb.fmod, [DIVIDENDS, DIVISORS], lambda a, b: a.fmod(b)),
+    sample("fmod_scalar", "fmod", lambda a: a.fmod(1.5), [DIVIDENDS], lambda a: a.fmod(1.5)),
+    sample(
+        "floor_divide",
+        "floor_divide",
+        lambda a, b: a // b,
+        [DIVIDENDS, DIVISORS],
+        lambda a, b: a // b,
+        grad=(False, False),
+        note="no derivative: PyTorch's backward and forward AD through floor_divide raise",
+    ),
     sample("neg", "neg", lambda a: -a, [(2, 3)], lambda a: -a),
     sample(
         "pow_tensor",

@@ -639,19 +639,19 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _ops.add(self, other)
 
     def __radd__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.add(other, self)
+        return NotImplemented if _handed_back(other) else _ops.add(other, self)
 
     def __sub__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.sub(self, other)
 
     def __rsub__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.sub(other, self)
+        return NotImplemented if _handed_back(other) else _ops.sub(other, self)
 
     def __mul__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.mul(self, other)
 
     def __rmul__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.mul(other, self)
+        return NotImplemented if _handed_back(other) else _ops.mul(other, self)
 
     def __truediv__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.div(self, other)
@@ -659,26 +659,31 @@ class Tensor:
     def __rtruediv__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.div(other, self)
 
+    def __floordiv__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other) -> Tensor:
+        return NotImplemented if _handed_back(other) else _ops.floor_divide(other, self)
+
+    def __mod__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _ops.remainder(self, other)
+
+    def __rmod__(self, other) -> Tensor:
+        return NotImplemented if _handed_back(other) else _ops.remainder(other, self)
+
     def __pow__(self, exponent) -> Tensor:
         return NotImplemented if _is_sequence(exponent) else _ops.pow(self, exponent)
 
     def __rpow__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.pow(other, self)
+        return NotImplemented if _handed_back(other) else _ops.pow(other, self)
 
     def __matmul__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _ops.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
-        """``array @ x``: the numbers of a numpy array are a constant matrix. Anything else
-        (``[[1.0, 2.0]] @ x``, ``None @ x``, ``2 @ x``) gives Python's TypeError for ``@``,
-        as in PyTorch."""
-        if not isinstance(other, np.ndarray):
-            return NotImplemented
-        try:
-            other = Tensor(other)
-        except (TypeError, RuntimeError):
-            return NotImplemented
-        return _ops.matmul(other, self)
+        """``array @ x``, ``[[1.0, 2.0]] @ x``, ``None @ x``, ``2 @ x``: Python's TypeError
+        for ``@``, as in PyTorch (``x @ array`` reads the array)."""
+        return NotImplemented
 
     def __neg__(self) -> Tensor:
         return _ops.neg(self)
@@ -694,16 +699,16 @@ class Tensor:
     # string, any object) is handed back to Python. x < "a" is a TypeError in both; the
     # workbench's names the op. x == [1, 1] is handed back too (see _compared_elementwise).
     def __lt__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.lt(self, other)
+        return NotImplemented if _handed_back(other) else _ops.lt(self, other)
 
     def __le__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.le(self, other)
+        return NotImplemented if _handed_back(other) else _ops.le(self, other)
 
     def __gt__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.gt(self, other)
+        return NotImplemented if _handed_back(other) else _ops.gt(self, other)
 
     def __ge__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.ge(self, other)
+        return NotImplemented if _handed_back(other) else _ops.ge(self, other)
 
     def __eq__(self, other) -> Tensor:
         return _ops.eq(self, other) if _compared_elementwise(other) else NotImplemented
@@ -725,13 +730,13 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _bitwise("xor", "^", self, other)
 
     def __rand__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.__and__(other)
+        return NotImplemented if _handed_back(other) else self.__and__(other)
 
     def __ror__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.__or__(other)
+        return NotImplemented if _handed_back(other) else self.__or__(other)
 
     def __rxor__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.__xor__(other)
+        return NotImplemented if _handed_back(other) else self.__xor__(other)
 
     def __lshift__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else _shift("left", "<<", self, other)
@@ -740,10 +745,10 @@ class Tensor:
         return NotImplemented if _is_sequence(other) else _shift("right", ">>", self, other)
 
     def __rlshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _shift("left", "<<", other, self)
+        return NotImplemented if _handed_back(other) else _shift("left", "<<", other, self)
 
     def __rrshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _shift("right", ">>", other, self)
+        return NotImplemented if _handed_back(other) else _shift("right", ">>", other, self)
 
     def __invert__(self) -> Tensor:
         if dtypes.kind(self._data.dtype) in "fc":
@@ -790,6 +795,15 @@ class Tensor:
 
     def pow_(self, other) -> Tensor:
         return _inplace.apply(self, _ops.pow, other)
+
+    def floor_divide_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.floor_divide, other)
+
+    def remainder_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.remainder, other)
+
+    def fmod_(self, other) -> Tensor:
+        return _inplace.apply(self, _ops.fmod, other)
 
     def clamp_(self, min=None, max=None) -> Tensor:
         return _inplace.apply(self, _ops.clamp, min, max)
@@ -844,6 +858,29 @@ class Tensor:
     def __ipow__(self, other) -> Tensor:
         return NotImplemented if _is_sequence(other) else self.pow_(other)
 
+    def __ifloordiv__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.floor_divide_(other)
+
+    def __imod__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else self.remainder_(other)
+
+    # x &= y is x.bitwise_and_(y) in PyTorch: x's own memory changes (version bump, the
+    # in-place refusals), so every alias of x sees it; likewise |= ^= <<= >>=
+    def __iand__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _AND, other)
+
+    def __ior__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _OR, other)
+
+    def __ixor__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _XOR, other)
+
+    def __ilshift__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _LSHIFT, other)
+
+    def __irshift__(self, other) -> Tensor:
+        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _RSHIFT, other)
+
     # -------------------------------------------------------------- arithmetic
     def add(self, other, *, alpha=1) -> Tensor:
         return _ops.add(self, other, alpha=alpha)
@@ -860,6 +897,15 @@ class Tensor:
 
     def pow(self, exponent) -> Tensor:
         return _ops.pow(self, exponent)
+
+    def floor_divide(self, other) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def remainder(self, other) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def fmod(self, other) -> Tensor:
+        return _ops.fmod(self, other)
 
     def neg(self) -> Tensor:
         return _ops.neg(self)
@@ -1299,6 +1345,16 @@ def _is_sequence(other) -> bool:
     return isinstance(other, (list, tuple))
 
 
+def _handed_back(other) -> bool:
+    """Whether a reflected operator (``array + x``: numpy defers to ``x.__radd__``) or an
+    order comparison (``x < array``) hands its operand back to Python: a list, a tuple or
+    a numpy array, as PyTorch's, so that ``array + x``, ``array * x`` and ``x < array`` are
+    Python's TypeError there too. ``x + array`` and ``array / x`` read the array, as
+    PyTorch's; so do ``==`` and ``!=`` (see ``_compared_elementwise``); a numpy number
+    (``np.float64(2.0) + x``) is a number."""
+    return _is_sequence(other) or isinstance(other, np.ndarray)
+
+
 def _compared_elementwise(other) -> bool:
     """Whether ``x == other`` and ``x != other`` compare element by element: a tensor, a
     number, an array. A list or a tuple is not, as in PyTorch: ``x == [1, 1]`` is handed
@@ -1334,6 +1390,25 @@ def _shift(direction: str, symbol: str, value, places) -> Tensor:
                 "integer tensors"
             )
     return getattr(_ops.arithmetic, f"bitwise_{direction}_shift")(value, places)
+
+
+def _bits_operator(op_name: str, combine, name: str, symbol: str):
+    """``a & b`` (or | ^ << >>) as a two-operand function named as PyTorch's op
+    (``bitwise_and``): what the in-place operators hand to ``_inplace.apply``, whose
+    messages then name ``bitwise_and_``."""
+
+    def operator(a, b) -> Tensor:
+        return combine(name, symbol, a, b)
+
+    operator.__name__ = op_name
+    return operator
+
+
+_AND = _bits_operator("bitwise_and", _bitwise, "and", "&")
+_OR = _bits_operator("bitwise_or", _bitwise, "or", "|")
+_XOR = _bits_operator("bitwise_xor", _bitwise, "xor", "^")
+_LSHIFT = _bits_operator("bitwise_left_shift", _shift, "left", "<<")
+_RSHIFT = _bits_operator("bitwise_right_shift", _shift, "right", ">>")
 
 
 def _number_kind(value) -> tuple:

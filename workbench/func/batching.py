@@ -653,12 +653,12 @@ def nll_loss_backward(call: Call) -> Tensor:
 # ------------------------------------------------------------------ the tables
 ELEMENTWISE = (
     "no_grad conj real imag angle complex clone astype to_device start_checkpoint dropout "
-    "end_checkpoint add sub mul div neg pow sign abs sgn maximum minimum where lt le gt ge "
-    "eq ne logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
-    "bitwise_not bitwise_left_shift bitwise_right_shift isclose exp log sqrt sin cos "
-    "log10 log2 log1p expm1 reciprocal rsqrt square floor ceil trunc round tan erf "
-    "sigmoid sigmoid_backward tanh tanh_backward relu relu_backward leaky_relu elu gelu "
-    "silu softplus tril triu one_hot"
+    "end_checkpoint add sub mul div remainder fmod floor_divide neg pow sign abs sgn maximum "
+    "minimum where lt le gt ge eq ne logical_and logical_or logical_xor logical_not "
+    "bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift "
+    "isclose exp log sqrt sin cos log10 log2 log1p expm1 reciprocal rsqrt square floor ceil "
+    "trunc round tan erf sigmoid sigmoid_backward tanh tanh_backward relu relu_backward "
+    "leaky_relu elu gelu silu softplus tril triu one_hot"
 ).split()
 REDUCTIONS = "sum mean amax amin max min all any prod var std logsumexp norm".split()
 ALONG_DIM = (

@@ -23,7 +23,7 @@ from ..core import state
 from ..core.tensor import Tensor
 from ..record import forward_ad
 from .basis import batching_refused, one_hots
-from .reverse import argnum_positions, flattened, jacrev, real_only, split_aux
+from .reverse import argnum_positions, flattened, jacrev, real_only, shaped, split_aux
 from .vmap import vmap
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
@@ -32,10 +32,12 @@ __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
 def jvp(
     func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False
 ):
-    """``(func(*primals), J · tangents)``: the outputs and their tangents, one forward pass."""
+    """``(func(*primals), J · tangents)``: the outputs and their tangents, one forward pass.
+    Primals and tangents are torch.func's pytrees: tensors in tuples, lists and dicts."""
     _check_jvp_arguments(primals, tangents)
     with state.func_transform(), forward_ad.transform_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
+        pairs = zip(flattened(primals), flattened(tangents))
+        duals = shaped([forward_ad.make_dual(p, t) for p, t in pairs], primals)
         outputs, aux = split_aux(func(*duals), has_aux, "jvp(f, primals, tangents)")
         values, directions = _unpacked(outputs)
     return (values, directions, aux) if has_aux else (values, directions)
@@ -47,7 +49,8 @@ def linearize(func: Callable, *primals) -> tuple:
     (PyTorch traces the function once; here each call runs it again with dual inputs:
     the same answers, one forward pass per call.)
     """
-    output = jvp(func, primals, tuple(_zeros_like(p) for p in primals))[0]
+    zeros = shaped([_zeros_like(p) for p in flattened(primals)], primals)
+    output = jvp(func, primals, zeros)[0]
 
     def jvp_fn(*tangents):
         return jvp(func, primals, tangents)[1]
@@ -62,19 +65,27 @@ def jacfwd(
     shaped ``output.shape + input.shape``: per argument, one forward pass that carries
     every one-hot tangent at once (``vmap`` over ``jvp``, ``randomness`` as vmap's).
 
+    Arguments and outputs may be pytrees (dicts, tuples, lists of tensors): the answer
+    nests as torch.func's, outputs outside, arguments inside (``jac["y"]["w"]``).
+
     The loop, one forward pass per input element (a column each), is the general road:
     it is taken on a GPU (vmap runs on the CPU only), when the gradients must keep their
     history (an argument on the tape: ``jacrev(jacfwd(f))``) or when an op has no
     batching rule (see ``basis.py``)."""
 
     def jacobian(*args):
-        per_argument, aux = [], None
         positions = argnum_positions(argnums, len(args))
-        real_only("jacfwd", "inputs", [args[i] for i in positions])
-        for i in positions:
-            columns, aux = _columns(_only_argument(func, args, i), args[i], has_aux, randomness)
-            per_argument.append(columns)
-        jac = _per_output(per_argument, argnums)
+        wrt = (
+            tuple(args[i] for i in positions) if isinstance(argnums, tuple) else args[positions[0]]
+        )
+        leaves = flattened(wrt)
+        real_only("jacfwd", "inputs", leaves)
+        per_leaf, aux, output_like = [], None, []
+        for k, leaf in enumerate(leaves):
+            of_one = _only_leaf(func, args, positions, argnums, k, has_aux, output_like)
+            columns, aux = _columns(of_one, leaf, has_aux, randomness)
+            per_leaf.append(columns)
+        jac = _per_output(per_leaf, wrt, output_like[0])
         return (jac, aux) if has_aux else jac
 
     return jacobian
@@ -128,11 +139,23 @@ def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
 
 
 # ---------------------------------------------------------------- helpers
-def _only_argument(func: Callable, args: tuple, i: int) -> Callable:
-    """``func`` as a function of its argument ``i`` alone, the others held at ``args``."""
+def _only_leaf(func, args, positions, argnums, k: int, has_aux: bool, output_like: list):
+    """``func`` as a function of the ``k``-th tensor of the arguments it is differentiated
+    by (each a pytree), everything else held at ``args``; it returns its outputs' tensors
+    as a tuple (and aux), their nesting kept in ``output_like``."""
 
     def of_one(x):
-        return func(*args[:i], x, *args[i + 1 :])
+        chosen = [args[i] for i in positions]
+        flat = flattened(chosen)
+        chosen = shaped(flat[:k] + [x] + flat[k + 1 :], chosen)
+        given = list(args)
+        for i, value in zip(positions, chosen):
+            given[i] = value
+        where = "jvp(f, primals, tangents)"  # torch.func's words: its jacfwd runs jvp
+        outputs, aux = split_aux(func(*given), has_aux, where)
+        output_like[:] = [outputs]
+        flat_outputs = tuple(flattened(outputs))
+        return (flat_outputs, aux) if has_aux else flat_outputs
 
     return of_one
 
@@ -150,7 +173,14 @@ def _check_jvp_arguments(primals, tangents) -> None:
         )
     if not primals:
         raise RuntimeError(f"{where}: Expected primals to contain at least one Tensor.")
-    for p in primals:
+    if shaped([None] * len(flattened(primals)), primals) != shaped(
+        [None] * len(flattened(tangents)), tangents
+    ):
+        raise RuntimeError(
+            f"{where}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be."
+        )
+    for p in flattened(primals):
         if not isinstance(p, Tensor):
             raise RuntimeError(f"{where}: Expected primals to only contain Tensors, got {type(p)}")
 
@@ -163,6 +193,9 @@ def _unpacked(outputs):
     if isinstance(outputs, (tuple, list)):
         pairs = [_unpacked(o) for o in outputs]
         return tuple(p for p, _ in pairs), tuple(t for _, t in pairs)
+    if isinstance(outputs, dict):
+        pairs = {key: _unpacked(o) for key, o in outputs.items()}
+        return {k: p for k, (p, _) in pairs.items()}, {k: t for k, (_, t) in pairs.items()}
     raise RuntimeError(
         "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
         f"unsupported type {type(outputs)}"
@@ -200,10 +233,8 @@ def _reshaped(stacked, x: Tensor):
     return ops.reshape(stacked, tuple(stacked.shape[:-1]) + tuple(x.shape))
 
 
-def _per_output(per_argument: list, argnums):
-    """torch.func's nesting: outputs outside, arguments inside."""
-    if isinstance(argnums, int):
-        return per_argument[0]
-    if isinstance(per_argument[0], tuple):  # several outputs
-        return tuple(tuple(arg[n] for arg in per_argument) for n in range(len(per_argument[0])))
-    return tuple(per_argument)
+def _per_output(per_leaf: list, wrt, output_like):
+    """torch.func's nesting: outputs outside (as ``output_like``), arguments inside (as
+    ``wrt``). ``per_leaf[k][n]`` is output ``n``'s Jacobian by the ``k``-th input tensor."""
+    per_output = [shaped([jac[n] for jac in per_leaf], wrt) for n in range(len(per_leaf[0]))]
+    return shaped(per_output, output_like)

@@ -501,6 +501,156 @@ def div(input, other) -> Tensor:
     return apply_op(_div, (a, b))
 
 
+# ------------------------------------------------ floor division and remainders
+# a // b is floor(a / b); a % b = a − b · floor(a / b) takes the divisor's sign (Python's),
+# fmod(a, b) = a − b · trunc(a / b) the dividend's (C's). Integers divided by zero are
+# PyTorch's RuntimeError("ZeroDivisionError"); floats give inf and nan.
+def _integer_division(kernel):
+    """``kernel`` that refuses an integer division by zero, as PyTorch does (numpy would
+    warn and give 0)."""
+
+    def divide(a, b):
+        if np.result_type(a, b).kind in "iu" and np.any(np.asarray(b) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return kernel(a, b)
+
+    return divide
+
+
+def _remainder_name(node) -> str:
+    """``x % 2`` is RemainderBackward0, ``x % y`` of tensors RemainderBackward1; ``2 % x``
+    has no derivative in PyTorch (its node is NotImplemented)."""
+    return _taken_away_name("Remainder", node)
+
+
+def _fmod_name(node) -> str:
+    return _taken_away_name("Fmod", node)
+
+
+def _taken_away_name(op: str, node) -> str:
+    dividend, divisor = node.input_meta
+    if dividend is None:
+        return "NotImplemented"
+    return f"{op}Backward0" if divisor is None else f"{op}Backward1"
+
+
+_remainder = register_op(
+    "remainder", inputs=("a", "b"), saves={"a": "b", "b": "b"}, node_name=_remainder_name
+)(_integer_division(np.remainder))
+_fmod = register_op("fmod", inputs=("a", "b"), saves={"a": "b", "b": "b"}, node_name=_fmod_name)(
+    _integer_division(np.fmod)
+)
+_floor_divide = register_op("floor_divide", inputs=("a", "b"), node_name="NotImplemented")(
+    _integer_division(np.floor_divide)
+)
+
+
+def _quotient(orig):
+    """floor(a / b) for remainder, trunc(a / b) for fmod: how many b's were taken away."""
+    from .unary import floor, trunc
+
+    a, b = orig.args
+    return (floor if orig.op.name == "remainder" else trunc)(a / b)
+
+
+def _not_implemented(orig, name: str):
+    """PyTorch has no derivative of ``floor_divide``, nor of ``remainder``/``fmod`` by
+    their divisor when the dividend is a number: its backward raises."""
+    if orig.input_meta[0] is None:  # the dividend was a number
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+
+@register_gradient("remainder")
+def remainder_grad(orig, grad):
+    """Forward: y = a − b · floor(a / b)
+    Backward: ā = collapse_sum_like(ȳ, a), b̄ = collapse_sum_like(−ȳ · floor(a / b), b)"""
+    return _taken_away_grad(orig, grad)
+
+
+@register_gradient("fmod")
+def fmod_grad(orig, grad):
+    """Forward: y = a − b · trunc(a / b)
+    Backward: ā = collapse_sum_like(ȳ, a), b̄ = collapse_sum_like(−ȳ · trunc(a / b), b)"""
+    return _taken_away_grad(orig, grad)
+
+
+def _taken_away_grad(orig, grad):
+    a, b = orig.args
+    _not_implemented(orig, orig.op.name)
+    need_a, need_b = orig.needs_input_grad
+    return [
+        collapse_sum_like(grad, a) if need_a else None,
+        collapse_sum_like(-grad * _quotient(orig), b) if need_b else None,
+    ]
+
+
+@register_jvp("remainder")
+def remainder_jvp(orig, tangents):
+    """Forward: y = a − b · floor(a / b)
+    JVP: ẏ = ȧ − ḃ · floor(a / b)"""
+    return _taken_away_jvp(orig, tangents)
+
+
+@register_jvp("fmod")
+def fmod_jvp(orig, tangents):
+    """Forward: y = a − b · trunc(a / b)
+    JVP: ẏ = ȧ − ḃ · trunc(a / b)"""
+    return _taken_away_jvp(orig, tangents)
+
+
+def _taken_away_jvp(orig, tangents):
+    da, db = tangents
+    return sum_of_terms([da, None if db is None else -db * _quotient(orig)])
+
+
+@register_gradient("floor_divide")
+def floor_divide_grad(orig, grad):
+    """Forward: y = floor(a / b)
+    Backward: none: PyTorch's backward raises (derivative for aten::floor_divide is not
+    implemented); the result still requires grad, as PyTorch's"""
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+@register_jvp("floor_divide")
+def floor_divide_jvp(orig, tangents):
+    """Forward: y = floor(a / b)
+    JVP: none: PyTorch refuses forward AD with aten::floor_divide"""
+    raise NotImplementedError(
+        "Trying to use forward AD with aten::floor_divide that does not support it."
+    )
+
+
+def _divided(op, kernel_name: str, input, other) -> Tensor:
+    """``op`` on promoted operands; bool and complex are PyTorch's NotImplementedError."""
+    check_operands(op.name, ("input", 1, input), ("other", 2, other))
+    for x in (input, other):
+        dtype = x.dtype if isinstance(x, Tensor) else None
+        if dtype is not None and dtype.kind in "bc" or isinstance(x, complex):
+            raise NotImplementedError(
+                f'"{kernel_name}" not implemented for {dtype or "complex"}: {op.name} takes '
+                "integer and floating-point tensors"
+            )
+    return _binary(op, input, other)
+
+
+def remainder(input, other) -> Tensor:
+    """``input % other``: the remainder with the divisor's sign, as Python's (and PyTorch's)."""
+    return _divided(_remainder, "remainder_cpu", input, other)
+
+
+def fmod(input, other) -> Tensor:
+    """C's remainder: the sign of the dividend (``fmod(-5, 3)`` is −2, ``-5 % 3`` is 1).
+    Its input must be a tensor (PyTorch's fmod has no number-first form, remainder has)."""
+    checks.tensor_arg("fmod", "input", input)
+    return _divided(_fmod, "fmod_cpu", input, other)
+
+
+def floor_divide(input, other) -> Tensor:
+    """``input // other``: floor(input / other), in the operands' promoted dtype (integers
+    stay integers). No gradient: PyTorch's backward through it raises."""
+    return _divided(_floor_divide, "div_floor_cpu", input, other)
+
+
 def neg(input: Tensor) -> Tensor:
     return apply_op(_neg, (input,))
 
