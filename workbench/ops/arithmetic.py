@@ -510,11 +510,16 @@ def _integer_division(kernel):
     warn and give 0)."""
 
     def divide(a, b):
-        if np.result_type(a, b).kind in "iu" and np.any(np.asarray(b) == 0):
+        if np.result_type(a, b).kind in "iu" and _any_zero(b):
             raise RuntimeError("ZeroDivisionError")
         return kernel(a, b)
 
     return divide
+
+
+def _any_zero(b) -> bool:
+    """Whether the divisor holds a 0 (an array on its own device, or a Python number)."""
+    return bool((b == 0).any()) if hasattr(b, "any") else b == 0
 
 
 def _remainder_name(node) -> str:

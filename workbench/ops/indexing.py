@@ -679,7 +679,7 @@ def fill_value(op: str, value, input: Tensor):
             )
         return astype(value, input.dtype)
     value = checks.value_fits(op, "value", checks.scalar_arg(op, "value", value), input.dtype)
-    return np.asarray(value).astype(input.dtype)[()]
+    return backend.xp(input._data).asarray(value).astype(input.dtype)[()]
 
 
 # --------------------------------------------------------------- take_backward

@@ -46,7 +46,7 @@ class Adam(Optimizer):
     def _initial_state(self, param: Tensor, group: dict) -> dict:
         # the step count is a tensor, as PyTorch's: a traced step reads it at each run
         state = {
-            "step": wb.tensor(0.0),
+            "step": wb.tensor(0.0, device=param.device),
             "exp_avg": wb.zeros_like(param),
             "exp_avg_sq": wb.zeros_like(param),
         }
