@@ -81,6 +81,23 @@ def test_forward_mode_tangent_stops_at_an_integer_cast():
             assert fwad.unpack_dual(dual.double()).tangent is not None, lib.__name__
 
 
+TRANSFORMS_THROUGH_A_CAST = {  # x + (2x).long() has derivative 1; x · bool(x) has x's
+    "grad of x + (2x).long()": lambda lib, x: lib.func.grad(lambda v: (v + (v * 2).long()).sum())(
+        x
+    ),
+    "jvp of x * x.bool()": lambda lib, x: lib.func.jvp(lambda v: v * v.bool(), (x,), (x.cos(),)),
+    "jacfwd of x * x.to(int32)": lambda lib, x: lib.func.jacfwd(lambda v: v * v.to(lib.int32))(x),
+    "jacrev of x.int() * x": lambda lib, x: lib.func.jacrev(lambda v: v.int() * v)(x),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", TRANSFORMS_THROUGH_A_CAST, ids=list(TRANSFORMS_THROUGH_A_CAST))
+def test_a_transform_does_not_differentiate_through_an_integer_cast(name):
+    """Issue 36: ``wb.func.grad`` and ``jvp`` differentiated through integer casts too."""
+    same_outcome(lambda lib: TRANSFORMS_THROUGH_A_CAST[name](lib, lib.tensor([1.25, -2.5])))
+
+
 @needs_torch
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_to_with_copy_returns_a_new_tensor(dtype):

@@ -208,12 +208,17 @@ def value_fits(op: str, name: str, value, dtype) -> object:
     Anything else is PyTorch's RuntimeError "value cannot be converted to type ... without
     overflow", where numpy would drop the imaginary part, wrap an int or give inf: a
     complex number with an imaginary part in a real dtype; NaN, inf or an int out of range
-    in an integer dtype (an unsigned one takes down to minus its maximum, which wraps, as
-    PyTorch's check allows); a finite float beyond the largest of a float dtype. A bool
-    dtype holds anything.
+    in an integer dtype (an unsigned one takes an int down to minus its maximum, which
+    wraps, as PyTorch's check allows, but no negative float: -1.0 has no two's complement);
+    a finite float beyond the largest of a float dtype (or of a complex dtype's parts). A
+    bool dtype holds anything.
     """
     kind = dtypes.kind(np.dtype(dtype))
-    if kind in "bc":
+    if kind == "b":
+        return value
+    if kind == "c":  # each part as its float: 1e39 does not fit complex64's float32
+        for part in (complex(value).real, complex(value).imag):
+            value_fits(op, name, part, np.finfo(dtype).dtype)
         return value
     if isinstance(value, (complex, np.complexfloating)):
         if value.imag:
@@ -221,10 +226,11 @@ def value_fits(op: str, name: str, value, dtype) -> object:
         value = value.real
     if kind in "iu" and not isinstance(value, bool):
         high = int(np.iinfo(dtype).max)
-        low = -high if kind == "u" else int(np.iinfo(dtype).min)
+        wraps = kind == "u" and isinstance(value, (int, np.integer))
+        low = -high if wraps else int(np.iinfo(dtype).min)
         if not (math.isfinite(value) and low <= value <= high):
             raise _cannot_convert(op, name, value, dtype, f"it holds {low} to {high}")
-        if value < 0 and kind == "u":
+        if value < 0 and wraps:
             value = int(value) + high + 1  # wrapped as PyTorch's cast does; numpy refuses it
     elif kind == "f" and math.isfinite(value) and abs(value) > float(dtypes.finfo(dtype).max):
         raise _cannot_convert(op, name, value, dtype, "beyond its largest finite value")

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import backend, checks, state
+from . import backend, checks, dtypes, state
 from .tensor import NOT_GIVEN, Tensor, default_complex_dtype, get_default_dtype, to_array
 
 
@@ -167,7 +167,8 @@ def _check_range(op: str, start, end, step) -> None:
 
 def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=None) -> Tensor:
     """``steps`` numbers from ``start`` to ``end``, evenly apart; a complex bound makes a
-    complex tensor (the default float's complex)."""
+    complex tensor (the default float's complex). Each value is PyTorch's, to the bit, in
+    every dtype: see :func:`_linspace_values`."""
     if checks.int_arg("linspace", "steps", steps) < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, but got steps={steps}")
     start = checks.scalar_arg("linspace", "start", start)
@@ -181,24 +182,51 @@ def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=Non
             f"linspace(): start={start!r}, end={end!r}: a complex bound can't be safely cast to "
             f"the dtype asked for, {dtype}"
         )
-    if dtype in (np.float32, np.float64) and steps > 1 and _real(start) and _real(end):
-        array = _from_both_ends(start, end, steps, dtype)
-    else:
-        array = np.linspace(start, end, steps, dtype=dtype)
+    if dtype == np.bool_:
+        raise NotImplementedError(
+            "\"linspace_cpu\" not implemented for 'Bool': a bool dtype has no values in between"
+        )
+    if steps > 0:  # PyTorch converts only the bounds it uses: none for 0 steps, start for 1
+        start = checks.value_fits("linspace", "start", start, dtype)
+    if steps > 1:
+        end = checks.value_fits("linspace", "end", end, dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # an infinite bound: NaNs, as PyTorch
+        array = _linspace_values(start, end, steps, dtype)
     return _leaf(array, requires_grad, None, device)
 
 
-def _real(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+def _linspace_values(start, end, steps: int, dtype) -> np.ndarray:
+    """PyTorch's CPU linspace, to the bit: the first half counts up from ``start``, the
+    second down from ``end`` (so both ends are exact), in the arithmetic PyTorch's kernel
+    uses for ``dtype``:
+
+    - float32 and float64: ``start + step * i`` as one fused multiply-add;
+    - complex: the same, for the real and the imaginary part apart;
+    - integers: the bounds first converted to the dtype (2.7 is 2), the steps in float64,
+      each value truncated toward zero;
+    - float16 and bfloat16: every operation rounded to the dtype (:func:`_small_float_steps`).
+
+    numpy's ``linspace`` counts from ``start`` only, rounds twice and floors integers, so
+    about a third of its values are one unit in the last place (or one integer) away."""
+    if steps <= 1:
+        return np.full(steps, start if steps else 0, dtype)  # PyTorch fills one with start
+    if dtype in dtypes.SMALL_FLOATS:
+        return _small_float_steps(start, end, steps, dtype)
+    kind = dtypes.kind(dtype)
+    if kind == "c":
+        part = np.finfo(dtype).dtype
+        real = _from_both_ends(complex(start).real, complex(end).real, steps, part)
+        imaginary = _from_both_ends(complex(start).imag, complex(end).imag, steps, part)
+        return (real + 1j * imaginary).astype(dtype)
+    if kind in "iu":
+        first, last = (np.array(bound).astype(dtype) for bound in (start, end))
+        return _from_both_ends(float(first), float(last), steps, np.float64).astype(dtype)
+    return _from_both_ends(start, end, steps, dtype)
 
 
 def _from_both_ends(start, end, steps: int, dtype) -> np.ndarray:
-    """PyTorch's linspace, to the bit: the first half counts up from ``start``, the second
-    down from ``end`` (so both ends are exact), each value one fused multiply-add
-    (``start + step * i``, rounded once) in the dtype's own precision.
-
-    numpy's ``linspace`` counts from ``start`` only and rounds twice, so about a third of
-    its values are one unit in the last place away from PyTorch's."""
+    """``start + step * i`` up to the middle, ``end - step * (steps - 1 - i)`` after it,
+    each value one fused multiply-add (rounded once) in the dtype's own precision."""
     work = np.dtype(dtype).type
     first, last = work(start), work(end)
     step = (last - first) / work(steps - 1)
@@ -209,21 +237,53 @@ def _from_both_ends(start, end, steps: int, dtype) -> np.ndarray:
     return np.concatenate([up, down]).astype(dtype)
 
 
+def _small_float_steps(start, end, steps: int, dtype) -> np.ndarray:
+    """The same two halves in float16 or bfloat16 arithmetic, as PyTorch's kernel does
+    it: each operation computed in float32 and rounded to the dtype before the next (the
+    step, the count ``i``, the product and the sum)."""
+
+    def rounded(values):
+        return np.asarray(values, np.float32).astype(dtype).astype(np.float32)
+
+    first, last = rounded(start), rounded(end)
+    step = rounded(rounded(last - first) / rounded(steps - 1))
+    count = np.arange(steps)
+    half = steps // 2
+    up = first + rounded(step * rounded(count[:half]))
+    down = last - rounded(step * rounded(steps - 1 - count[half:]))
+    return np.concatenate([up, down]).astype(dtype)
+
+
 def _fused_multiply_add(a, b: np.ndarray, c) -> np.ndarray:
     """``a * b + c`` with one rounding, in float64 arithmetic (numpy has no fma).
 
-    The product's rounding error is recovered exactly (Dekker's split into 26-bit
-    halves) and the sum's (Knuth's two-sum), and both are added back before the one
-    rounding. For float32 inputs this is exact; float64 rounds as an fma does except in
-    cases too rare to meet (a tie in the last step)."""
+    Boldo and Melquiond's emulation: the product is split exactly into ``product +
+    product_error`` (Dekker's halves), ``c + product`` exactly into ``total + total_error``
+    (Knuth's two-sum), and the two small errors are added rounded to odd, which keeps in
+    the last bit whether anything was dropped; so the one rounding to nearest at the end
+    is the fma's, even when ``c`` is far smaller than the product."""
     product = a * b
     a_high, a_low = _halves(a)
     b_high, b_low = _halves(b)
     product_error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
-    total = product + c
-    b_virtual = total - product
-    sum_error = (product - (total - b_virtual)) + (c - b_virtual)
-    return total + (sum_error + product_error)
+    total, total_error = _two_sum(product, c)
+    exact = total + _sum_rounded_to_odd(total_error, product_error)
+    return np.where(np.isfinite(total), exact, total)  # an infinity has no rounding error
+
+
+def _two_sum(x, y):
+    """``x + y`` rounded, and the rounding error: their sum is exactly ``x + y``."""
+    total = x + y
+    y_virtual = total - x
+    return total, (x - (total - y_virtual)) + (y - y_virtual)
+
+
+def _sum_rounded_to_odd(x, y) -> np.ndarray:
+    """``x + y`` rounded to the neighbour whose last bit is 1 when it is not exact."""
+    total, error = _two_sum(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    even = (np.asarray(total).view(np.int64) & 1) == 0
+    toward_error = np.nextafter(total, np.copysign(np.inf, error))
+    return np.where((error != 0) & even, toward_error, total)
 
 
 def _halves(x):

@@ -374,7 +374,24 @@ def _pow_name(node) -> str:
     node_name=_pow_name,
 )
 def _pow(x, p):
+    """``x ** p``, with PyTorch's last bit where its CPU kernel writes the power out."""
+    if not isinstance(p, (np.ndarray, complex, np.complexfloating)):  # a real number
+        written_out, dtypes = _POWERS_WRITTEN_OUT.get(float(p), (None, ()))
+        if x.dtype in dtypes:
+            return written_out(x)
     return x**p
+
+
+# PyTorch's CPU pow by these Python numbers is products, a quotient or a square root,
+# each rounded in the tensor's dtype (numpy's power rounds once, so about a quarter of the
+# values were one unit in the last place away); other exponents go through a vector pow
+# whose last bit numpy cannot reproduce (REFERENCE.md D25).
+_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+_POWERS_WRITTEN_OUT = {
+    3.0: (lambda x: x * x * x, _FLOATS + (bfloat16,)),
+    -2.0: (lambda x: 1 / (x * x), _FLOATS + (bfloat16,)),
+    -0.5: (lambda x: 1 / np.sqrt(x), _FLOATS),  # bfloat16: in float32, rounded once
+}
 
 
 @register_gradient("pow")
