@@ -58,6 +58,10 @@ class StepBar:
         "prev_button", "next_button", "reset_button", "play", "stop_button", "speed",
         "slider", "step_count", "more_button", "more",
     )  # fmt: skip
+    # The controls that move the stepper: all() gives them, to disable together.
+    MOVING = (
+        "prev_button", "next_button", "reset_button", "play", "stop_button", "slider", "speed",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -130,15 +134,7 @@ class StepBar:
 
     def all(self) -> list:
         """Every control that moves the stepper (disabled together when it cannot start)."""
-        return [
-            self.prev_button,
-            self.next_button,
-            self.reset_button,
-            self.play,
-            self.stop_button,
-            self.slider,
-            self.speed,
-        ]
+        return [getattr(self, name) for name in self.MOVING]
 
 
 class StepperControls(StepBar):
@@ -148,6 +144,10 @@ class StepperControls(StepBar):
     NAMES = (
         *StepBar.NAMES, "over_button", "view_switch", "node_filter", "fold_button",
         "node_picker", "run_to_button", "breakpoint_button", "continue_button",
+    )  # fmt: skip
+    MOVING = (
+        *StepBar.MOVING, "over_button", "node_filter", "node_picker", "run_to_button",
+        "breakpoint_button", "continue_button", "fold_button",
     )  # fmt: skip
 
     def __init__(self, owner: BackwardStepper, interval_ms: int, view: str) -> None:
@@ -198,20 +198,6 @@ class StepperControls(StepBar):
             self.breakpoint_button, lambda _: owner.toggle_breakpoint(self.node_picker.value)
         )
         owner._on_click(self.continue_button, lambda _: owner.continue_())
-
-    # Shaped as the base class's all() above: alike in shape only, a list of this bar's own
-    # controls after the base's.
-    def all(self) -> list:
-        return [
-            *super().all(),
-            self.over_button,
-            self.node_filter,
-            self.node_picker,
-            self.run_to_button,
-            self.breakpoint_button,
-            self.continue_button,
-            self.fold_button,
-        ]
 
     # ----------------------------------------------------------- finding a node
     def fill_node_picker(self, query: str = "") -> None:
