@@ -100,6 +100,14 @@ class _Level:
         self.leaves.append(leaf)
         return opened_here(_with_tangents_of(x, leaf))
 
+    def watch_arguments(self, args: tuple, positions: tuple) -> list:
+        """``args`` with each one at ``positions`` watched (see ``watch``), the others as
+        they are: what ``grad`` and ``jacrev`` hand the function."""
+        args = list(args)
+        for p in positions:
+            args[p] = self.watch(args[p])
+        return args
+
     def reaches_outside(self, tensors) -> bool:
         """Whether the history of one of ``tensors`` reaches a tensor that requires grad
         outside this level (a tensor closed over, an argument on the tape)."""
@@ -206,6 +214,18 @@ def split_aux(output, has_aux: bool, api: str):
     return output
 
 
+def _check_scalar_output(output, api: str) -> None:
+    """grad's function must return a scalar Tensor (PyTorch's errors)."""
+    if not isinstance(output, Tensor):
+        raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
+    if output.dim() != 0:
+        raise RuntimeError(
+            f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+            f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
+            "instead?"
+        )
+
+
 def real_only(api: str, what: str, tensors: list) -> None:
     """jacrev and jacfwd refuse complex inputs and outputs, as PyTorch does: a map
     between real and complex numbers has no complex-linear Jacobian to give (jacrev of
@@ -229,20 +249,9 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
         positions = argnum_positions(argnums, len(args))
         level = _Level()
         with _transform():
-            args = list(args)
-            for p in positions:
-                args[p] = level.watch(args[p])
+            args = level.watch_arguments(args, positions)
             output, aux = split_aux(func(*args, **kwargs), has_aux, api)
-            if not isinstance(output, Tensor):
-                raise RuntimeError(
-                    f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
-                )
-            if output.dim() != 0:
-                raise RuntimeError(
-                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
-                    f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
-                    "instead?"
-                )
+            _check_scalar_output(output, api)
             wrt = [args[p] for p in positions]
             flat = _gradients(level, [output], flattened(wrt), None)
             grads = shaped(flat, tuple(wrt) if isinstance(argnums, tuple) else wrt[0])
@@ -328,11 +337,7 @@ def jacrev(
         positions = argnum_positions(argnums, len(args))
         level = _Level()
         with _transform():
-            args = list(args)
-            for p in positions:
-                args[p] = level.watch(args[p])
-            # (The same opening as grad_and_value's wrapper, on purpose: each transform reads top to
-            # bottom in one function, with the API name its own errors give.)
+            args = level.watch_arguments(args, positions)
             output, aux = split_aux(func(*args, **kwargs), has_aux, "vjp(f, *primals)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(
