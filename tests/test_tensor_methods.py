@@ -584,6 +584,38 @@ def test_in_place_bitwise_operators_refuse_as_pytorch(name):
     assert ours_shape[0] == theirs_shape[0] and theirs_shape[1] in ours_shape[1]
 
 
+BITS_OPERANDS = {"1.5": 1.5, "2": 2, "True": True, "1+1j": 1 + 1j, "float tensor": "tensor"}
+
+
+@pytest.mark.parametrize("other", sorted(BITS_OPERANDS))
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("name", sorted(BITS_IN_PLACE) + ["and_", "lshift"])
+def test_bitwise_operators_with_a_float_refuse_with_pytorchs_exception(name, dtype, other):
+    """PyTorch's in-place ops check first that the promoted dtype fits x: ``long_x &= 1.5``
+    is its RuntimeError ("result type Float can't be cast to the desired output type
+    Long"), where ``long_x & 1.5`` is the NotImplementedError of a bitwise op on floats;
+    ``float_x &= 2`` fits (a float), and is that NotImplementedError. The workbench said
+    NotImplementedError to all (issue 36). Its messages name the op (``bitwise_and_``)."""
+
+    def operands(lib):
+        value = BITS_OPERANDS[other]
+        y = lib.tensor([1.5, 2.0]) if value == "tensor" else value
+        return lib.tensor([1, 2], dtype=getattr(lib, dtype)), y
+
+    def outcome(lib):
+        found = _outcome(getattr(operator, name), *operands(lib))
+        if found[0] == "RuntimeError":  # the cast, named as each library names dtypes
+            return found[0], "can't be cast to the desired output type" in found[1]
+        return found[0] if found[0].endswith("Error") else found
+
+    ours = outcome(wb)
+    assert ours == outcome(torch)
+    if ours[0] == "RuntimeError":  # the workbench's names the in-place op
+        op_name = {"iand": "bitwise_and_", "ilshift": "bitwise_left_shift_"}.get(name, "")
+        with pytest.raises(RuntimeError, match=f"{op_name}.*result type .* {dtype}"):
+            getattr(operator, name)(*operands(wb))
+
+
 ARRAY_OPERANDS = {
     "bool": np.array([True, False]),
     "int8": np.array([1, 3], np.int8),

@@ -1409,9 +1409,13 @@ def _shift(direction: str, symbol: str, value, places) -> Tensor:
 def _bits_operator(op_name: str, combine, name: str, symbol: str):
     """``a & b`` (or | ^ << >>) as a two-operand function named as PyTorch's op
     (``bitwise_and``): what the in-place operators hand to ``_inplace.apply``, whose
-    messages then name ``bitwise_and_``."""
+    messages then name ``bitwise_and_``. As PyTorch's, it first checks that the promoted
+    dtype can be written into ``a``: ``long_x &= 1.5`` is the RuntimeError of a float
+    result for an integer tensor, before the refusal of floats that ``long_x & 1.5`` gets."""
 
     def operator(a, b) -> Tensor:
+        if _number_kind(b)[0] is not None:  # (anything else: the op's own TypeError)
+            _inplace.check_cast(op_name + "_", _ops.result_type(a, b), a)
         return combine(name, symbol, a, b)
 
     operator.__name__ = op_name
