@@ -273,7 +273,7 @@ def fill_(t: Tensor, value) -> Tensor:
     a 0-d tensor, as PyTorch's ``fill_`` takes."""
     from .indexing import fill_value
 
-    return fill(t, fill_value("fill_", value, t))
+    return fill(t, fill_value("fill_", value, t, t.numel()))
 
 
 def copy(t: Tensor, src) -> Tensor:
