@@ -71,6 +71,47 @@ def test_as_the_default_dtype(name):
     assert wb.tensor([1.5]).dtype == wb.float32
 
 
+FILLS = {
+    "full": lambda lib, n, dtype, v: lib.full((n,), v, dtype=dtype),
+    "full 0-d": lambda lib, n, dtype, v: lib.full((), v, dtype=dtype),
+    "full_like": lambda lib, n, dtype, v: lib.full_like(lib.zeros(n, dtype=dtype), v),
+    "new_full": lambda lib, n, dtype, v: lib.zeros(2, dtype=dtype).new_full((n,), v),
+    "fill_": lambda lib, n, dtype, v: lib.zeros(n, dtype=dtype).fill_(v),
+    "fill_ a view": lambda lib, n, dtype, v: lib.zeros(4, dtype=dtype)[1 : 1 + n].fill_(v),
+    "linspace": lambda lib, n, dtype, v: lib.linspace(v, v, n, dtype=dtype),
+    "masked_fill": lambda lib, n, dtype, v: lib.zeros(n, dtype=dtype).masked_fill(
+        lib.ones(n, dtype=lib.bool), v
+    ),
+    "tensor": lambda lib, n, dtype, v: lib.tensor([v] * n, dtype=dtype),
+}
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf")
+@pytest.mark.parametrize("count", [0, 1, 2])
+@pytest.mark.parametrize("fill", sorted(FILLS))
+def test_a_value_beyond_the_dtype_fills_as_pytorch(fill, count):
+    """PyTorch checks a fill value against the dtype's largest finite value (its
+    RuntimeError "value cannot be converted ... without overflow"), except where its CPU
+    fill writes a single float16 or bfloat16 element (``scalar_fill``): that value is
+    rounded, to inf beyond the largest (``full((1,), 70000., dtype=float16)``). tensor()
+    rounds without a check; masked_fill checks always. The workbench
+    refused the single elements too (issue 36)."""
+
+    def outcomes(lib):
+        found = {}
+        for dtype in ("float16", "bfloat16", "float32"):
+            for value in (7e4, -7e4, 65519.0, 1e39, 1e300, 1 + 1j):
+                try:
+                    made = FILLS[fill](lib, count, getattr(lib, dtype), value)
+                except (RuntimeError, TypeError) as error:
+                    found[dtype, value] = type(error).__name__
+                else:
+                    found[dtype, value] = str(made.dtype).split(".")[-1], made.float().tolist()
+        return found
+
+    assert outcomes(wb) == outcomes(torch)
+
+
 def test_conversions_are_differentiable():
     x = wb.tensor([1.5, -2.0], requires_grad=True)
     x.bfloat16().half().float().sum().backward()

@@ -200,10 +200,16 @@ def scalar_arg(op: str, name: str, value):
     return value
 
 
-def value_fits(op: str, name: str, value, dtype) -> object:
+def value_fits(op: str, name: str, value, dtype, count: int | None = None) -> object:
     """A Python number that ``dtype`` can hold, as PyTorch converts a Scalar to it: the
     number itself (a complex one with no imaginary part as its real part, a negative one
     for an unsigned dtype wrapped).
+
+    ``count`` is the number of elements a fill writes (``full``, ``fill_``): PyTorch's CPU
+    fill of a single element (its ``scalar_fill``) converts a float16 or bfloat16 value
+    without the overflow check, so ``full((1,), 70000., dtype=float16)`` is inf there (the
+    value rounded), where two elements are its overflow error; other dtypes are checked
+    either way.
 
     Anything else is PyTorch's RuntimeError "value cannot be converted to type ... without
     overflow", where numpy would drop the imaginary part, wrap an int or give inf: a
@@ -233,6 +239,9 @@ def value_fits(op: str, name: str, value, dtype) -> object:
         if value < 0 and wraps:
             value = int(value) + high + 1  # wrapped as PyTorch's cast does; numpy refuses it
     elif kind == "f" and math.isfinite(value) and abs(value) > float(dtypes.finfo(dtype).max):
+        if count == 1 and np.dtype(dtype) in dtypes.SMALL_FLOATS:
+            with np.errstate(over="ignore"):
+                return float(np.asarray(value).astype(dtype))  # inf, or the largest if nearer
         raise _cannot_convert(op, name, value, dtype, "beyond its largest finite value")
     return value
 

@@ -73,7 +73,7 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None, name=No
             dtype = default_complex_dtype()
     shape, dtype = checks.size_sequence("full", size), _float_dtype(dtype, "full")
     checks.storage_fits("full", shape, dtype)
-    fill_value = checks.value_fits("full", "fill_value", fill_value, dtype)
+    fill_value = checks.value_fits("full", "fill_value", fill_value, dtype, math.prod(shape))
     array = np.full(shape, fill_value, dtype)
     return _leaf(array, requires_grad, name, device)
 
@@ -94,7 +94,7 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False, device
     xp = backend.xp(checks.tensor_arg("full_like", "input", input)._data)
     fill_value = checks.scalar_arg("full_like", "fill_value", fill_value)
     dtype = input.dtype if dtype is None else checks.dtype_arg("full_like", dtype)
-    fill_value = checks.value_fits("full_like", "fill_value", fill_value, dtype)
+    fill_value = checks.value_fits("full_like", "fill_value", fill_value, dtype, input.numel())
     array = xp.full(input.shape, fill_value, dtype)
     return _leaf(array, requires_grad, None, device or input.device)
 
@@ -187,7 +187,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad=False, device=Non
             "\"linspace_cpu\" not implemented for 'Bool': a bool dtype has no values in between"
         )
     if steps > 0:  # PyTorch converts only the bounds it uses: none for 0 steps, start for 1
-        start = checks.value_fits("linspace", "start", start, dtype)
+        start = checks.value_fits("linspace", "start", start, dtype, steps)  # steps 1: a fill
     if steps > 1:
         end = checks.value_fits("linspace", "end", end, dtype)
     with np.errstate(invalid="ignore", over="ignore"):  # an infinite bound: NaNs, as PyTorch

@@ -421,6 +421,13 @@ class Tensor:
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False) -> Tensor:
+        """What numpy computed with this tensor as an operand (``x + array``, ``np.exp(x)``),
+        as a tensor sharing numpy's result, as PyTorch's. DECIDED: a bool result stays
+        bool, where PyTorch's turns it into uint8 (a workaround, its comment says, for a
+        PyTorch that had no bool tensors): ``mask & array_mask`` is a mask here."""
+        return Tensor._make(array)
+
     def item(self):
         if state.in_use.tracers and state.tracing.tracer is not None:
             state.tracing.tracer.refuse_read(self, "item()")
@@ -636,49 +643,51 @@ class Tensor:
 
     # ---------------------------------------------------------- arithmetic operators
     def __add__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.add(self, other)
+        return NotImplemented if _handed_back(other) else _ops.add(self, other)
 
     def __radd__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _ops.add(other, self)
 
     def __sub__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.sub(self, other)
+        return NotImplemented if _handed_back(other) else _ops.sub(self, other)
 
     def __rsub__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _ops.sub(other, self)
 
     def __mul__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.mul(self, other)
+        return NotImplemented if _handed_back(other) else _ops.mul(self, other)
 
     def __rmul__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _ops.mul(other, self)
 
     def __truediv__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.div(self, other)
+        return NotImplemented if _handed_back(other) else _ops.div(self, other)
 
     def __rtruediv__(self, other) -> Tensor:
+        if isinstance(other, np.ndarray):  # numpy defers ``array / x`` to here
+            return self.reciprocal() * other  # PyTorch's road: 1/x, then numpy's product
         return NotImplemented if _is_sequence(other) else _ops.div(other, self)
 
     def __floordiv__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.floor_divide(self, other)
+        return NotImplemented if _handed_back(other) else _ops.floor_divide(self, other)
 
     def __rfloordiv__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _ops.floor_divide(other, self)
 
     def __mod__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.remainder(self, other)
+        return NotImplemented if _handed_back(other) else _ops.remainder(self, other)
 
     def __rmod__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _ops.remainder(other, self)
 
     def __pow__(self, exponent) -> Tensor:
-        return NotImplemented if _is_sequence(exponent) else _ops.pow(self, exponent)
+        return NotImplemented if _handed_back(exponent) else _ops.pow(self, exponent)
 
     def __rpow__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _ops.pow(other, self)
 
     def __matmul__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _ops.matmul(self, other)
+        return NotImplemented if _handed_back(other) else _ops.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
         """``array @ x``, ``[[1.0, 2.0]] @ x``, ``None @ x``, ``2 @ x``: Python's TypeError
@@ -721,13 +730,13 @@ class Tensor:
 
     # & | ^ ~ are bitwise in PyTorch; on bool tensors bitwise and logical agree
     def __and__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _bitwise("and", "&", self, other)
+        return NotImplemented if _handed_back(other) else _bitwise("and", "&", self, other)
 
     def __or__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _bitwise("or", "|", self, other)
+        return NotImplemented if _handed_back(other) else _bitwise("or", "|", self, other)
 
     def __xor__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _bitwise("xor", "^", self, other)
+        return NotImplemented if _handed_back(other) else _bitwise("xor", "^", self, other)
 
     def __rand__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else self.__and__(other)
@@ -739,10 +748,10 @@ class Tensor:
         return NotImplemented if _handed_back(other) else self.__xor__(other)
 
     def __lshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _shift("left", "<<", self, other)
+        return NotImplemented if _handed_back(other) else _shift("left", "<<", self, other)
 
     def __rshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _shift("right", ">>", self, other)
+        return NotImplemented if _handed_back(other) else _shift("right", ">>", self, other)
 
     def __rlshift__(self, other) -> Tensor:
         return NotImplemented if _handed_back(other) else _shift("left", "<<", other, self)
@@ -843,43 +852,44 @@ class Tensor:
         return _sampling.multinomial(self, num_samples, replacement, generator=generator)
 
     # x += y is x.add_(y), as in PyTorch; x += [1, 1] is handed back to Python (its TypeError)
+    # and x += array to numpy, which makes x + array a new tensor (see _handed_back)
     def __iadd__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.add_(other)
+        return NotImplemented if _handed_back(other) else self.add_(other)
 
     def __isub__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.sub_(other)
+        return NotImplemented if _handed_back(other) else self.sub_(other)
 
     def __imul__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.mul_(other)
+        return NotImplemented if _handed_back(other) else self.mul_(other)
 
     def __itruediv__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.div_(other)
+        return NotImplemented if _handed_back(other) else self.div_(other)
 
     def __ipow__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.pow_(other)
+        return NotImplemented if _handed_back(other) else self.pow_(other)
 
     def __ifloordiv__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.floor_divide_(other)
+        return NotImplemented if _handed_back(other) else self.floor_divide_(other)
 
     def __imod__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else self.remainder_(other)
+        return NotImplemented if _handed_back(other) else self.remainder_(other)
 
     # x &= y is x.bitwise_and_(y) in PyTorch: x's own memory changes (version bump, the
     # in-place refusals), so every alias of x sees it; likewise |= ^= <<= >>=
     def __iand__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _AND, other)
+        return NotImplemented if _handed_back(other) else _inplace.apply(self, _AND, other)
 
     def __ior__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _OR, other)
+        return NotImplemented if _handed_back(other) else _inplace.apply(self, _OR, other)
 
     def __ixor__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _XOR, other)
+        return NotImplemented if _handed_back(other) else _inplace.apply(self, _XOR, other)
 
     def __ilshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _LSHIFT, other)
+        return NotImplemented if _handed_back(other) else _inplace.apply(self, _LSHIFT, other)
 
     def __irshift__(self, other) -> Tensor:
-        return NotImplemented if _is_sequence(other) else _inplace.apply(self, _RSHIFT, other)
+        return NotImplemented if _handed_back(other) else _inplace.apply(self, _RSHIFT, other)
 
     # -------------------------------------------------------------- arithmetic
     def add(self, other, *, alpha=1) -> Tensor:
@@ -1346,12 +1356,16 @@ def _is_sequence(other) -> bool:
 
 
 def _handed_back(other) -> bool:
-    """Whether a reflected operator (``array + x``: numpy defers to ``x.__radd__``) or an
-    order comparison (``x < array``) hands its operand back to Python: a list, a tuple or
-    a numpy array, as PyTorch's, so that ``array + x``, ``array * x`` and ``x < array`` are
-    Python's TypeError there too. ``x + array`` and ``array / x`` read the array, as
-    PyTorch's; so do ``==`` and ``!=`` (see ``_compared_elementwise``); a numpy number
-    (``np.float64(2.0) + x``) is a number."""
+    """Whether an operator hands its operand back to Python: a list, a tuple or a numpy
+    array, as PyTorch's. Python then asks the other side. A list's answer is its TypeError
+    (see ``_is_sequence``). An array computes ``x + array`` itself, with numpy's rules: it
+    reads x through ``__array__`` (PyTorch's RuntimeError if x requires grad) and gives its
+    result back through ``__array_wrap__``, so the dtype is numpy's (float32 + float64 is
+    float64, a 0-d array included) and no graph is recorded. ``x += array`` falls back to
+    ``x = x + array``: a new tensor, x's memory unchanged. ``array + x`` (numpy defers to
+    ``x.__radd__``) and ``x < array`` end in Python's TypeError, as in PyTorch; ``array /
+    x`` is PyTorch's ``x.reciprocal() * array``. ``==`` and ``!=`` read the array (see
+    ``_compared_elementwise``); a numpy number (``np.float64(2.0) + x``) is a number."""
     return _is_sequence(other) or isinstance(other, np.ndarray)
 
 
@@ -1395,9 +1409,13 @@ def _shift(direction: str, symbol: str, value, places) -> Tensor:
 def _bits_operator(op_name: str, combine, name: str, symbol: str):
     """``a & b`` (or | ^ << >>) as a two-operand function named as PyTorch's op
     (``bitwise_and``): what the in-place operators hand to ``_inplace.apply``, whose
-    messages then name ``bitwise_and_``."""
+    messages then name ``bitwise_and_``. As PyTorch's, it first checks that the promoted
+    dtype can be written into ``a``: ``long_x &= 1.5`` is the RuntimeError of a float
+    result for an integer tensor, before the refusal of floats that ``long_x & 1.5`` gets."""
 
     def operator(a, b) -> Tensor:
+        if _number_kind(b)[0] is not None:  # (anything else: the op's own TypeError)
+            _inplace.check_cast(op_name + "_", _ops.result_type(a, b), a)
         return combine(name, symbol, a, b)
 
     operator.__name__ = op_name

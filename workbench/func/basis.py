@@ -22,11 +22,18 @@ from ..core.tensor import Tensor
 from .vmap import vmap
 
 
-def one_hots(count: int, like: Tensor) -> Tensor:
-    """The basis e₀ … e_{count-1} as the rows of an identity matrix of ``like``'s dtype
-    (a row per basis vector, each shaped like ``like``)."""
-    identity = np.eye(count, dtype=like._data.dtype)
-    return Tensor._make(identity.reshape(count, *like.shape))
+def one_hots(like: list) -> list:
+    """The basis e₀ … e_{n-1} of the elements of the tensors ``like`` taken together (n
+    in all), as torch.func builds it for a pytree: row k of an identity matrix, split
+    back into one tensor per ``like``, each of its shape and dtype (so each tensor's
+    block holds n rows), on its device. For one tensor, the rows of an identity matrix."""
+    count = sum(t.numel() for t in like)
+    identity, start, blocks = np.eye(count), 0, []
+    for t in like:
+        block = identity[:, start : start + t.numel()].astype(t._data.dtype)
+        blocks.append(Tensor._make(block.reshape(count, *t.shape)).to(t.device))
+        start += t.numel()
+    return blocks
 
 
 def check_chunk_size(chunk_size, api: str) -> None:
@@ -34,15 +41,19 @@ def check_chunk_size(chunk_size, api: str) -> None:
         raise ValueError(f"{api}: `chunk_size` should be greater than 0.")
 
 
-def through_vmap(one_pass: Callable, basis: Tensor, out_dims, chunk_size: int | None):
-    """``vmap(one_pass, out_dims=out_dims)(basis)``, ``chunk_size`` basis vectors at a
-    time when given (less memory, more passes: torch.func's ``chunk_size``), the chunks'
-    results concatenated along ``out_dims``."""
+def through_vmap(one_pass: Callable, basis: list, out_dims, chunk_size: int | None):
+    """``vmap(one_pass, out_dims=out_dims)(*basis)`` (the basis's blocks, one argument
+    each, see ``one_hots``), ``chunk_size`` basis vectors at a time when given (less
+    memory, more passes: torch.func's ``chunk_size``), the chunks' results concatenated
+    along ``out_dims``."""
     mapped = vmap(one_pass, out_dims=out_dims)
-    count = basis.shape[0]
+    count = basis[0].shape[0]
     if chunk_size is None or chunk_size >= count:
-        return mapped(basis)
-    chunks = [mapped(basis[start : start + chunk_size]) for start in range(0, count, chunk_size)]
+        return mapped(*basis)
+    chunks = [
+        mapped(*[block[start : start + chunk_size] for block in basis])
+        for start in range(0, count, chunk_size)
+    ]
     return _concatenated(chunks, out_dims)
 
 

@@ -117,7 +117,7 @@ def _batched_columns(of_one: Callable, x: Tensor, has_aux: bool, randomness: str
         return answer[1]
 
     out_dims = -1  # output.shape + (x.numel(),), as the loop stacks its columns
-    stacked = vmap(push_forward, out_dims=out_dims, randomness=randomness)(one_hots(x.numel(), x))
+    stacked = vmap(push_forward, out_dims=out_dims, randomness=randomness)(one_hots([x])[0])
     return _reshaped(stacked, x), unbatched[0]
 
 

@@ -226,6 +226,23 @@ def _check_scalar_output(output, api: str) -> None:
         )
 
 
+def only_tensors(output, api: str) -> list:
+    """The tensors of ``output`` (a tensor or a pytree of them), refused as torch.func
+    refuses anything else in it, or no tensor at all."""
+    outputs = flattened(output)
+    for o in outputs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(
+                f"{api}: expected f(*primals) to return only tensors, got unsupported "
+                f"type {type(o)}"
+            )
+    if not outputs:
+        raise RuntimeError(
+            f"{api}: Expected f to be a function that has non-empty output (got output = [])"
+        )
+    return outputs
+
+
 def real_only(api: str, what: str, tensors: list) -> None:
     """jacrev and jacfwd refuse complex inputs and outputs, as PyTorch does: a map
     between real and complex numbers has no complex-linear Jacobian to give (jacrev of
@@ -282,13 +299,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     with _transform():
         watched = [level.watch(p) for p in primals]
         output, aux = split_aux(func(*watched), has_aux, api)
-        outputs = flattened(output)
-        for o in outputs:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(
-                    f"{api}: expected f(*primals) to return only tensors, got unsupported "
-                    f"type {type(o)}"
-                )
+        outputs = only_tensors(output, api)
 
     def vjp_fn(cotangents):
         cotangents = flattened(cotangents)
@@ -325,6 +336,10 @@ def jacrev(
     pulls every one-hot cotangent (a row of the identity) back at once, ``vmap`` over
     the pullback as in torch.func (``chunk_size`` rows at a time when given).
 
+    The output may be a pytree (a dict, tuple or list of tensors): the answer nests as
+    torch.func's, outputs outside, arguments inside (``jac["y"][0]``); the basis then
+    runs over all the outputs' elements together, split back per output.
+
     The loop, one backward pass per output element, is the general road: it is taken on
     a GPU (vmap runs on the CPU only), when the gradients must keep their history (an
     outer transform or the outer graph differentiates them again: ``jacrev(jacrev(f))``,
@@ -339,65 +354,67 @@ def jacrev(
         with _transform():
             args = level.watch_arguments(args, positions)
             output, aux = split_aux(func(*args, **kwargs), has_aux, "vjp(f, *primals)")
-            if not isinstance(output, Tensor):
-                raise RuntimeError(
-                    f"jacrev(f)(*args): expected f(*args) to return a Tensor, got {type(output)}"
-                )
+            outputs = only_tensors(output, "vjp(f, *primals)")
             wrt = flattened([args[p] for p in positions])
             real_only("jacrev", "inputs", wrt)
-            real_only("jacrev", "outputs", [output])
-            jacobians = _rows(level, output, wrt, chunk_size)
+            real_only("jacrev", "outputs", outputs)
             arguments = tuple(args[p] for p in positions)
-            result = shaped(jacobians, arguments if isinstance(argnums, tuple) else arguments[0])
+            like = arguments if isinstance(argnums, tuple) else arguments[0]
+            per_output = [shaped(j, like) for j in _rows(level, outputs, wrt, chunk_size)]
+            result = shaped(per_output, output)
         return level.release((result, aux)) if has_aux else level.release(result)
 
     return wrapper
 
 
-def _rows(level: _Level, output: Tensor, inputs: list, chunk_size: int | None) -> list:
-    """The Jacobian of ``output`` w.r.t. each of ``inputs``: one batched backward pass
-    where it can be taken, else one backward pass per row (``_looped_rows``)."""
-    count = output.numel()
-    on_cpu = all(t.device.type == "cpu" for t in (output, *inputs))  # vmap's only device
-    if count and on_cpu and not level.reaches_outside([output]):
+def _rows(level: _Level, outputs: list, inputs: list, chunk_size: int | None) -> list:
+    """The Jacobian of each of ``outputs`` w.r.t. each of ``inputs`` (a list per output):
+    one batched backward pass where it can be taken, else one backward pass per row
+    (``_looped_rows``)."""
+    on_cpu = all(t.device.type == "cpu" for t in (*outputs, *inputs))  # vmap's only device
+    basis = one_hots(outputs)
+    if basis[0].shape[0] and on_cpu and not level.reaches_outside(outputs):
         try:
-            rows = _batched_rows(level, output, inputs, chunk_size)
+            rows = _batched_rows(level, outputs, inputs, basis, chunk_size)
         except RuntimeError as error:
             if not batching_refused(error):
                 raise
         else:
-            return [_shaped_as(r, (*output.shape, *x.shape)) for r, x in zip(rows, inputs)]
-    return _looped_rows(level, output, inputs)
+            return _per_output(rows, outputs, inputs)
+    return _looped_rows(level, outputs, inputs, basis)
 
 
-def _batched_rows(level: _Level, output: Tensor, inputs: list, chunk_size: int | None):
+def _batched_rows(level: _Level, outputs: list, inputs: list, basis: list, chunk_size):
     """Every row vᵀ·J at once: the backward pass run by the batching rules on the basis
     of one-hot cotangents (one per output element, stacked along a batch dim)."""
 
-    def pull_back(cotangent: Tensor) -> tuple:
-        return tuple(_gradients(level, [output], inputs, [cotangent]))
+    def pull_back(*cotangents: Tensor) -> tuple:
+        return tuple(_gradients(level, outputs, inputs, list(cotangents)))
 
-    return through_vmap(pull_back, one_hots(output.numel(), output), 0, chunk_size)
-
-
-def _shaped_as(t: Tensor, shape: tuple) -> Tensor:
-    return t if tuple(t.shape) == shape else t.reshape(shape)
+    return through_vmap(pull_back, basis, 0, chunk_size)
 
 
-def _looped_rows(level: _Level, output: Tensor, inputs: list) -> list:
-    """One backward pass per output element (a one-hot cotangent each), stacked."""
-    count = output.numel()
+def _per_output(rows: list, outputs: list, inputs: list) -> list:
+    """``rows`` (per input: one row per element of all the outputs together) cut into
+    each output's Jacobians, shaped ``output.shape + input.shape``."""
+    jacobians, start = [], 0
+    for o in outputs:
+        count = o.numel()
+        jacobians.append(
+            [r[start : start + count].reshape(*o.shape, *x.shape) for r, x in zip(rows, inputs)]
+        )
+        start += count
+    return jacobians
+
+
+def _looped_rows(level: _Level, outputs: list, inputs: list, basis: list) -> list:
+    """One backward pass per row of the basis (a one-hot cotangent each), stacked."""
+    count = basis[0].shape[0]
     flat_rows: list[list] = [[] for _ in inputs]
     for i in range(count):
-        one_hot = zeros_like(output).reshape(-1)
-        one_hot[i] = 1
-        cotangent = one_hot.reshape(output.shape)
-        for rows, g in zip(flat_rows, _gradients(level, [output], inputs, [cotangent])):
+        cotangents = [block[i] for block in basis]
+        for rows, g in zip(flat_rows, _gradients(level, outputs, inputs, cotangents)):
             rows.append(g)
-    jacobians = []
-    for x, rows in zip(inputs, flat_rows):
-        if count == 0:
-            jacobians.append(zeros_like(x).reshape(*output.shape, *x.shape))
-            continue
-        jacobians.append(ops.stack(rows).reshape(*output.shape, *x.shape))
-    return jacobians
+    if count == 0:
+        return [[zeros_like(x).reshape(*o.shape, *x.shape) for x in inputs] for o in outputs]
+    return _per_output([ops.stack(rows) for rows in flat_rows], outputs, inputs)

@@ -556,9 +556,17 @@ def _taken_away_name(op: str, node) -> str:
     return f"{op}Backward0" if divisor is None else f"{op}Backward1"
 
 
+def _divisors_sign_remainder(a, b):
+    """``a % b`` as PyTorch's kernel computes it: C's fmod (the dividend's sign), then b
+    added where the signs differ. A zero keeps the dividend's sign: ``-5 % 2.5`` is -0.0
+    there and here, where numpy's remainder gives the divisor's (0.0)."""
+    taken = np.fmod(a, b)
+    return np.where((taken != 0) & ((b < 0) != (taken < 0)), taken + b, taken)
+
+
 _remainder = register_op(
     "remainder", inputs=("a", "b"), saves={"a": "b", "b": "b"}, node_name=_remainder_name
-)(_integer_division(np.remainder))
+)(_integer_division(_divisors_sign_remainder))
 _fmod = register_op("fmod", inputs=("a", "b"), saves={"a": "b", "b": "b"}, node_name=_fmod_name)(
     _integer_division(np.fmod)
 )

@@ -667,10 +667,11 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
     return where(mask, fill_value("masked_fill", value, input), input)
 
 
-def fill_value(op: str, value, input: Tensor):
+def fill_value(op: str, value, input: Tensor, count: int | None = None):
     """``masked_fill``'s and ``fill_``'s value in ``input``'s dtype: a 0-d tensor, or a
-    number that dtype can hold (checked as PyTorch checks a Scalar), converted as PyTorch
-    converts it: 2.7 is 2 in an int dtype, any nonzero number True in a bool one."""
+    number that dtype can hold (checked as PyTorch checks a Scalar, ``count`` elements
+    written by a fill: see ``checks.value_fits``), converted as PyTorch converts it: 2.7
+    is 2 in an int dtype, any nonzero number True in a bool one."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(
@@ -678,7 +679,8 @@ def fill_value(op: str, value, input: Tensor):
                 f"a tensor with {value.ndim} dimension(s) (shape {tuple(value.shape)})"
             )
         return astype(value, input.dtype)
-    value = checks.value_fits(op, "value", checks.scalar_arg(op, "value", value), input.dtype)
+    value = checks.scalar_arg(op, "value", value)
+    value = checks.value_fits(op, "value", value, input.dtype, count)
     return backend.xp(input._data).asarray(value).astype(input.dtype)[()]
 
 

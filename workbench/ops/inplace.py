@@ -94,10 +94,17 @@ def _check_result(t: Tensor, result: Tensor, op_name: str) -> None:
             f"{op_name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
-    if not np.can_cast(result.dtype, t.dtype, casting="same_kind"):
+    check_cast(op_name, result.dtype, t)
+
+
+def check_cast(op_name: str, dtype, t: Tensor) -> None:
+    """PyTorch's rule for writing a result of ``dtype`` into ``t``: a float into an
+    integer tensor, a complex into a real one or a number into a bool one is refused.
+    (An op whose kernel refuses some dtypes checks this first, as PyTorch's in-place
+    ops do: ``long_x &= 1.5`` is this RuntimeError, not bitwise_and's refusal of floats.)"""
+    if not np.can_cast(dtype, t.dtype, casting="same_kind"):
         raise RuntimeError(
-            f"{op_name}: result type {result.dtype} can't be cast to the desired output type "
-            f"{t.dtype}"
+            f"{op_name}: result type {dtype} can't be cast to the desired output type {t.dtype}"
         )
 
 
@@ -266,7 +273,7 @@ def fill_(t: Tensor, value) -> Tensor:
     a 0-d tensor, as PyTorch's ``fill_`` takes."""
     from .indexing import fill_value
 
-    return fill(t, fill_value("fill_", value, t))
+    return fill(t, fill_value("fill_", value, t, t.numel()))
 
 
 def copy(t: Tensor, src) -> Tensor:
