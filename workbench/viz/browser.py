@@ -138,6 +138,7 @@ function nodeOf(target) {
 const SVG_NS = "http://www.w3.org/2000/svg";
 const CAPTION_LINE = 13; // picture units from one caption line to the next (11 px text)
 const CAPTION_SLACK = 1; // units a caption may share with another text, no more
+const TEXT_GAP = 6; // units between a caption and a text on its line: two spaces, not one
 const CAPTION_MARGIN = 4; // units kept between a caption and the canvas's sides
 const CAPTION_ROOM = 11 + 4 + CAPTION_MARGIN; // under the lowest node: its caption's line
 
@@ -151,26 +152,39 @@ function edgesByTitle(box) {
 }
 
 // Where a caption may go, best first, as [x, y, anchor] in the picture's units: under an
-// edge's own label (the shape), beside its path, or under a node's box.
+// edge's own label (the shape) or after it on its line, beside its path, or around a
+// node's box. Many spots: a crowded picture leaves few of them free.
 function captionSpots(g, isEdge) {
   const path = isEdge ? g.querySelector("path") : null;
   const label = isEdge ? g.querySelector("text:not(.wb-caption)") : null;
-  if (label) {  // under Graphviz's own edge label (the shape), never on top of it
+  const spots = [];
+  if (label) {  // by Graphviz's own edge label (the shape), never on top of it
     const b = label.getBBox();
     const below = [1, 2, 3].map((k) => b.y + b.height + 10 + (k - 1) * CAPTION_LINE);
-    return [...below.map((y) => [b.x, y, "start"]), ...below.map((y) => [b.x + b.width, y, "end"]),
-      [b.x, b.y - 4, "start"], [b.x + b.width, b.y - 4, "end"]];
+    const baseline = parseFloat(label.getAttribute("y"));
+    spots.push(...below.map((y) => [b.x, y, "start"]),
+      [b.x + b.width + TEXT_GAP + 1, baseline, "start"],
+      ...below.map((y) => [b.x + b.width, y, "end"]),
+      [b.x - TEXT_GAP - 1, baseline, "end"],
+      [b.x, b.y - 4, "start"], [b.x + b.width, b.y - 4, "end"]);
   }
-  if (path) {  // an edge without a label: beside its path, past the middle first
+  if (path) {  // beside its path, past the middle first
     const length = path.getTotalLength();
-    return [0.62, 0.45, 0.78, 0.3, 0.9].flatMap((at) => {
+    spots.push(...[0.62, 0.45, 0.78, 0.3, 0.9, 0.15, 0.55, 0.7, 0.38, 0.22].flatMap((at) => {
       const p = path.getPointAtLength(length * at);
-      return [[p.x + 6, p.y + 6, "start"], [p.x - 6, p.y + 6, "end"]];
-    });
+      return [[p.x + 6, p.y + 6, "start"], [p.x - 6, p.y + 6, "end"],
+        [p.x + 6, p.y - 4, "start"], [p.x - 6, p.y - 4, "end"]];
+    }));
   }
-  const b = g.getBBox();  // under the box, centred
-  const x = b.x + b.width / 2;
-  return [0, 1, 2].map((k) => [x, b.y + b.height + 11 + k * CAPTION_LINE, "middle"]);
+  if (!isEdge) {  // under the box (centred, then at either side), over it, beside it
+    const b = g.getBBox();
+    const x = b.x + b.width / 2, middle = b.y + b.height / 2 + 4;
+    const under = [0, 1, 2].map((k) => b.y + b.height + 11 + k * CAPTION_LINE);
+    spots.push(...under.map((y) => [x, y, "middle"]), ...under.map((y) => [b.x, y, "start"]),
+      ...under.map((y) => [b.x + b.width, y, "end"]), [x, b.y - 4, "middle"],
+      [b.x + b.width + 6, middle, "start"], [b.x - 6, middle, "end"]);
+  }
+  return spots;
 }
 
 // How much two boxes share: the smaller of the width and the height they have in common.
@@ -178,6 +192,56 @@ function shared(a, b) {
   const w = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
   const h = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
   return Math.max(0, Math.min(w, h));
+}
+
+// What a caption must keep clear of, in the picture's units: ``texts`` (every label and
+// caption placed so far), ``shapes`` (nodes' boxes, arrowheads) and ``lines`` (points
+// along every edge's path, so a caption is never drawn across an edge).
+function obstaclesOf(box) {
+  const boxes = (selector) => [...box.querySelectorAll(selector)].map((e) => e.getBBox());
+  return {
+    texts: boxes("svg text"),
+    shapes: boxes("g.node :is(polygon, ellipse, path), g.edge polygon"),
+    lines: box.getClientRects().length ? linesOf(box.querySelector("svg")) : [],
+  };
+}
+
+// Points 2 units apart along every edge's path: worked out once per picture (edges
+// never move), as captions are placed again at every step.
+const LINES = new WeakMap(); // svg -> points
+function linesOf(svg) {
+  if (!LINES.has(svg)) {
+    const points = [];
+    for (const path of svg.querySelectorAll("g.edge path")) {
+      const length = path.getTotalLength();
+      const steps = Math.ceil(length / 2);
+      for (let k = 0; k <= steps; k++) points.push(path.getPointAtLength(length * k / steps));
+    }
+    LINES.set(svg, points);
+  }
+  return LINES.get(svg);
+}
+
+// How badly a caption's box ``b`` sits: 0 where it is clear of every obstacle. Worst is
+// covering a text, or coming closer than TEXT_GAP to one on its line (end to end, two
+// texts read as one); then covering a node's box; then an edge's line drawn through it
+// (its halo keeps it readable), counted by the length of line inside.
+function clash(b, obstacles) {
+  const pad = TEXT_GAP + CAPTION_SLACK; // beyond the slack: a gap of TEXT_GAP at least
+  const wide = { x: b.x - pad, y: b.y, width: b.width + 2 * pad, height: b.height };
+  let cost = 0;
+  for (const other of obstacles.texts) {
+    const cover = shared(wide, other);
+    if (cover > CAPTION_SLACK) cost += 10000 + cover;
+  }
+  for (const shape of obstacles.shapes) {
+    const cover = shared(b, shape);
+    if (cover > 0) cost += 1000 + cover;
+  }
+  for (const p of obstacles.lines) {
+    if (p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height) cost += 1;
+  }
+  return cost;
 }
 
 // The picture's canvas, in the units captions are placed in: Graphviz's background
@@ -198,10 +262,10 @@ function slideInside(t, canvas) {
   if (dx) t.setAttribute("x", parseFloat(t.getAttribute("x")) + dx);
 }
 
-// A caption at the first of its spots where it covers no other text of the picture
-// (``taken``: the boxes of every label and caption placed so far); else where it covers
-// least. Captions change at every step, so they are placed in the page, not by Graphviz.
-function placeCaption(g, text, isEdge, taken, canvas) {
+// A caption at the first of its spots where it is clear of every other text, node and
+// edge line of the picture; else where it clashes least. Captions change at every step,
+// so they are placed in the page, not by Graphviz: the picture itself never moves.
+function placeCaption(g, text, isEdge, obstacles, canvas) {
   const t = document.createElementNS(SVG_NS, "text");
   t.setAttribute("class", "wb-caption");
   t.textContent = text;
@@ -215,28 +279,28 @@ function placeCaption(g, text, isEdge, taken, canvas) {
     slideInside(t, canvas);
     const x = parseFloat(t.getAttribute("x"));
     const b = t.getBBox();
-    const cover = taken.reduce((most, other) => Math.max(most, shared(b, other)), 0);
-    if (!best || cover < best.cover) best = { x, y, anchor, cover, b };
-    if (cover <= CAPTION_SLACK) break;
+    const cost = clash(b, obstacles);
+    if (!best || cost < best.cost) best = { x, y, anchor, cost, b };
+    if (cost === 0) break;
   }
   t.setAttribute("x", best.x);
   t.setAttribute("y", best.y);
   t.setAttribute("text-anchor", best.anchor);
-  taken.push(best.b);
+  obstacles.texts.push(best.b);
 }
 
 function caption(box, captions) {
   for (const t of box.querySelectorAll(".wb-caption")) t.remove();
   for (const g of box.querySelectorAll("g.edge.flowing")) g.classList.remove("flowing");
   const edges = edgesByTitle(box);
-  const taken = [...box.querySelectorAll("svg text")].map((t) => t.getBBox());
+  const obstacles = obstaclesOf(box);
   const canvas = canvasOf(box);
   for (const [key, text] of Object.entries(captions || {})) {
     const edge = edges[key];
     const g = edge || box.querySelector(`g.node[id="${key}"]`);
     if (!g) continue;
     if (edge) edge.classList.add("flowing");
-    placeCaption(g, text, Boolean(edge), taken, canvas);
+    placeCaption(g, text, Boolean(edge), obstacles, canvas);
   }
   // a hidden picture has no sizes yet: its captions are placed again once it shows
   box.dataset.captioned = box.getClientRects().length ? "yes" : "no";
