@@ -15,7 +15,9 @@ again. Before the first step and after each one, on the rendered page:
     the picture's scroll box, the notebook, the output area) and of the window;
     the notebook is only scrolled up or down to it, as a learner does;
 (b) no two texts of a picture (node labels, edge labels, captions) overlap by more than
-    2 px, and each caption stays beside the edge or node it is about;
+    2 px, two on one line keep 6 px between them (one space apart, they read as one), no
+    caption is drawn across an edge's line, and each caption stays beside the edge or
+    node it is about;
 (c) every line of a node's label lies inside its node's shape;
 (d) no text of the widget, in the picture or out of it, is under 11 px on screen, and
     no button's label is cut short;
@@ -46,6 +48,7 @@ SIZES = [(1280, 800), (1440, 900), (1920, 1080)]
 STEPS = 10  # moves per widget and size
 MLP_NODES = 25  # the issue's "25-node MLP graph": its backward graph has at least this many
 OVERLAP_PX = 2  # two texts may share this much (in width and in height), no more
+GAP_PX = 6  # two texts on one line keep this much space between them: two spaces, not one
 READABLE_PX = 11
 CAPTION_GAP = 40  # picture units from a caption to the edge or node it is about, at most
 
@@ -155,7 +158,8 @@ MEASURE = r"""(root) => {
   };
   const out = { lit: [], litMissing: [], overlaps: [], worstOverlap: 0, outside: [],
                 smallest: Infinity, smallestText: "", small: [], overflow: [],
-                farCaptions: [], cutButtons: [],
+                farCaptions: [], cutButtons: [], touching: [], smallestGap: Infinity,
+                crossed: [],
                 widget: null, graphs: 0 };
   const graphs = [...widget.querySelectorAll(".wb-graph")].filter(shownEl);
   out.graphs = graphs.length;
@@ -215,6 +219,31 @@ MEASURE = r"""(root) => {
         const shared = Math.min(w, h);
         if (shared > out.worstOverlap) out.worstOverlap = shared;
         if (shared > __OVERLAP__) out.overlaps.push([a, b, Math.round(w), Math.round(h)]);
+        // on one line (sharing most of their height): a gap between them, or they read
+        // as one text ("(5, 4) ‖g‖=0.3(4, 4) ‖g‖=0.315")
+        const oneLine = h > 0.5 * Math.min(ra.height, rb.height);
+        if (oneLine && -w < out.smallestGap) out.smallestGap = -w;
+        if (oneLine && -w < __GAP__) out.touching.push([a, b, Math.round(-w * 10) / 10]);
+      }
+    }
+    // a caption drawn across an edge's line: points along every edge's path (in the
+    // picture's units, as the caption's box) that fall inside the caption's text
+    const paths = [...box.querySelectorAll("g.edge path")].filter(shownEl);
+    for (const t of box.querySelectorAll(".wb-caption")) {
+      if (!shownEl(t)) continue;
+      const b = t.getBBox();
+      const inside = (p) => p.x > b.x + 1 && p.x < b.x + b.width - 1 &&
+        p.y > b.y + 1 && p.y < b.y + b.height - 1;
+      for (const path of paths) {
+        const length = path.getTotalLength();
+        const steps = Math.ceil(length / 2);
+        for (let k = 0; k <= steps; k++) {
+          if (inside(path.getPointAtLength(length * k / steps))) {
+            const edge = path.closest("g.edge").querySelector("title");
+            out.crossed.push([t.textContent, edge ? edge.textContent : ""]);
+            break;
+          }
+        }
       }
     }
     for (const g of box.querySelectorAll("g.node")) {
@@ -288,7 +317,7 @@ MEASURE = r"""(root) => {
                  pageScrollX: notebook ? notebook.scrollLeft : 0 };
   return out;
 }"""
-LIMITS = {"OVERLAP": OVERLAP_PX, "READABLE": READABLE_PX, "CAPTION_GAP": CAPTION_GAP}
+LIMITS = {"OVERLAP": OVERLAP_PX, "GAP": GAP_PX, "READABLE": READABLE_PX, "CAPTION_GAP": CAPTION_GAP}
 for _name, _value in LIMITS.items():
     MEASURE = MEASURE.replace(f"__{_name}__", str(_value))
 
@@ -328,6 +357,8 @@ def violations(seen: dict) -> dict:
     found = {
         "lit node cut": [lit for lit in seen["lit"] if lit["cut"]],
         "texts overlapping": seen["overlaps"],
+        "texts on one line without a gap": seen["touching"],
+        "caption across an edge's line": seen["crossed"],
         "caption far from what it names": seen["farCaptions"],
         "node text outside its shape": seen["outside"],
         "text under 11 px": seen["small"],
@@ -417,6 +448,7 @@ def test_every_widget_fits_at_three_screen_sizes(page, tmp_path_factory):
         size = f"{width}x{height}"
         worst = {
             "overlap_px": 0.0,
+            "smallest_gap_px": 999.0,
             "smallest_text_px": 99.0,
             "measured": 0,
             "lit": 0,
@@ -430,6 +462,9 @@ def test_every_widget_fits_at_three_screen_sizes(page, tmp_path_factory):
                     break
                 seen = page.evaluate(f"({MEASURE})", root)
                 worst["overlap_px"] = max(worst["overlap_px"], round(seen["worstOverlap"], 2))
+                worst["smallest_gap_px"] = min(
+                    worst["smallest_gap_px"], round(seen["smallestGap"], 2)
+                )
                 if seen["smallest"] < worst["smallest_text_px"]:
                     worst["smallest_text_px"] = round(seen["smallest"], 2)
                     worst["smallest_text"] = seen["smallestText"]

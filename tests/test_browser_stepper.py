@@ -207,8 +207,9 @@ def test_the_picture_is_readable_and_shows_what_flows(opened):
         page.get_by_role("button", name="Next ▶").click()
     wait_title(page, r"^Step 5 of 7: MulBackward0")
     page.wait_for_selector(f"{BACKWARD} g.edge.flowing", timeout=30_000)
-    captions = page.locator(f"{BACKWARD} .wb-caption").all_text_contents()
-    assert any(re.fullmatch(r"\(2, 3\) ‖g‖=[\d.]+", c) for c in captions), captions
+    captions = page.locator(f"{BACKWARD} g.edge:has(.wb-caption)").all_text_contents()
+    # under its edge's shape (the label), the gradient's norm: the edge to x
+    assert any(re.search(r"\(2, 3\)\s*‖g‖=[\d.]+$", c) for c in captions), captions
     assert page.locator(f"{BACKWARD} g.node.collapse-active").count() == 1
     arrays = page.locator(".wb-step .wb-array").first
     style = arrays.evaluate("e => [getComputedStyle(e).whiteSpace, getComputedStyle(e).wordBreak]")

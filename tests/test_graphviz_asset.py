@@ -33,13 +33,15 @@ NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the worker code")
 
 # Runs the Graphviz script and the worker code in one V8 context, as a Web Worker does,
-# with the globals a worker has; the DOT comes on stdin, the worker's message goes to stdout.
+# with the globals a worker has (crypto too: Expat, which reads the stepper's HTML-like
+# labels, seeds its hash tables from it); the DOT comes on stdin, the worker's message
+# goes to stdout.
 RUN_WORKER = """
 const fs = require("fs");
 const vm = require("vm");
 const [asset, worker] = process.argv.slice(1);
 const code = fs.readFileSync(asset, "utf8") + fs.readFileSync(worker, "utf8");
-const scope = { console, performance, URL, TextDecoder, TextEncoder,
+const scope = { console, performance, URL, TextDecoder, TextEncoder, crypto,
                 location: { href: "blob:null/worker" } };
 scope.self = scope;
 scope.postMessage = (message) => process.stdout.write(JSON.stringify(message));
@@ -102,6 +104,9 @@ def test_the_worker_lays_out_the_steppers_dot_with_ids_and_classes(tmp_path):
     assert done.get("error") is None and done["ms"] > 0
     assert svg_groups(done["svg"]) == wanted
     assert stepper.active in svg_groups(done["svg"])  # the node the page lights first
+    # every caption's slot comes out as a group the page finds (viz.browser's takeSlots)
+    slots = re.findall(r'<g id="a_wb&#45;slot&#45;[^"]+"><a[^>]*>\s*<polygon', done["svg"])
+    assert len(slots) == stepper.graph.dot.count('ID="wb-slot-') > 5
 
 
 @needs_node

@@ -16,19 +16,18 @@ classes on those ``<g>`` elements.
   Play widget linked to ``step`` (jslink) animates the graph without the kernel.
 - ``classes`` adds extra marks (``breakpoint``, ``recomputed``, ``new``) by node id.
 - Clicking a node sets ``selected`` to its id; Python observes that to inspect it.
-- ``captions`` writes short texts on the picture: by vertex id beside a node, by
-  ``"tail->head"`` beside an edge (which also gets the class ``flowing``), each where it
-  covers no other text of the picture (the first free spot of a few tried).
+- ``captions`` writes short texts on the picture, by vertex id in a node's box, by
+  ``"tail->head"`` under an edge's label (that edge also gets the class ``flowing``),
+  each in the blank slot the DOT kept for it (:mod:`.captions`): laid out with the
+  graph, so a caption covers no other text or line and nothing moves when it changes.
 - ``zoom`` scales the picture from its natural size (1.0: Graphviz's own sizes, so
   text is at least 11 px); the box scrolls, and its buttons zoom in, out and to fit.
   No zoom makes text smaller than 11 px on screen (``READABLE_PX``): past that, "fit"
   and "−" stop shrinking and the box scrolls instead.
-- The lit (``active``) node is kept in view with the captions under it (a leaf's
-  ``x.grad``): when a step lights a node outside the box's visible part, its captions
-  arrive, or the box is resized (the window, the file browser opened), the box scrolls
-  (only the box, never the page) to centre it. The SVG's canvas keeps room under its
-  lowest nodes for their captions, and grows (down or right, so nothing drawn moves)
-  where a caption reaches further; a caption beside the picture's side slides inside.
+- The lit (``active``) node is kept in view with its caption (a leaf's ``.grad``):
+  when a step lights a node outside the box's visible part, its caption arrives, or
+  the box is resized (the window, the file browser opened), the box scrolls (only the
+  box, never the page) to centre it.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from .dot import SLOT_PREFIX
 from .graphviz_asset import GraphvizAsset, shared_asset
 
 LAYOUT_LIMIT_S = 60  # a layout still running after this is stopped, with a message
@@ -134,12 +134,13 @@ function nodeOf(target) {
   return g && g.id ? g.id : null;
 }
 
-// ---- captions: texts on edges and beside nodes (the `captions` trait)
+// ---- captions: texts on edges and in boxes (the `captions` trait), each written in the
+// blank slot its DOT kept for it (workbench.viz.captions): Graphviz laid the graph out
+// around the slots, so a caption covers no other text or line, and nothing drawn moves
+// when it changes. A caption with no slot is not written.
 const SVG_NS = "http://www.w3.org/2000/svg";
-const CAPTION_LINE = 13; // picture units from one caption line to the next (11 px text)
-const CAPTION_SLACK = 1; // units a caption may share with another text, no more
-const CAPTION_MARGIN = 4; // units kept between a caption and the canvas's sides
-const CAPTION_ROOM = 11 + 4 + CAPTION_MARGIN; // under the lowest node: its caption's line
+const SLOT = 'g[id^="a___SLOT_PREFIX__"]'; // how Graphviz writes a slot: an anchor's group
+const BASELINE = 10.5; // picture units from a slot's top to its caption's baseline (11 px)
 
 function edgesByTitle(box) {
   const edges = {};
@@ -150,137 +151,50 @@ function edgesByTitle(box) {
   return edges;
 }
 
-// Where a caption may go, best first, as [x, y, anchor] in the picture's units: under an
-// edge's own label (the shape), beside its path, or under a node's box.
-function captionSpots(g, isEdge) {
-  const path = isEdge ? g.querySelector("path") : null;
-  const label = isEdge ? g.querySelector("text:not(.wb-caption)") : null;
-  if (label) {  // under Graphviz's own edge label (the shape), never on top of it
-    const b = label.getBBox();
-    const below = [1, 2, 3].map((k) => b.y + b.height + 10 + (k - 1) * CAPTION_LINE);
-    return [...below.map((y) => [b.x, y, "start"]), ...below.map((y) => [b.x + b.width, y, "end"]),
-      [b.x, b.y - 4, "start"], [b.x + b.width, b.y - 4, "end"]];
+// Where Graphviz put each slot, kept on its node's or edge's <g> as "x y width height";
+// the slot's own (invisible) box is taken out, so no style or test ever meets it. Read
+// from its points, not its drawn box: a hidden picture has no drawn boxes yet.
+function takeSlots(box) {
+  for (const slot of box.querySelectorAll(SLOT)) {
+    const owner = slot.parentElement.closest("g.node, g.edge");
+    const polygon = slot.querySelector("polygon");
+    if (owner && polygon) {
+      const points = polygon.getAttribute("points").trim().split(/\s+/)
+        .map((p) => p.split(",").map(Number));
+      const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
+      const x = Math.min(...xs), y = Math.min(...ys);
+      owner.dataset.slot = [x, y, Math.max(...xs) - x, Math.max(...ys) - y].join(" ");
+    }
+    slot.remove();
   }
-  if (path) {  // an edge without a label: beside its path, past the middle first
-    const length = path.getTotalLength();
-    return [0.62, 0.45, 0.78, 0.3, 0.9].flatMap((at) => {
-      const p = path.getPointAtLength(length * at);
-      return [[p.x + 6, p.y + 6, "start"], [p.x - 6, p.y + 6, "end"]];
-    });
-  }
-  const b = g.getBBox();  // under the box, centred
-  const x = b.x + b.width / 2;
-  return [0, 1, 2].map((k) => [x, b.y + b.height + 11 + k * CAPTION_LINE, "middle"]);
 }
 
-// How much two boxes share: the smaller of the width and the height they have in common.
-function shared(a, b) {
-  const w = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
-  const h = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
-  return Math.max(0, Math.min(w, h));
-}
-
-// The picture's canvas, in the units captions are placed in: Graphviz's background
-// polygon covers it. The SVG shows nothing outside it.
-function canvasOf(box) {
-  const background = box.querySelector("svg g.graph > polygon");
-  return background ? background.getBBox() : null;
-}
-
-// A caption slid sideways into the canvas: a node's caption is centred under it, and one
-// under a node at the picture's side would run past the canvas and be cut.
-function slideInside(t, canvas) {
-  if (!canvas) return;
-  const b = t.getBBox();
-  const right = canvas.x + canvas.width - CAPTION_MARGIN;
-  let dx = Math.min(0, right - (b.x + b.width));
-  dx += Math.max(0, canvas.x + CAPTION_MARGIN - (b.x + dx)); // its start stays in view
-  if (dx) t.setAttribute("x", parseFloat(t.getAttribute("x")) + dx);
-}
-
-// A caption at the first of its spots where it covers no other text of the picture
-// (``taken``: the boxes of every label and caption placed so far); else where it covers
-// least. Captions change at every step, so they are placed in the page, not by Graphviz.
-function placeCaption(g, text, isEdge, taken, canvas) {
+// Under an edge's label the caption starts where the label does (beside the edge's
+// line); in a box it is centred, as the box's lines are.
+function writeCaption(g, text) {
+  const [x, y, width] = g.dataset.slot.split(" ").map(Number);
+  const underLabel = g.classList.contains("edge");
   const t = document.createElementNS(SVG_NS, "text");
   t.setAttribute("class", "wb-caption");
+  t.setAttribute("x", underLabel ? x : x + width / 2);
+  t.setAttribute("y", y + BASELINE);
+  t.setAttribute("text-anchor", underLabel ? "start" : "middle");
   t.textContent = text;
-  const spots = captionSpots(g, isEdge); // before the caption joins g, and its box
   g.appendChild(t);
-  let best = null;
-  for (const [spotX, y, anchor] of spots) {
-    t.setAttribute("x", spotX);
-    t.setAttribute("y", y);
-    t.setAttribute("text-anchor", anchor);
-    slideInside(t, canvas);
-    const x = parseFloat(t.getAttribute("x"));
-    const b = t.getBBox();
-    const cover = taken.reduce((most, other) => Math.max(most, shared(b, other)), 0);
-    if (!best || cover < best.cover) best = { x, y, anchor, cover, b };
-    if (cover <= CAPTION_SLACK) break;
-  }
-  t.setAttribute("x", best.x);
-  t.setAttribute("y", best.y);
-  t.setAttribute("text-anchor", best.anchor);
-  taken.push(best.b);
 }
 
 function caption(box, captions) {
   for (const t of box.querySelectorAll(".wb-caption")) t.remove();
   for (const g of box.querySelectorAll("g.edge.flowing")) g.classList.remove("flowing");
   const edges = edgesByTitle(box);
-  const taken = [...box.querySelectorAll("svg text")].map((t) => t.getBBox());
-  const canvas = canvasOf(box);
   for (const [key, text] of Object.entries(captions || {})) {
     const edge = edges[key];
-    const g = edge || box.querySelector(`g.node[id="${key}"]`);
+    const g = edge || box.querySelector(`g.node[id="${CSS.escape(key)}"]`);
     if (!g) continue;
     if (edge) edge.classList.add("flowing");
-    placeCaption(g, text, Boolean(edge), taken, canvas);
+    if (text && g.dataset.slot) writeCaption(g, text);
   }
-  // a hidden picture has no sizes yet: its captions are placed again once it shows
-  box.dataset.captioned = box.getClientRects().length ? "yes" : "no";
-  if (box.dataset.captioned === "no") return;
-  makeRoom(box);
   follow(box, box.querySelector("g.node.active")); // the lit node's new caption in view too
-}
-
-// ---- room for captions: the canvas grows at the bottom (and right), never elsewhere, so
-// nothing drawn moves. It always holds one caption line under the lowest node (a leaf's
-// ".grad" on the bottom row), so the picture keeps its size from step to step, and more
-// where captions reach further. Sizes are worked out afresh from Graphviz's own canvas.
-function makeRoom(box) {
-  const svg = box.querySelector("svg");
-  const background = box.querySelector("svg g.graph > polygon");
-  if (!svg || !background || !svg.dataset.naturalWidth) return;
-  if (!svg.dataset.canvas) {
-    const c = background.getBBox();
-    const vb = svg.viewBox.baseVal;
-    svg.dataset.canvas = JSON.stringify({ x: c.x, y: c.y, width: c.width, height: c.height,
-      viewWidth: vb.width, viewHeight: vb.height,
-      naturalWidth: parseFloat(svg.dataset.naturalWidth),
-      naturalHeight: parseFloat(svg.dataset.naturalHeight) });
-  }
-  const first = JSON.parse(svg.dataset.canvas);
-  const shapes = [...box.querySelectorAll("g.node")]  // not their captions: those come next
-    .map((g) => g.querySelector("polygon, ellipse, path")).filter(Boolean);
-  let bottom = Math.max(first.y + first.height,
-    ...shapes.map((e) => e.getBBox()).map((b) => b.y + b.height + CAPTION_ROOM));
-  let right = first.x + first.width;
-  for (const t of box.querySelectorAll(".wb-caption")) {
-    const b = t.getBBox();
-    bottom = Math.max(bottom, b.y + b.height + CAPTION_MARGIN);
-    right = Math.max(right, b.x + b.width + CAPTION_MARGIN);
-  }
-  const width = right - first.x, height = bottom - first.y;
-  background.setAttribute("points", [[first.x, first.y], [right, first.y], [right, bottom],
-    [first.x, bottom]].map((p) => p.join(",")).join(" "));
-  // Graphviz's scale from the picture's units to the SVG's: kept as it is
-  const unitsX = first.viewWidth / first.width, unitsY = first.viewHeight / first.height;
-  svg.setAttribute("viewBox", `0 0 ${width * unitsX} ${height * unitsY}`);
-  svg.dataset.naturalWidth = first.naturalWidth * width / first.width;
-  svg.dataset.naturalHeight = first.naturalHeight * height / first.height;
-  sizeTo(svg, parseFloat(box.dataset.zoom));
 }
 
 // ---- labels: every line of a node's label inside its box. Graphviz sizes a box by its own
@@ -450,7 +364,6 @@ function render({ model, el }) {
     }
     box.dataset.active = active || "";
     if (box.dataset.labelsFit !== "yes") fitLabels(box); // shown at last: fit it now
-    if (box.dataset.captioned === "no") caption(box, model.get("captions"));
     if (active) follow(box, byId[active]);
   }
 
@@ -464,6 +377,7 @@ function render({ model, el }) {
     const started = performance.now();
     box.innerHTML = svg;
     for (const g of box.querySelectorAll("g.node")) g.dataset.base = g.getAttribute("class");
+    takeSlots(box);
     say("", "done");
     delete box.dataset.labelsFit;
     fitLabels(box);
@@ -537,7 +451,7 @@ function render({ model, el }) {
 }
 
 export default { render };
-""".replace("__WORKER_JS__", WORKER_JS)
+""".replace("__WORKER_JS__", WORKER_JS).replace("__SLOT_PREFIX__", SLOT_PREFIX)
 
 _CSS = """
 .wb-graph {

@@ -10,6 +10,8 @@ together (a Graphviz cluster, ``id="segment-c3"``): the segment's boundary.
 
 from __future__ import annotations
 
+import math
+
 from .model import RECOMPUTED, GraphModel
 
 FONT = "Helvetica,Arial,sans-serif"
@@ -72,9 +74,11 @@ def to_dot(model: GraphModel) -> str:
             lines.append(_vertex_line(vertex))
     for segment, members in segments.items():
         lines.extend(_cluster(segment, members))
-    for edge in model.edges:
+    for index, edge in enumerate(model.edges):
         attrs = {}
-        if edge.label:
+        if edge.room:
+            attrs["label"] = _edge_label_with_slot(edge.label, edge.room, index)
+        elif edge.label:
             attrs["label"] = edge.label
         if edge.kind == "saved":
             attrs.update(style="dashed", arrowhead="none", color="#c77c00")
@@ -94,12 +98,60 @@ def _vertex_line(vertex) -> str:
         attrs.update(ACTIVE)
     elif "done" in vertex.classes:
         attrs.update(DONE)
-    attrs["label"] = vertex.label
+    if vertex.room:
+        attrs["label"] = _vertex_label_with_slot(vertex.lines, vertex.room, vertex.id)
+    else:
+        attrs["label"] = vertex.label
     attrs["id"] = vertex.id
     attrs["class"] = " ".join([vertex.kind, *vertex.classes])
     if vertex.tooltip:
         attrs["tooltip"] = vertex.tooltip
     return f"  {_q(vertex.id)} [{_attrs(attrs)}];"
+
+
+# A caption's slot (see :mod:`.captions`): as wide as its widest caption and SLOT_PAD more,
+# as high as a line of 11 px text. Under an edge's label, the label and the caption start
+# SLOT_PAD from the edge's line, as one text of two lines beside it; in a box, the slot is
+# its last line, and the caption is written in its middle, as the lines above it are.
+SLOT_PAD = 7
+SLOT_HEIGHT = 14
+SLOT_PREFIX = "wb-slot-"  # Graphviz writes it as the id "a_wb-slot-..." of the slot's group
+TABLE = '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
+
+
+class Html(str):
+    """A Graphviz HTML-like label: written between ``<`` and ``>``, not quoted."""
+
+
+def _edge_label_with_slot(label: str, room: float, index: int) -> Html:
+    """An edge's label (its shape) over a blank slot for a caption ``room`` units wide."""
+    spacer = f'<TD ROWSPAN="2" WIDTH="{SLOT_PAD}"></TD>'
+    first = f'<TR>{spacer}<TD ALIGN="LEFT">{_html(label)}</TD></TR>'
+    return Html(f"{TABLE}{first}<TR>{_slot(room, index)}</TR></TABLE>")
+
+
+def _vertex_label_with_slot(lines: list, room: float, vid: str) -> Html:
+    """A box's label ``lines`` over a blank line for a caption ``room`` units wide."""
+    rows = "".join(
+        f"<TR><TD>{_html(part)}</TD></TR>" for line in lines for part in line.split("\n")
+    )
+    return Html(f"{TABLE}{rows}<TR>{_slot(room + SLOT_PAD, vid)}</TR></TABLE>")
+
+
+def _slot(width: float, owner) -> str:
+    """A table cell of fixed size, drawn as an invisible box: the page reads where
+    Graphviz put it, and writes the caption there."""
+    return (
+        f'<TD FIXEDSIZE="TRUE" WIDTH="{math.ceil(width + SLOT_PAD)}" HEIGHT="{SLOT_HEIGHT}" '
+        f'BGCOLOR="transparent" ID="{SLOT_PREFIX}{_html(str(owner))}" '
+        'TOOLTIP="written at each step"></TD>'
+    )
+
+
+def _html(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
 
 
 def _cluster(segment: str, members: list) -> list:
@@ -125,7 +177,11 @@ def _graph_label(model: GraphModel) -> str:
 
 
 def _attrs(attrs: dict) -> str:
-    return ", ".join(f"{key}={_q(str(value))}" for key, value in attrs.items())
+    return ", ".join(f"{key}={_value(value)}" for key, value in attrs.items())
+
+
+def _value(value) -> str:
+    return f"<{value}>" if isinstance(value, Html) else _q(str(value))
 
 
 def _q(text: str) -> str:

@@ -122,14 +122,18 @@ def contract(model: GraphModel, groups: dict, make) -> GraphModel:
             new.add(vertex)
         elif key not in placed:
             placed[key] = new.add(make(key, members[key]))
-    seen = set()
+    kept: dict = {}  # (tail, head) -> the one edge drawn for them
     for edge in model.edges:
         tail = placed[groups[edge.tail]].id if edge.tail in groups else edge.tail
         head = placed[groups[edge.head]].id if edge.head in groups else edge.head
-        if tail == head or (tail, head) in seen:
+        if tail == head:
             continue
-        seen.add((tail, head))
-        new.edges.append(Edge(tail, head, edge.label, edge.kind))
+        if (tail, head) in kept:  # a repeat: its gradients take the edge drawn, any shape
+            if kept[tail, head].shape != edge.shape:
+                kept[tail, head].shape = None
+            continue
+        kept[tail, head] = Edge(tail, head, edge.label, edge.kind, shape=edge.shape)
+        new.edges.append(kept[tail, head])
     return new
 
 
@@ -264,7 +268,7 @@ def _collapse_sums_on_edges(model: GraphModel) -> GraphModel:
             if tail is None:
                 continue
             label = f"Σ{vertex.lines[1].split('axes', 1)[-1].strip()} {edge.label}".strip()
-            new.edges.append(Edge(tail, edge.head, label, edge.kind))
+            new.edges.append(Edge(tail, edge.head, label, edge.kind, shape=edge.shape))
             continue
         new.edges.append(edge)
     new.notes.append(f"- {len(collapses)} collapse-sums shown as Σ(axes) on their edges")

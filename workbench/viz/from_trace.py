@@ -289,12 +289,12 @@ def _node_edges(model: GraphModel, graph: TraceGraph, node: NodeInfo) -> None:
             axes = labels.broadcast_axes(shape, node.output_shape)
             found = None if axes is None else (axes, node.output_shape, shape)
         if found is None:
-            model.connect(node.id, child, label)
+            model.connect(node.id, child, label, shape=shape)
             continue
         cid = f"{node.id}.sum{i}"
         model.add(Vertex(cid, "collapse", labels.collapse_lines(*found), (node.id,), node.scope))
-        model.connect(node.id, cid, labels.shape_text(found[1]))
-        model.connect(cid, child, label)
+        model.connect(node.id, cid, labels.shape_text(found[1]), shape=tuple(found[1]))
+        model.connect(cid, child, label, shape=shape)
 
 
 def _edge_shape(node: NodeInfo, i: int) -> tuple | None:

@@ -262,13 +262,13 @@ def _node_edges(model: GraphModel, node: Node, shapes: dict) -> None:
         if isinstance(node, OpNode) and in_shape is not None and out_shape is not None:
             axes = labels.broadcast_axes(in_shape, out_shape)
         if axes is None:
-            model.connect(node.uid, child.uid, label)
+            model.connect(node.uid, child.uid, label, shape=in_shape)
             continue
         cid = f"{node.uid}.sum{i}"
         lines = labels.collapse_lines(axes, out_shape, in_shape)
         model.add(Vertex(cid, "collapse", lines, members=(node.uid,)))
-        model.connect(node.uid, cid, labels.shape_text(out_shape))
-        model.connect(cid, child.uid, label)
+        model.connect(node.uid, cid, labels.shape_text(out_shape), shape=out_shape)
+        model.connect(cid, child.uid, label, shape=in_shape)
 
 
 # ---------------------------------------------------------------- forward

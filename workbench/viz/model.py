@@ -35,6 +35,7 @@ class Vertex:
     tooltip: str = ""
     classes: list = field(default_factory=list)
     segment: str = ""  # the checkpoint segment it was recorded in ("c3"), drawn as a cluster
+    room: float = 0  # picture units kept free in its box for a caption (see :mod:`.captions`)
 
     @property
     def label(self) -> str:
@@ -48,6 +49,8 @@ class Edge:
     label: str = ""
     kind: str = "flow"  # flow, saved
     classes: list = field(default_factory=list)
+    shape: tuple | None = None  # the shape of the gradient it carries, where known
+    room: float = 0  # picture units kept free under its label for a caption (:mod:`.captions`)
 
 
 @dataclass
@@ -67,8 +70,11 @@ class GraphModel:
         """Add a vertex unless one with its id exists; return the one in the model."""
         return self.vertices.setdefault(vertex.id, vertex)
 
-    def connect(self, tail: str, head: str, label: str = "", kind: str = "flow") -> None:
-        self.edges.append(Edge(tail, head, label, kind))
+    def connect(
+        self, tail: str, head: str, label: str = "", kind: str = "flow", shape=None
+    ) -> None:
+        shape = None if shape is None else tuple(shape)
+        self.edges.append(Edge(tail, head, label, kind, shape=shape))
 
 
 def add_recomputed_mark(vertex: Vertex, count: int, segment: str) -> None:

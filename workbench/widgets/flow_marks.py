@@ -5,8 +5,8 @@ Plain functions from the picture and the step records to the :class:`GraphView`'
 edge ``"tail->head"``), so they are easy to test and cheap to recompute each click:
 
 - the gradient that just moved is written on each edge it took (``flow_text``);
-- a collapse-sum vertex that ran in this step gets ``collapse-active`` and a caption
-  naming its summed axes;
+- a collapse-sum vertex that ran in this step gets ``collapse-active`` (its box names
+  the summed axes; the edge into it says "before Σ");
 - a leaf's AccumulateGrad gets ``has-grad`` once its ``.grad`` has been filled in this
   pass, ``grad-filled`` in the step that filled it, and a caption with its ``.grad``;
 - a folded box holding the active node shows its progress, "k of m run";
@@ -19,27 +19,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..viz.captions import BEFORE_SUM, grad_text, gradient_text, progress_text
 from .graphview import Picture
 from .steps import StepRecord
 
-VALUES_ON_EDGE = 4  # arrays up to this many elements are written out on an edge
-
-
-def flow_text(value) -> str:
-    """A gradient in a few characters: ``0.25``, ``[0.1, -2]``, or ``(2, 3) ‖g‖=1.73``."""
-    if value is None:
-        return ""
-    if isinstance(value, str):  # a trace's description of an array it did not keep
-        return value.split(":")[0]
-    array = np.asarray(value)
-    if array.size == 1:
-        return f"{array.reshape(()).item():.4g}"
-    if array.size <= VALUES_ON_EDGE and array.ndim == 1:
-        return "[" + ", ".join(f"{v:.3g}" for v in array.tolist()) + "]"
-    norm = float(np.linalg.norm(array.astype(np.float64).ravel()))
-    return f"{tuple(array.shape)} ‖g‖={norm:.3g}"
+flow_text = gradient_text  # a gradient on its edge: ``0.25``, ``[0.1, -2]``, ``‖g‖=1.73``
 
 
 @dataclass
@@ -116,7 +100,9 @@ class StepMarks:
         return [vid for vid in drawn if vid[len(prefix) :] in {str(i) for i in indexes}]
 
     def captions(self, records: list, position: int) -> dict:
-        """Texts for the picture: gradients on edges, axes, a leaf's .grad, a box's progress."""
+        """Texts for the picture, each for the slot its vertex or edge keeps for it (see
+        :mod:`workbench.viz.captions`): gradients on edges (the edge's label shows the
+        shape), a leaf's .grad, a box's progress."""
         record = records[position]
         texts = {}
         tail = self.picture.vertex_of(record.node)
@@ -128,27 +114,20 @@ class StepMarks:
             summed = f"{record.node}.sum{i}"
             text = flow_text(flow.value)
             if summed in self.picture.members:
-                before = self._collapsed_from(collapsed.get(i))
-                texts[f"{tail}->{summed}"] = before or text
+                texts[f"{tail}->{summed}"] = BEFORE_SUM if i in collapsed else text
                 texts[f"{summed}->{head}"] = text
-                if i in collapsed:
-                    texts[summed] = f"Σ axes {collapsed[i].axes}"
             elif head != tail:
                 texts[f"{tail}->{head}"] = text
         for filled in self.filled_leaves(records, position):
-            texts[filled.node] = f"{filled.leaf.name}.grad {flow_text(filled.leaf.after)}"
+            texts[filled.node] = grad_text(filled.leaf.name, filled.leaf.after)
         progress = self.progress(tail, position)
         if progress:
             texts[tail] = progress
         return texts
-
-    @staticmethod
-    def _collapsed_from(collapse) -> str:
-        return "" if collapse is None else f"{tuple(collapse.from_shape)} before Σ"
 
     def progress(self, vertex: str, position: int) -> str:
         """``"k of m run"`` for a folded box (a vertex standing for several steps)."""
         steps = self.steps_of.get(vertex, [])
         if len(steps) < 2:
             return ""
-        return f"{bisect.bisect_right(steps, position)} of {len(steps)} run"
+        return progress_text(bisect.bisect_right(steps, position), len(steps))

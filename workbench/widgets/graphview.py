@@ -76,11 +76,14 @@ def picture_of(graph) -> Picture:
 
 
 def draw_folded(model, opened=()) -> Picture:
-    """The picture of an unfolded ``wb.viz`` model, folded, with the ``opened`` boxes open.
+    """The picture of an unfolded ``wb.viz`` model, folded, with the ``opened`` boxes open,
+    and a slot laid out for every caption a stepper writes on it (see
+    :mod:`workbench.viz.captions`).
 
     ``opened`` holds the member sets of boxes the learner opened (see
     :func:`workbench.viz.fold.fold`). ``model`` itself is left as it was.
     """
     from .. import viz
+    from ..viz.captions import reserve_captions
 
-    return picture_of(viz.Graph(viz.fold(model, viz.FOLD_LIMIT, opened)))
+    return picture_of(viz.Graph(reserve_captions(viz.fold(model, viz.FOLD_LIMIT, opened))))
