@@ -4,7 +4,7 @@ A newcomer follows ``wb.tensor([1.0, 2.0], requires_grad=True).sigmoid().sum().b
 through the code. These are guard rails with headroom, not today's figures pinned
 (issue 35, point 5: a budget with no room rewards contortion): at most 70 workbench
 functions in at most 13 files, 760 source lines in all, and the engine code ``backward()``
-runs (under ``workbench/autograd/``) at most 1.45 times what the one-screen reference loop
+runs (under ``workbench/autograd/``) at most 1.5 times what the one-screen reference loop
 runs there for the same loss. ``python bench/reading_path.py`` prints today's figures
 (on 2026-12-02, evening: 60 functions, 12 files, 653 lines; engine 292 against the
 reference's 204). The rails were 60, 11 and 650 that morning; the day's work used their
@@ -16,6 +16,10 @@ does, in ``core/checks.py``), so they moved out again by about the same room. On
 (``checks.int_list``: a float, a leading bool or an int beyond int64 refused, issue 36's
 generated rows), and ``backward()``'s flags are read as PyTorch's engine reads them
 (``checks.engine_flag``); the rails moved to 70 and 760 so that the room stays.
+Later that day saved tensors stopped counting their bytes as they die (issue 40, point 4:
+the saved-memory figure is computed when asked), which took 16 lines off what both the
+engine and the reference run: the engine's own lines stayed 93 above the reference's, but
+the ratio rose from 1.44 to 1.47, so its rail moved from 1.45 to 1.5.
 Never change behaviour or trim a docstring to meet these.
 """
 
@@ -48,7 +52,7 @@ def test_the_whole_path_is_short(path):
 
 def test_the_engine_part_is_short(path):
     """The engine is the reference's loop with a real tool's needs woven in; not much more."""
-    limit = 1.45 * path["reference_lines"]
+    limit = 1.5 * path["reference_lines"]
     assert path["engine_lines"] <= limit, sorted(c.co_qualname for c in path["_engine"])
 
 

@@ -33,7 +33,6 @@ from ..record import dispatch, forward_ad, grad_mode
 from ..record.graph import (
     FREED,
     Node,
-    SavedMemory,
     SavedTensor,
     edge_of,
     forward_stack,
@@ -369,7 +368,6 @@ def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> 
     )
     output_index = {id(o): i for i, o in enumerate(outputs) if isinstance(o, Tensor)}
     saved = []
-    held_before = SavedMemory.current
     for t in ctx.to_save:
         if t is None:
             saved.append(None)
@@ -380,7 +378,7 @@ def _record(ctx: BackwardFunction, args: tuple, edges: tuple, outputs: list) -> 
     ctx._saved = tuple(saved)
     ctx.to_save = ()
     if saved:
-        saved_memory_packed(ctx, SavedMemory.current - held_before)
+        saved_memory_packed(ctx, sum(s.added for s in saved if s is not None))
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
     if first is not None:
         ctx.metadata["output"] = weakref.ref(first)

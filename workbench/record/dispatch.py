@@ -13,8 +13,8 @@ import numpy as np
 
 from ..core import backend, checks, events, state
 from ..core.tensor import Tensor, get_default_dtype, is_differentiable_dtype
-from . import forward_ad, grad_mode
-from .graph import Node, OpNode, SavedMemory, SavedTensor, set_history
+from . import forward_ad, grad_mode, memory
+from .graph import Node, OpNode, SavedTensor, set_history
 
 
 class OpError(RuntimeError):
@@ -280,7 +280,7 @@ def _publish_saved(node: OpNode, inputs: tuple, result: Tensor) -> None:
     ]
     if type(node.saved_out) is SavedTensor:
         saved.append(("out", result, node.saved_out))
-    total = SavedMemory.current - sum(kept.added for _, _, kept in saved)
+    total = memory.running_total() - sum(kept.added for _, _, kept in saved)
     for slot, tensor, kept in saved:
         total += kept.added
         events.publish(

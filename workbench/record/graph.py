@@ -9,7 +9,7 @@ itself alive through a cycle.
 
 Each object here is made by its own class, and only there: a node by its
 constructor, an edge by :func:`edge_of`, a saved tensor by :class:`SavedTensor`,
-which counts what it holds in :mod:`.memory`. A tensor gets its history in one place,
+which :mod:`.memory` lists to find the saved bytes. A tensor gets its history in one place,
 :func:`set_history`, whoever made it: an op, an in-place op, a custom Function.
 
 The walks (:func:`walk`, :func:`count_dependencies`, :func:`backward_order`) never
@@ -30,7 +30,6 @@ from ..core.tensor import RemovableHandle, Tensor, add_hook
 from . import collector, forward_ad, memory
 
 node_sequence = itertools.count()  # each new node takes the next number: its creation order
-SavedMemory = memory.SavedMemory  # the saved-bytes counters; see workbench/record/memory.py
 
 # The engine runs the ready node with the smallest ``_order`` first: the node recorded
 # last (``_order`` is minus its creation number), except that a leaf's AccumulateGrad
@@ -226,9 +225,10 @@ class SavedTensor:
     version counter (the node already owns the output's history; keeping the
     tensor would make a cycle) and is rebuilt, attached to the node, when unpacked.
 
-    While it keeps an array, the saved tensor *holds* it in the saved-memory
-    counters (:mod:`.memory`), and it lets go as it dies: when backward frees the
-    node's slots (``OpNode.release``), or when the graph is dropped without a backward.
+    While it keeps an array, the saved tensor *holds* it (``held``, listed in
+    :mod:`.memory`, which finds the saved bytes there), and it lets go as it dies:
+    when backward frees the node's slots (``OpNode.release``), or when the graph is
+    dropped without a backward.
     """
 
     __slots__ = (
@@ -242,6 +242,7 @@ class SavedTensor:
         "held",
         "added",
         "tangent_kept",  # forward mode: a saved output's tangents by level (keep_tangent only)
+        "__weakref__",  # memory lists it weakly
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
@@ -266,36 +267,33 @@ class SavedTensor:
             self.tensor = tensor
             self.array = None
         self.held = data
-        self.added = memory.hold(data)  # 0 when the array was already held
+        self.added = memory.track(self)  # 0 when nothing counts, or the array was held
 
     def _pack(self, tensor: Tensor) -> None:
         """Hand the tensor to the innermost saved_tensors_hooks' pack hook; keep its result."""
-        before = SavedMemory.current
+        memory.counting()  # (started now if a listener needs it, before ``before`` is read)
+        before = memory.SavedMemory.current
         pack, unpack = state.saved_hooks.stack[-1]
         self.tensor = None
         self.array = None
         self.packed = pack(tensor)  # the hook's owner accounts for what it keeps
         self.unpack_hook = unpack
-        self.added = SavedMemory.current - before
+        self.added = memory.SavedMemory.current - before
         if events.listening:
             events.publish(events.HookFired(hook="pack", target=tensor.uid, replaced=True))
 
-    def drop(self) -> int:
-        """Let go of the saved array in the memory counters; returns the bytes that freed."""
-        held = self.held
-        if held is None:
-            return 0
-        self.held = None
-        return memory.let_go(held)
+    @property
+    def dropped_as(self) -> tuple:
+        """The slot and the tensor that the event of a graph dropped with it names."""
+        return ("dropped", self.tensor)
 
-    def __del__(self) -> None:
-        if self.held is not None:  # (None: nothing held, or let go already by drop())
-            try:
-                freed = memory.let_go(self.held)
-                if events.listening:  # a graph dropped without a backward
-                    saved_memory_release(None, [("dropped", self, freed)])
-            except (AttributeError, TypeError):  # module globals torn down at exit
-                pass
+    def drop(self) -> int:
+        """Let go of the saved array now; returns the bytes that freed in the counters."""
+        if self.held is None:
+            return 0
+        freed = memory.uncount(self)
+        self.held = None
+        return freed
 
     def unpack(self, node: Node, what: str | int) -> Tensor:
         """The saved tensor, unless it changed in place since; ``what`` names it in errors."""
@@ -577,7 +575,7 @@ class OpNode(Node):
 
     def release(self) -> None:
         """Free what the node saved (a backward without ``retain_graph``): each saved
-        tensor lets go of its array as its slot drops it (``SavedTensor.__del__``)."""
+        tensor lets go of its array as its slot drops it, and dies."""
         if events.listening:
             self._publish_release()
         if SavedTensor in map(type, self.inputs):  # (a quick scan: most nodes save little)
@@ -612,7 +610,7 @@ def saved_memory_packed(node: Node | None, nbytes: int, slot: str = "*", tensor=
                 slot=slot,
                 tensor=None if tensor is None else tensor.uid,
                 nbytes=nbytes,
-                total_bytes=SavedMemory.current,
+                total_bytes=memory.running_total(),
             )
         )
 
@@ -625,7 +623,7 @@ def saved_memory_release(node: Node | None, released: list) -> None:
     """
     if not events.listening:
         return
-    total = SavedMemory.current + sum(freed for _, _, freed in released)
+    total = memory.running_total() + sum(freed for _, _, freed in released)
     for slot, saved, freed in released:
         total -= freed
         events.publish(

@@ -88,7 +88,7 @@ class Handle:
         self.kept = tensor if keep else None
         self.held = tensor._data if keep else None
         if keep:
-            memory.hold(self.held)
+            memory.track(self)
 
     def fill(self, array, tangents: dict | None = None) -> int:
         """Take the recomputed array (and its tangents, when recomputed inside a dual level:
@@ -98,7 +98,12 @@ class Handle:
         self.array = array
         self.tangents = tangents or {}
         self.held = array
-        return memory.hold(array)
+        return memory.track(self)
+
+    @property
+    def dropped_as(self) -> tuple:
+        """The slot (its segment) and the tensor (none) that the event of its end names."""
+        return (self.frame.segment, None)
 
     def unpack(self) -> Tensor:
         self._check_version()
@@ -126,14 +131,6 @@ class Handle:
                 "checkpoint recomputes from its inputs and parameters, so they must not change "
                 "between the forward pass and backward."
             )
-
-    def __del__(self) -> None:
-        if self.held is not None:
-            try:
-                freed = memory.let_go(self.held)
-                graph.saved_memory_release(None, [(self.frame.segment, None, freed)])
-            except (AttributeError, TypeError):  # module globals torn down at exit
-                pass
 
 
 def _unpack_handle(handle: Handle) -> Tensor:
@@ -306,14 +303,12 @@ class FunctionFrame(CheckpointFrame):
         super().__init__(determinism_check)
         self.fn = fn
         self.kwargs = kwargs
-        before = memory.SavedMemory.current
         # Saved *before* this frame's hook is pushed: an enclosing checkpoint manages them.
         self.args = tuple(
             graph.SavedTensor(a, is_output=False) if isinstance(a, Tensor) else a for a in args
         )
-        graph.saved_memory_packed(
-            None, memory.SavedMemory.current - before, slot=f"inputs of {self.segment}"
-        )
+        added = sum(a.added for a in self.args if isinstance(a, graph.SavedTensor))
+        graph.saved_memory_packed(None, added, slot=f"inputs of {self.segment}")
         self.rng_state = get_rng_state() if preserve_rng_state else None
 
     def run(self, args: tuple):
@@ -405,12 +400,9 @@ class MarkerStage(CheckpointFrame):
         self.refs = {}
 
     def add_input(self, t: Tensor) -> None:
-        before = memory.SavedMemory.current
         with self._hooks_lifted():
             saved = graph.SavedTensor(t, is_output=False)
-        graph.saved_memory_packed(
-            None, memory.SavedMemory.current - before, slot=f"inputs of {self.segment}", tensor=t
-        )
+        graph.saved_memory_packed(None, saved.added, slot=f"inputs of {self.segment}", tensor=t)
         self.refs[id(t)] = (weakref.ref(t), ("input", len(self.inputs)))
         self.inputs.append(saved)
 
