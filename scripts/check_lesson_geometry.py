@@ -55,9 +55,10 @@ SECONDS_PER_LESSON = 240
 # Each widget output's outermost view gets the class ``lesson-geo-<k>``; the answer says,
 # for each, whether it is stepper-like (a Next button a learner can see).
 TAG_WIDGETS = """(names) => {
-  const mime = "application/vnd.jupyter.widget-view+json";
-  const areas = [...document.querySelectorAll(
-    `.jp-Notebook .jp-OutputArea-output[data-mime-type='${mime}']`)];
+  // a widget's output area is a panel holding the widget's view (JupyterLab gives it
+  // no mime type); an HTML or text output is its own renderer, with no widget inside
+  const areas = [...document.querySelectorAll(".jp-Notebook .jp-OutputArea-output.lm-Panel")]
+    .filter((area) => area.firstElementChild?.classList.contains("lm-Widget"));
   const found = [];
   areas.forEach((area, k) => {
     const view = area.firstElementChild;
@@ -69,7 +70,8 @@ TAG_WIDGETS = """(names) => {
     const cells = [...document.querySelectorAll(".jp-Notebook .jp-Cell")];
     found.push({ root: `.lesson-geo-${k}`, cell: cells.indexOf(cell),
                  stepper: buttons.length > 0,
-                 classes: view.className.toString().slice(0, 80) });
+                 code: (cell.querySelector(".jp-InputArea-editor")?.innerText || "")
+                   .trim().split("\\n").pop().slice(0, 60) });
   });
   return found;
 }"""
@@ -91,7 +93,7 @@ def measure_widget(page, widget: dict) -> tuple[list, int]:
         seen = page.evaluate(f"({MEASURE})", root)
         taken += 1
         wrong = violations(seen)
-        if seen["graphs"] and not seen["lit"]:
+        if widget["stepper"] and seen["graphs"] and not seen["lit"]:  # a drawing lights none
             wrong["no lit node"] = seen["litMissing"]
         if wrong:
             found.append({"step": step, **wrong})
@@ -104,10 +106,12 @@ def check_lesson(page, lab, name: str, shots: Path) -> dict:
     page.wait_for_function(LAID_OUT, timeout=120_000)
     page.wait_for_timeout(1500)  # widget views render after their outputs arrive
     widgets = page.evaluate(f"({TAG_WIDGETS})", NEXT)
+    if not widgets:  # every lesson checked shows widgets: none found is this script's fault
+        raise RuntimeError(f"{name}: no widget found on the page")
     report = {"lesson": name, "viewport": f"{WIDTH}x{HEIGHT}", "widgets": [], "violations": []}
     for widget in widgets:
         found, taken = measure_widget(page, widget)
-        label = f"cell {widget['cell']} ({widget['classes']})"
+        label = f"cell {widget['cell']}: {widget['code']}"
         report["widgets"].append({"widget": label, "stepper": widget["stepper"], "measured": taken})
         report["violations"] += [{"widget": label, **v} for v in found]
         page.screenshot(path=str(shots / f"{Path(name).stem}-cell{widget['cell']}.png"))
@@ -133,7 +137,7 @@ def main() -> None:
                 with chromium_page(Path(folder) / f"profile-{path.stem}", WIDTH, HEIGHT) as page:
                     try:
                         report = check_lesson(page, lab, path.name, args.shots)
-                    except PlaywrightTimeout as error:
+                    except (PlaywrightTimeout, RuntimeError) as error:
                         report = {"lesson": path.name, "error": str(error).splitlines()[0]}
                     finally:
                         shut_kernels_down(lab)
