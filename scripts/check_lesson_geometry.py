@@ -100,7 +100,7 @@ def measure_widget(page, widget: dict) -> tuple[list, int]:
     return found, taken
 
 
-def check_lesson(page, lab, name: str, shots: Path) -> dict:
+def check_lesson(page, lab, name: str, shots: Path, size: str) -> dict:
     run_all_cells(page, OwnWorkspace(lab), name, timeout_ms=SECONDS_PER_LESSON * 1000)
     show_file_browser(page)
     page.wait_for_function(LAID_OUT, timeout=120_000)
@@ -108,7 +108,7 @@ def check_lesson(page, lab, name: str, shots: Path) -> dict:
     widgets = page.evaluate(f"({TAG_WIDGETS})", NEXT)
     if not widgets:  # every lesson checked shows widgets: none found is this script's fault
         raise RuntimeError(f"{name}: no widget found on the page")
-    report = {"lesson": name, "viewport": f"{WIDTH}x{HEIGHT}", "widgets": [], "violations": []}
+    report = {"lesson": name, "viewport": size, "widgets": [], "violations": []}
     for widget in widgets:
         found, taken = measure_widget(page, widget)
         label = f"cell {widget['cell']}: {widget['code']}"
@@ -122,9 +122,11 @@ def check_lesson(page, lab, name: str, shots: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lessons", nargs="+", default=LESSONS, help="number prefixes")
+    parser.add_argument("--size", nargs=2, type=int, default=[WIDTH, HEIGHT], help="w h")
     parser.add_argument("--shots", type=Path, default=Path(tempfile.gettempdir()) / "lesson-geo")
     args = parser.parse_args()
     args.shots.mkdir(parents=True, exist_ok=True)
+    size = "x".join(map(str, args.size))
     paths = [p for n in args.lessons for p in sorted((ROOT / "lessons").glob(f"{n}_*.ipynb"))]
     with tempfile.TemporaryDirectory(prefix="lesson-geometry-") as folder:
         notebooks, home = Path(folder) / "notebooks", Path(folder) / "jupyter"
@@ -134,9 +136,9 @@ def main() -> None:
         every_cell_rendered(home)
         with running_lab(notebooks, home) as lab:
             for path in paths:
-                with chromium_page(Path(folder) / f"profile-{path.stem}", WIDTH, HEIGHT) as page:
+                with chromium_page(Path(folder) / f"profile-{path.stem}", *args.size) as page:
                     try:
-                        report = check_lesson(page, lab, path.name, args.shots)
+                        report = check_lesson(page, lab, path.name, args.shots, size)
                     except (PlaywrightTimeout, RuntimeError) as error:
                         report = {"lesson": path.name, "error": str(error).splitlines()[0]}
                     finally:
