@@ -11,6 +11,7 @@ together (a Graphviz cluster, ``id="segment-c3"``): the segment's boundary.
 from __future__ import annotations
 
 import math
+from html import escape  # (Graphviz's HTML-like labels are XML: its escapes)
 
 from .model import RECOMPUTED, GraphModel
 
@@ -126,14 +127,14 @@ class Html(str):
 def _edge_label_with_slot(label: str, room: float, index: int) -> Html:
     """An edge's label (its shape) over a blank slot for a caption ``room`` units wide."""
     spacer = f'<TD ROWSPAN="2" WIDTH="{SLOT_PAD}"></TD>'
-    first = f'<TR>{spacer}<TD ALIGN="LEFT">{_html(label)}</TD></TR>'
+    first = f'<TR>{spacer}<TD ALIGN="LEFT">{escape(label)}</TD></TR>'
     return Html(f"{TABLE}{first}<TR>{_slot(room, index)}</TR></TABLE>")
 
 
 def _vertex_label_with_slot(lines: list, room: float, vid: str) -> Html:
     """A box's label ``lines`` over a blank line for a caption ``room`` units wide."""
     rows = "".join(
-        f"<TR><TD>{_html(part)}</TD></TR>" for line in lines for part in line.split("\n")
+        f"<TR><TD>{escape(part)}</TD></TR>" for line in lines for part in line.split("\n")
     )
     return Html(f"{TABLE}{rows}<TR>{_slot(room + SLOT_PAD, vid)}</TR></TABLE>")
 
@@ -143,14 +144,8 @@ def _slot(width: float, owner) -> str:
     Graphviz put it, and writes the caption there."""
     return (
         f'<TD FIXEDSIZE="TRUE" WIDTH="{math.ceil(width + SLOT_PAD)}" HEIGHT="{SLOT_HEIGHT}" '
-        f'BGCOLOR="transparent" ID="{SLOT_PREFIX}{_html(str(owner))}" '
+        f'BGCOLOR="transparent" ID="{SLOT_PREFIX}{escape(str(owner))}" '
         'TOOLTIP="written at each step"></TD>'
-    )
-
-
-def _html(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     )
 
 
