@@ -117,7 +117,7 @@ register_linear_jvp(
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     """Sum ``grad`` over broadcast axes so that it has ``shape`` (TVM's collapse_sum_to)."""
     shape = tuple(shape)
-    if grad.shape == shape:
+    if grad._data.shape == shape:
         return grad
     if not _broadcastable_to(shape, grad.shape):
         raise RuntimeError(

@@ -97,30 +97,34 @@ def refuse_mixed_dtypes(op: str, **operands: Tensor | None) -> None:
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     checks.tensor_arg("matmul", "input", input)
     checks.tensor_arg("matmul", "other", other)
-    refuse_mixed_complex("matmul", input, other)
-    refuse_mixed_dtypes("matmul", input=input, other=other)
-    a, b = input, other
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(
-            f"matmul: both arguments to matmul need to be at least 1D, but they are {a.ndim}D "
-            f"and {b.ndim}D"
+    if input._data.dtype != other._data.dtype:  # the errors name both dtypes
+        refuse_mixed_complex("matmul", input, other)
+        refuse_mixed_dtypes("matmul", input=input, other=other)
+    problem = _cannot_multiply(input._data.shape, other._data.shape)
+    if problem:
+        raise RuntimeError(f"matmul: {problem}")
+    return apply_op(_matmul, (input, other))
+
+
+def _cannot_multiply(a: tuple, b: tuple) -> str | None:
+    """Why ``matmul`` cannot multiply operands of shapes ``a`` and ``b`` (None: it can).
+    Read from the arrays' own shape tuples: it runs on every product."""
+    if not a or not b:
+        return (
+            f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and {len(b)}D"
         )
-    inner_a = a.shape[-1]
-    inner_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    inner_a, inner_b = a[-1], (b[0] if len(b) == 1 else b[-2])
     if inner_a != inner_b:
-        rows = a.shape[-2] if a.ndim > 1 else 1
-        cols = b.shape[-1] if b.ndim > 1 else 1
-        raise RuntimeError(
-            f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
-            f"({rows}x{inner_a} and {inner_b}x{cols})"
-        )
-    batch_mismatch = broadcast_mismatch([a.shape[:-2], b.shape[:-2]])
+        rows = a[-2] if len(a) > 1 else 1
+        cols = b[-1] if len(b) > 1 else 1
+        return f"shapes {a} and {b} cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
+    batch_mismatch = broadcast_mismatch([a[:-2], b[:-2]]) if len(a) > 2 or len(b) > 2 else None
     if batch_mismatch:
-        raise RuntimeError(
-            f"matmul: the batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} cannot be "
-            f"broadcast: {batch_mismatch} of the batch shapes"
+        return (
+            f"the batch dimensions of {a} and {b} cannot be broadcast: {batch_mismatch} of the "
+            "batch shapes"
         )
-    return apply_op(_matmul, (a, b))
+    return None
 
 
 def _check_ranks(op: str, rank: int, message: str, **named: Tensor) -> None:

@@ -115,7 +115,7 @@ def _resolve_shape(shape: tuple, numel: int, old: tuple, op: str) -> tuple:
 
 @register_op("permute", view=True)
 def _permute(x, dims):
-    return np.transpose(x, dims)
+    return x.transpose(dims)
 
 
 @register_gradient("permute")
@@ -188,8 +188,11 @@ swapaxes = transpose
 def matrix_transpose(x: Tensor) -> Tensor:
     """``x`` with its last two dims swapped, for gradient rules (their operands are at least
     2-D): the transpose op itself, without ``transpose``'s argument checks."""
-    *batch, rows, cols = range(x.ndim)
-    return apply_op(_transpose, (x,), {"dims": (*batch, cols, rows)})
+    return apply_op(_transpose, (x,), {"dims": SWAP_LAST_TWO[x._data.ndim]})
+
+
+# The dims of matrix_transpose by rank: (1, 0), (0, 2, 1), ... (made once, read per call).
+SWAP_LAST_TWO = {n: (*range(n - 2), n - 1, n - 2) for n in range(2, 65)}
 
 
 def t(input: Tensor) -> Tensor:
