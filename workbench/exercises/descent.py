@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import wraps
 
 import numpy as np
 
@@ -111,64 +112,69 @@ def with_step(step: Step, lr: float, momentum: float) -> Callable:
 
 
 # -------------------------------------------- known wrong steps, and what they miss
-def no_momentum(params, state, lr, momentum):
-    with no_grad():
-        for p in params:
-            p -= lr * p.grad
+def each_parameter(update: Callable) -> Step:
+    """A step that runs ``update(i, p, state, lr, momentum)`` on each parameter, under
+    ``no_grad`` as a step must: the loop every wrong step below shares, so that each
+    shows only its own mistake, written as a learner would write it."""
+
+    @wraps(update)
+    def step(params: list, state: dict, lr: float, momentum: float) -> None:
+        with no_grad():
+            for i, p in enumerate(params):
+                update(i, p, state, lr, momentum)
+
+    return step
 
 
-def zero_started_average(params, state, lr, momentum):
-    with no_grad():
-        for i, p in enumerate(params):
-            b = state.get(i, 0 * p.grad)
-            state[i] = b = momentum * b + (1 - momentum) * p.grad
-            p -= lr * b
+@each_parameter
+def no_momentum(i, p, state, lr, momentum):
+    p -= lr * p.grad
 
 
-def stale_velocity(params, state, lr, momentum):
-    with no_grad():
-        for i, p in enumerate(params):
-            b = state.get(i, 0 * p.grad)
-            p -= lr * b
-            state[i] = momentum * b + p.grad
+@each_parameter
+def zero_started_average(i, p, state, lr, momentum):
+    b = state.get(i, 0 * p.grad)
+    state[i] = b = momentum * b + (1 - momentum) * p.grad
+    p -= lr * b
 
 
-# The wrong steps here differ from each other by one line on purpose: each is one mistake a learner
-# makes, written as the learner would.
-def stale_velocity_from_the_gradient(params, state, lr, momentum):
-    with no_grad():
-        for i, p in enumerate(params):
-            b = state.get(i)
-            b = p.grad.clone() if b is None else b
-            p -= lr * b
-            state[i] = momentum * b + p.grad
+@each_parameter
+def stale_velocity(i, p, state, lr, momentum):
+    b = state.get(i, 0 * p.grad)
+    p -= lr * b
+    state[i] = momentum * b + p.grad
 
 
-def aliased_velocity(params, state, lr, momentum):
-    with no_grad():
-        for i, p in enumerate(params):
-            b = state.get(i)
-            b = p.grad if b is None else momentum * b + p.grad
-            state[i] = b
-            p -= lr * b
+@each_parameter
+def stale_velocity_from_the_gradient(i, p, state, lr, momentum):
+    b = state.get(i)
+    b = p.grad.clone() if b is None else b
+    p -= lr * b
+    state[i] = momentum * b + p.grad
 
 
-def aliased_velocity_updated_in_place(params, state, lr, momentum):
-    with no_grad():
-        for i, p in enumerate(params):
-            b = state.get(i)
-            if b is None:
-                state[i] = b = p.grad
-            else:
-                b.mul_(momentum).add_(p.grad)
-            p -= lr * b
+@each_parameter
+def aliased_velocity(i, p, state, lr, momentum):
+    b = state.get(i)
+    b = p.grad if b is None else momentum * b + p.grad
+    state[i] = b
+    p -= lr * b
 
 
-def lr_twice(params, state, lr, momentum):
-    with no_grad():
-        for i, p in enumerate(params):
-            state[i] = b = momentum * state.get(i, 0 * p.grad) + lr * p.grad
-            p -= lr * b
+@each_parameter
+def aliased_velocity_updated_in_place(i, p, state, lr, momentum):
+    b = state.get(i)
+    if b is None:
+        state[i] = b = p.grad
+    else:
+        b.mul_(momentum).add_(p.grad)
+    p -= lr * b
+
+
+@each_parameter
+def lr_twice(i, p, state, lr, momentum):
+    state[i] = b = momentum * state.get(i, 0 * p.grad) + lr * p.grad
+    p -= lr * b
 
 
 KNOWN_MISTAKES = (

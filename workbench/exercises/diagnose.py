@@ -243,16 +243,9 @@ def diagnose_zeros(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | 
     expected, got = as_array(expected), as_array(got)
     if np.any(got != 0) or is_close(expected, 0 * expected, rtol, atol):
         return None
-    return wrong_values(
-        "zeros",
-        what,
-        f"{what} is all zeros, but nonzero values were expected",
-        "the incoming gradient ȳ got lost on the way (multiplied by 0, or never used)",
-        expected,
-        got,
-        rtol,
-        atol,
-    )
+    observation = f"{what} is all zeros, but nonzero values were expected"
+    advice = "the incoming gradient ȳ got lost on the way (multiplied by 0, or never used)"
+    return wrong_values("zeros", what, observation, advice, expected, got, rtol, atol)
 
 
 def diagnose_no_upstream(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL):
@@ -262,17 +255,12 @@ def diagnose_no_upstream(what: str, expected, got, upstream, rtol=RTOL, atol=ATO
     expected, got, upstream = as_array(expected), as_array(got), as_array(upstream)
     if upstream.shape != got.shape or not is_close(expected, got * upstream, rtol, atol):
         return None
-    return wrong_values(
-        "no_upstream",
-        what,
-        f"{what} is the local derivative alone",
+    observation = f"{what} is the local derivative alone"
+    advice = (
         "multiply it by ȳ (the grad argument), the gradient arriving from above: "
-        "that is the chain rule",
-        expected,
-        got,
-        rtol,
-        atol,
+        "that is the chain rule"
     )
+    return wrong_values("no_upstream", what, observation, advice, expected, got, rtol, atol)
 
 
 def diagnose_sign(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | None:
@@ -280,16 +268,9 @@ def diagnose_sign(what: str, expected, got, rtol=RTOL, atol=ATOL) -> Finding | N
     expected, got = as_array(expected), as_array(got)
     if not is_close(-expected, got, rtol, atol):
         return None
-    finding = wrong_values(
-        "sign",
-        what,
-        f"every element of {what} has the wrong sign",
-        "check the sign of your formula (a minus sign missing, or one too many)",
-        expected,
-        got,
-        rtol,
-        atol,
-    )
+    observation = f"every element of {what} has the wrong sign"
+    advice = "check the sign of your formula (a minus sign missing, or one too many)"
+    finding = wrong_values("sign", what, observation, advice, expected, got, rtol, atol)
     finding.details["factor"] = -1.0
     return finding
 
@@ -320,17 +301,11 @@ def diagnose_conjugated(
             "reciprocal: either a conj is in the wrong place (one too many, or one "
             "missing), or a ratio is upside down (|z| / z where z / |z| is meant)"
         )
-    return wrong_values(
-        "conjugate",
-        what,
+    observation = (
         f"{what} is the complex conjugate of the expected value: every imaginary part has "
-        "the wrong sign",
-        advice,
-        expected,
-        got,
-        rtol,
-        atol,
+        "the wrong sign"
     )
+    return wrong_values("conjugate", what, observation, advice, expected, got, rtol, atol)
 
 
 def local_has_modulus_one(expected: np.ndarray, upstream, rtol=RTOL) -> bool:
@@ -359,17 +334,12 @@ def diagnose_conjugate(what: str, expected, got, upstream, rtol=RTOL, atol=ATOL)
     local = expected / upstream  # conj(f′(z)), element by element
     if not is_close(upstream * np.conj(local), got, rtol, atol):
         return None
-    return wrong_values(
-        "conjugate",
-        what,
-        f"{what} is ȳ times the derivative, not ȳ times its conjugate",
+    observation = f"{what} is ȳ times the derivative, not ȳ times its conjugate"
+    advice = (
         "for complex inputs the gradient is ȳ · conj(f′(z)): wrap the derivative in "
-        "wb.conj(...), as PyTorch's rules do",
-        expected,
-        got,
-        rtol,
-        atol,
+        "wb.conj(...), as PyTorch's rules do"
     )
+    return wrong_values("conjugate", what, observation, advice, expected, got, rtol, atol)
 
 
 # Each diagnosis ends in the same Finding call (what, its sentences, expected, got, the tolerances):
@@ -448,16 +418,9 @@ def diagnose_upstream_only(what: str, expected, got, upstream, rtol=RTOL, atol=A
         return None
     if is_close(expected, upstream, rtol, atol):
         return None
-    return wrong_values(
-        "upstream_only",
-        what,
-        f"{what} is ȳ itself, passed on unchanged",
-        f"the chain rule multiplies ȳ by the local derivative ∂y/∂{input_name(what) or 'x'}",
-        expected,
-        got,
-        rtol,
-        atol,
-    )
+    observation = f"{what} is ȳ itself, passed on unchanged"
+    advice = f"the chain rule multiplies ȳ by the local derivative ∂y/∂{input_name(what) or 'x'}"
+    return wrong_values("upstream_only", what, observation, advice, expected, got, rtol, atol)
 
 
 def diagnose_swapped(what: str, expected, got, others: dict, rtol=RTOL, atol=ATOL):
@@ -468,17 +431,12 @@ def diagnose_swapped(what: str, expected, got, others: dict, rtol=RTOL, atol=ATO
         if theirs is None or is_close(expected, as_array(theirs), rtol, atol):
             continue
         if is_close(as_array(theirs), got, rtol, atol):
-            return wrong_values(
-                "swapped",
-                what,
-                f"{what} is the gradient that {other} should get",
+            observation = f"{what} is the gradient that {other} should get"
+            advice = (
                 "each input's gradient has its own formula: check which input each one "
-                "uses, and that the list holds them in the order of the inputs",
-                expected,
-                got,
-                rtol,
-                atol,
+                "uses, and that the list holds them in the order of the inputs"
             )
+            return wrong_values("swapped", what, observation, advice, expected, got, rtol, atol)
     return None
 
 
@@ -491,17 +449,12 @@ def diagnose_applied_again(what: str, expected, got, again, op_name: str, rtol=R
     if not is_close(again, got, rtol, atol) or is_close(expected, again, rtol, atol):
         return None
     name = input_name(what) or "x"
-    return wrong_values(
-        "applied_again",
-        what,
-        f"{what} is what the rule gives at {op_name}(y), not at y",
+    observation = f"{what} is what the rule gives at {op_name}(y), not at y"
+    advice = (
         f"orig.out is already the output y = {op_name}({name}): use it as it is, without "
-        f"applying {op_name} to it again",
-        expected,
-        got,
-        rtol,
-        atol,
+        f"applying {op_name} to it again"
     )
+    return wrong_values("applied_again", what, observation, advice, expected, got, rtol, atol)
 
 
 def diagnose_real_part_only(what: str, expected, got, rtol=RTOL, atol=ATOL):
@@ -514,17 +467,12 @@ def diagnose_real_part_only(what: str, expected, got, rtol=RTOL, atol=ATOL):
     if not is_close(expected.real, got.real, rtol, atol):
         return None
     name = input_name(what) or "z"
-    return wrong_values(
-        "real_part_only",
-        what,
-        f"{what} has the right real parts but no imaginary part",
+    observation = f"{what} has the right real parts but no imaginary part"
+    advice = (
         f"the gradient of a complex {name} is ∂L/∂(Re {name}) + i·∂L/∂(Im {name}): "
-        f"add the imaginary part, ∂L/∂(Im {name})",
-        expected,
-        got,
-        rtol,
-        atol,
+        f"add the imaginary part, ∂L/∂(Im {name})"
     )
+    return wrong_values("real_part_only", what, observation, advice, expected, got, rtol, atol)
 
 
 # ------------------------------------------------------------------ helpers

@@ -91,42 +91,52 @@ def value_finding(got: np.ndarray) -> Finding | None:
     return compare(what, expected, got)
 
 
-# Its findings are built as value_finding's are: alike in shape only, each observation and
-# advice names its own mistake.
 def gradient_finding(got: np.ndarray | None) -> Finding | None:
     """A wrong x.grad: the NaN of the untaken branch, an infinity at the boundary, or
     what :func:`compare` finds."""
     expected = expected_gradient(POINTS)
-    what = "your gradient"
-    if got is None:
-        return compare(what, expected, None)
-    if got.shape == expected.shape:
-        nan = np.isnan(got)
-        if nan.any() and (POINTS[nan] <= 0).all():
-            observation = (
-                f"{what} is NaN at x = {points_text(POINTS[nan])}, where wb.where takes "
-                "its 0 branch: the untaken branch sqrt(x) still ran there, and backward "
-                "still goes through it: 0 (what where sends it) times sqrt's slope "
-                "1 / (2√x), infinite at 0 and NaN below, is NaN"
-            )
-            advice = (
-                "keep the unsafe op away from those x before it runs: give it a harmless "
-                "input there, safe = wb.where(x > 0, x, 1), and take safe.sqrt()"
-            )
-            return Finding("untaken_branch", what, observation, advice, expected, got, nan)
-        infinite = np.isinf(got)
-        if infinite.any() and (POINTS[infinite] == 0).all():
-            observation = (
-                f"{what} is {number(got[infinite][0])} at the boundary x = 0, where 0 was "
-                "expected: sqrt's infinite slope at 0 got through (a clamp(min=0) passes "
-                "the gradient at its boundary, and so does a test x >= 0)"
-            )
-            advice = (
-                "at x = 0 the 0 branch is taken: test x > 0, and give sqrt a harmless input "
-                "there (safe = wb.where(x > 0, x, 1))"
-            )
-            return Finding("boundary", what, observation, advice, expected, got, infinite)
-    return compare(what, expected, got)
+    if got is None or got.shape != expected.shape:
+        return compare("your gradient", expected, got)
+    return (
+        untaken_branch_finding(got, expected)
+        or boundary_finding(got, expected)
+        or compare("your gradient", expected, got)
+    )
+
+
+def untaken_branch_finding(got: np.ndarray, expected: np.ndarray) -> Finding | None:
+    """NaN only where x ≤ 0: backward went through the sqrt of the branch not taken."""
+    nan = np.isnan(got)
+    if not (nan.any() and (POINTS[nan] <= 0).all()):
+        return None
+    observation = (
+        f"your gradient is NaN at x = {points_text(POINTS[nan])}, where wb.where takes "
+        "its 0 branch: the untaken branch sqrt(x) still ran there, and backward "
+        "still goes through it: 0 (what where sends it) times sqrt's slope "
+        "1 / (2√x), infinite at 0 and NaN below, is NaN"
+    )
+    advice = (
+        "keep the unsafe op away from those x before it runs: give it a harmless "
+        "input there, safe = wb.where(x > 0, x, 1), and take safe.sqrt()"
+    )
+    return Finding("untaken_branch", "your gradient", observation, advice, expected, got, nan)
+
+
+def boundary_finding(got: np.ndarray, expected: np.ndarray) -> Finding | None:
+    """An infinity only at x = 0: sqrt's slope there got through a clamp or a test x >= 0."""
+    infinite = np.isinf(got)
+    if not (infinite.any() and (POINTS[infinite] == 0).all()):
+        return None
+    advice = (
+        "at x = 0 the 0 branch is taken: test x > 0, and give sqrt a harmless input "
+        "there (safe = wb.where(x > 0, x, 1))"
+    )
+    observation = (
+        f"your gradient is {number(got[infinite][0])} at the boundary x = 0, where 0 was "
+        "expected: sqrt's infinite slope at 0 got through (a clamp(min=0) passes "
+        "the gradient at its boundary, and so does a test x >= 0)"
+    )
+    return Finding("boundary", "your gradient", observation, advice, expected, got, infinite)
 
 
 def points_text(points: np.ndarray) -> str:

@@ -193,8 +193,7 @@ def peak_advice(run: Measurement, runs: list) -> tuple:
     diagnoses = (
         not_a_number,
         stale_peak,
-        held_before_counted,
-        freed_graph,
+        held_bytes_counted,
         same_for_every_count,
         in_kib,
         forward_alone,
@@ -227,27 +226,22 @@ def stale_peak(run: Measurement, runs: list) -> str | None:
     )
 
 
-def held_before_counted(run: Measurement, runs: list) -> str | None:
-    """The bytes another graph held before the step were counted as the step's."""
-    if run.start == 0 or run.got != run.expected + run.start:
-        return None
-    return (
-        f"you measured {kib(run.got)}, which counts the {kib(run.start)} another graph already "
-        f"held; the step itself saved at most {kib(run.expected)}. Subtract "
-        "saved_memory().current taken before the step"
-    )
-
-
-# Each mistake's test and sentence share a shape with held_before_counted's: alike in shape only.
-def freed_graph(run: Measurement, runs: list) -> str | None:
-    """What is held after backward (the current bytes, or a peak reset after the step)."""
-    if run.got not in (0, run.start) or run.expected == 0:
-        return None
-    return (
-        f"you measured {kib(run.got)}: that is what is still held once backward has freed the "
-        f"graph, and the step's peak came before, at {kib(run.expected)}. Read "
-        "saved_memory().peak after the step, with the peak reset before the step (not after)"
-    )
+def held_bytes_counted(run: Measurement, runs: list) -> str | None:
+    """Bytes held outside the step's peak were measured: another graph's, held before the
+    step and counted as the step's, or the graph's own once backward had freed it."""
+    if run.start != 0 and run.got == run.expected + run.start:
+        return (
+            f"you measured {kib(run.got)}, which counts the {kib(run.start)} another graph "
+            f"already held; the step itself saved at most {kib(run.expected)}. Subtract "
+            "saved_memory().current taken before the step"
+        )
+    if run.got in (0, run.start) and run.expected != 0:
+        return (
+            f"you measured {kib(run.got)}: that is what is still held once backward has freed "
+            f"the graph, and the step's peak came before, at {kib(run.expected)}. Read "
+            "saved_memory().peak after the step, with the peak reset before the step (not after)"
+        )
+    return None
 
 
 def same_for_every_count(run: Measurement, runs: list) -> str | None:

@@ -84,25 +84,34 @@ def _in_dims(in_dims, args: tuple, name: str) -> tuple:
 
 def _spread(dim, arg):
     """``dim`` for every tensor in ``arg`` (a tensor, or a tuple/list/dict of them)."""
-    if isinstance(arg, dict):
-        if isinstance(dim, dict):
-            if dim.keys() != arg.keys():
-                raise ValueError(
-                    f"vmap: in_dims {dim} is not compatible with the structure of an input "
-                    f"with the keys {list(arg)}."
-                )
-            return {key: _spread(dim[key], a) for key, a in arg.items()}
-        return {key: _spread(dim, a) for key, a in arg.items()}
-    if isinstance(arg, (tuple, list)):
-        if isinstance(dim, (tuple, list)):
-            if len(dim) != len(arg):
-                raise ValueError(
-                    f"vmap: in_dims {dim} is not compatible with the structure of an input "
-                    f"of {len(arg)} entries."
-                )
-            return type(arg)(_spread(d, a) for d, a in zip(dim, arg))
-        return type(arg)(_spread(dim, a) for a in arg)
-    return dim
+    return _over_structure(dim, arg, lambda _, leaf_dim: leaf_dim, _in_dims_mismatch)
+
+
+def _in_dims_mismatch(dims, arg) -> str:
+    entries = f"with the keys {list(arg)}" if isinstance(arg, dict) else f"of {len(arg)} entries"
+    return f"vmap: in_dims {dims} is not compatible with the structure of an input {entries}."
+
+
+def _over_structure(dims, values, leaf: Callable, mismatch: Callable):
+    """``leaf(value, dim)`` for every leaf of ``values`` (nested tuples, lists and dicts),
+    each with its own dim: a tuple/list (or dict) of dims goes entry by entry (key by key)
+    over a tuple/list (dict) of values, any other dim stands for every entry below it.
+
+    One walk for in_dims over the inputs and out_dims over the outputs, as PyTorch pairs
+    both; ``mismatch(dims, values)`` is the message of the ValueError for a container of
+    dims that does not fit its values (PyTorch words it differently for each)."""
+    if isinstance(values, (tuple, list)):
+        if not isinstance(dims, (tuple, list)):
+            return type(values)(_over_structure(dims, v, leaf, mismatch) for v in values)
+        if len(dims) != len(values):
+            raise ValueError(mismatch(dims, values))
+        return type(values)(_over_structure(d, v, leaf, mismatch) for d, v in zip(dims, values))
+    if isinstance(values, dict):
+        per_key = dims if isinstance(dims, dict) else dict.fromkeys(values, dims)
+        if per_key.keys() != values.keys():
+            raise ValueError(mismatch(dims, values))
+        return {key: _over_structure(per_key[key], v, leaf, mismatch) for key, v in values.items()}
+    return leaf(values, dims)
 
 
 def _map(function, args, dims):
@@ -218,37 +227,30 @@ def _reaches_outside(out: Tensor, level: int) -> bool:
 
 
 def _unbatched_outputs(outputs, out_dims, level: int, size: int, name: str):
-    # (Shaped as _spread's check of in_dims above; PyTorch's messages for in_dims and
-    # out_dims differ, so the two stay apart.)
-    if isinstance(outputs, (tuple, list)):
-        if isinstance(out_dims, (tuple, list)):
-            if len(out_dims) != len(outputs):
-                raise ValueError(
-                    f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-                    f"compatible with the structure of `outputs`: {len(out_dims)} out_dims "
-                    f"for {len(outputs)} outputs."
-                )
-            return type(outputs)(
-                _unbatched_outputs(o, d, level, size, name) for o, d in zip(outputs, out_dims)
-            )
-        return type(outputs)(_unbatched_outputs(o, out_dims, level, size, name) for o in outputs)
+    """Each output tensor's batch, its batch dim where out_dims puts it."""
+    unbatched = functools.partial(_unbatched_output, level=level, size=size, name=name)
+    mismatch = functools.partial(_out_dims_mismatch, name)
+    return _over_structure(out_dims, outputs, unbatched, mismatch)
+
+
+def _out_dims_mismatch(name: str, out_dims, outputs) -> str:
     if isinstance(outputs, dict):
-        dims = out_dims if isinstance(out_dims, dict) else dict.fromkeys(outputs, out_dims)
-        if dims.keys() != outputs.keys():
-            raise ValueError(
-                f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-                f"compatible with the structure of `outputs`: keys {list(dims)} for the "
-                f"outputs {list(outputs)}."
-            )
-        return {
-            key: _unbatched_outputs(o, dims[key], level, size, name) for key, o in outputs.items()
-        }
-    if not isinstance(outputs, Tensor):
+        what = f"keys {list(out_dims)} for the outputs {list(outputs)}"
+    else:
+        what = f"{len(out_dims)} out_dims for {len(outputs)} outputs"
+    return (
+        f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
+        f"the structure of `outputs`: {what}."
+    )
+
+
+def _unbatched_output(out, out_dim, level: int, size: int, name: str) -> Tensor:
+    if not isinstance(out, Tensor):
         raise ValueError(
             f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-            f"{type(outputs)}. Did you mean to set out_dims= to None for output?"
+            f"{type(out)}. Did you mean to set out_dims= to None for output?"
         )
-    return _unbatched(outputs, out_dims, level, size, name)
+    return _unbatched(out, out_dim, level, size, name)
 
 
 def _unbatched(out: Tensor, out_dim, level: int, size: int, name: str) -> Tensor:

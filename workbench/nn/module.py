@@ -329,18 +329,19 @@ class Module:
         """``('fc1.weight', Parameter)`` pairs; a shared parameter appears once."""
         return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
-
-    # named_buffers/buffers mirror named_parameters/parameters on purpose, as in PyTorch: both are
-    # _named_members, each with its own name and signature.
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
+        """``('bn.running_mean', Tensor)`` pairs; a shared buffer appears once."""
         return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """``named_parameters()`` without the names."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """``named_buffers()`` without the names."""
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
 
