@@ -1366,7 +1366,10 @@ def _handed_back(other) -> bool:
     ``x.__radd__``) and ``x < array`` end in Python's TypeError, as in PyTorch; ``array /
     x`` is PyTorch's ``x.reciprocal() * array``. ``==`` and ``!=`` read the array (see
     ``_compared_elementwise``); a numpy number (``np.float64(2.0) + x``) is a number."""
-    return _is_sequence(other) or isinstance(other, np.ndarray)
+    return isinstance(other, HANDED_BACK)
+
+
+HANDED_BACK = (list, tuple, np.ndarray)  # (one isinstance: it runs on every operator call)
 
 
 def _compared_elementwise(other) -> bool:
