@@ -414,11 +414,19 @@ def _per_output(rows: list, outputs: list, inputs: list) -> list:
     jacobians, start = [], 0
     for o in outputs:
         count = o.numel()
-        jacobians.append(
-            [r[start : start + count].reshape(*o.shape, *x.shape) for r, x in zip(rows, inputs)]
-        )
+        shapes = [(*o.shape, *x.shape) for x in inputs]
+        jacobians.append([_cut(r, start, count, shape) for r, shape in zip(rows, shapes)])
         start += count
     return jacobians
+
+
+def _cut(rows: Tensor, start: int, count: int, shape: tuple) -> Tensor:
+    """Rows ``start`` to ``start + count`` of ``rows``, shaped ``shape``: no slice when
+    they are all of them (one output), no reshape when they have that shape already (a
+    vector's Jacobian by a vector), so the common case costs no op."""
+    if rows.shape[0] != count:
+        rows = rows[start : start + count]
+    return rows if tuple(rows.shape) == shape else rows.reshape(shape)
 
 
 def _looped_rows(level: _Level, outputs: list, inputs: list, basis: list) -> list:
