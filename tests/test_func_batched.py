@@ -75,9 +75,22 @@ def test_hessian_runs_one_forward_and_one_backward(monkeypatch):
     counts, calls = _counted(monkeypatch), []
     f = _f_counting(calls, wb.tensor(w))
     ours = hessian(lambda v: f(v).sum())(wb.tensor(x))
-    assert (len(calls), counts["backward"]) == (1, 1)
-    assert counts["looped rows"] == counts["looped columns"] == 0
+    assert (len(calls), counts["backward"], counts["looped columns"]) == (1, 1, 0)
     theirs = tf.hessian(lambda t: ((torch.from_numpy(w) @ t).tanh() * t).sum())(torch.from_numpy(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_a_scalar_output_is_one_backward_pass_without_a_vmap(monkeypatch):
+    """One row of the basis is one backward pass: jacrev takes it as the loop does, not
+    through a vmap of one example (hessian's inner jacrev, forward over reverse)."""
+    w, x = _w_and_x()
+    counts, calls = _counted(monkeypatch), []
+    f = _f_counting(calls, wb.tensor(w))
+    vmaps = []
+    monkeypatch.setattr(reverse, "through_vmap", lambda *a: vmaps.append(a))
+    ours = jacrev(lambda v: f(v).sum())(wb.tensor(x))
+    assert (len(calls), counts["backward"], counts["looped rows"], len(vmaps)) == (1, 1, 1, 0)
+    theirs = tf.jacrev(lambda t: ((torch.from_numpy(w) @ t).tanh() * t).sum())(torch.from_numpy(x))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
 
 

@@ -115,6 +115,22 @@ def test_linearize_matches_torch_func(fwd):
     _close(ours_fn(u * 2), theirs_fn(tu * 2))
 
 
+@pytest.mark.parametrize("weight_first", [True, False])
+def test_a_constant_matmul_operand_moves_by_a_zero_that_meets_an_inf_as_torch(fwd, weight_first):
+    """PyTorch's matmul JVP keeps the term of an operand without a tangent (0 @ x): where
+    x holds an inf, the tangent is NaN there, not W @ ẋ alone. Leaving the term out would
+    be faster and differ from PyTorch (pinned: a speed change once tried it)."""
+    w, x, t = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([np.inf, 1.0]), np.array([0.0, 1.0])
+
+    def f(v, m):
+        return m @ v if weight_first else v @ m
+
+    ours = fwd.jvp(lambda v: f(v, wb.tensor(w)), (wb.tensor(x),), (wb.tensor(t),))
+    theirs = tf.jvp(lambda v: f(v, torch.tensor(w)), (torch.tensor(x),), (torch.tensor(t),))
+    assert np.isnan(theirs[1].numpy()).all()
+    _close(ours, theirs)
+
+
 def _error(fn):
     try:
         fn()

@@ -73,6 +73,32 @@ def test_a_grad_inside_a_vmap_inside_a_grad_with_a_parameter_closed_over():
     compare(program)
 
 
+def test_per_example_gradients_through_a_parameter_closed_over_then_backward():
+    """``w`` is closed over, not watched: the batched calls that read it have no edge to
+    it on the vmap's tape, yet the gradients depend on it for the tape outside, so the
+    inner backward pass must be recorded there (``batching.mark_seen_outside``)."""
+
+    def program(lib, func):
+        w = lib.tensor(2.5, requires_grad=True)
+        grads = func.vmap(func.grad(lambda x: x.sin() * w))(lib.tensor(W))
+        (grads**2).sum().backward()
+        return {"grads": grads, "w.grad": w.grad}
+
+    compare(program)
+
+
+def test_grad_of_per_example_gradients_of_a_custom_function():
+    """The Function's node is all the inner grad sees of the batch's outer history: its
+    gradient is recorded for the outer grad (6x, not 0)."""
+
+    def program(lib, func):
+        cube = _cube(lib)
+        inner = func.vmap(func.grad(cube.apply))
+        return {"grad": func.grad(lambda xs: inner(xs).sum())(lib.tensor(W))}
+
+    compare(program)
+
+
 def test_an_argument_not_batched_watched_inside_the_vmap_leaves_no_history():
     """A grad opened inside the vmap watches ``w``, given unbatched: its leaf is an input
     of the rules' ops, but outside the vmap it is no tensor at all."""

@@ -28,12 +28,18 @@ def one_hots(like: list) -> list:
     back into one tensor per ``like``, each of its shape and dtype (so each tensor's
     block holds n rows), on its device. For one tensor, the rows of an identity matrix."""
     count = sum(t.numel() for t in like)
-    identity, start, blocks = np.eye(count), 0, []
+    dtype = np.result_type(*(t._data.dtype for t in like))  # (one tensor's: no cast below)
+    identity, start, blocks = np.eye(count, dtype=dtype), 0, []
     for t in like:
-        block = identity[:, start : start + t.numel()].astype(t._data.dtype)
-        blocks.append(Tensor._make(block.reshape(count, *t.shape)).to(t.device))
+        block = identity[:, start : start + t.numel()].astype(t._data.dtype, copy=False)
+        blocks.append(_on(Tensor._make(block.reshape(count, *t.shape)), t.device))
         start += t.numel()
     return blocks
+
+
+def _on(block: Tensor, device) -> Tensor:
+    """``block`` (built on the CPU) on ``device``; ``to`` only when it must move."""
+    return block if device.type == "cpu" else block.to(device)
 
 
 def check_chunk_size(chunk_size, api: str) -> None:

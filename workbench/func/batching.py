@@ -173,8 +173,27 @@ def _record(op, inputs: tuple, attrs, result: Tensor, on_tape: list):
     it gets no edge on this level's tape (see ``vmap.py``)."""
     needs_grad = any(flag and x.requires_grad for x, flag in zip(inputs, on_tape))
     if records_node(op, needs_grad, result):  # not when result is an integer or bool
-        return OpNode(op, inputs, attrs, result, tuple(on_tape))
+        return mark_seen_outside(OpNode(op, inputs, attrs, result, tuple(on_tape)), inputs, on_tape)
     return None
+
+
+def mark_seen_outside(node, inputs, on_tape: list):
+    """``node``, marked ``seen_outside`` when the levels outside the vmap see its call
+    through the rule: an input on their tape has no edge here (a tensor closed over that
+    requires grad), or a batch behind an input is on their tape. A grad transform opened
+    inside the vmap reads the mark (``reverse._Level.differentiated_outside``): its
+    backward pass must then be recorded for them, which its own tape cannot tell."""
+    if any(_seen_by_outer_tape(x, edge) for x, edge in zip(inputs, on_tape)):
+        node.__dict__["seen_outside"] = True
+    return node
+
+
+def _seen_by_outer_tape(x, edge: bool) -> bool:
+    if not isinstance(x, Tensor):
+        return False
+    if x.requires_grad and not edge:
+        return True
+    return type(x._data) is B.BatchedArray and x._data.on_outer_tape
 
 
 # ------------------------------------------------------------------ helpers
@@ -751,6 +770,9 @@ def batched_function(cls, args: tuple, kwargs: dict):
     with forward_ad.suspended():  # the tangents are the batched tensors' (finish: cls.jvp)
         batch_rule.apply(*(_outer_part(a, f) for a, f in zip(args, flags)))
     outputs = finish(cls, ctx, args, ran["outputs"])
+    for out in outputs if isinstance(outputs, tuple) else (outputs,):
+        if isinstance(out, Tensor) and out.grad_fn is not None:
+            mark_seen_outside(out.grad_fn, args, on_tape)
     if forward_ad.LEVELS:  # the batches get the tangents cls.jvp gave the outputs
         _carry_tangents(outputs, level)
     return outputs

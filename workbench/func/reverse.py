@@ -84,7 +84,7 @@ class _Level:
     def __init__(self) -> None:
         self.leaves: list[Tensor] = []
         self.records_outside = state.grad_mode.records  # the caller's grad mode
-        self.under_vmap = self.records_outside and bool(state.transforms.levels)
+        self.under_vmap = bool(state.transforms.levels)
 
     def watch(self, x):
         """``x`` (a tensor, or a tuple/list/dict of them) on a fresh spot of the graph."""
@@ -108,17 +108,29 @@ class _Level:
             args[p] = self.watch(args[p])
         return args
 
-    def reaches_outside(self, tensors) -> bool:
+    def reaches_outside(self, tensors, *, through_rules: bool = False) -> bool:
         """Whether the history of one of ``tensors`` reaches a tensor that requires grad
-        outside this level (a tensor closed over, an argument on the tape)."""
+        outside this level (a tensor closed over, an argument on the tape); with
+        ``through_rules``, also whether a vmap's batched call on it is seen by the levels
+        outside that vmap through its rule (``batching.mark_seen_outside``: their tensors
+        have no edge on this tape)."""
         if not self.records_outside:
             return False
         own = {id(leaf) for leaf in self.leaves}
         roots = [edge_of(t)[0] for t in tensors if isinstance(t, Tensor) and t.requires_grad]
         return any(
-            isinstance(node, AccumulateGrad) and id(node.variable) not in own
+            (isinstance(node, AccumulateGrad) and id(node.variable) not in own)
+            or (through_rules and "seen_outside" in node.__dict__)
             for node in walk(roots)
         )
+
+    def differentiated_outside(self, tensors) -> bool:
+        """Whether a level outside this one differentiates what is computed from
+        ``tensors``: the backward pass is then recorded (``create_graph``). Under a vmap
+        the levels outside it see its batched calls through their rules, not on this
+        tape, so their marks are read too; a vmap that batches only what no outer level
+        differentiates (``jacfwd``'s tangents: ``hessian``) records nothing."""
+        return self.reaches_outside(tensors, through_rules=self.under_vmap)
 
     def release(self, value):
         """What the transform hands back: ``value`` with its history where it reaches
@@ -189,7 +201,7 @@ def _gradients(level: _Level, outputs: list, inputs: list, cotangents: list | No
         inputs,
         cotangents,
         retain_graph=True,
-        create_graph=level.reaches_outside(reached + (cotangents or [])) or level.under_vmap,
+        create_graph=level.differentiated_outside(reached + (cotangents or [])),
         allow_unused=True,
     )
     return [zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
@@ -370,10 +382,12 @@ def jacrev(
 def _rows(level: _Level, outputs: list, inputs: list, chunk_size: int | None) -> list:
     """The Jacobian of each of ``outputs`` w.r.t. each of ``inputs`` (a list per output):
     one batched backward pass where it can be taken, else one backward pass per row
-    (``_looped_rows``)."""
+    (``_looped_rows``). A scalar output (one row: a gradient, the inside of ``hessian``)
+    is one backward pass either way; it runs without a vmap, whose batching rules would
+    only wrap every op of it once more."""
     on_cpu = all(t.device.type == "cpu" for t in (*outputs, *inputs))  # vmap's only device
     basis = one_hots(outputs)
-    if basis[0].shape[0] and on_cpu and not level.reaches_outside(outputs):
+    if basis[0].shape[0] > 1 and on_cpu and not level.reaches_outside(outputs):
         try:
             rows = _batched_rows(level, outputs, inputs, basis, chunk_size)
         except RuntimeError as error:
@@ -400,11 +414,19 @@ def _per_output(rows: list, outputs: list, inputs: list) -> list:
     jacobians, start = [], 0
     for o in outputs:
         count = o.numel()
-        jacobians.append(
-            [r[start : start + count].reshape(*o.shape, *x.shape) for r, x in zip(rows, inputs)]
-        )
+        shapes = [(*o.shape, *x.shape) for x in inputs]
+        jacobians.append([_cut(r, start, count, shape) for r, shape in zip(rows, shapes)])
         start += count
     return jacobians
+
+
+def _cut(rows: Tensor, start: int, count: int, shape: tuple) -> Tensor:
+    """Rows ``start`` to ``start + count`` of ``rows``, shaped ``shape``: no slice when
+    they are all of them (one output), no reshape when they have that shape already (a
+    vector's Jacobian by a vector), so the common case costs no op."""
+    if rows.shape[0] != count:
+        rows = rows[start : start + count]
+    return rows if tuple(rows.shape) == shape else rows.reshape(shape)
 
 
 def _looped_rows(level: _Level, outputs: list, inputs: list, basis: list) -> list:
