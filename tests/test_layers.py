@@ -135,3 +135,16 @@ def test_viz_never_imports_widgets():
         if a.startswith("workbench.viz") and b.startswith("workbench.widgets")
     )
     assert found == []
+
+
+def test_every_layer_folder_says_what_it_holds_and_may_import():
+    """From the tree alone (issue 35, point 1): each folder of ``workbench/`` is a layer
+    with a README of a few lines that names what it may import."""
+    folders = [p for p in PACKAGE.iterdir() if (p / "__init__.py").exists()]
+    assert len(folders) >= 10, folders
+    for folder in folders:
+        readme = folder / "README.md"
+        assert readme.exists(), f"{folder.name}/ has no README.md"
+        assert "May import" in readme.read_text(), (
+            f"{folder.name}/README.md says nothing of its imports"
+        )
