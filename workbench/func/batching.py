@@ -184,7 +184,7 @@ def mark_seen_outside(node, inputs, on_tape: list):
     inside the vmap reads the mark (``reverse._Level.differentiated_outside``): its
     backward pass must then be recorded for them, which its own tape cannot tell."""
     if any(_seen_by_outer_tape(x, edge) for x, edge in zip(inputs, on_tape)):
-        node.__dict__["seen_outside"] = True
+        node.seen_outside = True
     return node
 
 

@@ -120,7 +120,7 @@ class _Level:
         roots = [edge_of(t)[0] for t in tensors if isinstance(t, Tensor) and t.requires_grad]
         return any(
             (isinstance(node, AccumulateGrad) and id(node.variable) not in own)
-            or (through_rules and "seen_outside" in node.__dict__)
+            or (through_rules and node.seen_outside)
             for node in walk(roots)
         )
 

@@ -64,6 +64,9 @@ class Node:
     # True once a hook of any kind (or retain_grad) may run at this node: the engine asks
     # this one question and looks for hooks only where it is True.
     _hooked = False
+    # True for a vmap's batched call that the levels outside the vmap see through its rule
+    # (set by func/batching.py's mark_seen_outside, read by func/reverse.py).
+    seen_outside = False
 
     def __init__(self) -> None:
         self.next_functions: tuple = ()
