@@ -60,7 +60,9 @@ def public_names(module) -> list[str]:
 
 
 def tensor_names(tensor_class) -> list[str]:
-    return sorted(n for n in dir(tensor_class) if not n.startswith("_"))
+    """Its public names; a refused method (``Tensor.topk``) is in ``dir`` but not there."""
+    public = [n for n in dir(tensor_class) if not n.startswith("_")]
+    return sorted(n for n in public if hasattr(tensor_class, n))
 
 
 def split_by_pytorch(names: list[str], theirs) -> tuple[list[str], list[str]]:

@@ -738,3 +738,16 @@ def test_equality_with_a_numpy_array_answers_as_pytorch_but_for_a_silent_true(ki
         assert isinstance(got, wb.Tensor) and got.tolist() == expected.tolist()
     if kind != "a numpy number":  # PyTorch's quirk, pinned: a PyTorch that fixes it is noticed
         assert theirs == [True, True]
+
+
+def test_refused_methods_are_descriptors_and_tensor_has_no_getattr():
+    """PyTorch's methods that the workbench refuses are ``Refused`` descriptors, exactly
+    the ``Tensor.*`` names of torch_alias.REFUSED. Not a ``__getattr__`` on Tensor: with
+    one, Python 3.11 cannot specialise a tensor's attribute reads, and every op pays."""
+    from workbench.compat.torch_alias import REFUSED
+    from workbench.core.tensor import Refused
+
+    assert "__getattr__" not in vars(Tensor)
+    refused = {name for name, value in vars(Tensor).items() if isinstance(value, Refused)}
+    listed = {name.removeprefix("Tensor.") for name in REFUSED if name.startswith("Tensor.")}
+    assert refused == listed

@@ -103,6 +103,24 @@ def add_hook(hooks: dict | None, fn: Callable) -> tuple[dict, RemovableHandle]:
 _new_object = object.__new__
 
 
+class Refused:
+    """A PyTorch tensor method the workbench does not have: reading it raises PyTorch's
+    AttributeError with the reason, from the class or from a tensor.
+
+    A descriptor per refused name, not a ``__getattr__`` on Tensor: with ``__getattr__``
+    on its class, Python 3.11 cannot specialise the attribute reads of a tensor
+    (``x._data``, ``x._grad_fn``...), of which every op makes dozens (callgrind counted
+    8% more instructions per op of bench_overhead.py with it)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, tensor, owner=None):
+        from ..compat.torch_alias import missing_tensor_attribute
+
+        raise AttributeError(missing_tensor_attribute(self.name))
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
@@ -461,12 +479,9 @@ class Tensor:
             )
         return bool(self.item())
 
-    def __getattr__(self, name: str):
-        """Runs only for a name a Tensor lacks: PyTorch's AttributeError, with the reason
-        where the workbench refuses a method PyTorch has (docs/pytorch_compatibility.md)."""
-        from ..compat.torch_alias import missing_tensor_attribute
-
-        raise AttributeError(missing_tensor_attribute(name))
+    # PyTorch's methods that the workbench refuses, each an AttributeError with the reason
+    # (docs/pytorch_compatibility.md; torch_alias.REFUSED lists them as "Tensor.name").
+    topk, sort, argsort = Refused(), Refused(), Refused()
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
