@@ -95,7 +95,8 @@ class AnomalyMode:
     per thread, and read through :func:`anomaly_checks_nan`.
     """
 
-    enabled = False
+    def __init__(self) -> None:
+        self.enabled = False  # an instance attribute: Python specialises its read, on every node
 
 
 class _CheckNan(threading.local):
@@ -178,10 +179,12 @@ class InUse:
     times a plain one, and almost every program has neither. Changed only below.
     """
 
-    stages = 0
-    saved_hooks = 0
-    vmaps = 0  # threads inside a wb.func.vmap: apply_op asks the batching rules
-    tracers = 0  # threads tracing a program: apply_op hands each call to the tracer
+    def __init__(self) -> None:
+        # instance attributes, not class defaults: Python specialises the read of one
+        self.stages = 0
+        self.saved_hooks = 0
+        self.vmaps = 0  # threads inside a wb.func.vmap: apply_op asks the batching rules
+        self.tracers = 0  # threads tracing a program: apply_op hands each call to the tracer
 
 
 in_use = InUse()

@@ -135,20 +135,20 @@ class Tensor:
         "_grad_fn",
         "_output_nr",
         "_version_ref",
+        "_view_of",  # (op, inputs, attrs, grad_mode): the view op that made it from inputs[0]
+        "_is_inference",
         "__dict__",
         "__weakref__",
     )
 
     _grad = None
     _base = None  # the tensor this one is a view of (the root of a chain of views)
-    _view_of = None  # (op, inputs, attrs, grad_mode): the view op that made it from inputs[0]
     _view_version = 0  # the shared version when this view's history was last recorded
     _grad_acc = None  # weakref to the leaf's AccumulateGrad node
     _retains_grad = False
     _hooks = None  # leaf: tensor hooks; non-leaf hooks live on the grad_fn
     _post_acc_hooks = None
     _uid = None
-    _is_inference = False
     _forward_grad = None  # {dual level: tangent}: see workbench/record/forward_ad.py
     name = None
 
@@ -168,6 +168,8 @@ class Tensor:
         self._grad_fn = None
         self._output_nr = 0
         self._version_ref = [0]
+        self._view_of = None
+        self._is_inference = False
         if name is not None:
             self.name = checks.name_arg("tensor", "name", name)
         if state.grad_mode.inference:
@@ -190,6 +192,8 @@ class Tensor:
         t._grad_fn = grad_fn
         t._output_nr = output_nr
         t._version_ref = [0]
+        t._view_of = None
+        t._is_inference = False
         return t
 
     # ----------------------------------------------------------------- metadata

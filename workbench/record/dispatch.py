@@ -142,9 +142,10 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         raise op_error(op, inputs, err) from err
     result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
     node = None
-    if records_node(op, requires_grad, result):
-        record = (state.in_use.stages and state.stage.record) or OpNode  # a stage tapes it first
-        node = record(op, inputs, attrs, result)
+    if requires_grad and recording:  # (not recording: no node, and maybe inference mode)
+        if records_node(op, requires_grad, result):
+            record = (state.in_use.stages and state.stage.record) or OpNode  # a stage tapes first
+            node = record(op, inputs, attrs, result)
     elif state.grad_mode.inference:
         result._is_inference = True
     if op.view:
