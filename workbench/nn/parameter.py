@@ -36,6 +36,8 @@ class Parameter(Tensor):
         self._grad_fn = None
         self._output_nr = 0
         self._version_ref = [0]
+        self._view_of = None
+        self._is_inference = False
         if requires_grad:
             self.requires_grad_(True)
 
