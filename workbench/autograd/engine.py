@@ -69,13 +69,14 @@ class Step:
 class GraphTask:
     """One call of ``backward()`` or ``grad()``: the gradients in flight, and the loop."""
 
+    # What a plain backward() does; aim_at() and steps() change them for their pass.
+    accumulate = True  # into .grad (grad() keeps the gradients in ``captured`` instead)
+    stepping = False  # the loop yields each node's Step (steps())
+    inputs = needed = targets = None  # grad() and backward(inputs=...): see aim_at
+    steps_run = 0
+
     def __init__(self, roots: list, grads: list, retain_graph=False, create_graph=False):
         self.roots, self.retain_graph, self.create_graph = roots, retain_graph, bool(create_graph)
-        # What a plain backward() does; aim_at() and steps() change them for their pass.
-        self.accumulate = True  # into .grad (grad() keeps the gradients in ``captured`` instead)
-        self.stepping = False  # the loop yields each node's Step (steps())
-        self.inputs = self.needed = self.targets = None  # grad(), backward(inputs=): aim_at
-        self.steps_run = 0
         self.buffers: dict[Node, list] = {}  # node -> the gradients that reached it so far
         # the memory of the caller's gradients, then of each .grad: never shared (add_to_grad)
         self.owned = {id(g._data if g._data.base is None else g._data.base) for g in grads}

@@ -675,10 +675,11 @@ def count_dependencies(roots) -> dict:
     stack = list(roots)
     while stack:
         for child, _ in stack.pop().next_functions:
-            if child is not None:
-                first = child not in dependencies  # the first edge into it: walk below it once
-                dependencies[child] = 1 if first else dependencies[child] + 1
-                if first and child not in roots:  # (a root is on the stack already)
+            if child in dependencies:
+                dependencies[child] += 1
+            elif child is not None:  # the first edge into it: walk below it once
+                dependencies[child] = 1
+                if child not in roots:  # (a root is on the stack already)
                     stack.append(child)
     return dependencies
 
