@@ -62,13 +62,25 @@ def pause() -> None:
 def resume() -> None:
     """A backward pass ends: the last one gives the collector back what recording froze,
     and turns it on again if it was on."""
-    global _passes, _froze
+    global _passes
     with _lock:
         _passes -= 1
         if _passes > 0:
             return
-        if _froze:
-            gc.unfreeze()
-            _froze = False
+        _unfreeze()
         if _was_enabled:
             gc.enable()
+
+
+def thaw() -> None:
+    """Give the collector back what recording froze, now (``gc.get_objects`` sees it
+    again: memory.py looks for the saved tensors there)."""
+    with _lock:
+        _unfreeze()
+
+
+def _unfreeze() -> None:
+    global _froze
+    if _froze:
+        gc.unfreeze()
+        _froze = False

@@ -221,6 +221,7 @@ def edge_of(t: Tensor) -> tuple:
 
 
 # ------------------------------------------------------------------ saved tensors
+@memory.saver
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -228,8 +229,8 @@ class SavedTensor:
     version counter (the node already owns the output's history; keeping the
     tensor would make a cycle) and is rebuilt, attached to the node, when unpacked.
 
-    While it keeps an array, the saved tensor *holds* it (``held``, listed in
-    :mod:`.memory`, which finds the saved bytes there), and it lets go as it dies:
+    While it keeps an array, the saved tensor *holds* it (``held``, where :mod:`.memory`
+    finds the saved bytes), and it lets go as it dies:
     when backward frees the node's slots (``OpNode.release``), or when the graph is
     dropped without a backward.
     """
@@ -245,7 +246,7 @@ class SavedTensor:
         "held",
         "added",
         "tangent_kept",  # forward mode: a saved output's tangents by level (keep_tangent only)
-        "__weakref__",  # memory lists it weakly
+        "__weakref__",  # memory's counters, once started, watch it die
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:

@@ -54,6 +54,7 @@ from . import dispatch, forward_ad, grad_mode, graph, memory
 _segment_ids = itertools.count(1)
 
 
+@memory.saver
 class Handle:
     """What a node inside a checkpoint saves in place of a tensor.
 
