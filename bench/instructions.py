@@ -1,0 +1,118 @@
+"""Instructions per op of bench_overhead.py's chain, counted by callgrind: exact where
+the clock is not.
+
+On a shared VM the clock moves by 10–30% from one minute to the next, so a change of a
+few percent in the engine's cost per op cannot be seen in a time. Valgrind's callgrind
+counts the instructions the CPU executes instead, and gives the same count on every run:
+the 64-op chain of ``bench_overhead.py`` (forward and backward, (8, 8) float32) runs
+``STEPS`` times after ``WARM_UP`` steps, with callgrind's instrumentation switched on
+only around the steps (``--instr-atstart=no``, then ``callgrind_control -i on``) and its
+count kept to what runs inside them (``--toggle-collect=functools_reduce``: the steps
+are run by ``functools.reduce``). ``PYTHONHASHSEED=0`` fixes the order of sets and dicts.
+
+Compare two checkouts by running the script in each (it counts the checkout it is in)::
+
+    python bench/instructions.py                  # this checkout
+    (cd /tmp/before && python bench/instructions.py)
+
+Prints one JSON line: instructions per op. Needs valgrind (Debian's ``valgrind``
+package); without it, the line says so. About 15 s; numpy and the workbench load with
+instrumentation off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS, WARM_UP, OPS = 20, 5, 64
+
+# The process callgrind runs: the chain of bench_overhead.py, without torch (importing it
+# under valgrind takes minutes). It says when it is ready and waits to be told to go.
+CHILD = """
+import functools, os, sys, time
+import numpy as np
+import workbench as wb
+
+steps, warm_up, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = np.random.default_rng(0)
+x, w, b = (
+    wb.tensor(rng.standard_normal((8, 8)).astype(np.float32) * 0.5, requires_grad=True)
+    for _ in range(3)
+)
+
+def step(_, __):
+    x.grad = w.grad = b.grad = None
+    y = x
+    for _ in range(16):
+        y = wb.sigmoid(wb.tanh(y * w + b))
+    y.sum().backward()
+
+for _ in range(warm_up):
+    step(None, None)
+open(os.path.join(folder, "ready"), "w").close()
+while not os.path.exists(os.path.join(folder, "go")):
+    time.sleep(0.05)
+functools.reduce(step, range(steps), None)
+"""
+
+
+def count(folder: str) -> int:
+    """The instructions executed inside the steps, by one run under callgrind."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--toggle-collect=functools_reduce",
+        f"--callgrind-out-file={folder}/callgrind.out",
+        sys.executable,
+        "-c",
+        CHILD,
+        str(STEPS),
+        str(WARM_UP),
+        folder,
+    ]
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(Path(folder) / "ready", child)
+        subprocess.run(["callgrind_control", "-i", "on", str(child.pid)], capture_output=True)
+        (Path(folder) / "go").touch()
+        _, err = child.communicate(timeout=600)
+    finally:
+        child.kill()
+    collected = re.search(r"Collected : (\d+)", err.decode())
+    if child.returncode != 0 or collected is None:
+        raise RuntimeError(f"callgrind failed:\n{err.decode()[-2000:]}")
+    return int(collected.group(1))
+
+
+def wait_for(path: Path, child: subprocess.Popen, limit_s: float = 600) -> None:
+    start = time.monotonic()
+    while not path.exists():
+        if child.poll() is not None or time.monotonic() - start > limit_s:
+            raise RuntimeError(f"the chain under callgrind did not start:\n{child.stderr.read()}")
+        time.sleep(0.2)
+
+
+def main() -> None:
+    record = {"bench": "instructions", "chain": "bench_overhead.py's, 64 ops on (8, 8)"}
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        record["skipped"] = "valgrind is not installed (Debian: apt-get install valgrind)"
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            record["instructions_per_op"] = count(folder) // (STEPS * OPS)
+        record["steps"] = STEPS
+    print(json.dumps(record))
+
+
+if __name__ == "__main__":
+    main()
