@@ -233,3 +233,14 @@ def test_in_use_counts_the_threads_with_stages_or_hooks_and_returns_to_zero():
         assert state.in_use.saved_hooks == 1
     assert seen == [2, 1, 0, (0, 1)]
     assert (state.in_use.stages, state.in_use.saved_hooks) == (0, 0)
+
+
+def test_a_node_notes_the_name_scope_it_was_recorded_in():
+    """(OpNode reads the per-thread scope only while some thread has one open: in_use.scopes.)"""
+    x = wb.ones(2, requires_grad=True)
+    assert "scope" not in (x * 2).grad_fn.metadata
+    with wb.name_scope("outer"), wb.name_scope("inner"):
+        y = x * 2
+    assert y.grad_fn.metadata["scope"] == ("outer", "inner")
+    assert "scope" not in (x * 2).grad_fn.metadata
+    assert state.in_use.scopes == 0

@@ -172,7 +172,7 @@ def _record(op, inputs: tuple, attrs, result: Tensor, on_tape: list):
     through the physical ops of the rule; an input not batched here belongs to them, so
     it gets no edge on this level's tape (see ``vmap.py``)."""
     needs_grad = any(flag and x.requires_grad for x, flag in zip(inputs, on_tape))
-    if records_node(op, needs_grad, result):  # not when result is an integer or bool
+    if needs_grad and state.grad_mode.records and records_node(op, result):  # (not int, bool)
         return mark_seen_outside(OpNode(op, inputs, attrs, result, tuple(on_tape)), inputs, on_tape)
     return None
 

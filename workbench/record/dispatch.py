@@ -140,13 +140,15 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
         out = run(op.forward, *arrays, **attrs) if attrs else run(op.forward, *arrays)
     except (ValueError, IndexError, TypeError, AttributeError) as err:
         raise op_error(op, inputs, err) from err
-    result = Tensor._make(np.asarray(out) if isinstance(out, np.generic) else out)
+    if type(out) is not np.ndarray and isinstance(out, np.generic):  # (ndarray: one test)
+        out = np.asarray(out)  # a numpy scalar, from a kernel on 0-d arrays
+    result = Tensor._make(out)
     node = None
     if requires_grad and recording:  # (not recording: no node, and maybe inference mode)
-        if records_node(op, requires_grad, result):
+        if records_node(op, result):
             record = (state.in_use.stages and state.stage.record) or OpNode  # a stage tapes first
             node = record(op, inputs, attrs, result)
-    elif state.grad_mode.inference:
+    elif state.in_use.inference and state.grad_mode.inference:
         result._is_inference = True
     if op.view:
         link_view(result, op, inputs, attrs, recording)
@@ -159,15 +161,13 @@ def apply_op(op, inputs: tuple, attrs: dict | None = None) -> Tensor:
     return result
 
 
-def records_node(op, requires_grad: bool, result: Tensor) -> bool:
-    """Whether a call of ``op`` goes on the graph: grad mode records, an input requires
-    grad, the op has a derivative, and its output can carry a gradient. Only a
-    floating-point or complex output can: an op whose output is an integer or bool tensor
-    (``x.long()``, ``x.bool()``) ends the graph, as in PyTorch. (vmap's batched calls ask
-    the same question: func/batching.py.)"""
-    if not (requires_grad and state.grad_mode.records and op.differentiable):
-        return False
-    return is_differentiable_dtype(result._data.dtype)
+def records_node(op, result: Tensor) -> bool:
+    """Whether a call of ``op`` that grad mode records, with an input that requires grad,
+    goes on the graph: the op has a derivative, and its output can carry a gradient. Only
+    a floating-point or complex output can: an op whose output is an integer or bool
+    tensor (``x.long()``, ``x.bool()``) ends the graph, as in PyTorch. (vmap's batched
+    calls ask the same question: func/batching.py.)"""
+    return op.differentiable and is_differentiable_dtype(result._data.dtype)
 
 
 def vmap_call(op, inputs: tuple, attrs: dict | None) -> Tensor | None:

@@ -519,7 +519,7 @@ class OpNode(Node):
         self._output_ref = weakref.ref(output)
         set_history(output, self)
         self.saved_out = SavedTensor(output, True) if save_out else None
-        if state.name_scopes.stack:  # for pictures: the module path it was recorded in
+        if state.in_use.scopes and state.name_scopes.stack:  # for pictures: its module path
             self.metadata["scope"] = state.name_scopes.stack
         if state.anomaly.enabled:  # for error messages: the Python stack that recorded it
             self._forward_stack = forward_stack()
