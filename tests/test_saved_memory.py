@@ -23,12 +23,19 @@ F32 = 4  # bytes per float32 element
 
 @pytest.fixture(autouse=True)
 def fresh_book(monkeypatch):
-    """A book with nothing listed and no counters running (earlier graphs collected)."""
+    """A book with no counters running, blind to the savers alive before the test: the
+    graphs that earlier tests in this process still keep (kept alive here until the test
+    ends, so that no new saver takes one of their ids)."""
     gc.unfreeze()
     gc.collect()
+    earlier = memory.savers_holding()
+    ids = {id(saver) for saver in earlier}
+    find = memory.savers_holding
+    monkeypatch.setattr(memory, "savers_holding", lambda: [s for s in find() if id(s) not in ids])
     book = memory._Book()
     monkeypatch.setattr(memory, "SavedMemory", book)
-    return book
+    yield book
+    del earlier
 
 
 def current() -> int:
