@@ -33,40 +33,43 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS, WARM_UP, OPS = 20, 5, 64
+STEPS, WARM_UP = 20, 5
 
-# The process callgrind runs: the chain of bench_overhead.py, without torch (importing it
-# under valgrind takes minutes). It says when it is ready and waits to be told to go.
+# The process callgrind runs: bench_overhead.py's chain, without torch (importing it under
+# valgrind takes minutes: _common.py carries on without it). It says when it is ready and
+# waits to be told to go.
 CHILD = """
 import functools, os, sys, time
+sys.modules["torch"] = None  # (import torch fails: _common.py's torch is None)
+sys.path.insert(0, os.path.join(os.environ["PYTHONPATH"], "bench"))
+from bench_overhead import OPS, SHAPE, chain
 import numpy as np
 import workbench as wb
 
 steps, warm_up, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(0)
 x, w, b = (
-    wb.tensor(rng.standard_normal((8, 8)).astype(np.float32) * 0.5, requires_grad=True)
+    wb.tensor(rng.standard_normal(SHAPE).astype(np.float32) * 0.5, requires_grad=True)
     for _ in range(3)
 )
 
 def step(_, __):
     x.grad = w.grad = b.grad = None
-    y = x
-    for _ in range(16):
-        y = wb.sigmoid(wb.tanh(y * w + b))
-    y.sum().backward()
+    chain(x, w, b, wb.tanh, wb.sigmoid).sum().backward()
 
 for _ in range(warm_up):
     step(None, None)
-open(os.path.join(folder, "ready"), "w").close()
+with open(os.path.join(folder, "ready"), "w") as ready:
+    ready.write(str(OPS))  # the chain's ops per step, for the parent's division
 while not os.path.exists(os.path.join(folder, "go")):
     time.sleep(0.05)
 functools.reduce(step, range(steps), None)
 """
 
 
-def count(folder: str) -> int:
-    """The instructions executed inside the steps, by one run under callgrind."""
+def count(folder: str) -> tuple[int, int]:
+    """The instructions executed inside the steps, by one run under callgrind, and the
+    chain's ops per step."""
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
     command = [
         "valgrind",
@@ -92,7 +95,7 @@ def count(folder: str) -> int:
     collected = re.search(r"Collected : (\d+)", err.decode())
     if child.returncode != 0 or collected is None:
         raise RuntimeError(f"callgrind failed:\n{err.decode()[-2000:]}")
-    return int(collected.group(1))
+    return int(collected.group(1)), int((Path(folder) / "ready").read_text())
 
 
 def wait_for(path: Path, child: subprocess.Popen, limit_s: float = 600) -> None:
@@ -109,7 +112,8 @@ def main() -> None:
         record["skipped"] = "valgrind is not installed (Debian: apt-get install valgrind)"
     else:
         with tempfile.TemporaryDirectory() as folder:
-            record["instructions_per_op"] = count(folder) // (STEPS * OPS)
+            instructions, ops = count(folder)
+        record["instructions_per_op"] = instructions // (STEPS * ops)
         record["steps"] = STEPS
     print(json.dumps(record))
 

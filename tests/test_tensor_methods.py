@@ -751,3 +751,15 @@ def test_refused_methods_are_descriptors_and_tensor_has_no_getattr():
     refused = {name for name, value in vars(Tensor).items() if isinstance(value, Refused)}
     listed = {name.removeprefix("Tensor.") for name in REFUSED if name.startswith("Tensor.")}
     assert refused == listed
+
+
+def test_every_way_of_making_a_tensor_fills_every_slot():
+    """A slot left unset raises AttributeError when read: Tensor(), _make (every op's
+    result) and Parameter() each fill all of them (Parameter once forgot two)."""
+    from workbench.nn import Parameter
+
+    slots = [name for name in Tensor.__slots__ if name not in ("__dict__", "__weakref__")]
+    made = [wb.tensor([1.0]), Tensor._make(np.ones(1)), Parameter(wb.ones(1)), wb.ones(1) * 2]
+    for tensor in made:
+        for name in slots:
+            getattr(tensor, name)

@@ -162,14 +162,7 @@ class Tensor:
         name: str | None = None,
         device=None,
     ) -> None:
-        array = to_array(data, dtype, device)
-        self._data = array
-        self._requires_grad = False
-        self._grad_fn = None
-        self._output_nr = 0
-        self._version_ref = [0]
-        self._view_of = None
-        self._is_inference = False
+        self._start(to_array(data, dtype, device))
         if name is not None:
             self.name = checks.name_arg("tensor", "name", name)
         if state.grad_mode.inference:
@@ -179,12 +172,24 @@ class Tensor:
                 True, "Only Tensors of floating point and complex dtype can require gradients"
             )
 
+    def _start(self, array) -> None:
+        """Fill every slot of a new leaf: its array, no history, a version counter of its
+        own (the constructors call this, so that none forgets a slot; ``_make`` sets the
+        same slots itself: it runs for every op)."""
+        self._data = array
+        self._requires_grad = False
+        self._grad_fn = None
+        self._output_nr = 0
+        self._version_ref = [0]
+        self._view_of = None
+        self._is_inference = False
+
     @staticmethod
     def _make(array, requires_grad: bool = False, grad_fn=None, output_nr: int = 0):
         """Wrap an array without copying or checking (ops call it with arrays they made).
 
         A staticmethod, not a classmethod: binding ``cls`` on every call would cost
-        as much as the rest of it.
+        as much as the rest of it; and ``_start``'s slots set here, not by a call to it.
         """
         t = _new_object(Tensor)
         t._data = array

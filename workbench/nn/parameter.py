@@ -31,13 +31,7 @@ class Parameter(Tensor):
             data = wb.empty(0)
         elif not isinstance(data, Tensor):
             data = wb.as_tensor(data)
-        self._data = data._data
-        self._requires_grad = False
-        self._grad_fn = None
-        self._output_nr = 0
-        self._version_ref = [0]
-        self._view_of = None
-        self._is_inference = False
+        self._start(data._data)
         if requires_grad:
             self.requires_grad_(True)
 
