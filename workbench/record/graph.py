@@ -250,7 +250,7 @@ class SavedTensor:
     )
 
     def __init__(self, tensor: Tensor, is_output: bool, output_nr: int = 0) -> None:
-        self.held = None  # set first: __del__ reads it even when this raises
+        self.held = None  # set first: memory's search reads it, even on one whose __init__ raised
         if tensor._is_inference and not state.grad_mode.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. To work around you can make "
