@@ -13,9 +13,9 @@ or both must refuse.
 
 CI's run takes a fixed 100 seeds (the "ci" hypothesis profile is derandomized);
 ``make fuzz`` (scripts/fuzz.sh) draws 4,000 fresh ones. A seed that ever failed is kept
-in ``ONCE_FAILED`` (drawn by the first generation, which it was found with) or
-``ONCE_FAILED_SECOND`` (the second's); each generation draws from a stream of its own,
-so an older seed keeps its program.
+in ``ONCE_FAILED`` (drawn by the first generation, which it was found with),
+``ONCE_FAILED_SECOND`` or ``ONCE_FAILED_THIRD`` (the second's, the third's); each
+generation draws from a stream of its own, so an older seed keeps its program.
 
 Every composition is compared, reverse mode through a vmap (``grad(vmap(f))``,
 ``backward`` through vmap's outputs) and forward mode inside forward mode
@@ -340,3 +340,15 @@ ONCE_FAILED_SECOND = [473, 615, 754, 953, 959, 1091]
 @pytest.mark.parametrize("seed", ONCE_FAILED_SECOND)
 def test_second_generation_seeds_that_once_failed(seed):
     check_draw(seed, generation=2)
+
+
+# The third generation's: jvp inside jvp through nn.Linear's addmm, whose JVP was one
+# addmm of the bias's tangent, the input's and the weight: at the outer level the
+# weight went on the tape, so the outer backward gave w a gradient of 0 where PyTorch
+# gives none (1188657, found by `make fuzz`).
+ONCE_FAILED_THIRD = [1188657]
+
+
+@pytest.mark.parametrize("seed", ONCE_FAILED_THIRD)
+def test_third_generation_seeds_that_once_failed(seed):
+    check_draw(seed, generation=3)

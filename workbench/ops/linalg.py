@@ -312,9 +312,13 @@ def addmm_grad(orig, grad):
 @register_jvp("addmm")
 def addmm_jvp(orig, tangents):
     """Forward: Y = b + X @ W
-    JVP: Ẏ = ḃ + Ẋ @ W + X @ Ẇ"""
+    JVP: Ẏ = ḃ + Ẋ @ W + X @ Ẇ
+
+    Three ops, as PyTorch's formula: one addmm of ḃ, Ẋ and W would put W on the tape of
+    Ẏ's own tangent at an outer dual level whenever ḃ moves there (a zero term, but a
+    gradient of 0 for W where PyTorch gives none)."""
     (_, mat1, mat2), (db, d1, d2) = orig.args, tangents
-    return apply_op(_addmm, (db, d1, mat2)) + apply_op(_matmul, (mat1, d2))
+    return db + _mm(d1, mat2) + _mm(mat1, d2)
 
 
 def _is_transposed(t: Tensor) -> bool:
