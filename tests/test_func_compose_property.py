@@ -279,8 +279,11 @@ def check_draw(seed: int, generation: int = 3) -> None:
     theirs = run(d, torch, tf)
     ours = run(d, wb, wb.func)
     where = f"seed {seed}: {d.stack}, steps {d.steps}, outer backward {d.outer_backward}"
-    # float32 keeps 24 bits: numbers one float64 ulp apart may round one float32 ulp apart
-    rtol = 1e-5 if "float32_round_trip" in d.steps else 1e-7
+    # float32 keeps 24 bits: numbers one float64 ulp apart may round one float32 ulp apart,
+    # and that error is relative to the largest number it was mixed with, not to each
+    # element of a result (seed 72583: a row 10⁸ times smaller than the one above it)
+    float32 = "float32_round_trip" in d.steps
+    rtol = 1e-5 if float32 else 1e-7
     assert ours.keys() == theirs.keys(), f"{where}: {ours.get('refused') or theirs.get('refused')}"
     for name, value in theirs.items():
         mine = ours[name]
@@ -289,8 +292,10 @@ def check_draw(seed: int, generation: int = 3) -> None:
             continue
         assert mine is not None, f"{where}: {name} is None"
         assert tuple(mine.shape) == tuple(value.shape), f"{where}: {name}"
+        expected = _numbers(value)
+        atol = max(rtol / 100, rtol * np.max(np.abs(expected), initial=0) if float32 else 0)
         np.testing.assert_allclose(
-            mine.detach().numpy(), _numbers(value), rtol=rtol, atol=rtol / 100, err_msg=where
+            mine.detach().numpy(), expected, rtol=rtol, atol=atol, err_msg=where
         )
 
 
@@ -345,8 +350,10 @@ def test_second_generation_seeds_that_once_failed(seed):
 # The third generation's: jvp inside jvp through nn.Linear's addmm, whose JVP was one
 # addmm of the bias's tangent, the input's and the weight: at the outer level the
 # weight went on the tape, so the outer backward gave w a gradient of 0 where PyTorch
-# gives none (1188657, found by `make fuzz`).
-ONCE_FAILED_THIRD = [1188657]
+# gives none (1188657, found by `make fuzz`). And a draw through a float32 round trip
+# whose fifth derivative holds numbers from 10²⁰ to 10³⁰ in one matrix: the small ones
+# differed by float32's rounding of the large ones (72583; the comparison's tolerance).
+ONCE_FAILED_THIRD = [1188657, 72583]
 
 
 @pytest.mark.parametrize("seed", ONCE_FAILED_THIRD)
